@@ -1,0 +1,126 @@
+/**
+ * The command line of `bun server/main.ts`: flags, their defaults, and the help text that documents
+ * every flag and environment variable.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { APP_NAME, APP_VERSION } from "../version.ts";
+import type { EnvRecord } from "./env.ts";
+
+export interface CliOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  policyPath: string;
+  allowNonLoopbackBind: boolean;
+}
+
+export type CliResult =
+  | { kind: "serve"; options: CliOptions }
+  | { kind: "help"; text: string }
+  | { kind: "version"; text: string }
+  | { kind: "error"; message: string };
+
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 8000;
+
+export function defaultDataDir(env: EnvRecord): string {
+  if (env.APP_DATA_DIR) return env.APP_DATA_DIR;
+  const xdg = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(xdg, "atrium");
+}
+
+export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult {
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags(argv);
+  } catch (error) {
+    return { kind: "error", message: `${(error as Error).message}. See --help.` };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help", text: helpText(env) };
+  if (values.version) return { kind: "version", text: `${APP_NAME} ${APP_VERSION}` };
+  if (positionals.length > 0)
+    return { kind: "error", message: `unexpected argument '${positionals[0]}'. See --help.` };
+
+  const port =
+    values.port === undefined ? DEFAULT_PORT : /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
+  if (port < 0 || port > 65535) {
+    return { kind: "error", message: `--port must be an integer from 0 to 65535, got '${values.port}'` };
+  }
+  const host = values.host ?? DEFAULT_HOST;
+  if (host.trim() === "") return { kind: "error", message: "--host must not be empty" };
+  return {
+    kind: "serve",
+    options: {
+      host,
+      port,
+      dataDir: values["data-dir"] ?? defaultDataDir(env),
+      policyPath: values.policy ?? join(cwd, "config", "policy.toml"),
+      allowNonLoopbackBind: values["allow-non-loopback-bind"] ?? false,
+    },
+  };
+}
+
+function parseFlags(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      host: { type: "string" },
+      port: { type: "string" },
+      "data-dir": { type: "string" },
+      policy: { type: "string" },
+      "allow-non-loopback-bind": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
+    },
+  });
+}
+
+/** True for addresses that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function helpText(env: EnvRecord): string {
+  return `${APP_NAME} ${APP_VERSION}: a local-first agent server (chat, turns, search, agents) with a chat UI and Swagger UI.
+
+Usage: bun server/main.ts [flags]
+
+Flags:
+  --host HOST                  address to listen on (default ${DEFAULT_HOST})
+  --port PORT                  port to listen on; 0 picks a free port (default ${DEFAULT_PORT})
+  --data-dir DIR               where app.db, sessions and workspaces live
+                               (default $APP_DATA_DIR, else $XDG_DATA_HOME/atrium, else ~/.local/share/atrium;
+                               here: ${defaultDataDir(env)})
+  --policy FILE                runtime policy file (default ./config/policy.toml)
+  --allow-non-loopback-bind    required to listen on anything but loopback (a team server); set the
+                               protected-mode variables below when you do
+  -h, --help                   show this help
+  -v, --version                print the version
+
+When listening it prints one line: listening on http://HOST:PORT
+
+Environment (read by name; the process environment wins over ./.env):
+  APP_DATA_DIR                     default data directory
+  APP_LOG_LEVEL                    debug, info (default), warn or error
+  APP_CHAT_RUNTIME_REQUIRE_AUTH=1  protected mode: every non-public route needs an identity
+  APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs); implies protected mode
+  APP_HOSTED=1                     hosted platform; implies protected mode
+  APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*)
+  APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
+  APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
+  SANDBOX_API_KEY                  enables the per-user sandbox
+  SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
+  Model providers (a provider counts as configured when its variable is set):
+    AWS_ACCESS_KEY_ID (amazon-bedrock)   OPENAI_API_KEY (openai)      ANTHROPIC_API_KEY (anthropic)
+    GOOGLE_APPLICATION_CREDENTIALS (google-vertex)   GEMINI_API_KEY (google)   MISTRAL_API_KEY (mistral)
+    GROQ_API_KEY (groq)   OLLAMA_BASE_URL (ollama, e.g. http://127.0.0.1:11434)
+  With none set, the built-in offline model answers.
+  The policy file names further variables (model key and base URL, database URL, tracing, analytics).
+`;
+}

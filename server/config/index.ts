@@ -1,0 +1,85 @@
+/**
+ * The resolved configuration of one server process: command line, policy, mode and the few variables
+ * the server itself reads. Built once at startup; failures throw ConfigError with one clear line.
+ */
+import { type CliOptions, isLoopbackHost } from "./cli.ts";
+import type { EnvSource } from "./env.ts";
+import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Local mode: everything belongs to the single local user. Protected mode: every non-public route needs
+ * an identity; `reasons` names the variables that switched it on.
+ */
+export type Mode = { kind: "local" } | { kind: "protected"; reasons: string[] };
+
+export interface AppConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  policy: ResolvedPolicy;
+  mode: Mode;
+  auth: { secret?: string; managedAuthUrl?: string; desktopToken?: string };
+  /** Largest request body accepted; bigger ones get 413 before they are read. */
+  bodyLimitBytes: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+const MIB = 1024 * 1024;
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
+  if (!isLoopbackHost(cli.host) && !cli.allowNonLoopbackBind) {
+    throw new ConfigError(
+      `refusing to listen on ${cli.host}: it is not a loopback address. Pass --allow-non-loopback-bind to serve other machines (and set APP_CHAT_RUNTIME_REQUIRE_AUTH=1 so they must sign in).`,
+    );
+  }
+  let policy: ResolvedPolicy;
+  try {
+    policy = loadPolicy(cli.policyPath, env);
+  } catch (error) {
+    if (error instanceof PolicyError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const logLevel = env.get("APP_LOG_LEVEL") ?? "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`APP_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${logLevel}'`);
+  }
+  return {
+    host: cli.host,
+    port: cli.port,
+    dataDir: cli.dataDir,
+    policy,
+    mode: detectMode(env),
+    auth: {
+      secret: env.get("APP_AUTH_SECRET"),
+      managedAuthUrl: env.get("APP_MANAGED_AUTH_URL"),
+      desktopToken: env.get("APP_DESKTOP_TOKEN"),
+    },
+    // Uploads are bounded by the policy; the transport limit leaves room for multipart framing.
+    bodyLimitBytes: Math.max(10 * MIB, policy.settings.storage.max_upload_bytes + MIB),
+    logLevel: logLevel as AppConfig["logLevel"],
+  };
+}
+
+export function detectMode(env: EnvSource): Mode {
+  const reasons: string[] = [];
+  if (env.get("APP_CHAT_RUNTIME_REQUIRE_AUTH") === "1") reasons.push("APP_CHAT_RUNTIME_REQUIRE_AUTH=1");
+  if (env.has("APP_MANAGED_AUTH_URL")) reasons.push("APP_MANAGED_AUTH_URL");
+  if (env.get("APP_HOSTED") === "1") reasons.push("APP_HOSTED=1");
+  return reasons.length > 0 ? { kind: "protected", reasons } : { kind: "local" };
+}
+
+/** Every secret value this process knows, for the logger to scrub. */
+export function secretValues(config: AppConfig, env: EnvSource, names: readonly string[]): string[] {
+  const values = [
+    ...Object.values(config.policy.secrets),
+    config.auth.secret,
+    config.auth.desktopToken,
+    ...names.map((name) => env.get(name)),
+  ];
+  return values.filter((v): v is string => typeof v === "string" && v.length > 0);
+}

@@ -1,0 +1,92 @@
+/**
+ * The shape of one resolved policy profile (`[defaults]` merged into `[profiles.<name>]`).
+ *
+ * Every object is closed: a key not listed here is an unknown key and fails startup. Keys ending in `_env`
+ * hold environment variable names, never values.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+
+const EnvName = Type.String({ pattern: "^[A-Z_][A-Z0-9_]*$" });
+const PositiveInt = Type.Integer({ minimum: 1 });
+const Closed = { additionalProperties: false } as const;
+
+export const PolicySettingsSchema = Type.Object(
+  {
+    runtime: Type.Object(
+      {
+        heartbeat_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 300 }),
+        live_enabled: Type.Boolean(),
+        preparation_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 3600 }),
+      },
+      Closed,
+    ),
+    model: Type.Object(
+      {
+        provider: Type.Union([Type.Literal("interactive"), Type.Literal("gateway")]),
+        id: Type.String(),
+        api_key_env: EnvName,
+        base_url_env: EnvName,
+      },
+      Closed,
+    ),
+    sandbox: Type.Object({ api_key_env: EnvName }, Closed),
+    database: Type.Object({ url_env: EnvName, required: Type.Boolean() }, Closed),
+    storage: Type.Object(
+      {
+        max_upload_bytes: PositiveInt,
+        max_url_bytes: PositiveInt,
+        max_artifact_bytes: PositiveInt,
+        file_page_bytes: Type.Integer({ minimum: 1024 }),
+      },
+      Closed,
+    ),
+    tracing: Type.Object(
+      {
+        exporter: Type.Union([Type.Literal("local"), Type.Literal("managed"), Type.Literal("off")]),
+        async_logging: Type.Boolean(),
+        trace_sampling_ratio: Type.Number({ minimum: 0, maximum: 1 }),
+        trace_content_max_chars: PositiveInt,
+        expose_trace_id: Type.Boolean(),
+        endpoint_env: EnvName,
+        token_env: EnvName,
+      },
+      Closed,
+    ),
+    rlm: Type.Object(
+      {
+        max_iters: PositiveInt,
+        max_llm_calls: PositiveInt,
+        max_code_chars: PositiveInt,
+        max_output_chars: PositiveInt,
+        step_timeout_seconds: Type.Number({ exclusiveMinimum: 0 }),
+        recursion_enabled: Type.Boolean(),
+        recursion_max_calls: PositiveInt,
+        recursion_max_prompt_chars: PositiveInt,
+        recursion_child_max_iters: PositiveInt,
+        recursion_child_max_llm_calls: PositiveInt,
+        recursion_child_max_output_chars: PositiveInt,
+        recursion_max_parallel_children: PositiveInt,
+        autonomous_memory_categories: Type.Array(Type.String({ minLength: 1 })),
+      },
+      Closed,
+    ),
+    analytics: Type.Object(
+      {
+        enabled: Type.Boolean(),
+        project_token_env: EnvName,
+        host: Type.String({ pattern: "^https?://[^\\s/]+" }),
+      },
+      Closed,
+    ),
+  },
+  Closed,
+);
+
+export type PolicySettings = Static<typeof PolicySettingsSchema>;
+
+/** Keys that existed in earlier versions. They fail like any unknown key, with the reason attached. */
+export const REMOVED_KEYS: Record<string, string> = {
+  "tracing.trace_content_mode":
+    "trace content is always readable and bounded by tracing.trace_content_max_chars",
+  "rlm.recursion_max_depth": "the child depth is fixed at 1",
+};
