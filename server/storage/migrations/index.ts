@@ -1,0 +1,11 @@
+/**
+ * The core scope's migrations. The text imports embed the SQL in a compiled binary. Families list their
+ * own migrations in their folders (scope = family name).
+ */
+import type { MigrationSet } from "../migrate.ts";
+import users from "./0001_users.sql" with { type: "text" };
+
+export const coreMigrations: MigrationSet = {
+  scope: "core",
+  migrations: [{ version: 1, name: "users", sql: users }],
+};

@@ -1,0 +1,141 @@
+/** bun:sqlite in the data dir: pragmas, numbered migrations, the store helper, owner_id everywhere. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { FAMILIES, migrationSets } from "../../server/app.ts";
+import { openDatabase } from "../../server/storage/database.ts";
+import { MigrationError, type MigrationSet, migrate } from "../../server/storage/migrate.ts";
+import { Store } from "../../server/storage/store.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir();
+afterAll(() => dir.remove());
+let n = 0;
+const freshDb = () => openDatabase(join(dir.path, `db-${n++}`, "app.db"));
+
+const notes = (sqls: string[]): MigrationSet => ({
+  scope: "notes",
+  migrations: sqls.map((sql, i) => ({ version: i + 1, name: `step${i + 1}`, sql })),
+});
+
+describe("openDatabase", () => {
+  test("uses WAL, enforces foreign keys, waits when busy", () => {
+    const db = freshDb();
+    expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal");
+    expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys).toBe(1);
+    expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()?.timeout).toBe(5000);
+    db.close();
+  });
+
+  test("FTS5 is available for text search", () => {
+    const db = freshDb();
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter')");
+    db.query("INSERT INTO t (body) VALUES (?)").run("running foxes");
+    expect(db.query("SELECT count(*) AS n FROM t WHERE t MATCH 'run'").get()).toEqual({ n: 1 });
+    db.close();
+  });
+});
+
+describe("migrate", () => {
+  test("applies pending migrations once, recording scope, version, name and checksum", () => {
+    const db = freshDb();
+    const set = notes([
+      "CREATE TABLE notes (id INTEGER PRIMARY KEY, owner_id TEXT NOT NULL)",
+      "ALTER TABLE notes ADD body TEXT",
+    ]);
+    expect(migrate(db, [set])).toEqual(["notes/0001_step1", "notes/0002_step2"]);
+    expect(migrate(db, [set])).toEqual([]);
+    const rows = db
+      .query("SELECT scope, version, name, length(checksum) AS len FROM schema_migrations")
+      .all();
+    expect(rows).toEqual([
+      { scope: "notes", version: 1, name: "step1", len: 64 },
+      { scope: "notes", version: 2, name: "step2", len: 64 },
+    ]);
+    db.close();
+  });
+
+  test("a failing migration rolls back entirely and stops", () => {
+    const db = freshDb();
+    const set = notes([
+      "CREATE TABLE a (id INTEGER, owner_id TEXT); INSERT INTO a VALUES (1, 'x'); SELECT * FROM missing_table",
+    ]);
+    expect(() => migrate(db, [set])).toThrow("no such table: missing_table");
+    expect(db.query("SELECT name FROM sqlite_master WHERE name = 'a'").all()).toEqual([]);
+    expect(db.query("SELECT * FROM schema_migrations").all()).toEqual([]);
+    db.close();
+  });
+
+  test("an edited migration, a newer database and bad numbering stop startup", () => {
+    const db = freshDb();
+    migrate(db, [notes(["CREATE TABLE n1 (owner_id TEXT)", "CREATE TABLE n2 (owner_id TEXT)"])]);
+    expect(() =>
+      migrate(db, [notes(["CREATE TABLE n1 (owner_id TEXT, x INT)", "CREATE TABLE n2 (owner_id TEXT)"])]),
+    ).toThrow("notes: migration 1 (step1) changed after it was applied");
+    expect(() => migrate(db, [notes(["CREATE TABLE n1 (owner_id TEXT)"])])).toThrow(MigrationError);
+    expect(() =>
+      migrate(db, [{ scope: "bad", migrations: [{ version: 2, name: "x", sql: "SELECT 1" }] }]),
+    ).toThrow("migrations must be numbered 1, 2, 3");
+    db.close();
+  });
+
+  test("every user-data table of every family carries owner_id", () => {
+    const db = freshDb();
+    migrate(db, migrationSets(FAMILIES));
+    const system = new Set(["schema_migrations", "users"]);
+    const tables = db
+      .query<{ name: string }, []>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+      )
+      .all()
+      .map((r) => r.name)
+      // FTS5 shadow tables belong to their virtual table.
+      .filter((name) => !/_(data|idx|content|docsize|config)$/.test(name));
+    expect(tables).toContain("users");
+    for (const name of tables.filter((t) => !system.has(t))) {
+      const columns = db
+        .query<{ name: string }, []>(`PRAGMA table_info(${JSON.stringify(name)})`)
+        .all()
+        .map((c) => c.name);
+      expect({ table: name, hasOwner: columns.includes("owner_id") }).toEqual({
+        table: name,
+        hasOwner: true,
+      });
+    }
+    expect(db.query("SELECT id FROM users").all()).toEqual([{ id: "local" }]);
+    db.close();
+  });
+});
+
+describe("Store", () => {
+  test("reads, writes and rolls back transactions", () => {
+    const db = freshDb();
+    migrate(db, [notes(["CREATE TABLE notes (id INTEGER PRIMARY KEY, owner_id TEXT NOT NULL, body TEXT)"])]);
+    const store = new Store(db);
+    const { changes, lastInsertRowid } = store.run(
+      "INSERT INTO notes (owner_id, body) VALUES ($owner, $body)",
+      {
+        owner: "local",
+        body: "hello",
+      },
+    );
+    expect({ changes, lastInsertRowid }).toEqual({ changes: 1, lastInsertRowid: 1 });
+    expect(store.get("SELECT body FROM notes WHERE owner_id = ?", ["local"])).toEqual({ body: "hello" });
+    expect(store.get("SELECT body FROM notes WHERE owner_id = ?", ["someone-else"])).toBeUndefined();
+    expect(() =>
+      store.tx(() => {
+        store.run("INSERT INTO notes (owner_id, body) VALUES (?, ?)", ["local", "doomed"]);
+        throw new Error("abort");
+      }),
+    ).toThrow("abort");
+    expect(store.all("SELECT body FROM notes ORDER BY id")).toEqual([{ body: "hello" }]);
+    db.close();
+  });
+
+  test("can be built before its tables exist (statements are prepared on first use)", () => {
+    const db = freshDb();
+    const store = new Store(db);
+    db.exec("CREATE TABLE later (owner_id TEXT)");
+    expect(store.all("SELECT * FROM later")).toEqual([]);
+    db.close();
+  });
+});
