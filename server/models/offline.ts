@@ -1,0 +1,132 @@
+/**
+ * The built-in `offline` model, used when no provider is configured. Registered with pi-ai like any
+ * provider, so every family streams it through the same path. Deterministic and instant: it says
+ * honestly that no model is configured and how to configure one, quoting the request it received.
+ */
+import {
+  type AssistantMessage,
+  type AssistantMessageEventStream,
+  type Context,
+  createAssistantMessageEventStream,
+  getApiProvider,
+  type Model,
+  registerApiProvider,
+  type StreamOptions,
+} from "@mariozechner/pi-ai";
+import { PROVIDERS } from "./catalog.ts";
+
+export const OFFLINE_API = "atrium-offline";
+
+export const offlineModel: Model<string> = {
+  id: "offline",
+  name: "Offline (no model configured)",
+  api: OFFLINE_API,
+  provider: "offline",
+  baseUrl: "offline:",
+  reasoning: false,
+  input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 1_000_000,
+  maxTokens: 8192,
+};
+
+const QUOTE_LIMIT = 200;
+
+/** The full reply for a context: the same context always gives the same text. */
+export function offlineReply(context: Context): string {
+  const providers = PROVIDERS.map((p) => `- ${p.envVarName} for ${p.name}`).join("\n");
+  const asked = lastUserText(context);
+  const quote = asked
+    ? `\n\nYour message was: "${asked.length > QUOTE_LIMIT ? `${asked.slice(0, QUOTE_LIMIT)}…` : asked}"`
+    : "";
+  return `No model is configured, so Atrium's built-in offline model is answering. It cannot reason, call tools or answer questions; it can only tell you how to connect a real model.
+
+To configure one, set a provider variable in the environment (or in the .env file where Atrium starts) and restart Atrium:
+${providers}
+
+Then pick the model in the model menu, or as provider/model (for example openai/gpt-5-mini).${quote}`;
+}
+
+function lastUserText(context: Context): string {
+  for (let i = context.messages.length - 1; i >= 0; i--) {
+    const message = context.messages[i];
+    if (message?.role !== "user") continue;
+    const text =
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((part) => (part.type === "text" ? part.text : "")).join(" ");
+    return text.trim().replace(/\s+/g, " ");
+  }
+  return "";
+}
+
+/** Splits text into chunks of a few words (whitespace kept), the unit the model streams. */
+export function chunkText(text: string, wordsPerChunk = 4): string[] {
+  const words = text.match(/\S+\s*/g) ?? [];
+  const chunks: string[] = [];
+  for (let i = 0; i < words.length; i += wordsPerChunk)
+    chunks.push(words.slice(i, i + wordsPerChunk).join(""));
+  return chunks;
+}
+
+function streamOffline(
+  model: Model<string>,
+  context: Context,
+  options?: StreamOptions,
+): AssistantMessageEventStream {
+  const stream = createAssistantMessageEventStream();
+  const text = offlineReply(context);
+  const promptChars = JSON.stringify(context.messages).length + (context.systemPrompt?.length ?? 0);
+  const message: AssistantMessage = {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: {
+      input: Math.ceil(promptChars / 4),
+      output: Math.ceil(text.length / 4),
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: Math.ceil(promptChars / 4) + Math.ceil(text.length / 4),
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+  queueMicrotask(async () => {
+    const part = { type: "text" as const, text: "" };
+    const partial = () => ({ ...message, content: [{ ...part }] });
+    stream.push({ type: "start", partial: { ...message } });
+    stream.push({ type: "text_start", contentIndex: 0, partial: partial() });
+    for (const chunk of chunkText(text)) {
+      await Promise.resolve();
+      if (options?.signal?.aborted) {
+        const aborted: AssistantMessage = {
+          ...partial(),
+          stopReason: "aborted",
+          errorMessage: "Request was aborted",
+        };
+        stream.push({ type: "error", reason: "aborted", error: aborted });
+        stream.end(aborted);
+        return;
+      }
+      part.text += chunk;
+      stream.push({ type: "text_delta", contentIndex: 0, delta: chunk, partial: partial() });
+    }
+    stream.push({ type: "text_end", contentIndex: 0, content: text, partial: partial() });
+    const final: AssistantMessage = { ...message, content: [{ type: "text", text }] };
+    stream.push({ type: "done", reason: "stop", message: final });
+    stream.end(final);
+  });
+  return stream;
+}
+
+/** Registers the offline API with pi-ai's registry (once per process). */
+export function registerOfflineProvider(): void {
+  if (getApiProvider(OFFLINE_API)) return;
+  registerApiProvider(
+    { api: OFFLINE_API, stream: streamOffline, streamSimple: streamOffline },
+    "atrium-offline",
+  );
+}
