@@ -1,0 +1,70 @@
+/**
+ * Schemas shared by every family: error envelopes (DESIGN.md ruling 8), health and root probes, list
+ * paging. Schemas only: no runtime code.
+ */
+import { t } from "elysia";
+
+/** One validation issue, FastAPI's shape: where, what, which kind. */
+export const Issue = t.Object({
+  loc: t.Array(t.Union([t.String(), t.Integer()]), {
+    description: "request part first, then keys and indexes",
+  }),
+  msg: t.String(),
+  type: t.String({ description: "missing, string_type, int_parsing, enum, json_invalid, ..." }),
+});
+
+/** chat: `{message, errors?}`; 400 for validation. */
+export const ChatError = t.Object(
+  { message: t.String(), errors: t.Optional(t.Array(Issue)) },
+  { description: "chat error body" },
+);
+
+/** turns: the closed envelope `{error: {code, message}}`. */
+export const TurnsError = t.Object(
+  { error: t.Object({ code: t.String({ examples: ["invalid_request"] }), message: t.String() }) },
+  { description: "turns error envelope" },
+);
+
+/** search and agents: FastAPI's 422 body. */
+export const HTTPValidationError = t.Object({ detail: t.Array(Issue) }, { description: "validation error" });
+
+/** search and agents: FastAPI's body for every other error. */
+export const DetailError = t.Object({ detail: t.String() }, { description: "error" });
+
+export const Health = t.Object({
+  name: t.String({ examples: ["Atrium"] }),
+  version: t.String({ examples: ["0.1.0"] }),
+});
+
+export const Ready = t.Object({
+  status: t.Literal("ready"),
+  name: t.String(),
+  version: t.String(),
+  database: t.Union([t.Literal("ok"), t.Literal("not_configured")]),
+  mode: t.Union([t.Literal("local"), t.Literal("protected")]),
+});
+
+export const ApiHealth = t.Object({
+  status: t.Literal("ok"),
+  runtime: t.Union([t.Literal("starting"), t.Literal("ready")], {
+    description: "readiness of the chat runtime",
+  }),
+});
+
+export const RootProbe = t.Object({
+  message: t.String(),
+  name: t.String(),
+  version: t.String(),
+  docs: t.Literal("/swagger"),
+});
+
+/** A redirect: the target is in the Location header, the body is empty. */
+export const Redirect = t.String({
+  description: "Redirect: the target is in the Location header; empty body",
+});
+
+/** `limit` 1..200 (default 50) and `offset` >= 0 for every list route (DESIGN.md ruling 9). */
+export const Paging = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+});

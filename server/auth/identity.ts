@@ -1,0 +1,61 @@
+/**
+ * Resolves who is calling, once per request (DESIGN.md ruling 4).
+ *
+ * Local mode: every request is the single local user; Authorization headers are ignored. Protected mode:
+ * each credential resolver (session cookie, bearer JWT, ... added by the auth work) is asked in turn;
+ * a request to a non-public route that none of them recognises gets 401 before any routing, validation
+ * or body parsing happens. Public routes stay open and see `identity: undefined` when anonymous.
+ */
+import { Elysia } from "elysia";
+import type { Mode } from "../config/index.ts";
+import { AppError } from "../http/errors.ts";
+import { pathOf } from "../http/path.ts";
+
+export interface Identity {
+  /** The owner id stored in every user-data row. */
+  id: string;
+  kind: "local" | "session" | "bearer";
+}
+
+export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });
+
+/** Recognises one kind of credential; undefined when the request does not carry it (or it is invalid). */
+export type CredentialResolver = (request: Request) => Identity | undefined | Promise<Identity | undefined>;
+
+/** Routes that need no identity in protected mode. */
+export function isPublicRoute(method: string, path: string): boolean {
+  if (path === "/" && method === "GET") return true;
+  if (path === "/health" || path.startsWith("/health/")) return true;
+  if (path === "/api/health") return true;
+  if (path === "/swagger" || path.startsWith("/swagger/")) return true;
+  if (path === "/app" || path.startsWith("/app/")) return method === "GET" || method === "HEAD";
+  if (path.startsWith("/api/auth/")) return true;
+  return path === "/api/webhooks/sandbox" && method === "POST";
+}
+
+export interface IdentityOptions {
+  mode: Mode;
+  resolvers?: CredentialResolver[];
+}
+
+export function identityPlugin({ mode, resolvers = [] }: IdentityOptions) {
+  const resolved = new WeakMap<Request, Identity>();
+  const plugin = new Elysia({ name: "atrium/identity" });
+  if (mode.kind === "protected") {
+    plugin.onRequest(async ({ request }) => {
+      for (const resolve of resolvers) {
+        const identity = await resolve(request);
+        if (identity) {
+          resolved.set(request, identity);
+          return;
+        }
+      }
+      if (!isPublicRoute(request.method, pathOf(request))) {
+        throw new AppError("unauthorized", "Authentication required");
+      }
+    });
+  }
+  return plugin.derive({ as: "global" }, ({ request }) => ({
+    identity: mode.kind === "local" ? LOCAL_IDENTITY : resolved.get(request),
+  }));
+}

@@ -1,0 +1,49 @@
+/**
+ * API docs: the OpenAPI 3.1 document at /swagger/json and Swagger UI at /swagger, built by
+ * @elysiajs/openapi from the routes' TypeBox schemas. Swagger UI's assets come from the swagger-ui-dist
+ * package and are served here (embedded in a compiled binary), so the page works offline instead of
+ * loading them from a CDN.
+ */
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import type { Family } from "../family.ts";
+import { APP_NAME, APP_VERSION } from "../version.ts";
+
+const ASSETS = "/swagger/assets";
+
+function asset(path: string, contentType: string) {
+  return () =>
+    new Response(Bun.file(path), {
+      headers: { "content-type": contentType, "cache-control": "public, max-age=86400" },
+    });
+}
+
+export function docs(families: Family[]) {
+  return new Elysia({ name: "atrium/docs" })
+    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
+      detail: { hide: true },
+    })
+    .get(`${ASSETS}/swagger-ui.css`, asset(cssPath, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .use(
+      openapi({
+        path: "/swagger",
+        provider: "swagger-ui",
+        documentation: {
+          info: {
+            title: APP_NAME,
+            version: APP_VERSION,
+            description:
+              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Paths and shapes follow the family specs; see the README for modes and configuration.",
+          },
+          tags: families.map((f) => f.tag),
+        },
+        swagger: {
+          cdn: `${ASSETS}/swagger-ui-bundle.js`,
+          theme: `${ASSETS}/swagger-ui.css`,
+          autoDarkMode: false,
+        },
+      }),
+    );
+}

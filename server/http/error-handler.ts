@@ -1,0 +1,91 @@
+/**
+ * The one place errors become responses. Every request gets a request id (echoed in `x-request-id` and
+ * in log lines); every error, thrown anywhere, leaves as the envelope of the path's family. Unexpected
+ * errors are logged with their stack and answered 500 with a generic message: no stack or internal
+ * detail reaches a client. Bad input is never a 500: parse and validation failures are 4xx here.
+ */
+import { Elysia, ValidationError } from "elysia";
+import type { Logger } from "../log.ts";
+import { AppError, type ErrorInfo, errorInfo, errorResponse } from "./errors.ts";
+import { familyOf } from "./families.ts";
+import { type Issue, issuesFrom } from "./validation.ts";
+
+const requestIds = new WeakMap<Request, string>();
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export function requestIdOf(request: Request): string | undefined {
+  return requestIds.get(request);
+}
+
+export function summarize(issues: Issue[]): string {
+  const first = issues[0];
+  if (!first) return "Invalid request";
+  const where = first.loc.join(".");
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  return `Invalid request: ${where}: ${first.msg}${more}`;
+}
+
+export function errorHandling(log: Logger) {
+  return new Elysia({ name: "atrium/errors" })
+    .onRequest(({ request, set }) => {
+      const incoming = request.headers.get("x-request-id");
+      const id = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+    })
+    .onError({ as: "global" }, ({ code, error, request, path }) => {
+      const requestId = requestIds.get(request);
+      const info = toErrorInfo(code, error, request);
+      if (info.kind === "internal") {
+        log.error("request failed", { requestId, method: request.method, path, error });
+      }
+      return errorResponse(info, familyOf(path), requestId);
+    });
+}
+
+/**
+ * Elysia converts numeric query parameters itself and, when the converted number breaks the schema
+ * (`?limit=500` over a maximum), reports the value without its name. The name is recovered from the URL.
+ */
+function coercionIssues(error: ValidationError, request: Request): Issue[] {
+  const params = new URL(request.url).searchParams;
+  let key: string | undefined;
+  for (const [name, raw] of params) {
+    if (raw === String(error.value) || (raw.trim() !== "" && Number(raw) === error.value)) key = name;
+  }
+  return issuesFrom("query", error.all).map((issue) => ({ ...issue, loc: key ? ["query", key] : issue.loc }));
+}
+
+function toErrorInfo(code: string | number, error: unknown, request: Request): ErrorInfo {
+  if (error instanceof AppError) return errorInfo(error);
+  if (error instanceof ValidationError) {
+    // A response that fails its own schema is our bug, not the caller's.
+    if (error.type === "response") return { kind: "internal", message: "Internal server error" };
+    const issues =
+      error.type === "property" ? coercionIssues(error, request) : issuesFrom(error.type, error.all);
+    return { kind: "invalid", message: summarize(issues), issues };
+  }
+  switch (code) {
+    case "PARSE": {
+      const issues: Issue[] = [
+        {
+          loc: ["body"],
+          msg: "The request body could not be parsed (malformed JSON?)",
+          type: "json_invalid",
+        },
+      ];
+      return { kind: "invalid", message: summarize(issues), issues };
+    }
+    case "NOT_FOUND":
+      return {
+        kind: "not_found",
+        message: `No route for ${request.method} ${new URL(request.url).pathname}`,
+      };
+    case "INVALID_COOKIE_SIGNATURE":
+      return { kind: "unauthorized", message: "Invalid cookie signature" };
+    case "INVALID_FILE_TYPE":
+      return { kind: "invalid", message: "Unsupported file type" };
+    default:
+      return { kind: "internal", message: "Internal server error" };
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Liveness, readiness and the root probe (DESIGN.md ruling 2 and 3). `/health` answers from the first
+ * moment the process serves HTTP; `/health/ready` is 503 `service_not_ready` until composition finishes
+ * (and again while draining), then proves a database round trip.
+ */
+import { Elysia } from "elysia";
+import Negotiator from "negotiator";
+import { ApiHealth, Health, Ready, Redirect, RootProbe, TurnsError } from "../../schemas/common.ts";
+import type { AppContext } from "../context.ts";
+import { APP_NAME, APP_VERSION } from "../version.ts";
+import { AppError } from "./errors.ts";
+
+const health = { name: APP_NAME, version: APP_VERSION };
+const root = {
+  message: `Welcome to ${APP_NAME}`,
+  name: APP_NAME,
+  version: APP_VERSION,
+  docs: "/swagger" as const,
+};
+
+/** True when the client prefers HTML (a browser) over JSON. `*\/*` alone counts as JSON. */
+export function prefersHtml(accept: string | null): boolean {
+  if (!accept) return false;
+  return new Negotiator({ headers: { accept } }).mediaType(["application/json", "text/html"]) === "text/html";
+}
+
+export function healthRoutes(ctx: AppContext) {
+  return new Elysia({ name: "atrium/health" })
+    .get("/health", () => health, {
+      response: Health,
+      detail: { summary: "Liveness: the application name and version", tags: ["turns"] },
+    })
+    .get(
+      "/health/ready",
+      () => {
+        if (!ctx.readiness.isReady) throw new AppError("not_ready", "Atrium is starting or shutting down");
+        try {
+          ctx.db.query("SELECT 1").get();
+        } catch {
+          throw new AppError("not_ready", "The database is unreachable");
+        }
+        const mode: "local" | "protected" = ctx.config.mode.kind;
+        return { status: "ready" as const, ...health, database: "ok" as const, mode };
+      },
+      {
+        response: { 200: Ready, 503: TurnsError },
+        detail: { summary: "Readiness: composed and the database answers", tags: ["turns"] },
+      },
+    )
+    .get(
+      "/api/health",
+      () => ({
+        status: "ok" as const,
+        runtime: ctx.readiness.isReady ? ("ready" as const) : ("starting" as const),
+      }),
+      {
+        response: ApiHealth,
+        detail: { summary: "Chat health: status and chat runtime readiness", tags: ["chat"] },
+      },
+    )
+    .get(
+      "/",
+      ({ request, redirect }) => (prefersHtml(request.headers.get("accept")) ? redirect("/app/", 302) : root),
+      {
+        response: { 200: RootProbe, 302: Redirect },
+        detail: { summary: "Root probe: JSON, or a redirect to the chat UI for browsers", tags: ["search"] },
+      },
+    );
+}

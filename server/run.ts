@@ -1,0 +1,89 @@
+/**
+ * What `bun server/main.ts [flags]` does (see --help): load configuration, start the server, print
+ * `listening on http://HOST:PORT`, and shut down cleanly on SIGINT/SIGTERM. Configuration and startup
+ * errors print one line and give a non-zero exit code.
+ */
+import type { AnyElysia } from "elysia";
+import { parseCli } from "./config/cli.ts";
+import { createEnvSource, readDotenv } from "./config/env.ts";
+import { ConfigError, loadConfig, secretValues } from "./config/index.ts";
+import type { AppContext } from "./context.ts";
+import { startServer } from "./lifecycle.ts";
+import { createLogger } from "./log.ts";
+import { secretVarNames } from "./models/catalog.ts";
+import { MigrationError } from "./storage/migrate.ts";
+
+export interface RunOptions {
+  /** Extra route plugins (test fixtures mount probe routes this way). */
+  plugins?: ((ctx: AppContext) => AnyElysia)[];
+}
+
+/** Runs the server until a signal stops it; resolves with the process exit code. */
+export async function run(argv: string[], options: RunOptions = {}): Promise<number> {
+  const cli = parseCli(argv, process.env, process.cwd());
+  if (cli.kind === "help" || cli.kind === "version") {
+    process.stdout.write(`${cli.text}\n`);
+    return 0;
+  }
+  if (cli.kind === "error") {
+    process.stderr.write(`atrium: ${cli.message}\n`);
+    return 2;
+  }
+  const env = createEnvSource(process.env, readDotenv(process.cwd()));
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(cli.options, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`atrium: ${error.message}\n`);
+    return 1;
+  }
+  const secrets = [
+    ...secretValues(config, env, [...secretVarNames(), "SANDBOX_API_KEY", "SANDBOX_WEBHOOK_SECRET"]),
+  ];
+  const log = createLogger({ level: config.logLevel, secrets });
+
+  // Handlers go in before the port is bound, so a signal during startup also ends in a clean stop.
+  const signalled = new Promise<string>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      config,
+      env,
+      log,
+      plugins: options.plugins,
+      onListening: (url) => process.stdout.write(`listening on ${url}\n`),
+    });
+  } catch (error) {
+    if (error instanceof MigrationError) {
+      process.stderr.write(`atrium: database migration failed: ${error.message}\n`);
+      return 1;
+    }
+    const code = (error as { code?: string }).code;
+    if (code === "EADDRINUSE") {
+      process.stderr.write(`atrium: ${cli.options.host}:${cli.options.port} is already in use\n`);
+      return 1;
+    }
+    throw error;
+  }
+  log.info("ready", {
+    url: server.url,
+    mode: config.mode,
+    profile: config.policy.profile,
+    dataDir: config.dataDir,
+  });
+
+  const signal = await signalled;
+  log.info("shutting down", { signal });
+  try {
+    await server.stop();
+    return 0;
+  } catch (error) {
+    log.error("shutdown failed", { error });
+    return 1;
+  }
+}

@@ -1,0 +1,212 @@
+/** The command line and the server process: flags, loopback refusal, listening line, clean shutdown. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isLoopbackHost, parseCli } from "../../server/config/cli.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { readChunks } from "../helpers/listen.ts";
+import { spawn, startServerProcess, waitForOk } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir();
+afterAll(() => dir.remove());
+let n = 0;
+const dataDir = () => join(dir.path, `data-${n++}`);
+const PROBE_SERVER = join(REPO_ROOT, "tests", "fixtures", "probe-server.ts");
+
+describe("parseCli", () => {
+  test("defaults: loopback, port 8000, the XDG data dir, the repository policy", () => {
+    const result = parseCli([], { HOME: "/home/u" }, "/repo");
+    expect(result).toEqual({
+      kind: "serve",
+      options: {
+        host: "127.0.0.1",
+        port: 8000,
+        dataDir: "/home/u/.local/share/atrium",
+        policyPath: "/repo/config/policy.toml",
+        allowNonLoopbackBind: false,
+      },
+    });
+    expect(parseCli([], { XDG_DATA_HOME: "/xdg", HOME: "/h" }, "/r")).toMatchObject({
+      options: { dataDir: "/xdg/atrium" },
+    });
+    expect(parseCli([], { APP_DATA_DIR: "/data", XDG_DATA_HOME: "/xdg" }, "/r")).toMatchObject({
+      options: { dataDir: "/data" },
+    });
+  });
+
+  test("every flag", () => {
+    const argv = [
+      "--host",
+      "::1",
+      "--port",
+      "0",
+      "--data-dir",
+      "/d",
+      "--policy",
+      "/p.toml",
+      "--allow-non-loopback-bind",
+    ];
+    expect(parseCli(argv, {}, "/r")).toEqual({
+      kind: "serve",
+      options: { host: "::1", port: 0, dataDir: "/d", policyPath: "/p.toml", allowNonLoopbackBind: true },
+    });
+  });
+
+  test("bad input is one clear message", () => {
+    expect(parseCli(["--port", "http"], {}, "/r")).toEqual({
+      kind: "error",
+      message: "--port must be an integer from 0 to 65535, got 'http'",
+    });
+    expect(parseCli(["--port", "70000"], {}, "/r")).toMatchObject({ kind: "error" });
+    expect(parseCli(["--port", "-1"], {}, "/r")).toMatchObject({ kind: "error" });
+    expect(parseCli(["--bogus"], {}, "/r")).toMatchObject({
+      kind: "error",
+      message: expect.stringContaining("--bogus"),
+    });
+    expect(parseCli(["serve"], {}, "/r")).toMatchObject({
+      kind: "error",
+      message: "unexpected argument 'serve'. See --help.",
+    });
+  });
+
+  test("--help documents every flag and every variable the server reads", () => {
+    const help = parseCli(["--help"], {}, "/r");
+    if (help.kind !== "help") throw new Error("expected help");
+    const flags = [
+      "--host",
+      "--port",
+      "--data-dir",
+      "--policy",
+      "--allow-non-loopback-bind",
+      "--help",
+      "--version",
+    ];
+    const vars = [
+      "APP_DATA_DIR",
+      "XDG_DATA_HOME",
+      "APP_LOG_LEVEL",
+      "APP_CHAT_RUNTIME_REQUIRE_AUTH",
+      "APP_MANAGED_AUTH_URL",
+      "APP_HOSTED",
+      "APP_AUTH_SECRET",
+      "APP_CHAT_DATABASE_URL",
+      "APP_DESKTOP_TOKEN",
+      "SANDBOX_API_KEY",
+      "SANDBOX_WEBHOOK_SECRET",
+      "AWS_ACCESS_KEY_ID",
+      "OPENAI_API_KEY",
+      "ANTHROPIC_API_KEY",
+      "GOOGLE_APPLICATION_CREDENTIALS",
+      "GEMINI_API_KEY",
+      "MISTRAL_API_KEY",
+      "GROQ_API_KEY",
+      "OLLAMA_BASE_URL",
+    ];
+    for (const word of [...flags, ...vars]) expect(help.text).toContain(word);
+  });
+
+  test("loopback hosts", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+      expect(isLoopbackHost(host)).toBe(false);
+  });
+});
+
+describe("the server process", () => {
+  test("--help prints the usage and exits 0", async () => {
+    const proc = spawn(["--help"]);
+    expect(await proc.exited).toBe(0);
+    expect(await new Response(proc.stdout).text()).toContain("Usage: bun server/main.ts [flags]");
+  });
+
+  test("a non-loopback host without the flag is refused with one line and a non-zero exit", async () => {
+    const proc = spawn(["--host", "0.0.0.0", "--port", "0", "--data-dir", dataDir()]);
+    expect(await proc.exited).not.toBe(0);
+    const stderr = await new Response(proc.stderr).text();
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).toContain("refusing to listen on 0.0.0.0");
+    expect(stderr).toContain("--allow-non-loopback-bind");
+    expect(await new Response(proc.stdout).text()).toBe("");
+  });
+
+  test("with the flag it listens on every interface", async () => {
+    const server = await startServerProcess([
+      "--host",
+      "0.0.0.0",
+      "--allow-non-loopback-bind",
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir(),
+    ]);
+    expect(server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+
+  test("a bad policy stops startup naming the key and the file", async () => {
+    const policy = join(dir.path, "bad-policy.toml");
+    writeFileSync(
+      policy,
+      readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
+        "[defaults.rlm]",
+        "[defaults.rlm]\nrecursion_max_depth = 3",
+      ),
+    );
+    const proc = spawn(["--port", "0", "--data-dir", dataDir(), "--policy", policy]);
+    expect(await proc.exited).toBe(1);
+    const stderr = await new Response(proc.stderr).text();
+    expect(stderr).toContain(policy);
+    expect(stderr).toContain("unknown key 'defaults.rlm.recursion_max_depth'");
+  });
+
+  test("--port 0 picks a free port, prints exactly one line, and SIGTERM closes SQLite cleanly", async () => {
+    const data = dataDir();
+    const server = await startServerProcess(["--port", "0", "--data-dir", data]);
+    expect(server.stdout).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    await waitForOk(`${server.url}/health/ready`);
+    expect(existsSync(join(data, "app.db"))).toBe(true);
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    // Closing the last connection checkpoints the WAL and removes it.
+    expect(existsSync(join(data, "app.db-wal"))).toBe(false);
+    expect(await server.laterStdout).toBe("");
+  });
+
+  test("a port in use is a clear error", async () => {
+    const first = await startServerProcess(["--port", "0", "--data-dir", dataDir()]);
+    const port = new URL(first.url).port;
+    const second = spawn(["--port", port, "--data-dir", dataDir()]);
+    expect(await second.exited).toBe(1);
+    expect(await new Response(second.stderr).text()).toContain(`127.0.0.1:${port} is already in use`);
+    first.proc.kill("SIGINT");
+    expect(await first.exited).toBe(0);
+  });
+
+  test.each(["SIGTERM", "SIGINT"] as const)(
+    "%s lets in-flight responses finish and ends open streams",
+    async (signal) => {
+      const server = await startServerProcess(["--port", "0", "--data-dir", dataDir()], {
+        entry: PROBE_SERVER,
+      });
+      await waitForOk(`${server.url}/health/ready`);
+      const stream = await fetch(`${server.url}/api/sessions/__forever`);
+      const frames = readChunks(stream.body!, "\n\n");
+      expect((await frames.next()).value).toBe('event: open\ndata: {"ok":true}');
+      const slow = fetch(`${server.url}/api/sessions/__slow`);
+      await Bun.sleep(100);
+      server.proc.kill(signal);
+      const response = await slow;
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ finished: true });
+      // The stream ends (the loop finishes) instead of holding the shutdown open.
+      const later: string[] = [];
+      for await (const frame of frames) if (frame !== ": keep-alive") later.push(frame);
+      expect(later).toEqual([]);
+      expect(await server.exited).toBe(0);
+      expect(await server.stderr()).toContain('"msg":"stopped"');
+    },
+  );
+});

@@ -1,0 +1,75 @@
+/** The OpenAPI document and Swagger UI at /swagger, served offline. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
+
+let t: TestApp;
+let doc: {
+  openapi: string;
+  info: { title: string; version: string };
+  tags: { name: string }[];
+  paths: Record<
+    string,
+    Record<string, { summary?: string; tags?: string[]; responses?: Record<string, { content?: unknown }> }>
+  >;
+};
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const response = await t.request("/swagger/json");
+  expect(response.status).toBe(200);
+  doc = await response.json();
+});
+afterAll(() => t.close());
+
+test("the document is valid OpenAPI 3.1", async () => {
+  const result = await new Validator().validate(structuredClone(doc));
+  expect(result.errors).toBeUndefined();
+  expect(result.valid).toBe(true);
+  expect(doc.openapi).toStartWith("3.1");
+});
+
+test("titled Atrium at the app version, one tag per family", async () => {
+  const pkg = await Bun.file(new URL("../../package.json", import.meta.url)).json();
+  expect(doc.info.title).toBe("Atrium");
+  expect(doc.info.version).toBe(pkg.version);
+  expect(doc.tags.map((tag) => tag.name)).toEqual(["chat", "turns", "search", "agents"]);
+});
+
+test("every documented route has a summary, a family tag and a response schema", () => {
+  const families = new Set(doc.tags.map((tag) => tag.name));
+  const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })),
+  );
+  expect(operations.map((o) => o.route)).toEqual(
+    expect.arrayContaining(["GET /health", "GET /health/ready", "GET /api/health", "GET /"]),
+  );
+  for (const { route, op } of operations) {
+    expect({ route, summary: typeof op.summary }).toEqual({ route, summary: "string" });
+    expect({ route, tagged: op.tags?.every((tag) => families.has(tag)) && op.tags.length === 1 }).toEqual({
+      route,
+      tagged: true,
+    });
+    const ok = op.responses?.["200"];
+    expect({ route, schema: Boolean(ok?.content) }).toEqual({ route, schema: true });
+  }
+  // Internal routes (UI, docs assets) stay out of the document.
+  expect(Object.keys(doc.paths).some((p) => p.startsWith("/app") || p.startsWith("/swagger"))).toBe(false);
+});
+
+test("Swagger UI loads only assets this server serves (works offline)", async () => {
+  const page = await t.request("/swagger");
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).not.toMatch(/(src|href)="https?:/);
+  const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "");
+  expect(assets).toEqual(
+    expect.arrayContaining(["/swagger/assets/swagger-ui-bundle.js", "/swagger/assets/swagger-ui.css"]),
+  );
+  for (const asset of assets) {
+    const response = await t.request(asset);
+    expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
+    expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+  }
+  expect(html).toContain('"url":"swagger/json"');
+});

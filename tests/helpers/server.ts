@@ -1,0 +1,70 @@
+/** Starts the server as its own process (as a user would) and reads its one `listening on` line. */
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { REPO_ROOT } from "./app.ts";
+
+export const MAIN = join(REPO_ROOT, "server", "main.ts");
+
+export interface ServerProcess {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  url: string;
+  /** The first stdout output: the listening line. */
+  stdout: string;
+  /** Whatever the process prints to stdout after that line, until it exits. */
+  laterStdout: Promise<string>;
+  stderr(): Promise<string>;
+  exited: Promise<number>;
+}
+
+/** A minimal environment: the developer's variables (keys, modes) must not leak into a test. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...extra };
+}
+
+export function spawn(args: string[], options: { env?: Record<string, string>; entry?: string } = {}) {
+  return Bun.spawn([process.execPath, options.entry ?? MAIN, ...args], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(options.env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+export async function startServerProcess(
+  args: string[],
+  options: { env?: Record<string, string>; entry?: string } = {},
+): Promise<ServerProcess> {
+  const proc = spawn(args, options);
+  const stderrText = new Response(proc.stderr).text();
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let stdout = "";
+  while (!stdout.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${await stderrText}`);
+    stdout += decoder.decode(value);
+  }
+  const laterStdout = (async () => {
+    let rest = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value);
+    return rest;
+  })();
+  const match = stdout.match(/^listening on (http:\/\/\S+)\n$/);
+  if (!match?.[1]) throw new Error(`unexpected first output: ${JSON.stringify(stdout)}`);
+  return { proc, url: match[1], stdout, laterStdout, stderr: () => stderrText, exited: proc.exited };
+}
+
+/** Polls until the URL answers 200 (or the deadline passes). */
+export async function waitForOk(url: string, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await Bun.sleep(10);
+  }
+  throw new Error(`${url} never answered 200`);
+}
