@@ -39,10 +39,21 @@ export interface IdentityOptions {
 }
 
 export function identityPlugin({ mode, resolvers = [] }: IdentityOptions) {
+  // Local mode: one constant identity, attached without per-request work. The cast gives both variants
+  // the derive variant's type: either way handlers see `identity: Identity | undefined`.
+  if (mode.kind === "local") {
+    return new Elysia({ name: "atrium/identity" }).decorate(
+      "identity",
+      LOCAL_IDENTITY as Identity | undefined,
+    ) as unknown as ReturnType<typeof protectedIdentity>;
+  }
+  return protectedIdentity(resolvers);
+}
+
+function protectedIdentity(resolvers: CredentialResolver[]) {
   const resolved = new WeakMap<Request, Identity>();
-  const plugin = new Elysia({ name: "atrium/identity" });
-  if (mode.kind === "protected") {
-    plugin.onRequest(async ({ request }) => {
+  return new Elysia({ name: "atrium/identity" })
+    .onRequest(async ({ request }) => {
       for (const resolve of resolvers) {
         const identity = await resolve(request);
         if (identity) {
@@ -53,9 +64,6 @@ export function identityPlugin({ mode, resolvers = [] }: IdentityOptions) {
       if (!isPublicRoute(request.method, pathOf(request))) {
         throw new AppError("unauthorized", "Authentication required");
       }
-    });
-  }
-  return plugin.derive({ as: "global" }, ({ request }) => ({
-    identity: mode.kind === "local" ? LOCAL_IDENTITY : resolved.get(request),
-  }));
+    })
+    .derive({ as: "global" }, ({ request }) => ({ identity: resolved.get(request) }));
 }

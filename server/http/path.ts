@@ -3,8 +3,11 @@ export function pathOf(request: Request): string {
   const url = request.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return "/";
-  const query = url.indexOf("?", start);
-  const hash = url.indexOf("#", start);
-  const end = query === -1 ? (hash === -1 ? url.length : hash) : query;
+  let end = start;
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 63 /* ? */ || c === 35 /* # */) break;
+    end++;
+  }
   return url.slice(start, end);
 }

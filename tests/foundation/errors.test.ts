@@ -154,9 +154,9 @@ describe("unexpected errors", () => {
     expect(JSON.stringify(line)).toContain("secret internal detail");
   });
 
-  test("every response carries a request id; an unusable incoming one is replaced", async () => {
-    const response = await t.request("/health", { headers: { "x-request-id": "bad id with spaces" } });
-    const id = response.headers.get("x-request-id");
-    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  test("every error response carries a request id; an unusable incoming one is replaced", async () => {
+    const response = await t.request("/nowhere", { headers: { "x-request-id": "bad id with spaces" } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

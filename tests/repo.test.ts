@@ -1,0 +1,39 @@
+/** Repository rules a clean clone depends on: one lockfile, CI runs the README's test command, no Electron download. */
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "./helpers/app.ts";
+
+const read = (path: string) => readFileSync(join(REPO_ROOT, path), "utf8");
+
+test("exactly one lockfile: npm's", () => {
+  expect(existsSync(join(REPO_ROOT, "package-lock.json"))).toBe(true);
+  for (const other of ["bun.lock", "bun.lockb", "yarn.lock", "pnpm-lock.yaml"])
+    expect(existsSync(join(REPO_ROOT, other))).toBe(false);
+});
+
+test(".ci/run calls exactly the README's test command", () => {
+  const readme = read("README.md");
+  const command = readme.match(/^(npm test)\s+#/m)?.[1];
+  expect(command).toBe("npm test");
+  const ci = read(".ci/run")
+    .split("\n")
+    .map((line) => line.trim());
+  expect(ci.at(-1) === "" ? ci.at(-2) : ci.at(-1)).toBe(command);
+});
+
+test("the default install needs nothing outside the npm registry", () => {
+  const pkg = JSON.parse(read("package.json"));
+  const all = { ...pkg.dependencies, ...pkg.devDependencies, ...pkg.optionalDependencies };
+  // Electron's install script downloads its binary from GitHub.
+  expect(Object.keys(all).filter((name) => name === "electron" || name.startsWith("electron-"))).toEqual([]);
+  expect(Object.keys(all)).toContain("bun");
+  const lock = JSON.parse(read("package-lock.json"));
+  for (const [path, entry] of Object.entries<{ resolved?: string }>(lock.packages)) {
+    if (entry.resolved)
+      expect({ path, resolved: entry.resolved.startsWith("https://registry.npmjs.org/") }).toEqual({
+        path,
+        resolved: true,
+      });
+  }
+});
