@@ -6,7 +6,7 @@
  *
  *   bun bench/http.ts [--seconds 3] [--rounds 3] [--connections 32]
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -97,6 +97,7 @@ async function coldStart(runs = 5) {
     if (process.platform === "linux") rss.push(rssMiB(proc.pid));
     proc.kill("SIGTERM");
     await proc.exited;
+    rmSync(data, { recursive: true, force: true });
   }
   console.log(
     `Cold start to /health/ready 200: median ${fmt(median(times))} ms over ${runs} runs (aim < 300 ms)`,

@@ -46,7 +46,7 @@ export const Ready = t.Object({
 
 export const ApiHealth = t.Object({
   status: t.Literal("ok"),
-  runtime: t.Union([t.Literal("starting"), t.Literal("ready")], {
+  runtime: t.Union([t.Literal("starting"), t.Literal("ready"), t.Literal("stopping")], {
     description: "readiness of the chat runtime",
   }),
 });

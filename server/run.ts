@@ -38,9 +38,11 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
     process.stderr.write(`atrium: ${error.message}\n`);
     return 1;
   }
-  const secrets = [
-    ...secretValues(config, env, [...secretVarNames(), "SANDBOX_API_KEY", "SANDBOX_WEBHOOK_SECRET"]),
-  ];
+  const secrets = secretValues(config, env, [
+    ...secretVarNames(),
+    "SANDBOX_API_KEY",
+    "SANDBOX_WEBHOOK_SECRET",
+  ]);
   const log = createLogger({ level: config.logLevel, secrets });
 
   // Handlers go in before the port is bound, so a signal during startup also ends in a clean stop.

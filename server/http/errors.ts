@@ -69,14 +69,8 @@ export class AppError extends Error {
     super(message);
   }
 
-  static invalid(message: string, issues?: Issue[]) {
-    return new AppError("invalid", message, { issues });
-  }
   static notFound(message = "Not Found") {
     return new AppError("not_found", message);
-  }
-  static conflict(message: string, code?: string) {
-    return new AppError("conflict", message, { code });
   }
 }
 

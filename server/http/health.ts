@@ -47,17 +47,10 @@ export function healthRoutes(ctx: AppContext) {
         detail: { summary: "Readiness: composed and the database answers", tags: ["turns"] },
       },
     )
-    .get(
-      "/api/health",
-      () => ({
-        status: "ok" as const,
-        runtime: ctx.readiness.isReady ? ("ready" as const) : ("starting" as const),
-      }),
-      {
-        response: ApiHealth,
-        detail: { summary: "Chat health: status and chat runtime readiness", tags: ["chat"] },
-      },
-    )
+    .get("/api/health", () => ({ status: "ok" as const, runtime: ctx.readiness.state }), {
+      response: ApiHealth,
+      detail: { summary: "Chat health: status and chat runtime readiness", tags: ["chat"] },
+    })
     .get(
       "/",
       ({ request, redirect }) => (prefersHtml(request.headers.get("accept")) ? redirect("/app/", 302) : root),

@@ -1,30 +1,31 @@
 /**
- * Whether the server has finished composing (database migrated, families started) and is not yet
- * draining for shutdown. Until then only the health probes answer; every other route gets 503
- * `service_not_ready`.
+ * Where the server is in its life: starting (composing: database migrations, family runtimes), ready,
+ * or stopping (draining for shutdown). While starting only the health probes answer; every other route
+ * gets 503 `service_not_ready`. While stopping, readiness is 503 but in-flight work is still served.
  */
 import { Elysia } from "elysia";
 import { AppError } from "./errors.ts";
 import { pathOf } from "./path.ts";
 
+export type LifeState = "starting" | "ready" | "stopping";
+
 export class Readiness {
-  private composed = false;
-  private draining = false;
+  private current: LifeState = "starting";
 
   markComposed() {
-    this.composed = true;
+    if (this.current === "starting") this.current = "ready";
   }
 
   markDraining() {
-    this.draining = true;
+    this.current = "stopping";
+  }
+
+  get state(): LifeState {
+    return this.current;
   }
 
   get isReady(): boolean {
-    return this.composed && !this.draining;
-  }
-
-  get isComposed(): boolean {
-    return this.composed;
+    return this.current === "ready";
   }
 }
 
@@ -32,7 +33,7 @@ const ALWAYS_OPEN = new Set(["/health", "/health/ready", "/api/health"]);
 
 export function readinessGate(readiness: Readiness) {
   return new Elysia({ name: "atrium/readiness" }).onRequest(({ request }) => {
-    if (readiness.isComposed) return;
+    if (readiness.state !== "starting") return;
     if (!ALWAYS_OPEN.has(pathOf(request)))
       throw new AppError("not_ready", "Atrium is starting; try again in a moment");
   });

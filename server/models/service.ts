@@ -127,7 +127,10 @@ export class ModelService {
     return model;
   }
 
-  /** Models of the configured providers, the registered ones, and offline. */
+  /**
+   * Models of the configured providers, the registered ones, and offline. Ollama serves whatever the
+   * user pulled, so its models are discovered from the running server (chat's discover route), not listed.
+   */
   list(): ModelInfo[] {
     const out: ModelInfo[] = [];
     for (const p of PROVIDERS) {

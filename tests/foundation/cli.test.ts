@@ -185,6 +185,16 @@ describe("the server process", () => {
     expect(await first.exited).toBe(0);
   });
 
+  test("a body over the limit is refused with 413 by the listening server", async () => {
+    const server = await startServerProcess(["--port", "0", "--data-dir", dataDir()]);
+    const tooBig = new Uint8Array(12 * 1024 * 1024);
+    const response = await fetch(`${server.url}/api/sessions`, { method: "POST", body: tooBig });
+    expect(response.status).toBe(413);
+    await waitForOk(`${server.url}/health`);
+    server.proc.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+
   test.each(["SIGTERM", "SIGINT"] as const)(
     "%s lets in-flight responses finish and ends open streams",
     async (signal) => {

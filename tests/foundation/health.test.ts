@@ -53,6 +53,9 @@ describe("after composition", () => {
     t.ctx.readiness.markDraining();
     expect((await t.request("/health/ready")).status).toBe(503);
     expect((await t.request("/health")).status).toBe(200);
+    expect((await t.json("/api/health")).body).toEqual({ status: "ok", runtime: "stopping" });
+    // In-flight work is still served while draining.
+    expect((await t.request("/swagger/json")).status).toBe(200);
   });
 });
 
