@@ -31,7 +31,7 @@ export function summarize(issues: Issue[]): string {
 export function errorHandling(log: Logger) {
   return new Elysia({ name: "atrium/errors" }).onError({ as: "global" }, ({ code, error, request, path }) => {
     const requestId = requestIdOf(request);
-    const info = toErrorInfo(code, error, request);
+    const info = toErrorInfo(code, error, request, path);
     if (info.kind === "internal") {
       log.error("request failed", { requestId, method: request.method, path, error });
     }
@@ -52,7 +52,7 @@ function coercionIssues(error: ValidationError, request: Request): Issue[] {
   return issuesFrom("query", error.all).map((issue) => ({ ...issue, loc: key ? ["query", key] : issue.loc }));
 }
 
-function toErrorInfo(code: string | number, error: unknown, request: Request): ErrorInfo {
+function toErrorInfo(code: string | number, error: unknown, request: Request, path: string): ErrorInfo {
   if (error instanceof AppError) return errorInfo(error);
   if (error instanceof ValidationError) {
     // A response that fails its own schema is our bug, not the caller's.
@@ -73,10 +73,7 @@ function toErrorInfo(code: string | number, error: unknown, request: Request): E
       return { kind: "invalid", message: summarize(issues), issues };
     }
     case "NOT_FOUND":
-      return {
-        kind: "not_found",
-        message: `No route for ${request.method} ${new URL(request.url).pathname}`,
-      };
+      return { kind: "not_found", message: `No route for ${request.method} ${path}` };
     case "INVALID_COOKIE_SIGNATURE":
       return { kind: "unauthorized", message: "Invalid cookie signature" };
     case "INVALID_FILE_TYPE":
