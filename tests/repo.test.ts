@@ -14,7 +14,8 @@ test("exactly one lockfile: npm's", () => {
 
 test(".ci/run calls exactly the README's test command", () => {
   const readme = read("README.md");
-  const command = readme.match(/^(npm test)\s+#/m)?.[1];
+  // The quick start's second command: the line right after the start command.
+  const command = readme.match(/^npm install && npm start\n(.+)$/m)?.[1];
   expect(command).toBe("npm test");
   const ci = read(".ci/run")
     .split("\n")

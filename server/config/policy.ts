@@ -72,7 +72,7 @@ export function resolvePolicy(doc: Table, path: string, env: EnvSource): Resolve
     const firstError = Value.Errors(PolicySettingsSchema, merged).First();
     if (firstError) {
       const key = firstError.path.slice(1).replaceAll("/", ".");
-      const origin = hasPath(profile, key) ? `profiles.${name}` : "defaults";
+      const origin = lookup(profile, key).found ? `profiles.${name}` : "defaults";
       const what = key.endsWith("_env") ? "invalid variable reference" : firstError.message.toLowerCase();
       fail(`${what} at '${origin}.${key}' (profile '${name}')${valueHint(merged, key)}`);
     }
@@ -163,18 +163,17 @@ function isTable(v: unknown): v is Table {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function hasPath(table: Table, dotted: string): boolean {
+/** The value at a dotted path, or `found: false`. */
+function lookup(table: Table, dotted: string): { found: boolean; value?: unknown } {
   let node: unknown = table;
   for (const part of dotted.split(".")) {
-    if (!isTable(node) || !(part in node)) return false;
+    if (!isTable(node) || !(part in node)) return { found: false };
     node = node[part];
   }
-  return true;
+  return { found: true, value: node };
 }
 
 function valueHint(table: Table, dotted: string): string {
-  if (!hasPath(table, dotted)) return ": missing";
-  let node: unknown = table;
-  for (const part of dotted.split(".")) node = (node as Table)[part];
-  return `: got ${JSON.stringify(node)}`;
+  const { found, value } = lookup(table, dotted);
+  return found ? `: got ${JSON.stringify(value)}` : ": missing";
 }
