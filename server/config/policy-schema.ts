@@ -5,8 +5,9 @@
  * hold environment variable names, never values.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { ENV_NAME } from "./env.ts";
 
-const EnvName = Type.String({ pattern: "^[A-Z_][A-Z0-9_]*$" });
+const EnvName = Type.String({ pattern: ENV_NAME.source });
 const PositiveInt = Type.Integer({ minimum: 1 });
 const Closed = { additionalProperties: false } as const;
 

@@ -75,11 +75,6 @@ export class ModelService {
     }));
   }
 
-  isConfigured(provider: string): boolean {
-    const info = providerInfo(provider);
-    return info ? this.env.has(info.envVarName) : false;
-  }
-
   /** settings → first configured provider → offline. A preferred id that does not resolve is reported. */
   defaultModel(preferred?: string): DefaultModel {
     let diagnostic: string | undefined;

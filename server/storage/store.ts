@@ -47,8 +47,3 @@ export class Store {
 function bind(params: Params): SQLQueryBindings[] {
   return Array.isArray(params) ? params : [params as SQLQueryBindings];
 }
-
-/** ISO-8601 UTC timestamp with milliseconds, the one time format stored in every table. */
-export function nowIso(): string {
-  return new Date().toISOString();
-}
