@@ -1,7 +1,12 @@
 /** The server's entry point: `bun server/main.ts [flags]`; `--help` lists every flag and variable. */
+import { commandOf } from "./commands.ts";
 import { run } from "./run.ts";
 
-run(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+const sub = commandOf(argv);
+const done = sub ? sub.command.load().then((m) => m.main(argv.slice(1))) : run(argv);
+
+done.then(
   (code) => process.exit(code),
   (error) => {
     process.stderr.write(`atrium: ${(error as Error).message ?? error}\n`);

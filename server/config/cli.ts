@@ -5,6 +5,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { COMMANDS } from "../commands.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import type { EnvRecord } from "./env.ts";
 
@@ -90,6 +91,7 @@ function helpText(env: EnvRecord): string {
   return `${APP_NAME} ${APP_VERSION}: a local-first agent server (chat, turns, search, agents) with a chat UI and Swagger UI.
 
 Usage: bun server/main.ts [flags]
+       bun server/main.ts <command> [args]   (commands: ${Object.keys(COMMANDS).join(", ") || "none"})
 
 Flags:
   --host HOST                  address to listen on (default ${DEFAULT_HOST})

@@ -1,0 +1,18 @@
+/**
+ * Subcommands of the server executable besides serving (`bun server/main.ts <command> ...`): the sandbox
+ * worker the server spawns for each interpreter, the search indexer, ... Each loads its module lazily so
+ * serving never pays for them, and static imports keep them inside the compiled binary.
+ */
+export interface Command {
+  summary: string;
+  load(): Promise<{ main(argv: string[]): Promise<number> }>;
+}
+
+export const COMMANDS: Record<string, Command> = {};
+
+/** The subcommand named by the first argument, if any. */
+export function commandOf(argv: string[]): { name: string; command: Command } | undefined {
+  const name = argv[0];
+  if (name === undefined || !Object.hasOwn(COMMANDS, name)) return undefined;
+  return { name, command: COMMANDS[name] as Command };
+}
