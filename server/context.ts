@@ -45,7 +45,7 @@ export function createContext({ config, env, log, shutdown, resolvers }: Context
     models: new ModelService(env),
     log,
     readiness: new Readiness(),
-    identity: identityPlugin({ mode: config.mode, resolvers }),
+    identity: identityPlugin({ mode: config.mode, resolvers, desktopToken: config.auth.desktopToken }),
     shutdown: shutdown ?? new AbortController().signal,
   };
 }

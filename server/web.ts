@@ -1,31 +1,28 @@
 /**
- * The chat UI at /app/ (Elysia serves /app the same): index.html, its stylesheet, and web/main.ts bundled for the browser by Bun on
- * first request (kept in memory). Paths below /app/ that are not assets get index.html, so the UI can
+ * The chat UI at /app/ (Elysia serves /app the same): index.html, its stylesheet, and web/main.ts bundled
+ * for the browser (embedded in a compiled binary; from source, bundled by Bun on first request and kept
+ * in memory). Paths below /app/ that are not assets get index.html, so the UI can
  * route on the client. Only files listed here are served: no path from a request touches the disk.
  */
 import { Elysia } from "elysia";
 import indexFile from "../web/index.html" with { type: "file" };
 import stylePath from "../web/style.css" with { type: "file" };
 import { AppError } from "./http/errors.ts";
+import { bundleWebUi } from "./web-bundle.ts";
+import { PREBUILT_MAIN_JS } from "./web-prebuilt.ts";
 
 // bun-types declare .html imports as HTML bundles; `type: "file"` makes it a path like any other file.
 const indexPath = indexFile as unknown as string;
-const MAIN_ENTRY = new URL("../web/main.ts", import.meta.url).pathname;
 
 let bundle: Promise<string> | undefined;
 
-/** Bundles web/main.ts once; a failed build is retried on the next request. */
+/** The built UI script: embedded in a compiled binary, else bundled once (a failure retries next time). */
 function mainBundle(): Promise<string> {
-  bundle ??= Bun.build({ entrypoints: [MAIN_ENTRY], target: "browser", minify: true }).then(
-    async (result) => {
-      const output = result.outputs[0];
-      if (!result.success || !output) {
-        bundle = undefined;
-        throw new Error(`web bundle failed: ${result.logs.map(String).join("; ")}`);
-      }
-      return output.text();
-    },
-  );
+  if (PREBUILT_MAIN_JS !== undefined) return Promise.resolve(PREBUILT_MAIN_JS);
+  bundle ??= bundleWebUi().catch((error) => {
+    bundle = undefined;
+    throw error;
+  });
   return bundle;
 }
 

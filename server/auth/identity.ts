@@ -5,11 +5,15 @@
  * each credential resolver (session cookie, bearer JWT, ... added by the auth work) is asked in turn;
  * a request to a non-public route that none of them recognises gets 401 before any routing, validation
  * or body parsing happens. Public routes stay open and see `identity: undefined` when anonymous.
+ *
+ * Started by the desktop shell (`APP_DESKTOP_TOKEN`), every mode also requires the launch token on
+ * non-public routes (desktop-token.ts), checked first.
  */
 import { Elysia } from "elysia";
 import type { Mode } from "../config/index.ts";
 import { AppError } from "../http/errors.ts";
 import { pathOf } from "../http/path.ts";
+import { carriesDesktopToken } from "./desktop-token.ts";
 
 export interface Identity {
   /** The owner id stored in every user-data row. */
@@ -36,23 +40,33 @@ export function isPublicRoute(method: string, path: string): boolean {
 export interface IdentityOptions {
   mode: Mode;
   resolvers?: CredentialResolver[];
+  /** The desktop launch token (`APP_DESKTOP_TOKEN`), when the desktop shell started this server. */
+  desktopToken?: string;
 }
 
-export function identityPlugin({ mode, resolvers = [] }: IdentityOptions) {
+export function identityPlugin({ mode, resolvers = [], desktopToken }: IdentityOptions) {
+  const base = new Elysia({ name: "atrium/identity" });
+  if (desktopToken) {
+    base.onRequest(({ request }) => {
+      if (isPublicRoute(request.method, pathOf(request))) return;
+      if (!carriesDesktopToken(request, desktopToken)) {
+        throw new AppError("unauthorized", "This server only answers the desktop app that started it");
+      }
+    });
+  }
   // Local mode: one constant identity, attached without per-request work. The cast gives both variants
   // the derive variant's type: either way handlers see `identity: Identity | undefined`.
   if (mode.kind === "local") {
-    return new Elysia({ name: "atrium/identity" }).decorate(
-      "identity",
-      LOCAL_IDENTITY as Identity | undefined,
-    ) as unknown as ReturnType<typeof protectedIdentity>;
+    return base.decorate("identity", LOCAL_IDENTITY as Identity | undefined) as unknown as ReturnType<
+      typeof protectedIdentity
+    >;
   }
-  return protectedIdentity(resolvers);
+  return protectedIdentity(base, resolvers);
 }
 
-function protectedIdentity(resolvers: CredentialResolver[]) {
+function protectedIdentity(base: Elysia<"">, resolvers: CredentialResolver[]) {
   const resolved = new WeakMap<Request, Identity>();
-  return new Elysia({ name: "atrium/identity" })
+  return base
     .onRequest(async ({ request }) => {
       for (const resolve of resolvers) {
         const identity = await resolve(request);

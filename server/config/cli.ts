@@ -58,7 +58,7 @@ export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult
       host,
       port,
       dataDir: values["data-dir"] ?? defaultDataDir(env),
-      policyPath: values.policy ?? join(cwd, "config", "policy.toml"),
+      policyPath: values.policy ?? defaultPolicyPath(cwd),
       allowNonLoopbackBind: values["allow-non-loopback-bind"] ?? false,
     },
   };
@@ -81,6 +81,11 @@ function parseFlags(argv: string[]) {
   });
 }
 
+/** `./config/policy.toml`; when it does not exist, the built-in copy is used (builtin-policy.ts). */
+export function defaultPolicyPath(cwd: string): string {
+  return join(cwd, "config", "policy.toml");
+}
+
 /** True for addresses that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -99,7 +104,8 @@ Flags:
   --data-dir DIR               where app.db, sessions and workspaces live
                                (default $APP_DATA_DIR, else $XDG_DATA_HOME/atrium, else ~/.local/share/atrium;
                                here: ${defaultDataDir(env)})
-  --policy FILE                runtime policy file (default ./config/policy.toml)
+  --policy FILE                runtime policy file (default ./config/policy.toml, else the built-in
+                               copy of the committed one)
   --allow-non-loopback-bind    required to listen on anything but loopback (a team server); set the
                                protected-mode variables below when you do
   -h, --help                   show this help

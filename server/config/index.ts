@@ -2,6 +2,7 @@
  * The resolved configuration of one server process: command line, policy, mode and the few variables
  * the server itself reads. Built once at startup; failures throw ConfigError with one clear line.
  */
+import { policyFileToLoad } from "./builtin-policy.ts";
 import { type CliOptions, isLoopbackHost } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
 import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
@@ -39,7 +40,7 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
   }
   let policy: ResolvedPolicy;
   try {
-    policy = loadPolicy(cli.policyPath, env);
+    policy = loadPolicy(policyFileToLoad(cli.policyPath), env);
   } catch (error) {
     if (error instanceof PolicyError) throw new ConfigError(error.message);
     throw error;

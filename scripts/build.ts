@@ -1,0 +1,67 @@
+/**
+ * `npm run build`: one executable with `bun build --compile` from server/main.ts. Everything the server
+ * reads is reached through imports, so it is inside the binary: migrations and skills (text imports),
+ * Swagger UI's assets, the UI's HTML and CSS and the built-in policy (file imports), and the UI script,
+ * bundled here first and swapped in for server/web-prebuilt.ts. The binary does not read .env or
+ * bunfig.toml by itself (the server reads the variables it names, as from source).
+ *
+ *   bun scripts/build.ts [--outfile dist/atrium] [--target bun-linux-x64]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { BunPlugin } from "bun";
+import { bundleWebUi } from "../server/web-bundle.ts";
+
+export const REPO_ROOT = resolve(import.meta.dir, "..");
+const SERVER_ENTRY = join(REPO_ROOT, "server", "main.ts");
+const PREBUILT_MODULE = /[\\/]server[\\/]web-prebuilt\.ts$/;
+
+export interface BuildOptions {
+  outfile: string;
+  /** A `bun build --target` for another platform (`bun-linux-arm64`, ...); default: this machine. */
+  target?: Bun.Build.CompileTarget;
+}
+
+/** Builds the server executable; resolves with its path (Bun adds `.exe` for Windows targets). */
+export async function buildServerBinary({ outfile, target }: BuildOptions): Promise<string> {
+  const scratch = mkdtempSync(join(tmpdir(), "atrium-build-"));
+  try {
+    const uiScript = join(scratch, "main.js");
+    writeFileSync(uiScript, await bundleWebUi());
+    const result = await Bun.build({
+      entrypoints: [SERVER_ENTRY],
+      compile: { outfile, ...(target ? { target } : {}), autoloadDotenv: false, autoloadBunfig: false },
+      plugins: [embedUiScript(uiScript)],
+    });
+    if (!result.success) throw new Error(`build failed: ${result.logs.map(String).join("; ")}`);
+    const output = result.outputs[0];
+    return output?.path ?? outfile;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Replaces server/web-prebuilt.ts with a text import of the bundled UI script. */
+function embedUiScript(path: string): BunPlugin {
+  return {
+    name: "atrium-embed-ui-script",
+    setup(build) {
+      build.onLoad({ filter: PREBUILT_MODULE }, () => ({
+        loader: "ts",
+        contents: `import script from ${JSON.stringify(path)} with { type: "text" };\nexport const PREBUILT_MAIN_JS: string | undefined = script;\n`,
+      }));
+    },
+  };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { outfile: { type: "string" }, target: { type: "string" } },
+  });
+  const outfile = resolve(values.outfile ?? join(REPO_ROOT, "dist", "atrium"));
+  const path = await buildServerBinary({ outfile, target: values.target as Bun.Build.CompileTarget });
+  process.stdout.write(`built ${path}\n`);
+}
