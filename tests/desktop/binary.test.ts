@@ -1,0 +1,100 @@
+/**
+ * The compiled server (`npm run build`): built with `bun build --compile`, placed where electron-builder
+ * puts it (resources/server/atrium), started by the supervisor from an empty data dir outside any
+ * checkout, as the packaged desktop app starts it. It must come up ready with everything embedded: the
+ * built-in policy, the migrations, the UI and its script, Swagger UI.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/supervisor.ts";
+import { buildServerBinary } from "../../scripts/build.ts";
+import { APP_VERSION } from "../../server/version.ts";
+import { bundleWebUi } from "../../server/web-bundle.ts";
+import { cleanEnv } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir("atrium-binary-");
+const resources = join(dir.path, "resources");
+const dataDir = join(dir.path, "user-data", "data");
+const lines: string[] = [];
+let binary: string;
+let supervisor: ServerSupervisor;
+let origin: string;
+
+beforeAll(async () => {
+  binary = await buildServerBinary({ outfile: join(resources, "server", "atrium") });
+  mkdirSync(dataDir, { recursive: true });
+  const command = serverCommand({ packaged: true, resourcesPath: resources, repoRoot: "/nowhere", dataDir });
+  supervisor = new ServerSupervisor({ command, dataDir, env: cleanEnv(), onOutput: (l) => lines.push(l) });
+  origin = (await supervisor.start()).origin;
+}, 120_000);
+
+afterAll(async () => {
+  await supervisor?.stop();
+  dir.remove();
+});
+
+const get = (path: string, init?: RequestInit) => fetch(`${origin}${path}`, init);
+
+describe("the compiled server binary", () => {
+  test("is one executable at the path the desktop shell expects, with the same CLI", async () => {
+    expect(binary).toBe(join(resources, "server", "atrium"));
+    const version = Bun.spawnSync([binary, "--version"], { env: cleanEnv() });
+    expect(version.stdout.toString().trim()).toBe(`Atrium ${APP_VERSION}`);
+    const help = Bun.spawnSync([binary, "--help"], { env: cleanEnv() }).stdout.toString();
+    for (const flag of ["--host", "--port", "--data-dir", "--policy", "--allow-non-loopback-bind"])
+      expect(help).toContain(flag);
+  });
+
+  test("from an empty data dir it migrates and passes /health/ready with the built-in policy", async () => {
+    const ready = await get("/health/ready");
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: "ready", database: "ok", mode: "local" });
+    expect(existsSync(join(dataDir, "app.db"))).toBe(true);
+    // No ./config/policy.toml where it runs: the embedded copy of the committed policy was loaded.
+    expect(existsSync(join(dataDir, "config"))).toBe(false);
+    const readyLine = lines
+      .map((l) => (l.startsWith("{") ? JSON.parse(l) : {}))
+      .find((l) => l.msg === "ready");
+    expect(readyLine).toMatchObject({ profile: "sandbox", dataDir });
+  });
+
+  test("serves the UI and the script bundled from web/main.ts", async () => {
+    const page = await get("/app/");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain('src="/app/assets/main.js"');
+    const script = await get("/app/assets/main.js");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toContain("text/javascript");
+    expect(await script.text()).toBe(await bundleWebUi());
+    const style = await get("/app/assets/style.css");
+    expect(style.status).toBe(200);
+    expect((await style.text()).length).toBeGreaterThan(0);
+  });
+
+  test("serves Swagger UI with its assets and the OpenAPI document", async () => {
+    const page = await get("/swagger");
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("/swagger/assets/swagger-ui-bundle.js");
+    for (const asset of ["/swagger/assets/swagger-ui-bundle.js", "/swagger/assets/swagger-ui.css"]) {
+      const response = await get(asset);
+      expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
+    const doc = await get("/swagger/json");
+    expect(doc.status).toBe(200);
+    expect(await doc.json()).toMatchObject({ openapi: expect.stringMatching(/^3\.1/) });
+  });
+
+  test("requires the desktop token it was started with", async () => {
+    expect((await get("/api/sessions")).status).toBe(401);
+    const withToken = await get("/api/sessions", {
+      headers: { cookie: `${TOKEN_COOKIE}=${supervisor.token}` },
+    });
+    expect(withToken.status).not.toBe(401);
+  });
+});

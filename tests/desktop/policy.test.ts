@@ -1,0 +1,41 @@
+/** The built-in policy: the default path falls back to it when absent; a --policy that is missing still fails. */
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUILTIN_POLICY_PATH, policyFileToLoad } from "../../server/config/builtin-policy.ts";
+import { defaultPolicyPath, parseCli } from "../../server/config/cli.ts";
+import { createEnvSource } from "../../server/config/env.ts";
+import { ConfigError, loadConfig } from "../../server/config/index.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+test("the built-in policy is the committed config/policy.toml", () => {
+  expect(readFileSync(BUILTIN_POLICY_PATH, "utf8")).toBe(
+    readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8"),
+  );
+});
+
+test("the default path: the file when it exists, else the built-in copy", () => {
+  const empty = join(dir.path, "empty");
+  mkdirSync(empty);
+  expect(policyFileToLoad(defaultPolicyPath(empty), empty)).toBe(BUILTIN_POLICY_PATH);
+  const checkout = join(dir.path, "checkout");
+  mkdirSync(join(checkout, "config"), { recursive: true });
+  writeFileSync(join(checkout, "config", "policy.toml"), "");
+  expect(policyFileToLoad(defaultPolicyPath(checkout), checkout)).toBe(
+    join(checkout, "config", "policy.toml"),
+  );
+});
+
+test("a --policy file that does not exist is not replaced: startup fails naming it", () => {
+  const missing = join(dir.path, "missing.toml");
+  expect(policyFileToLoad(missing, dir.path)).toBe(missing);
+  const cli = parseCli(["--policy", missing, "--data-dir", dir.path], {}, dir.path);
+  if (cli.kind !== "serve") throw new Error("unexpected CLI result");
+  expect(() => loadConfig(cli.options, createEnvSource({}))).toThrow(
+    new ConfigError(`policy file not found: ${missing}`),
+  );
+});
