@@ -180,6 +180,16 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
     await this.exited;
   }
 
+  /**
+   * Last resort when the shell itself is exiting without a clean stop (an uncaught error): kills the
+   * server's process group at once. Synchronous, so it works in a `process.on("exit")` handler.
+   */
+  killNow(): void {
+    if (!this.child) return;
+    this.stopping = true;
+    signalTree(this.child, "SIGKILL");
+  }
+
   /** Stops the server if it runs (or what is left of a crashed one) and starts it again. */
   async restart(): Promise<RunningServer> {
     await this.stop();
