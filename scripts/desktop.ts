@@ -28,7 +28,7 @@ export async function buildShell(outdir = join(DESKTOP_DIR, "dist")): Promise<st
 }
 
 /** Where `npm run dist` puts the server binary; desktop/electron-builder.yml reads it from there. */
-export function serverBinaryPath(platform = process.platform, arch = process.arch): string {
+export function serverBinaryPath(platform: string = process.platform, arch: string = process.arch): string {
   return join(
     REPO_ROOT,
     "dist",

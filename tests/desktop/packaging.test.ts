@@ -13,6 +13,9 @@ import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const dir = tempDir();
+/** electron-builder's file macro for the architecture being packaged. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the macro is literal text in electron-builder.yml
+const ARCH_MACRO = "${arch}";
 afterAll(() => dir.remove());
 
 const rootPkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
@@ -61,7 +64,7 @@ test("each platform's server binary goes where the packaged shell starts it from
   for (const [section, platform] of cases) {
     const [resource] = builder[section].extraResources;
     // What `npm run dist` builds for that platform, per architecture.
-    expect(resolve(DESKTOP_DIR, resource.from)).toBe(serverBinaryPath(platform, "${arch}"));
+    expect(resolve(DESKTOP_DIR, resource.from)).toBe(serverBinaryPath(platform, ARCH_MACRO));
     const packaged = serverCommand({
       packaged: true,
       resourcesPath: "/r",
