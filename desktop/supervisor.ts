@@ -145,11 +145,14 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
   async start(): Promise<RunningServer> {
     if (this.child) throw new Error("the server is already running");
     this.stopping = false;
+    const timeout = this.options.readyTimeoutMs ?? 30_000;
+    const deadline = Date.now() + timeout;
     for (let attempt = 1; ; attempt++) {
       // A restart keeps the port when it can, so the window's URL stays the same.
       const preferred = this.lastPort ?? this.options.preferredPort;
       const port = attempt === 1 && preferred ? preferred : await findFreePort();
-      const listening = await this.spawnOn(port);
+      const listening = await orLate(this.spawnOn(port), deadline - Date.now());
+      if (listening === "late") await this.failLate(timeout);
       if (listening === "listening") break;
       if (listening === "port-taken" && attempt < PORT_ATTEMPTS) continue;
       throw new SupervisorError(
@@ -161,7 +164,7 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
     }
     const port = this.lastPort as number;
     const origin = `http://${LOOPBACK}:${port}`;
-    await this.waitReady(origin);
+    await this.waitReady(origin, deadline, timeout);
     // (A cast: TypeScript keeps the narrowing of the check at the top across the awaits.)
     const pid = (this.child as ChildProcess | undefined)?.pid as number;
     this.current = { origin, port, pid };
@@ -176,7 +179,7 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
     this.current = undefined;
     signalTree(child, "SIGTERM");
     const grace = this.options.graceMs ?? 5_000;
-    if (!(await settlesWithin(this.exited, grace))) signalTree(child, "SIGKILL");
+    if ((await orLate(this.exited, grace)) === "late") signalTree(child, "SIGKILL");
     await this.exited;
   }
 
@@ -253,9 +256,7 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
     if (wasRunning && !this.stopping) this.emit("crash", { code, signal, output: this.recentOutput });
   }
 
-  private async waitReady(origin: string): Promise<void> {
-    const timeout = this.options.readyTimeoutMs ?? 30_000;
-    const deadline = Date.now() + timeout;
+  private async waitReady(origin: string, deadline: number, timeout: number): Promise<void> {
     const child = this.child;
     while (Date.now() < deadline) {
       if (this.child !== child || !child) {
@@ -274,6 +275,11 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
       if (ready) return;
       await delay(POLL_MS);
     }
+    await this.failLate(timeout);
+  }
+
+  /** Startup took too long: stop what there is and report it. */
+  private async failLate(timeout: number): Promise<never> {
     await this.stop();
     throw new SupervisorError(
       `the server was not ready within ${Math.round(timeout / 1000)} s`,
@@ -313,14 +319,14 @@ function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** True when `promise` settles within `ms`; the timer is cleared either way. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/** The promise's value, or "late" when it takes longer than `ms`; the timer is cleared either way. */
+async function orLate<T>(promise: Promise<T>, ms: number): Promise<T | "late"> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), Math.max(0, ms));
   });
   try {
-    return await Promise.race([promise.then(() => true), timeout]);
+    return await Promise.race([promise, late]);
   } finally {
     clearTimeout(timer);
   }

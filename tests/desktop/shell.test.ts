@@ -55,16 +55,23 @@ function serverPid(dataDir: string): number | undefined {
 }
 
 let cleanup: (() => void) | undefined;
+const dataDirs: string[] = [];
 afterEach(() => {
   cleanup?.();
   cleanup = undefined;
+  // A failed assertion must not leave a server running (its group is detached from ours).
+  for (const dataDir of dataDirs.splice(0)) {
+    const pid = serverPid(dataDir);
+    if (pid) process.kill(-pid, "SIGKILL");
+  }
 });
 
 test("launch, lock-down, IPC, crash and restart, quit", async () => {
   const userData = join(dir.path, "user-data");
   const fake = new FakeElectron(userData, DESKTOP_DIR);
-  cleanup = await launch(fake);
   const dataDir = join(userData, "data");
+  dataDirs.push(dataDir);
+  cleanup = await launch(fake);
 
   // Started: a window on the server's /app/, with the token cookie set for that origin first.
   const window = await until("the window to load", () =>

@@ -233,6 +233,25 @@ describe("a stubborn server", () => {
     expect(await eventuallyGone(grandchild)).toBe(true);
   });
 
+  test("never says it listens: the same timeout, and nothing of it is left", async () => {
+    const lines: string[] = [];
+    const supervisor = new ServerSupervisor({
+      command: STUBBORN,
+      dataDir: dataDir(),
+      env: cleanEnv({ FIXTURE_READY_STATUS: "200", FIXTURE_SILENT: "1" }),
+      readyTimeoutMs: 1_000,
+      graceMs: 200,
+      onOutput: (line) => lines.push(line),
+    });
+    const error = (await supervisor.start().catch((e: unknown) => e)) as SupervisorError;
+    expect(error).toBeInstanceOf(SupervisorError);
+    expect(error.message).toBe("the server was not ready within 1 s");
+    const grandchild = grandchildOf(lines);
+    expect(grandchild).toBeGreaterThan(0);
+    expect(await eventuallyGone(grandchild)).toBe(true);
+    expect(supervisor.running).toBeUndefined();
+  });
+
   test("ignores SIGTERM: stop kills it after the grace period, grandchild included", async () => {
     const lines: string[] = [];
     const supervisor = new ServerSupervisor({
