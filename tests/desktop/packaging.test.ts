@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { serverCommand } from "../../desktop/supervisor.ts";
 import { buildShell, DESKTOP_DIR, serverBinaryPath } from "../../scripts/desktop.ts";
+import { iconPng } from "../../scripts/icon.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -53,6 +54,8 @@ test("electron-builder.yml: app id, name, asar, the four installers, the icon", 
     expect(icon.subarray(1, 4).toString()).toBe("PNG");
     expect([icon.readUInt32BE(16), icon.readUInt32BE(20)]).toEqual([512, 512]);
   }
+  // The committed icon is the one scripts/icon.ts draws.
+  expect(Buffer.compare(readFileSync(join(DESKTOP_DIR, "build", "icon.png")), iconPng())).toBe(0);
 });
 
 test("each platform's server binary goes where the packaged shell starts it from", () => {
