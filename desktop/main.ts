@@ -197,6 +197,8 @@ function runShell(): void {
   });
 }
 
+// Every renderer sandboxed, whatever a window's own preferences say (must precede "ready").
+app.enableSandbox();
 // A second launch hands over to the first (its "second-instance" focuses the window) and exits.
 if (app.requestSingleInstanceLock()) runShell();
 else app.quit();

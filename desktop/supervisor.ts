@@ -307,11 +307,21 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
   }
 }
 
-/** Signals the child's whole process group on POSIX (the child alone on Windows); gone is fine. */
+/**
+ * Signals the child's whole process group on POSIX; gone is fine. Windows has no signals: any "signal"
+ * terminates at once, so the tree is ended with taskkill /T.
+ */
 function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (!child.pid) return;
+  if (process.platform === "win32") {
+    spawn("taskkill", ["/pid", String(child.pid), "/T", "/F"], { stdio: "ignore", windowsHide: true }).on(
+      "error",
+      () => child.kill(),
+    );
+    return;
+  }
   try {
-    if (process.platform !== "win32" && child.pid) process.kill(-child.pid, signal);
-    else child.kill(signal);
+    process.kill(-child.pid, signal);
   } catch {
     // ESRCH: nothing left to signal.
   }

@@ -11,6 +11,7 @@ declare module "electron" {
 
   interface App {
     requestSingleInstanceLock(): boolean;
+    enableSandbox(): void;
     whenReady(): Promise<void>;
     quit(): void;
     getPath(name: "userData" | "logs" | "temp" | "home"): string;

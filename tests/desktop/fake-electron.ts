@@ -42,6 +42,7 @@ export class FakeWebContents extends EventEmitter {
 
 export class FakeElectron {
   lock = true;
+  sandboxedAll = false;
   quitRequests = 0;
   quit = false;
   readonly appEvents = new EventEmitter();
@@ -73,6 +74,9 @@ export class FakeElectron {
     }
     const app = {
       requestSingleInstanceLock: () => fake.lock,
+      enableSandbox: () => {
+        fake.sandboxedAll = true;
+      },
       whenReady: () => Promise.resolve(),
       getPath: (name: string) => (name === "userData" ? fake.userData : `/nonexistent/${name}`),
       getAppPath: () => fake.appPath,

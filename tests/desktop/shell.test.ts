@@ -104,6 +104,7 @@ test("launch, lock-down, IPC, crash and restart, quit", async () => {
       preload: join(DESKTOP_DIR, "dist", "preload.cjs"),
     },
   });
+  expect(fake.sandboxedAll).toBe(true);
   let granted: boolean | undefined;
   fake.permissionHandler?.(window.webContents, "media", (ok) => {
     granted = ok;
