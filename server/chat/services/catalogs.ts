@@ -206,6 +206,12 @@ export class CatalogService {
 
   /** Merges a partial update into `<workspace>/.pi/settings.json`; live sessions reload their settings. */
   async updateSettings(owner: string, update: Record<string, unknown>) {
+    const keys = Object.keys(update).filter((k) => update[k] !== undefined);
+    // Unknown keys are dropped by validation: an update left with nothing known changes nothing.
+    if (keys.length === 0)
+      throw new AppError("invalid", "Invalid request: body.settings: no known setting in the update", {
+        issues: [{ loc: ["body", "settings"], msg: "no known setting in the update", type: "value_error" }],
+      });
     const projectPath = join(this.paths(owner).workspaceDir, ".pi", "settings.json");
     const project = readJson(projectPath);
     for (const [key, value] of Object.entries(update)) {
@@ -231,7 +237,6 @@ export class CatalogService {
     }
     const settings = this.settingsOf(owner);
     diagnostics.push(...settings.drainErrors().map((e) => `${e.scope}: ${e.error.message}`));
-    const keys = Object.keys(update);
     return {
       diagnostics,
       effective: effective(settings),
