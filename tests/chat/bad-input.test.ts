@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const sessionRows = () => (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_sessions").get() as { n: number }).n;
+const sessionRows = () =>
+  (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_sessions").get() as { n: number }).n;
 const runRows = () => (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_runs").get() as { n: number }).n;
 const sessionFiles = () => {
   try {
@@ -27,7 +28,10 @@ const BAD: [string, unknown][] = [
   ["malformed model string", { message: "hi", model: "not a model" }],
   ["model string without a model part", { message: "hi", model: "openai/" }],
   ["unknown provider", { message: "hi", model: "nosuch/model" }],
-  ["model object with a bad thinking level", { message: "hi", model: { provider: "openai", id: "gpt-5-mini", thinkingLevel: "max" } }],
+  [
+    "model object with a bad thinking level",
+    { message: "hi", model: { provider: "openai", id: "gpt-5-mini", thinkingLevel: "max" } },
+  ],
   ["sessionFile traversal", { message: "hi", sessionFile: "../../app.db" }],
   ["sessionFile in another owner's folder", { message: "hi", sessionFile: `${"/x"}/sessions/bob/s.jsonl` }],
   ["sessionFile that is not a session file", { message: "hi", sessionFile: "notes.txt" }],
@@ -60,16 +64,29 @@ test("malformed JSON is a 400", async () => {
 });
 
 test("bad input to the other chat routes is a 400, unknown targets 404", async () => {
-  const question = await t.request("/api/chat/question", postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "maybe" } }));
+  const question = await t.request(
+    "/api/chat/question",
+    postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "maybe" } }),
+  );
   expect(question.status).toBe(400);
-  const missing = await t.json("/api/chat/question", postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "skip" } }));
+  const missing = await t.json(
+    "/api/chat/question",
+    postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "skip" } }),
+  );
   expect(missing).toMatchObject({ status: 404, body: { ok: false } });
   expect((await t.request("/api/chat/runs")).status).toBe(400);
   expect((await t.request("/api/chat/runs?sessionId=s&limit=500")).status).toBe(400);
   expect((await t.request("/api/chat/provenance?runId=nope")).status).toBe(404);
-  expect((await t.request("/api/chat/settings", postJson({ settings: { retry: { maxRetries: "three" } } }))).status).toBe(400);
-  expect((await t.request("/api/chat/settings", postJson({ settings: { colour: "blue" } }))).status).toBe(400);
-  expect((await t.request("/api/chat/providers", postJson({ provider: "nosuch", apiKey: "k" }))).status).toBe(400);
+  expect(
+    (await t.request("/api/chat/settings", postJson({ settings: { retry: { maxRetries: "three" } } })))
+      .status,
+  ).toBe(400);
+  expect((await t.request("/api/chat/settings", postJson({ settings: { colour: "blue" } }))).status).toBe(
+    400,
+  );
+  expect((await t.request("/api/chat/providers", postJson({ provider: "nosuch", apiKey: "k" }))).status).toBe(
+    400,
+  );
   expect((await t.request("/api/chat/models/discover?provider=nosuch")).status).toBe(400);
   expect((await t.request("/api/chat/session?sessionFile=../../app.db")).status).toBe(400);
   expect((await t.request("/api/attach", postJson({}))).status).toBe(400);

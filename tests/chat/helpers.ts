@@ -2,10 +2,7 @@
  * Chat test helpers: scripted pi-ai faux models (with a chosen context window, for compaction), NDJSON
  * and SSE readers over real responses, and a chat request shortcut.
  */
-import {
-  type FauxResponseStep,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
+import { type FauxResponseStep, registerFauxProvider } from "@mariozechner/pi-ai";
 import { postJson, type TestApp } from "../helpers/app.ts";
 import { readChunks } from "../helpers/listen.ts";
 
@@ -81,7 +78,8 @@ export function eventReader(response: Response) {
     async until(match: (e: Event) => boolean): Promise<Event> {
       for (;;) {
         const event = await this.next();
-        if (!event) throw new Error(`stream ended before a matching event; saw ${seen.map((e) => e.type).join(",")}`);
+        if (!event)
+          throw new Error(`stream ended before a matching event; saw ${seen.map((e) => e.type).join(",")}`);
         if (match(event)) return event;
       }
     },
@@ -89,7 +87,7 @@ export function eventReader(response: Response) {
       while (await this.next()) {}
       return seen;
     },
-    cancel: () => iterator.return?.(),
+    cancel: () => iterator.return?.(undefined),
   };
 }
 

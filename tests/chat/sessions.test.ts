@@ -20,12 +20,16 @@ const host = () => {
 
 test("new → chat in it → hydrate and resume show the messages; the list is newest first with titles", async () => {
   const model = scripted(t, [fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);
-  const created = await t.json<{ sessionFile: string; sessionId: string }>("/api/chat/new", { method: "POST" });
+  const created = await t.json<{ sessionFile: string; sessionId: string }>("/api/chat/new", {
+    method: "POST",
+  });
   expect(created.status).toBe(200);
   expect(created.body.sessionFile).toStartWith(`${t.dataDir}/sessions/local/`);
   const { sessionId, sessionFile } = created.body;
 
-  const first = await lines(await chat(t, { sessionId, sessionFile, message: "Plan my week", model: model.id }));
+  const first = await lines(
+    await chat(t, { sessionId, sessionFile, message: "Plan my week", model: model.id }),
+  );
   expect(first[0]).toMatchObject({ type: "start", sessionId, sessionFile });
   expect(first[0]?.sessionReset).toBeUndefined();
   expect(existsSync(sessionFile)).toBe(true);
@@ -36,7 +40,12 @@ test("new → chat in it → hydrate and resume show the messages; the list is n
   const hydrated = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${sessionId}`);
   expect(hydrated.status).toBe(200);
   expect(hydrated.body.sessionReset).toBe(false);
-  expect(hydrated.body.session).toMatchObject({ id: sessionId, sessionFile, title: "Plan my week", model: model.id });
+  expect(hydrated.body.session).toMatchObject({
+    id: sessionId,
+    sessionFile,
+    title: "Plan my week",
+    model: model.id,
+  });
   expect(hydrated.body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
 
   const resumed = await t.json<Record<string, any>>("/api/chat/resume", postJson({ sessionFile }));
@@ -53,19 +62,29 @@ test("new → chat in it → hydrate and resume show the messages; the list is n
 });
 
 test("an evicted session resumes from its file with its history", async () => {
-  const model = scripted(t, [fauxAssistantMessage("Remember: blue."), fauxAssistantMessage("You said blue.")]);
+  const model = scripted(t, [
+    fauxAssistantMessage("Remember: blue."),
+    fauxAssistantMessage("You said blue."),
+  ]);
   const first = await lines(await chat(t, { message: "My colour is blue", model: model.id }));
   const { sessionId, sessionFile } = first[0] ?? {};
   expect(host().find("local", { sessionId })).toBeDefined();
   host().sweep(Date.now() + 24 * 3600_000);
   expect(host().find("local", { sessionId })).toBeUndefined();
 
-  const second = await lines(await chat(t, { sessionId, sessionFile, message: "What is my colour?", model: model.id }));
+  const second = await lines(
+    await chat(t, { sessionId, sessionFile, message: "What is my colour?", model: model.id }),
+  );
   expect(second[0]).toMatchObject({ type: "start", sessionId, sessionFile });
   expect(second[0]?.sessionReset).toBeUndefined();
   expect(second.at(-1)?.type).toBe("done");
   const hydrated = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${sessionId}`);
-  expect(hydrated.body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  expect(hydrated.body.messages.map((m: { role: string }) => m.role)).toEqual([
+    "user",
+    "assistant",
+    "user",
+    "assistant",
+  ]);
   model.dispose();
 });
 
@@ -86,7 +105,9 @@ test("the pool stays bounded: idle sessions over the limit are evicted, least re
 
 test("a session that cannot be opened comes back fresh with sessionReset", async () => {
   const model = scripted(t, [fauxAssistantMessage("fresh")]);
-  const events = await lines(await chat(t, { sessionFile: "gone.jsonl", message: "hello?", model: model.id }));
+  const events = await lines(
+    await chat(t, { sessionFile: "gone.jsonl", message: "hello?", model: model.id }),
+  );
   expect(events[0]).toMatchObject({ type: "start", sessionReset: true });
   expect(events.at(-1)).toMatchObject({ type: "done", sessionReset: true });
   const hydrated = await t.json<Record<string, any>>("/api/chat/session?sessionId=never-existed");
@@ -106,7 +127,9 @@ test("abort mid-stream: the stream ends with an error, the run is recorded as ab
   expect(events.at(-1)).toMatchObject({ type: "error", runId: start.runId, message: "Run aborted" });
   const provenance = await t.json<Record<string, any>>(`/api/chat/provenance?runId=${start.runId}`);
   expect(provenance.body.status).toBe("aborted");
-  expect((await t.json("/api/chat/abort", postJson({ sessionId: start.sessionId }))).body).toEqual({ aborted: false });
+  expect((await t.json("/api/chat/abort", postJson({ sessionId: start.sessionId }))).body).toEqual({
+    aborted: false,
+  });
   model.dispose();
 });
 

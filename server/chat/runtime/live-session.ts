@@ -25,7 +25,6 @@ import {
   modeInstructions,
   PLAN_ENTRY_TYPE,
   refusal,
-  toolsAllowed,
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
@@ -107,11 +106,6 @@ export class LiveSession {
   savePlan(state: ChatPlanState): void {
     this.plan = state;
     this.session.sessionManager.appendCustomEntry(PLAN_ENTRY_TYPE, state);
-  }
-
-  /** Offers the model only the tools its mode allows (the tool_call hook refuses the others anyway). */
-  applyModeTools(): void {
-    this.session.setActiveToolsByName(toolsAllowed(this.plan));
   }
 
   dispose(): void {

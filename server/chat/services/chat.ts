@@ -225,7 +225,11 @@ async function execute(
   live.emit(terminal);
 }
 
-/** Sets the plan state for this run: a plan action or mode change, persisted before the prompt. */
+/**
+ * Sets the plan state for this run: a plan action or mode change, persisted before the prompt. Every
+ * tool stays offered: the mode's instructions name the allowed ones and pi's tool_call hook refuses the
+ * others with a clear tool error (a tool missing from the list would only say "not found").
+ */
 function applyMode(live: LiveSession, prepared: PreparedChat, mode: LiveSession["plan"]["mode"]): void {
   if (prepared.planAction === "execute") {
     live.savePlan(startExecution(live.plan));
@@ -242,7 +246,6 @@ function applyMode(live: LiveSession, prepared: PreparedChat, mode: LiveSession[
   } else if (mode !== live.plan.mode || (live.plan.executing && prepared.mode)) {
     live.savePlan({ ...live.plan, mode, executing: false, pendingDecision: false });
   }
-  live.applyModeTools();
 }
 
 /** After the prompt: a plan-mode reply becomes todos; an execution run reports its progress. */
