@@ -85,12 +85,9 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     .post(
       "/api/attach",
       async ({ body, identity, request }) => {
-        const lastEventId = Number(request.headers.get("last-event-id") ?? "");
-        const producer = await services.attach.attach(
-          ownerOf(identity),
-          body,
-          Number.isFinite(lastEventId) && lastEventId >= 0 ? lastEventId : undefined,
-        );
+        const header = request.headers.get("last-event-id")?.trim();
+        const lastEventId = header && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
+        const producer = await services.attach.attach(ownerOf(identity), body, lastEventId);
         return sseResponse(producer, { signal: AbortSignal.any([request.signal, ctx.shutdown]) });
       },
       {
