@@ -226,7 +226,7 @@ export class CatalogService {
     const diagnostics: string[] = [];
     const provider = project.defaultProvider as string | undefined;
     const model = project.defaultModel as string | undefined;
-    if (provider && model) {
+    if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
       const chosen = this.models.defaultModel(`${provider}/${model}`);
       if (chosen.diagnostic) diagnostics.push(`defaultModel: ${chosen.diagnostic}`);
     }
