@@ -58,7 +58,10 @@ const attach = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${server.url}/api/attach`, postJson(body, headers));
 
 test("an attached client sees another client's turn live, then resumes from Last-Event-ID", async () => {
-  const model = scripted(t, [fauxAssistantMessage("first turn"), fauxAssistantMessage("second turn, seen live")]);
+  const model = scripted(t, [
+    fauxAssistantMessage("first turn"),
+    fauxAssistantMessage("second turn, seen live"),
+  ]);
   const first = await lines(await t.request("/api/chat", postJson({ message: "hello", model: model.id })));
   const sessionId = first[0]?.sessionId;
 
@@ -71,11 +74,19 @@ test("an attached client sees another client's turn live, then resumes from Last
   expect(hello.data).toMatchObject({ sessionId });
 
   // Another client runs a turn in the same session.
-  const turn = fetch(`${server.url}/api/chat`, postJson({ sessionId, message: "again", model: model.id })).then((r) => r.text());
+  const turn = fetch(
+    `${server.url}/api/chat`,
+    postJson({ sessionId, message: "again", model: model.id }),
+  ).then((r) => r.text());
   const seen = await stream.until("done");
   await turn;
   expect(seen[0]?.event).toBe("start");
-  expect(seen.filter((f) => f.event === "delta").map((f) => f.data.text).join("")).toBe("second turn, seen live");
+  expect(
+    seen
+      .filter((f) => f.event === "delta")
+      .map((f) => f.data.text)
+      .join(""),
+  ).toBe("second turn, seen live");
   expect(seen.at(-1)?.data).toMatchObject({ type: "done", sessionId });
   await stream.close();
 
@@ -86,7 +97,12 @@ test("an attached client sees another client's turn live, then resumes from Last
   const replay = await resumed.until("done");
   expect(replay[0]?.event).toBe("delta");
   expect(Number(replay[0]?.id)).toBe(Number(startId) + 1);
-  expect(replay.filter((f) => f.event === "delta").map((f) => f.data.text).join("")).toBe("second turn, seen live");
+  expect(
+    replay
+      .filter((f) => f.event === "delta")
+      .map((f) => f.data.text)
+      .join(""),
+  ).toBe("second turn, seen live");
   await resumed.close();
   model.dispose();
 });

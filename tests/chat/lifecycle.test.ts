@@ -24,7 +24,12 @@ test("a retryable provider error shows retry start and end, then the turn comple
   expect(retries[0]?.errorMessage).toContain("503");
   expect(retries.at(-1)).toMatchObject({ phase: "end", success: true });
   expect(events.at(-1)?.type).toBe("done");
-  expect(events.filter((e) => e.type === "delta").map((e) => e.text).join("")).toBe("Recovered.");
+  expect(
+    events
+      .filter((e) => e.type === "delta")
+      .map((e) => e.text)
+      .join(""),
+  ).toBe("Recovered.");
   model.dispose();
 });
 
@@ -35,21 +40,29 @@ test("retries exhausted: a final error event and a failed run", async () => {
     fauxAssistantMessage("", { stopReason: "error", errorMessage: "429 rate limit" }),
   ]);
   const events = await lines(await chat(t, { message: "flaky", model: model.id }));
-  expect(events.filter((e) => e.type === "retry" && e.phase === "end").at(-1)).toMatchObject({ success: false });
+  expect(events.filter((e) => e.type === "retry" && e.phase === "end").at(-1)).toMatchObject({
+    success: false,
+  });
   expect(events.at(-1)).toMatchObject({ type: "error", runId: events[0]?.runId });
   expect(types(events)).not.toContain("done");
   model.dispose();
 });
 
 test("a context over the threshold compacts after the turn: compaction start and end before done", async () => {
-  expect((await settings({ compaction: { enabled: true, reserveTokens: 49_500, keepRecentTokens: 10 } })).status).toBe(200);
+  expect(
+    (await settings({ compaction: { enabled: true, reserveTokens: 49_500, keepRecentTokens: 10 } })).status,
+  ).toBe(200);
   const reply = (context: Context) => {
     const text = JSON.stringify(context.messages.at(-1) ?? "");
-    return fauxAssistantMessage(/summar/i.test(`${context.systemPrompt} ${text}`) ? "Summary: we talked." : `Answer ${"x ".repeat(50)}`);
+    return fauxAssistantMessage(
+      /summar/i.test(`${context.systemPrompt} ${text}`) ? "Summary: we talked." : `Answer ${"x ".repeat(50)}`,
+    );
   };
   const model = scripted(t, [reply, reply, reply, reply], { contextWindow: 50_000 });
   const first = await lines(await chat(t, { message: "one", model: model.id }));
-  const second = await lines(await chat(t, { sessionId: first[0]?.sessionId, message: "two", model: model.id }));
+  const second = await lines(
+    await chat(t, { sessionId: first[0]?.sessionId, message: "two", model: model.id }),
+  );
   const events = [...first, ...second];
   const compaction = events.filter((e) => e.type === "compaction");
   expect(compaction[0]).toMatchObject({ phase: "start", reason: "threshold" });

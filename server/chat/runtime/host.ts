@@ -24,6 +24,8 @@ export interface HostOptions {
   /** Idle sessions kept open at most (busy ones come on top). */
   maxIdleSessions?: number;
   idleMs?: number;
+  /** Shell commands on the host: true in local mode only. */
+  hostCommands: boolean;
 }
 
 export interface SessionTarget {
@@ -98,7 +100,12 @@ export class RuntimeHost {
       sessionReset = false;
     }
     manager ??= SessionManager.create(paths.workspaceDir, paths.sessionsDir);
-    const live = new LiveSession(owner, paths, createPiAuth(this.options.env, store.providerKeys(owner)));
+    const live = new LiveSession(
+      owner,
+      paths,
+      createPiAuth(this.options.env, store.providerKeys(owner)),
+      this.options.hostCommands,
+    );
     const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);
     const startModel = model ?? this.defaultModel(settings);
     ensureModelAuth(live.auth, this.options.models, startModel);

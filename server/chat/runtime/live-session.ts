@@ -17,6 +17,7 @@ import {
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import type { OwnerPaths } from "../paths.ts";
 import { type ChatEvent, EventMapper } from "./events.ts";
+import { toolRefusal } from "./guard.ts";
 import {
   ALL_TOOLS,
   type ChatPlanState,
@@ -60,6 +61,8 @@ export class LiveSession {
     readonly owner: string,
     readonly paths: OwnerPaths,
     readonly auth: PiAuth,
+    /** Whether shell commands may run on the host (local mode). */
+    private readonly hostCommands: boolean,
   ) {
     this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
   }
@@ -156,7 +159,13 @@ export class LiveSession {
         return extra ? { systemPrompt: `${event.systemPrompt}\n\n${extra}` } : undefined;
       });
       pi.on("tool_call", (event) => {
-        const reason = refusal(this.plan, event.toolName);
+        const reason =
+          refusal(this.plan, event.toolName) ??
+          toolRefusal(
+            { workspaceDir: this.paths.workspaceDir, hostCommands: this.hostCommands },
+            event.toolName,
+            event.input,
+          );
         return reason ? { block: true, reason } : undefined;
       });
     };

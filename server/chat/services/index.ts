@@ -32,6 +32,8 @@ export function createChatServices(ctx: AppContext, options: ChatServiceOptions 
     env: ctx.env,
     store,
     log: ctx.log,
+    // Shell commands run on the host only in local mode (the user's own machine).
+    hostCommands: ctx.config.mode.kind === "local",
     ...options,
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (DESIGN.md 5).
