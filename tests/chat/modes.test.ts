@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, eventReader, lines, scripted } from "./helpers.ts";
+import { chat, type Event, eventReader, lines, scripted } from "./helpers.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -59,7 +59,7 @@ test("plan → execute with todos, progress and completion; the plan survives ev
   expect(existsSync(`${t.dataDir}/workspaces/local/notes.md`)).toBe(true);
   expect(executed.at(-1)?.type).toBe("done");
 
-  const hydrated = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${sessionId}`);
+  const hydrated = await t.json<Event>(`/api/chat/session?sessionId=${sessionId}`);
   expect(hydrated.body.session.plan).toMatchObject({ completed: 3, total: 3, executing: false });
 
   model.append([fauxAssistantMessage("Shorter.\n\nPlan:\n1. Write everything\n2. Check it")]);
@@ -135,7 +135,7 @@ test("a question round trip: the turn pauses, malformed answers are 400, the ans
   expect(
     reader.seen.some((e) => e.type === "tool" && e.part.type === "tool-call" && e.part.toolCallId === "q1"),
   ).toBe(true);
-  const pending = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${start.sessionId}`);
+  const pending = await t.json<Event>(`/api/chat/session?sessionId=${start.sessionId}`);
   expect(pending.body.session.pendingQuestions).toHaveLength(1);
 
   const answer = (toolCallId: string, a: unknown) =>

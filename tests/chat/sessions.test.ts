@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, eventReader, lines, scripted } from "./helpers.ts";
+import { chat, type Event, eventReader, lines, scripted } from "./helpers.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ test("new → chat in it → hydrate and resume show the messages; the list is n
   const other = await lines(await chat(t, { message: "Another chat", model: model.id }));
   expect(other[0]?.sessionId).not.toBe(sessionId);
 
-  const hydrated = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${sessionId}`);
+  const hydrated = await t.json<Event>(`/api/chat/session?sessionId=${sessionId}`);
   expect(hydrated.status).toBe(200);
   expect(hydrated.body.sessionReset).toBe(false);
   expect(hydrated.body.session).toMatchObject({
@@ -48,11 +48,11 @@ test("new → chat in it → hydrate and resume show the messages; the list is n
   });
   expect(hydrated.body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
 
-  const resumed = await t.json<Record<string, any>>("/api/chat/resume", postJson({ sessionFile }));
+  const resumed = await t.json<Event>("/api/chat/resume", postJson({ sessionFile }));
   expect(resumed.body.session.id).toBe(sessionId);
   expect(resumed.body.messages).toHaveLength(2);
 
-  const list = await t.json<{ sessions: Record<string, any>[] }>("/api/chat/sessions");
+  const list = await t.json<{ sessions: Event[] }>("/api/chat/sessions");
   expect(list.body.sessions.map((s) => s.title)).toEqual(["Another chat", "Plan my week"]);
   expect(list.body.sessions[1]).toMatchObject({ id: sessionId, sessionFile });
   expect(typeof list.body.sessions[0]?.updatedAt).toBe("string");
@@ -78,7 +78,7 @@ test("an evicted session resumes from its file with its history", async () => {
   expect(second[0]).toMatchObject({ type: "start", sessionId, sessionFile });
   expect(second[0]?.sessionReset).toBeUndefined();
   expect(second.at(-1)?.type).toBe("done");
-  const hydrated = await t.json<Record<string, any>>(`/api/chat/session?sessionId=${sessionId}`);
+  const hydrated = await t.json<Event>(`/api/chat/session?sessionId=${sessionId}`);
   expect(hydrated.body.messages.map((m: { role: string }) => m.role)).toEqual([
     "user",
     "assistant",
@@ -110,7 +110,7 @@ test("a session that cannot be opened comes back fresh with sessionReset", async
   );
   expect(events[0]).toMatchObject({ type: "start", sessionReset: true });
   expect(events.at(-1)).toMatchObject({ type: "done", sessionReset: true });
-  const hydrated = await t.json<Record<string, any>>("/api/chat/session?sessionId=never-existed");
+  const hydrated = await t.json<Event>("/api/chat/session?sessionId=never-existed");
   expect(hydrated.body.sessionReset).toBe(true);
   expect(hydrated.body.messages).toEqual([]);
   model.dispose();
@@ -125,7 +125,7 @@ test("abort mid-stream: the stream ends with an error, the run is recorded as ab
   expect(aborted.body).toEqual({ aborted: true });
   const events = await reader.rest();
   expect(events.at(-1)).toMatchObject({ type: "error", runId: start.runId, message: "Run aborted" });
-  const provenance = await t.json<Record<string, any>>(`/api/chat/provenance?runId=${start.runId}`);
+  const provenance = await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`);
   expect(provenance.body.status).toBe("aborted");
   expect((await t.json("/api/chat/abort", postJson({ sessionId: start.sessionId }))).body).toEqual({
     aborted: false,
@@ -142,7 +142,7 @@ test("a client disconnect aborts the run", async () => {
   const live = host().find("local", { sessionId: start.sessionId });
   for (let i = 0; i < 200 && live?.activeRunId; i++) await Bun.sleep(10);
   expect(live?.activeRunId).toBeUndefined();
-  const provenance = await t.json<Record<string, any>>(`/api/chat/provenance?runId=${start.runId}`);
+  const provenance = await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`);
   expect(provenance.body.status).toBe("aborted");
   model.dispose();
 });

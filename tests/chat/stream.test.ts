@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fauxAssistantMessage, fauxText, fauxThinking, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { chat, lines, scripted, types } from "./helpers.ts";
+import { chat, type Event, lines, scripted, types } from "./helpers.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -79,7 +79,7 @@ test("a tool call and its result stream as tool parts; the mirror keeps the outp
   expect(await Bun.file(`${t.dataDir}/workspaces/local/notes/todo.txt`).text()).toBe("buy milk\n");
 
   const runId = events[0]?.runId;
-  const provenance = await t.json<Record<string, any>>(`/api/chat/provenance?runId=${runId}`);
+  const provenance = await t.json<Event>(`/api/chat/provenance?runId=${runId}`);
   expect(provenance.status).toBe(200);
   expect(provenance.body).toMatchObject({ runId, status: "completed", model: model.id, mode: "agent" });
   expect(provenance.body.toolCalls).toHaveLength(1);
@@ -95,9 +95,7 @@ test("a tool call and its result stream as tool parts; the mirror keeps the outp
   expect(provenance.body.settings).toMatchObject({ retry: { enabled: true }, compaction: { enabled: true } });
   expect(typeof provenance.body.durationMs).toBe("number");
 
-  const runs = await t.json<{ runs: Record<string, any>[] }>(
-    `/api/chat/runs?sessionId=${events[0]?.sessionId}`,
-  );
+  const runs = await t.json<{ runs: Event[] }>(`/api/chat/runs?sessionId=${events[0]?.sessionId}`);
   expect(runs.body.runs.map((r) => r.runId)).toEqual([runId]);
   model.dispose();
 });
@@ -115,7 +113,7 @@ test("a model error mid-stream ends with an error event and a failed run, never 
   expect(last).toMatchObject({ type: "error", runId: events[0]?.runId });
   expect(last?.message).toContain("model exploded");
   expect(types(events)).not.toContain("done");
-  const provenance = await t.json<Record<string, any>>(`/api/chat/provenance?runId=${events[0]?.runId}`);
+  const provenance = await t.json<Event>(`/api/chat/provenance?runId=${events[0]?.runId}`);
   expect(provenance.body).toMatchObject({ status: "failed" });
   expect(provenance.body.error).toContain("model exploded");
   model.dispose();
@@ -150,9 +148,7 @@ test("re-running a recorded run streams a new run with the same prompt", async (
       .map((e) => e.text)
       .join(""),
   ).toBe("two");
-  const runs = await t.json<{ runs: Record<string, any>[] }>(
-    `/api/chat/runs?sessionId=${first[0]?.sessionId}`,
-  );
+  const runs = await t.json<{ runs: Event[] }>(`/api/chat/runs?sessionId=${first[0]?.sessionId}`);
   expect(runs.body.runs.map((r) => r.prompt)).toEqual(["say a number", "say a number"]);
   expect(
     (

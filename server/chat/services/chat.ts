@@ -250,7 +250,7 @@ function applyMode(live: LiveSession, prepared: PreparedChat, mode: LiveSession[
 
 /** After the prompt: a plan-mode reply becomes todos; an execution run reports its progress. */
 function afterRun(live: LiveSession, final: AssistantMessage | undefined): void {
-  if (!final || final.stopReason !== "stop") return;
+  if (final?.stopReason !== "stop") return;
   if (live.plan.mode === "plan") {
     live.savePlan(planFromReply(live.plan, assistantText(final)));
     live.emit(planEvent(live.plan));

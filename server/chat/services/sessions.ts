@@ -103,7 +103,7 @@ export class SessionService {
 
   answer(owner: string, body: SessionQuery & { toolCallId: string; answer: Answer }): AnswerResult {
     const live = this.host.find(owner, sessionTarget(this.sessionsDir(owner), body));
-    if (!live || !live.broker.has(body.toolCallId))
+    if (!live?.broker.has(body.toolCallId))
       return {
         status: 404,
         body: { ok: false, message: `No pending question '${body.toolCallId}' in this session` },
