@@ -146,3 +146,37 @@ test("a client disconnect aborts the run", async () => {
   expect(provenance.body.status).toBe("aborted");
   model.dispose();
 });
+
+test("concurrent requests for one evicted session share a single live session", async () => {
+  const model = scripted(t, [fauxAssistantMessage("one")]);
+  const first = await lines(await chat(t, { message: "hello", model: model.id }));
+  const sessionId = first[0]?.sessionId;
+  host().sweep(Date.now() + 24 * 3600_000);
+  const [a, b] = await Promise.all([
+    t.json<Event>(`/api/chat/session?sessionId=${sessionId}`),
+    t.json<Event>(`/api/chat/session?sessionId=${sessionId}`),
+  ]);
+  expect(a.body.session.id).toBe(sessionId);
+  expect(b.body.session.id).toBe(sessionId);
+  expect(
+    host()
+      .ownerSessions("local")
+      .filter((l) => l.sessionId === sessionId),
+  ).toHaveLength(1);
+  model.dispose();
+});
+
+test("a client that goes away before reading anything does not leave the session busy", async () => {
+  const model = scripted(t, [fauxAssistantMessage("word ".repeat(400)), fauxAssistantMessage("next")], {
+    tokensPerSecond: 400,
+  });
+  const { sessionId } = (await t.json<{ sessionId: string }>("/api/chat/new", { method: "POST" })).body;
+  const response = await chat(t, { sessionId, message: "long", model: model.id });
+  await response.body?.cancel();
+  const live = host().find("local", { sessionId });
+  for (let i = 0; i < 300 && live?.activeRunId; i++) await Bun.sleep(10);
+  expect(live?.activeRunId).toBeUndefined();
+  const next = await lines(await chat(t, { sessionId, message: "again", model: model.id }));
+  expect(next.at(-1)?.type).toBe("done");
+  model.dispose();
+});

@@ -42,6 +42,7 @@ export interface Opened {
 
 export class RuntimeHost {
   private readonly pool = new Map<string, LiveSession>();
+  private readonly opening = new Map<string, Promise<Opened>>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   readonly maxIdleSessions: number;
   readonly idleMs: number;
@@ -76,6 +77,22 @@ export class RuntimeHost {
     const named = Boolean(target.sessionFile || target.sessionId);
     const pooled = named ? this.find(owner, target) : undefined;
     if (pooled) return { live: pooled, sessionReset: false, diagnostics: [] };
+    if (!named) return this.load(owner, target, model);
+    // Two requests for the same session while it loads must share one pi session (one writer per file).
+    const key = keyOf(owner, target.sessionId ?? `file:${target.sessionFile}`);
+    const pending = this.opening.get(key);
+    if (pending) return { ...(await pending), diagnostics: [] };
+    const loading = this.load(owner, target, model);
+    this.opening.set(key, loading);
+    try {
+      return await loading;
+    } finally {
+      this.opening.delete(key);
+    }
+  }
+
+  private async load(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
+    const named = Boolean(target.sessionFile || target.sessionId);
     const paths = ownerPaths(this.options.dataDir, owner);
     ensureOwnerDirs(paths);
     const { store } = this.options;

@@ -34,8 +34,8 @@ export class AttachService {
       (target.sessionFile ? this.store.sessionByFile(owner, target.sessionFile) : undefined);
     if (!known) throw new AppError("not_found", "No such session");
     const { live } = await this.host.open(owner, target);
-    live.attached++;
     return async function* () {
+      live.attached++;
       const queue = new AsyncQueue<BufferedEvent>();
       const stop = live.listen((event, seq) => queue.push({ seq, event }));
       let sent = lastEventId ?? live.lastSeq;

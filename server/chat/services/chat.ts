@@ -42,7 +42,7 @@ export class ChatService {
   async chat(owner: string, input: ChatInput): Promise<ChatOutcome> {
     const prepared = prepareChat(input, ownerPaths(this.dataDir, owner).sessionsDir, this.models);
     const { live, sessionReset, diagnostics } = await this.host.open(owner, prepared.target, prepared.model);
-    if (live.busy && (live.activeRunId || live.session.isStreaming)) {
+    if (live.activeRunId || live.session.isStreaming) {
       if (!prepared.streamingBehavior || !prepared.text)
         throw new AppError(
           "conflict",
@@ -88,23 +88,34 @@ export class ChatService {
     // Claimed now, so a second request arriving before the stream is pulled sees the session busy.
     live.activeRunId = runId;
     const deps: RunDeps = { store: this.store, models: this.models };
-    return async function* (signal: AbortSignal) {
+    // The run starts when the response is created, not when the body is first pulled: a client that
+    // disconnects before reading still aborts it (the signal) and the session is released.
+    return (signal: AbortSignal) => {
       const queue = new AsyncQueue<ChatEvent>();
       const stop = live.listen((event) => queue.push(event));
       const onAbort = () => void live.session.abort();
       signal.addEventListener("abort", onAbort, { once: true });
-      const run = execute(owner, live, prepared, runId, { sessionReset, diagnostics }, deps);
-      void run.finally(() => queue.end());
-      try {
+      const run = execute(owner, live, prepared, runId, { sessionReset, diagnostics, signal }, deps);
+      void run.finally(() => {
+        stop();
+        signal.removeEventListener("abort", onAbort);
+        queue.end();
+      });
+      return (async function* () {
         for await (const event of queue) {
           yield event;
           if ((event.type === "done" || event.type === "error") && event.runId === runId) return;
         }
-      } finally {
-        stop();
-        signal.removeEventListener("abort", onAbort);
-      }
+      })();
     };
+  }
+}
+
+/** The client went away before the prompt was sent. */
+class RunAborted extends Error {
+  override name = "RunAborted";
+  constructor() {
+    super("Run aborted");
   }
 }
 
@@ -118,7 +129,7 @@ async function execute(
   live: LiveSession,
   prepared: PreparedChat,
   runId: string,
-  opened: { sessionReset: boolean; diagnostics: string[] },
+  opened: { sessionReset: boolean; diagnostics: string[]; signal: AbortSignal },
   { store, models }: RunDeps,
 ): Promise<void> {
   const session = live.session;
@@ -187,6 +198,7 @@ async function execute(
     }
     if (prepared.thinkingLevel) session.setThinkingLevel(prepared.thinkingLevel);
     applyMode(live, prepared, mode);
+    if (opened.signal.aborted) throw new RunAborted();
     await session.prompt(prepared.text || defaultPrompt(prepared));
     await settled(session);
     const final = lastAssistant(session);
@@ -211,8 +223,9 @@ async function execute(
       };
     }
   } catch (error) {
+    const aborted = error instanceof RunAborted;
     const message = error instanceof Error ? error.message : String(error);
-    store.finishRun(owner, runId, { status: "failed", error: message, usage });
+    store.finishRun(owner, runId, { status: aborted ? "aborted" : "failed", error: message, usage });
     terminal = { type: "error", message, runId };
   } finally {
     stopRaw();
