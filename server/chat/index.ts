@@ -28,13 +28,14 @@ export const chatFamily: Family = {
   routes(ctx) {
     const services = createChatServices(ctx);
     running.set(ctx, services);
-    ctx.shutdown.addEventListener("abort", () => void services.host.stop(), { once: true });
     return new Elysia({ name: "atrium/chat" })
       .use(chatRoutes(ctx, services))
       .use(catalogRoutes(ctx, services));
   },
+  /** Called after the server stopped accepting requests: closes the sessions of the contexts shutting down. */
   async stop() {
     for (const [ctx, services] of running) {
+      if (!ctx.shutdown.aborted) continue;
       await services.host.stop();
       running.delete(ctx);
     }

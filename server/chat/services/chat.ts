@@ -12,6 +12,7 @@ import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
 import type { Producer } from "../../http/stream.ts";
+import type { Logger } from "../../log.ts";
 import { ensureModelAuth } from "../../models/pi-bridge.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ownerPaths } from "../paths.ts";
@@ -36,6 +37,7 @@ export class ChatService {
     private readonly store: ChatStore,
     private readonly models: ModelService,
     private readonly dataDir: string,
+    private readonly log: Logger,
   ) {}
 
   /** Validates (400 before any stream), opens the session, and either queues or starts a run. */
@@ -96,11 +98,13 @@ export class ChatService {
       const onAbort = () => void live.session.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       const run = execute(owner, live, prepared, runId, { sessionReset, diagnostics, signal }, deps);
-      void run.finally(() => {
-        stop();
-        signal.removeEventListener("abort", onAbort);
-        queue.end();
-      });
+      void run
+        .catch((error) => this.log.error("chat run failed outside the stream", { runId, error }))
+        .finally(() => {
+          stop();
+          signal.removeEventListener("abort", onAbort);
+          queue.end();
+        });
       return (async function* () {
         for await (const event of queue) {
           yield event;

@@ -41,7 +41,7 @@ export function createChatServices(ctx: AppContext, options: ChatServiceOptions 
   return {
     host,
     store,
-    chat: new ChatService(host, store, ctx.models, dataDir),
+    chat: new ChatService(host, store, ctx.models, dataDir, ctx.log),
     sessions: new SessionService(host, store, dataDir, mirrorEnabled),
     attach: new AttachService(host, store, dataDir),
     provenance: new ProvenanceService(store),
