@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { listen } from "../helpers/listen.ts";
 import { type Event, lines, scripted } from "./helpers.ts";
 
 let t: TestApp;
@@ -94,4 +95,27 @@ test("POST /api/post-chat streams the same NDJSON events as /api/chat", async ()
   expect(events.at(-1)).toMatchObject({ type: "done", runId: events[0]?.runId });
   expect((await t.request("/api/post-chat", postJson({ message: "" }))).status).toBe(400);
   model.dispose();
+});
+
+test("over a real socket, a client that disconnects mid-stream aborts the run", async () => {
+  const server = listen(t);
+  const model = scripted(t, [fauxAssistantMessage("word ".repeat(600))], { tokensPerSecond: 300 });
+  const controller = new AbortController();
+  const response = await fetch(`${server.url}/api/chat`, {
+    ...postJson({ message: "talk", model: model.id }),
+    signal: controller.signal,
+  });
+  const reader = response.body?.getReader();
+  const first = new TextDecoder().decode((await reader?.read())?.value);
+  const start = JSON.parse(first.split("\n")[0] ?? "{}");
+  expect(start.type).toBe("start");
+  controller.abort();
+  let status = "running";
+  for (let i = 0; i < 300 && status === "running"; i++) {
+    await Bun.sleep(10);
+    status = (await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`)).body.status;
+  }
+  expect(status).toBe("aborted");
+  model.dispose();
+  await server.stop();
 });
