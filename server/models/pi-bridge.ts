@@ -7,11 +7,13 @@
  * pi-ai does not know a key for (offline, Ollama, registered test models, ambient AWS/Google credentials)
  * get the placeholder pi expects before it will send a request.
  */
+import { existsSync, readFileSync } from "node:fs";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { AuthStorage, ModelRegistry } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
-import type { ModelService, ProviderEntry } from "./service.ts";
+import { formatModelId, parseModelId } from "./ids.ts";
+import { type ModelInfo, type ModelService, type ProviderEntry, UnknownModelError } from "./service.ts";
 
 export interface PiAuth {
   authStorage: AuthStorage;
@@ -68,4 +70,48 @@ export function providersWithStoredKeys(
   storedKeys: Record<string, string>,
 ): ProviderEntry[] {
   return models.providers().map((p) => ({ ...p, configured: p.configured || p.id in storedKeys }));
+}
+
+/** The providers an owner's pi `models.json` defines (empty when there is none or it does not parse). */
+function customProviders(modelsJsonPath: string): Set<string> {
+  if (!existsSync(modelsJsonPath)) return new Set();
+  try {
+    const parsed = JSON.parse(readFileSync(modelsJsonPath, "utf8")) as {
+      providers?: Record<string, unknown>;
+    };
+    return new Set(Object.keys(parsed.providers ?? {}));
+  } catch {
+    return new Set();
+  }
+}
+
+/** The models an owner added in pi's `models.json` (custom providers: local servers, proxies). */
+export function customModels(modelsJsonPath: string): Model<Api>[] {
+  const providers = customProviders(modelsJsonPath);
+  if (providers.size === 0) return [];
+  const registry = ModelRegistry.create(AuthStorage.inMemory(), modelsJsonPath);
+  return registry.getAll().filter((m) => providers.has(m.provider));
+}
+
+export function customModelInfo(modelsJsonPath: string): ModelInfo[] {
+  return customModels(modelsJsonPath).map((m) => ({
+    id: formatModelId({ provider: m.provider, model: m.id }),
+    provider: m.provider,
+    name: m.name,
+    reasoning: m.reasoning,
+    contextWindow: m.contextWindow,
+  }));
+}
+
+/** ModelService's model for an id, else one from the owner's models.json; throws UnknownModelError. */
+export function resolveForOwner(models: ModelService, modelsJsonPath: string, id: string): Model<Api> {
+  try {
+    return models.resolve(id);
+  } catch (error) {
+    const ref = parseModelId(id);
+    const custom =
+      ref && customModels(modelsJsonPath).find((m) => m.provider === ref.provider && m.id === ref.model);
+    if (custom) return custom;
+    throw error instanceof UnknownModelError ? error : new UnknownModelError(String(error));
+  }
 }

@@ -5,6 +5,7 @@
  * that is streaming, or has an attached client, is never evicted.
  */
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
@@ -120,7 +121,7 @@ export class RuntimeHost {
     const live = new LiveSession(
       owner,
       paths,
-      createPiAuth(this.options.env, store.providerKeys(owner)),
+      createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
     );
     const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);

@@ -10,7 +10,7 @@ import { SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
 import { PROVIDERS, providerInfo } from "../../models/catalog.ts";
-import { providersWithStoredKeys } from "../../models/pi-bridge.ts";
+import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
@@ -69,6 +69,7 @@ export class CatalogService {
           contextWindow: m.contextWindow,
         });
     }
+    list.push(...customModelInfo(join(this.paths(owner).agentDir, "models.json")));
     const diagnostics: string[] = [];
     if (chosen.diagnostic) diagnostics.push(`Default model from settings not used: ${chosen.diagnostic}`);
     if (chosen.source === "offline")

@@ -8,12 +8,13 @@
  * finishes (as aborted) in the mirror.
  */
 
+import { join } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
 import type { Producer } from "../../http/stream.ts";
 import type { Logger } from "../../log.ts";
-import { ensureModelAuth } from "../../models/pi-bridge.ts";
+import { ensureModelAuth, resolveForOwner } from "../../models/pi-bridge.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ownerPaths } from "../paths.ts";
 import type { ChatEvent } from "../runtime/events.ts";
@@ -42,7 +43,11 @@ export class ChatService {
 
   /** Validates (400 before any stream), opens the session, and either queues or starts a run. */
   async chat(owner: string, input: ChatInput): Promise<ChatOutcome> {
-    const prepared = prepareChat(input, ownerPaths(this.dataDir, owner).sessionsDir, this.models);
+    const paths = ownerPaths(this.dataDir, owner);
+    const modelsJson = join(paths.agentDir, "models.json");
+    const prepared = prepareChat(input, paths.sessionsDir, (id) =>
+      resolveForOwner(this.models, modelsJson, id),
+    );
     const { live, sessionReset, diagnostics } = await this.host.open(owner, prepared.target, prepared.model);
     if (live.activeRunId || live.session.isStreaming) {
       if (!prepared.streamingBehavior || !prepared.text)

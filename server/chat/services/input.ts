@@ -6,7 +6,6 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { AppError } from "../../http/errors.ts";
 import { parseModelId } from "../../models/ids.ts";
-import type { ModelService } from "../../models/service.ts";
 import { confineSessionFile } from "../paths.ts";
 import type { SessionTarget } from "../runtime/host.ts";
 import type { ChatMode, PlanAction } from "../runtime/plan.ts";
@@ -58,7 +57,11 @@ export function sessionTarget(sessionsDir: string, input: SessionQuery): Session
   return target;
 }
 
-export function prepareChat(input: ChatInput, sessionsDir: string, models: ModelService): PreparedChat {
+export function prepareChat(
+  input: ChatInput,
+  sessionsDir: string,
+  resolve: (id: string) => Model<Api>,
+): PreparedChat {
   const text = input.message?.trim() ?? "";
   if (!text && !input.planAction)
     throw invalid(["body", "message"], "a non-empty message is required unless planAction is given");
@@ -79,7 +82,7 @@ export function prepareChat(input: ChatInput, sessionsDir: string, models: Model
   let model: Model<Api> | undefined;
   if (modelId) {
     try {
-      model = models.resolve(modelId);
+      model = resolve(modelId);
     } catch (error) {
       throw invalid(["body", "model"], (error as Error).message);
     }
