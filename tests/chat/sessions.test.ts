@@ -100,6 +100,9 @@ test("the pool stays bounded: idle sessions over the limit are evicted, least re
   expect(host().find("local", { sessionId: created.at(-1) })).toBeDefined();
   expect(host().find("local", { sessionId: created[0] })).toBeUndefined();
   expect(before).toBeLessThanOrEqual(host().maxIdleSessions);
+  // Evicted before its first message (pi had not written its file yet): it reopens with the same id.
+  const reopened = await t.json<Event>(`/api/chat/session?sessionId=${created[0]}`);
+  expect(reopened.body).toMatchObject({ sessionReset: false, session: { id: created[0] } });
   model.dispose();
 });
 
