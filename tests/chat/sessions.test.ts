@@ -183,3 +183,14 @@ test("a client that goes away before reading anything does not leave the session
   expect(next.at(-1)?.type).toBe("done");
   model.dispose();
 });
+
+test("an unreadable session file gives a fresh session with sessionReset and is left untouched", async () => {
+  const model = scripted(t, [fauxAssistantMessage("fresh start")]);
+  const dir = `${t.dataDir}/sessions/local`;
+  await Bun.write(`${dir}/broken.jsonl`, "this is not a session\n");
+  const events = await lines(await chat(t, { sessionFile: "broken.jsonl", message: "hi", model: model.id }));
+  expect(events[0]).toMatchObject({ type: "start", sessionReset: true });
+  expect(events[0]?.sessionFile).not.toBe(`${dir}/broken.jsonl`);
+  expect(await Bun.file(`${dir}/broken.jsonl`).text()).toBe("this is not a session\n");
+  model.dispose();
+});

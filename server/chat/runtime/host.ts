@@ -4,7 +4,7 @@
  * first, and any idle past `idleMs`), and reopening an evicted session resumes from its file. A session
  * that is streaming, or has an attached client, is never evicted.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
@@ -105,12 +105,12 @@ export class RuntimeHost {
     const file = row?.session_file ?? (target.sessionId ? undefined : target.sessionFile);
     let manager: SessionManager | undefined;
     let sessionReset = named;
-    if (file && existsSync(file)) {
-      const opened = SessionManager.open(file, paths.sessionsDir, paths.workspaceDir);
-      if (!target.sessionId || opened.getSessionId() === target.sessionId) {
-        manager = opened;
-        sessionReset = false;
-      }
+    const header = file ? sessionHeaderId(file) : undefined;
+    if (file && header && (!target.sessionId || header === target.sessionId)) {
+      manager = SessionManager.open(file, paths.sessionsDir, paths.workspaceDir);
+      sessionReset = false;
+    } else if (file && existsSync(file)) {
+      // Unreadable, or another session's file: left as it is (pi would rewrite it); a fresh session instead.
     } else if (row && store.runs(owner, row.id, 1, 0).length === 0) {
       // Created by /api/chat/new but never written (pi writes the file with the first reply): same id.
       manager = SessionManager.create(paths.workspaceDir, paths.sessionsDir);
@@ -194,6 +194,17 @@ export class RuntimeHost {
     this.pool.delete(key);
     live.dispose();
     this.options.log.debug("chat session evicted", { sessionId: live.sessionId });
+  }
+}
+
+/** The id in a session file's header line, or undefined when the file is missing or not a session file. */
+function sessionHeaderId(file: string): string | undefined {
+  try {
+    const text = readFileSync(file, "utf8");
+    const header = JSON.parse(text.slice(0, text.indexOf("\n") === -1 ? undefined : text.indexOf("\n")));
+    return header?.type === "session" && typeof header.id === "string" ? header.id : undefined;
+  } catch {
+    return undefined;
   }
 }
 
