@@ -1,0 +1,208 @@
+/**
+ * Schemas of the chat family (specs/chat-app-api.md: Chat, Events, Errors, companion routes). Request
+ * bodies validate; response schemas document (inner records stay open, as the spec leaves them).
+ */
+import { t } from "elysia";
+
+const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
+const ThinkingLevel = t.Union([
+  t.Literal("off"),
+  t.Literal("minimal"),
+  t.Literal("low"),
+  t.Literal("medium"),
+  t.Literal("high"),
+  t.Literal("xhigh"),
+]);
+const SessionFile = t.String({ maxLength: 4096, description: "session file path (in your sessions folder)" });
+const SessionId = t.String({ minLength: 1, maxLength: 200 });
+
+export const ChatRequest = t.Object({
+  sessionFile: t.Optional(SessionFile),
+  sessionId: t.Optional(SessionId),
+  message: t.Optional(t.String({ maxLength: 1_000_000, description: "required unless planAction is given" })),
+  model: t.Optional(
+    t.Union([
+      t.String({ minLength: 1, maxLength: 300, description: "provider/model" }),
+      t.Object({
+        provider: t.String({ minLength: 1, maxLength: 100 }),
+        id: t.String({ minLength: 1, maxLength: 200 }),
+        thinkingLevel: t.Optional(ThinkingLevel),
+      }),
+    ]),
+  ),
+  mode: t.Optional(Mode),
+  planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
+  streamingBehavior: t.Optional(t.Union([t.Literal("steer"), t.Literal("followUp")])),
+});
+
+export const SessionRef = t.Object({
+  sessionFile: t.Optional(SessionFile),
+  sessionId: t.Optional(SessionId),
+});
+
+export const QuestionAnswer = t.Object({
+  sessionFile: t.Optional(SessionFile),
+  sessionId: t.Optional(SessionId),
+  toolCallId: t.String({ minLength: 1, maxLength: 200 }),
+  answer: t.Object({
+    kind: t.Union([t.Literal("single"), t.Literal("multi"), t.Literal("text"), t.Literal("skip")]),
+    questionId: t.Optional(t.String({ maxLength: 200 })),
+    selectedIds: t.Optional(t.Array(t.String({ maxLength: 200 }), { maxItems: 100 })),
+    text: t.Optional(t.String({ maxLength: 100_000 })),
+  }),
+});
+
+export const ChatSettingsUpdate = t.Object(
+  {
+    compaction: t.Optional(
+      t.Object({
+        enabled: t.Optional(t.Boolean()),
+        reserveTokens: t.Optional(t.Integer({ minimum: 0 })),
+        keepRecentTokens: t.Optional(t.Integer({ minimum: 0 })),
+      }),
+    ),
+    retry: t.Optional(
+      t.Object({
+        enabled: t.Optional(t.Boolean()),
+        maxRetries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
+        baseDelayMs: t.Optional(t.Integer({ minimum: 0, maximum: 600_000 })),
+      }),
+    ),
+    defaultProvider: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    defaultModel: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    defaultThinkingLevel: t.Optional(ThinkingLevel),
+    enabledModels: t.Optional(t.Array(t.String({ maxLength: 300 }), { maxItems: 500 })),
+    extensions: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    packages: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    transport: t.Optional(t.Union([t.Literal("sse"), t.Literal("websocket"), t.Literal("auto")])),
+    steeringMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
+    followUpMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
+    enableSkillCommands: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
+
+export const ProviderUpdate = t.Object({
+  provider: t.String({ minLength: 1, maxLength: 100, description: "one of the eight provider ids" }),
+  apiKey: t.Optional(
+    t.Union([t.String({ maxLength: 4096 }), t.Null()], {
+      description: "the key to store; empty or null clears it",
+    }),
+  ),
+});
+
+export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
+export const RunsQuery = t.Object({
+  sessionId: SessionId,
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+});
+export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
+export const SessionsQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+});
+export const DiscoverQuery = t.Object({ provider: t.Optional(t.String({ minLength: 1, maxLength: 100 })) });
+
+// --- responses (documented; inner records open) ------------------------------------------------------
+
+const Open = t.Record(t.String(), t.Unknown());
+
+export const ChatStream = t.String({
+  description:
+    "NDJSON (application/x-ndjson), one ChatStreamEvent per line: start, delta, thinking, tool, plan, state, queue, compaction, retry, then exactly one done or error",
+});
+export const AttachStream = t.String({
+  description:
+    "Server-Sent Events of the session's events (another client's turn, compaction, queue changes); resumable with Last-Event-ID",
+});
+export const NewSession = t.Object({ sessionFile: t.String(), sessionId: t.String() });
+export const Hydrated = t.Object({
+  session: Open,
+  messages: t.Array(t.Unknown()),
+  sessionReset: t.Boolean(),
+});
+export const SessionList = t.Object({ sessions: t.Array(Open) });
+export const Aborted = t.Object({ aborted: t.Boolean() });
+export const SessionDeleted = t.Object({
+  ok: t.Literal(true),
+  sessionId: t.String(),
+  sessionFile: t.String(),
+});
+export const SessionDeleteMissing = t.Object({
+  ok: t.Literal(false),
+  reason: t.Literal("session-not-owned-or-missing"),
+});
+export const AccountErased = t.Object({
+  ok: t.Literal(true),
+  scope: t.Literal("app-mirror"),
+  erasedSessions: t.Integer(),
+  erasedProviders: t.Integer(),
+  message: t.String(),
+});
+export const QuestionAnswered = t.Object({
+  ok: t.Literal(true),
+  message: t.String(),
+  mode: t.String(),
+  planAction: t.Union([t.String(), t.Null()]),
+});
+export const QuestionMissing = t.Object({ ok: t.Literal(false), message: t.String() });
+export const ProviderEntry = t.Object({
+  id: t.String(),
+  name: t.String(),
+  envVarName: t.String(),
+  configured: t.Boolean(),
+});
+export const Providers = t.Object({ providers: t.Array(ProviderEntry) });
+export const ProviderUpdated = t.Object({
+  ok: t.Literal(true),
+  provider: ProviderEntry,
+  stored: t.Boolean(),
+  envOverrides: t.Boolean({ description: "the environment variable is set and wins over the stored key" }),
+});
+export const Models = t.Object({
+  models: t.Array(Open),
+  selectedModelKey: t.String(),
+  defaultProvider: t.String(),
+  defaultModel: t.String(),
+  defaultThinkingLevel: t.String(),
+  diagnostics: t.Array(t.String()),
+});
+export const Discovered = t.Object({
+  provider: t.String(),
+  reachable: t.Boolean(),
+  models: t.Array(t.Object({ id: t.String(), name: t.Optional(t.String()) })),
+  diagnostics: t.Array(t.String()),
+});
+export const CommandEntry = t.Object({
+  name: t.String(),
+  description: t.String(),
+  argumentHint: t.Optional(t.String()),
+  source: t.Union([t.Literal("builtin"), t.Literal("skill"), t.Literal("prompt"), t.Literal("extension")]),
+  passThrough: t.Optional(t.Boolean()),
+});
+export const Commands = t.Object({ commands: t.Array(CommandEntry), diagnostics: t.Array(t.String()) });
+export const Resources = t.Object({
+  packages: t.Array(t.Unknown()),
+  skills: t.Array(Open),
+  prompts: t.Array(Open),
+  extensions: t.Array(Open),
+  themes: t.Array(Open),
+  agentsFiles: t.Array(Open),
+  diagnostics: t.Array(t.String()),
+});
+export const Settings = Open;
+export const SettingsUpdated = t.Object({
+  diagnostics: t.Array(t.String()),
+  effective: Open,
+  project: Open,
+  projectPath: t.String(),
+  updateImpact: t.Object({ newSessionRecommended: t.Boolean(), resourceReloadRequired: t.Boolean() }),
+});
+export const Runs = t.Object({ runs: t.Array(Open) });
+export const Provenance = Open;

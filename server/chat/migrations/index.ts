@@ -1,0 +1,5 @@
+/** The chat family's numbered migrations (scope `chat`); text imports embed the SQL in a compiled binary. */
+import type { Migration } from "../../storage/migrate.ts";
+import mirror from "./0001_mirror.sql" with { type: "text" };
+
+export const chatMigrations: Migration[] = [{ version: 1, name: "mirror", sql: mirror }];

@@ -1,0 +1,158 @@
+/**
+ * The chat stream's events (spec "Chat stream events") and the mapping from pi's AgentSessionEvents:
+ * text delta → `delta`, thinking delta → `thinking` (the accumulated thinking text, as the origin sends
+ * it), tool execution → `tool` (a call part, then a result part), queue update → `queue`, compaction
+ * start/end → `compaction`, auto-retry → `retry`. `start`, `plan`, `state`, `done` and `error` are made
+ * by the run itself.
+ */
+import type { AgentSessionEvent } from "@mariozechner/pi-coding-agent";
+import type { ChatPlanState } from "./plan.ts";
+
+export type ToolPart =
+  | { type: "tool-call"; toolCallId: string; toolName: string; args: unknown }
+  | { type: "tool-result"; toolCallId: string; toolName: string; result: unknown; isError: boolean };
+
+export type ChatEvent =
+  | {
+      type: "start";
+      id: string;
+      runId: string;
+      sessionFile?: string;
+      sessionId: string;
+      sessionReset?: boolean;
+      diagnostics?: string[];
+    }
+  | { type: "delta"; text: string; messageId?: string }
+  | { type: "thinking"; text: string; messageId?: string }
+  | { type: "tool"; part: ToolPart; messageId?: string }
+  | {
+      type: "plan";
+      mode: ChatPlanState["mode"];
+      executing: boolean;
+      completed: number;
+      total: number;
+      message?: string;
+      state: ChatPlanState;
+    }
+  | { type: "state"; state: Record<string, unknown> }
+  | { type: "queue"; steering: string[]; followUp: string[] }
+  | {
+      type: "compaction";
+      phase: "start" | "end";
+      reason: string;
+      aborted?: boolean;
+      willRetry?: boolean;
+      errorMessage?: string;
+    }
+  | {
+      type: "retry";
+      phase: "start" | "end";
+      attempt: number;
+      maxAttempts?: number;
+      delayMs?: number;
+      success?: boolean;
+      finalError?: string;
+      errorMessage?: string;
+    }
+  | {
+      type: "done";
+      runId: string;
+      message: unknown;
+      sessionFile?: string;
+      sessionId: string;
+      sessionReset?: boolean;
+    }
+  | { type: "error"; message: string; runId?: string };
+
+export function planEvent(state: ChatPlanState): ChatEvent {
+  return {
+    type: "plan",
+    mode: state.mode,
+    executing: state.executing,
+    completed: state.completed,
+    total: state.total,
+    message: state.message,
+    state: structuredClone(state),
+  };
+}
+
+/** Stateful per live session: message ids and the thinking text accumulated so far. */
+export class EventMapper {
+  private messageId: string | undefined;
+  private thinking = "";
+
+  map(event: AgentSessionEvent): ChatEvent | undefined {
+    switch (event.type) {
+      case "message_start":
+        if (event.message.role === "assistant") {
+          this.messageId = crypto.randomUUID();
+          this.thinking = "";
+        }
+        return undefined;
+      case "message_update": {
+        const e = event.assistantMessageEvent;
+        if (e.type === "text_delta") return { type: "delta", text: e.delta, messageId: this.messageId };
+        if (e.type === "thinking_delta") {
+          this.thinking += e.delta;
+          return { type: "thinking", text: this.thinking, messageId: this.messageId };
+        }
+        return undefined;
+      }
+      case "tool_execution_start":
+        return {
+          type: "tool",
+          part: {
+            type: "tool-call",
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            args: event.args,
+          },
+          messageId: this.messageId,
+        };
+      case "tool_execution_end":
+        return {
+          type: "tool",
+          part: {
+            type: "tool-result",
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            result: event.result,
+            isError: event.isError,
+          },
+          messageId: this.messageId,
+        };
+      case "queue_update":
+        return { type: "queue", steering: [...event.steering], followUp: [...event.followUp] };
+      case "compaction_start":
+        return { type: "compaction", phase: "start", reason: event.reason };
+      case "compaction_end":
+        return {
+          type: "compaction",
+          phase: "end",
+          reason: event.reason,
+          aborted: event.aborted,
+          willRetry: event.willRetry,
+          errorMessage: event.errorMessage,
+        };
+      case "auto_retry_start":
+        return {
+          type: "retry",
+          phase: "start",
+          attempt: event.attempt,
+          maxAttempts: event.maxAttempts,
+          delayMs: event.delayMs,
+          errorMessage: event.errorMessage,
+        };
+      case "auto_retry_end":
+        return {
+          type: "retry",
+          phase: "end",
+          attempt: event.attempt,
+          success: event.success,
+          finalError: event.finalError,
+        };
+      default:
+        return undefined;
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The runtime host: a bounded pool of live sessions per process. A session is opened from its JSONL
+ * file when a request names it and kept while in use; idle sessions are evicted (least recently used
+ * first, and any idle past `idleMs`), and reopening an evicted session resumes from its file. A session
+ * that is streaming, or has an attached client, is never evicted.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { EnvSource } from "../../config/env.ts";
+import type { Logger } from "../../log.ts";
+import { createPiAuth, ensureModelAuth } from "../../models/pi-bridge.ts";
+import type { ModelService } from "../../models/service.ts";
+import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
+import type { ChatStore } from "../store.ts";
+import { LiveSession } from "./live-session.ts";
+
+export interface HostOptions {
+  dataDir: string;
+  models: ModelService;
+  env: EnvSource;
+  store: ChatStore;
+  log: Logger;
+  /** Idle sessions kept open at most (busy ones come on top). */
+  maxIdleSessions?: number;
+  idleMs?: number;
+  /** Shell commands on the host: true in local mode only. */
+  hostCommands: boolean;
+}
+
+export interface SessionTarget {
+  /** Already confined to the owner's sessions folder. */
+  sessionFile?: string;
+  sessionId?: string;
+}
+
+export interface Opened {
+  live: LiveSession;
+  sessionReset: boolean;
+  diagnostics: string[];
+}
+
+export class RuntimeHost {
+  private readonly pool = new Map<string, LiveSession>();
+  private readonly opening = new Map<string, Promise<Opened>>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
+  readonly maxIdleSessions: number;
+  readonly idleMs: number;
+
+  constructor(private readonly options: HostOptions) {
+    this.maxIdleSessions = options.maxIdleSessions ?? 32;
+    this.idleMs = options.idleMs ?? 10 * 60_000;
+    this.sweeper = setInterval(() => this.sweep(), Math.min(this.idleMs, 60_000));
+    this.sweeper.unref?.();
+  }
+
+  get size(): number {
+    return this.pool.size;
+  }
+
+  /** A live session already in the pool, without opening anything. */
+  find(owner: string, target: SessionTarget): LiveSession | undefined {
+    for (const live of this.pool.values()) {
+      if (live.owner !== owner) continue;
+      if (target.sessionId && live.sessionId === target.sessionId) return touch(live);
+      if (!target.sessionId && target.sessionFile && live.sessionFile === target.sessionFile)
+        return touch(live);
+    }
+    return undefined;
+  }
+
+  /**
+   * Opens the named session (from the pool, else from its file), or a fresh one when none is named.
+   * A named session that cannot be opened gives a fresh one with `sessionReset`.
+   */
+  async open(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
+    const named = Boolean(target.sessionFile || target.sessionId);
+    const pooled = named ? this.find(owner, target) : undefined;
+    if (pooled) return { live: pooled, sessionReset: false, diagnostics: [] };
+    if (!named) return this.load(owner, target, model);
+    // Two requests for the same session while it loads must share one pi session (one writer per file).
+    const key = keyOf(owner, target.sessionId ?? `file:${target.sessionFile}`);
+    const pending = this.opening.get(key);
+    if (pending) return { ...(await pending), diagnostics: [] };
+    const loading = this.load(owner, target, model);
+    this.opening.set(key, loading);
+    try {
+      return await loading;
+    } finally {
+      this.opening.delete(key);
+    }
+  }
+
+  private async load(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
+    const named = Boolean(target.sessionFile || target.sessionId);
+    const paths = ownerPaths(this.options.dataDir, owner);
+    ensureOwnerDirs(paths);
+    const { store } = this.options;
+    const row = target.sessionId
+      ? store.session(owner, target.sessionId)
+      : target.sessionFile
+        ? store.sessionByFile(owner, target.sessionFile)
+        : undefined;
+    const file = row?.session_file ?? (target.sessionId ? undefined : target.sessionFile);
+    let manager: SessionManager | undefined;
+    let sessionReset = named;
+    const header = file ? sessionHeaderId(file) : undefined;
+    if (file && header && (!target.sessionId || header === target.sessionId)) {
+      manager = SessionManager.open(file, paths.sessionsDir, paths.workspaceDir);
+      sessionReset = false;
+    } else if (file && existsSync(file)) {
+      // Unreadable, or another session's file: left as it is (pi would rewrite it); a fresh session instead.
+    } else if (row && store.runs(owner, row.id, 1, 0).length === 0) {
+      // Created by /api/chat/new but never written (pi writes the file with the first reply): same id.
+      manager = SessionManager.create(paths.workspaceDir, paths.sessionsDir);
+      manager.newSession({ id: row.id });
+      sessionReset = false;
+    }
+    manager ??= SessionManager.create(paths.workspaceDir, paths.sessionsDir);
+    const live = new LiveSession(
+      owner,
+      paths,
+      createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
+      this.options.hostCommands,
+    );
+    const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);
+    const startModel = model ?? this.defaultModel(settings);
+    ensureModelAuth(live.auth, this.options.models, startModel);
+    const diagnostics = await live.start(manager, startModel, settings);
+    store.upsertSession(owner, live.sessionId, live.sessionFile ?? "");
+    this.pool.set(keyOf(owner, live.sessionId), live);
+    this.trim();
+    return { live, sessionReset, diagnostics };
+  }
+
+  /** The model a session starts with: pi settings' default, else ModelService's default (offline last). */
+  defaultModel(settings?: SettingsManager): Model<Api> {
+    const provider = settings?.getDefaultProvider();
+    const id = settings?.getDefaultModel();
+    const preferred = provider && id ? `${provider}/${id}` : undefined;
+    return this.options.models.resolve(this.options.models.defaultModel(preferred).id);
+  }
+
+  /** Closes one session (after delete): aborts what runs, drops it from the pool. */
+  async close(owner: string, sessionId: string): Promise<void> {
+    const key = keyOf(owner, sessionId);
+    const live = this.pool.get(key);
+    if (!live) return;
+    this.pool.delete(key);
+    await live.session.abort().catch(() => {});
+    live.dispose();
+  }
+
+  async closeOwner(owner: string): Promise<void> {
+    for (const live of [...this.pool.values()])
+      if (live.owner === owner) await this.close(owner, live.sessionId);
+  }
+
+  ownerSessions(owner: string): LiveSession[] {
+    return [...this.pool.values()].filter((l) => l.owner === owner);
+  }
+
+  /** Evicts idle sessions past idleMs, then the least recently used idle ones over the bound. */
+  sweep(now = Date.now()): number {
+    let evicted = 0;
+    for (const [key, live] of this.pool) {
+      if (!live.busy && now - live.lastUsed > this.idleMs) {
+        this.evict(key, live);
+        evicted++;
+      }
+    }
+    return evicted + this.trim();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    for (const [key, live] of [...this.pool]) {
+      await live.session.abort().catch(() => {});
+      this.evict(key, live);
+    }
+  }
+
+  private trim(): number {
+    const idle = [...this.pool.entries()].filter(([, l]) => !l.busy);
+    const excess = idle.length - this.maxIdleSessions;
+    if (excess <= 0) return 0;
+    idle.sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    for (const [key, live] of idle.slice(0, excess)) this.evict(key, live);
+    return excess;
+  }
+
+  private evict(key: string, live: LiveSession): void {
+    this.pool.delete(key);
+    live.dispose();
+    this.options.log.debug("chat session evicted", { sessionId: live.sessionId });
+  }
+}
+
+/** The id in a session file's header line, or undefined when the file is missing or not a session file. */
+function sessionHeaderId(file: string): string | undefined {
+  try {
+    const text = readFileSync(file, "utf8");
+    const header = JSON.parse(text.slice(0, text.indexOf("\n") === -1 ? undefined : text.indexOf("\n")));
+    return header?.type === "session" && typeof header.id === "string" ? header.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function keyOf(owner: string, sessionId: string): string {
+  return `${owner}\u0000${sessionId}`;
+}
+
+function touch(live: LiveSession): LiveSession {
+  live.lastUsed = Date.now();
+  return live;
+}

@@ -1,0 +1,187 @@
+/**
+ * One open chat session: the pi AgentSession (created with the SDK over the owner's session file,
+ * settings, resource loader and auth), its plan state, its pending questions, and the fan-out of its
+ * events: every mapped event goes to the current run's stream and to attached clients, and is kept in a
+ * bounded buffer so an attached client can resume with Last-Event-ID.
+ */
+
+import type { Api, Model } from "@mariozechner/pi-ai";
+import {
+  type AgentSession,
+  type AgentSessionEvent,
+  createAgentSession,
+  type ExtensionFactory,
+  type SessionManager,
+  type SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import type { PiAuth } from "../../models/pi-bridge.ts";
+import type { OwnerPaths } from "../paths.ts";
+import { type ChatEvent, EventMapper } from "./events.ts";
+import { toolRefusal } from "./guard.ts";
+import {
+  ALL_TOOLS,
+  type ChatPlanState,
+  initialPlanState,
+  isPlanState,
+  modeInstructions,
+  PLAN_ENTRY_TYPE,
+  refusal,
+} from "./plan.ts";
+import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
+import { loadResources, resourceDiagnostics } from "./resources.ts";
+
+export interface BufferedEvent {
+  seq: number;
+  event: ChatEvent;
+}
+
+type Listener = (event: ChatEvent, seq: number) => void;
+type RawListener = (event: AgentSessionEvent) => void;
+
+const BUFFER_LIMIT = 512;
+
+export class LiveSession {
+  session!: AgentSession;
+  settings!: SettingsManager;
+  plan: ChatPlanState = initialPlanState();
+  readonly broker: QuestionBroker;
+  /** The run streaming now (one at a time per session). */
+  activeRunId: string | undefined;
+  /** Clients attached through /api/attach: an attached session is not evicted. */
+  attached = 0;
+  lastUsed = Date.now();
+  private seq = 0;
+  private readonly buffer: BufferedEvent[] = [];
+  private readonly listeners = new Set<Listener>();
+  private readonly rawListeners = new Set<RawListener>();
+  private readonly mapper = new EventMapper();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    readonly owner: string,
+    readonly paths: OwnerPaths,
+    readonly auth: PiAuth,
+    /** Whether shell commands may run on the host (local mode). */
+    private readonly hostCommands: boolean,
+  ) {
+    this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
+  }
+
+  get sessionId(): string {
+    return this.session.sessionId;
+  }
+
+  get sessionFile(): string | undefined {
+    return this.session.sessionFile;
+  }
+
+  get busy(): boolean {
+    return this.activeRunId !== undefined || this.session.isStreaming || this.attached > 0;
+  }
+
+  emit(event: ChatEvent): void {
+    const seq = ++this.seq;
+    this.buffer.push({ seq, event });
+    if (this.buffer.length > BUFFER_LIMIT) this.buffer.shift();
+    for (const listener of this.listeners) listener(event, seq);
+  }
+
+  listen(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onRaw(listener: RawListener): () => void {
+    this.rawListeners.add(listener);
+    return () => this.rawListeners.delete(listener);
+  }
+
+  /** Buffered events after `seq` (all of them when the buffer no longer reaches back that far). */
+  since(seq: number): BufferedEvent[] {
+    return this.buffer.filter((b) => b.seq > seq);
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /** Changes the plan state and persists it as a custom entry in the session file. */
+  savePlan(state: ChatPlanState): void {
+    this.plan = state;
+    this.session.sessionManager.appendCustomEntry(PLAN_ENTRY_TYPE, state);
+  }
+
+  dispose(): void {
+    this.unsubscribe?.();
+    this.listeners.clear();
+    this.rawListeners.clear();
+    this.session.dispose();
+  }
+
+  /** Creates the AgentSession over a session manager; the model is the one the session starts with. */
+  async start(
+    sessionManager: SessionManager,
+    model: Model<Api>,
+    settings: SettingsManager,
+  ): Promise<string[]> {
+    const { workspaceDir, agentDir } = this.paths;
+    this.settings = settings;
+    const loader = await loadResources(this.paths, settings, [this.modeExtension()]);
+    const { session, modelFallbackMessage } = await createAgentSession({
+      cwd: workspaceDir,
+      agentDir,
+      authStorage: this.auth.authStorage,
+      modelRegistry: this.auth.modelRegistry,
+      model,
+      tools: ALL_TOOLS,
+      customTools: [questionnaireTool(this.broker)],
+      resourceLoader: loader,
+      sessionManager,
+      settingsManager: this.settings,
+    });
+    this.session = session;
+    this.plan = restorePlan(sessionManager) ?? initialPlanState();
+    this.unsubscribe = session.subscribe((event) => {
+      for (const raw of this.rawListeners) raw(event);
+      const mapped = this.mapper.map(event);
+      if (mapped) this.emit(mapped);
+    });
+    const diagnostics = resourceDiagnostics(loader);
+    if (modelFallbackMessage) diagnostics.push(modelFallbackMessage);
+    return diagnostics;
+  }
+
+  /** pi extension hooks: the mode's instructions join the system prompt; disallowed tools are refused. */
+  private modeExtension(): ExtensionFactory {
+    return (pi) => {
+      pi.on("before_agent_start", (event) => {
+        const extra = modeInstructions(this.plan);
+        return extra ? { systemPrompt: `${event.systemPrompt}\n\n${extra}` } : undefined;
+      });
+      pi.on("tool_call", (event) => {
+        const reason =
+          refusal(this.plan, event.toolName) ??
+          toolRefusal(
+            { workspaceDir: this.paths.workspaceDir, hostCommands: this.hostCommands },
+            event.toolName,
+            event.input,
+          );
+        return reason ? { block: true, reason } : undefined;
+      });
+    };
+  }
+}
+
+function questionState(question: Question): ChatEvent {
+  return { type: "state", state: { status: "awaiting-answer", question } };
+}
+
+function restorePlan(sessionManager: SessionManager): ChatPlanState | undefined {
+  const entries = sessionManager.getEntries();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (entry?.type === "custom" && entry.customType === PLAN_ENTRY_TYPE && isPlanState(entry.data))
+      return entry.data;
+  }
+  return undefined;
+}

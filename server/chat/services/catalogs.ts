@@ -1,0 +1,287 @@
+/**
+ * Chat catalogs: models (with the default and diagnostics), provider discovery, the eight providers and
+ * the caller's stored keys, slash commands, pi resources, and settings (effective read, partial update
+ * into the project settings file of the owner's workspace).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import { SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { EnvSource } from "../../config/env.ts";
+import { AppError } from "../../http/errors.ts";
+import { PROVIDERS, providerInfo } from "../../models/catalog.ts";
+import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
+import type { ModelService } from "../../models/service.ts";
+import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
+import type { RuntimeHost } from "../runtime/host.ts";
+import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
+import type { ChatStore } from "../store.ts";
+import { discoverModels } from "./discover.ts";
+
+const BUILTIN_COMMANDS = [
+  { name: "model", description: "Pick the model for this chat" },
+  { name: "models", description: "List the available models" },
+  { name: "scoped-models", description: "Choose the models to cycle through" },
+  { name: "settings", description: "Open the settings" },
+  { name: "new", description: "Start a new chat session" },
+  { name: "session", description: "Show this session's details" },
+  { name: "config", description: "Configure providers and resources" },
+];
+const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
+const NESTED_KEYS = new Set(["compaction", "retry"]);
+
+export class CatalogService {
+  constructor(
+    private readonly host: RuntimeHost,
+    private readonly store: ChatStore,
+    private readonly models: ModelService,
+    private readonly env: EnvSource,
+    private readonly dataDir: string,
+  ) {}
+
+  private paths(owner: string) {
+    const paths = ownerPaths(this.dataDir, owner);
+    ensureOwnerDirs(paths);
+    return paths;
+  }
+
+  private settingsOf(owner: string): SettingsManager {
+    const { workspaceDir, agentDir } = this.paths(owner);
+    return SettingsManager.create(workspaceDir, agentDir);
+  }
+
+  modelsFor(owner: string) {
+    const settings = this.settingsOf(owner);
+    const stored = this.store.providerKeys(owner);
+    const provider = settings.getDefaultProvider();
+    const model = settings.getDefaultModel();
+    const chosen = this.models.defaultModel(provider && model ? `${provider}/${model}` : undefined);
+    const list = this.models.list();
+    for (const id of Object.keys(stored)) {
+      const info = providerInfo(id);
+      if (!info || this.env.has(info.envVarName) || id === "ollama") continue;
+      for (const m of getModels(id as KnownProvider) as Model<Api>[])
+        list.push({
+          id: `${m.provider}/${m.id}`,
+          provider: m.provider,
+          name: m.name,
+          reasoning: m.reasoning,
+          contextWindow: m.contextWindow,
+        });
+    }
+    list.push(...customModelInfo(join(this.paths(owner).agentDir, "models.json")));
+    const diagnostics: string[] = [];
+    if (chosen.diagnostic) diagnostics.push(`Default model from settings not used: ${chosen.diagnostic}`);
+    if (chosen.source === "offline")
+      diagnostics.push(
+        "No provider is configured: the built-in offline model answers. Set a provider key to use a real model.",
+      );
+    const slash = chosen.id.indexOf("/");
+    return {
+      models: list.map((m) => ({ ...m, key: m.id })),
+      selectedModelKey: chosen.id,
+      defaultProvider: chosen.id.slice(0, slash),
+      defaultModel: chosen.id.slice(slash + 1),
+      defaultThinkingLevel: settings.getDefaultThinkingLevel() ?? "medium",
+      diagnostics,
+    };
+  }
+
+  async discover(owner: string, provider?: string) {
+    const stored = this.store.providerKeys(owner);
+    const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
+    const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
+    const info = providerInfo(id);
+    if (!info)
+      throw new AppError("invalid", `Invalid request: query.provider: unknown provider '${id}'`, {
+        issues: [
+          {
+            loc: ["query", "provider"],
+            msg: `known: ${PROVIDERS.map((p) => p.id).join(", ")}`,
+            type: "enum",
+          },
+        ],
+      });
+    const key = this.env.get(info.envVarName) ?? stored[id];
+    return discoverModels(info, key);
+  }
+
+  providers(owner: string) {
+    return { providers: providersWithStoredKeys(this.models, this.store.providerKeys(owner)) };
+  }
+
+  /** Stores (or clears) the caller's key; live sessions pick it up at once. The key is never echoed. */
+  setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
+    const info = providerInfo(provider);
+    if (!info)
+      throw new AppError("invalid", `Invalid request: body.provider: unknown provider '${provider}'`, {
+        issues: [
+          { loc: ["body", "provider"], msg: `known: ${PROVIDERS.map((p) => p.id).join(", ")}`, type: "enum" },
+        ],
+      });
+    const key = apiKey?.trim();
+    if (key) this.store.setProviderKey(owner, provider, key);
+    else this.store.clearProviderKey(owner, provider);
+    for (const live of this.host.ownerSessions(owner)) {
+      if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
+      else live.auth.authStorage.remove(provider);
+    }
+    const entry = this.providers(owner).providers.find((p) => p.id === provider);
+    if (!entry) throw new AppError("internal", "provider vanished");
+    return {
+      ok: true as const,
+      provider: entry,
+      stored: Boolean(key),
+      envOverrides: this.env.has(info.envVarName),
+    };
+  }
+
+  async commands(owner: string) {
+    const settings = this.settingsOf(owner);
+    const loader = await loadResources(this.paths(owner), settings);
+    const commands: {
+      name: string;
+      description: string;
+      argumentHint?: string;
+      source: "builtin" | "skill" | "prompt" | "extension";
+      passThrough?: boolean;
+    }[] = BUILTIN_COMMANDS.map((c) => ({ ...c, source: "builtin" as const }));
+    if (settings.getEnableSkillCommands()) {
+      for (const s of loader.getSkills().skills)
+        commands.push({
+          name: `skill:${s.name}`,
+          description: s.description,
+          source: "skill",
+          passThrough: true,
+        });
+      for (const p of loader.getPrompts().prompts)
+        commands.push({
+          name: p.name,
+          description: p.description,
+          ...(p.argumentHint ? { argumentHint: p.argumentHint } : {}),
+          source: "prompt",
+          passThrough: true,
+        });
+    }
+    for (const ext of loader.getExtensions().extensions)
+      for (const c of ext.commands.values())
+        commands.push({
+          name: c.name,
+          description: c.description ?? "",
+          source: "extension",
+          passThrough: true,
+        });
+    return { commands, diagnostics: resourceDiagnostics(loader) };
+  }
+
+  async resources(owner: string) {
+    const settings = this.settingsOf(owner);
+    const loader = await loadResources(this.paths(owner), settings);
+    return {
+      packages: settings.getPackages(),
+      skills: loader
+        .getSkills()
+        .skills.map((s) => ({ name: s.name, description: s.description, filePath: s.filePath })),
+      prompts: loader.getPrompts().prompts.map((p) => ({
+        name: p.name,
+        description: p.description,
+        argumentHint: p.argumentHint,
+        filePath: p.filePath,
+      })),
+      extensions: loader.getExtensions().extensions.map((e) => ({
+        path: e.path,
+        commands: [...e.commands.keys()],
+        tools: [...e.tools.keys()],
+      })),
+      themes: loader.getThemes().themes.map((t) => ({ name: t.name ?? null, path: t.sourcePath ?? null })),
+      agentsFiles: loader
+        .getAgentsFiles()
+        .agentsFiles.map((f) => ({ path: f.path, bytes: f.content.length })),
+      diagnostics: resourceDiagnostics(loader),
+    };
+  }
+
+  settings(owner: string) {
+    return effective(this.settingsOf(owner));
+  }
+
+  /** Merges a partial update into `<workspace>/.pi/settings.json`; live sessions reload their settings. */
+  async updateSettings(owner: string, update: Record<string, unknown>) {
+    const keys = Object.keys(update).filter((k) => update[k] !== undefined);
+    // Unknown keys are dropped by validation: an update left with nothing known changes nothing.
+    if (keys.length === 0)
+      throw new AppError("invalid", "Invalid request: body.settings: no known setting in the update", {
+        issues: [{ loc: ["body", "settings"], msg: "no known setting in the update", type: "value_error" }],
+      });
+    const projectPath = join(this.paths(owner).workspaceDir, ".pi", "settings.json");
+    const project = readJson(projectPath);
+    for (const [key, value] of Object.entries(update)) {
+      if (value === undefined) continue;
+      project[key] =
+        NESTED_KEYS.has(key) && isObject(project[key])
+          ? { ...(project[key] as object), ...(value as object) }
+          : value;
+    }
+    mkdirSync(dirname(projectPath), { recursive: true });
+    writeFileSync(projectPath, `${JSON.stringify(project, null, 2)}\n`);
+    const diagnostics: string[] = [];
+    const provider = project.defaultProvider as string | undefined;
+    const model = project.defaultModel as string | undefined;
+    if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
+      const chosen = this.models.defaultModel(`${provider}/${model}`);
+      if (chosen.diagnostic) diagnostics.push(`defaultModel: ${chosen.diagnostic}`);
+    }
+    for (const live of this.host.ownerSessions(owner)) {
+      await live.settings.reload();
+      live.session.setSteeringMode(live.settings.getSteeringMode());
+      live.session.setFollowUpMode(live.settings.getFollowUpMode());
+    }
+    const settings = this.settingsOf(owner);
+    diagnostics.push(...settings.drainErrors().map((e) => `${e.scope}: ${e.error.message}`));
+    return {
+      diagnostics,
+      effective: effective(settings),
+      project,
+      projectPath,
+      updateImpact: {
+        newSessionRecommended: keys.length > 0,
+        resourceReloadRequired: keys.some((k) => RELOAD_KEYS.includes(k)),
+      },
+    };
+  }
+}
+
+function effective(s: SettingsManager) {
+  return {
+    compaction: s.getCompactionSettings(),
+    retry: s.getRetrySettings(),
+    defaultProvider: s.getDefaultProvider() ?? null,
+    defaultModel: s.getDefaultModel() ?? null,
+    defaultThinkingLevel: s.getDefaultThinkingLevel() ?? "medium",
+    enabledModels: s.getEnabledModels() ?? null,
+    extensions: s.getExtensionPaths(),
+    packages: s.getPackages(),
+    prompts: s.getPromptTemplatePaths(),
+    skills: s.getSkillPaths(),
+    themes: s.getThemePaths(),
+    theme: s.getTheme() ?? null,
+    transport: s.getTransport(),
+    steeringMode: s.getSteeringMode(),
+    followUpMode: s.getFollowUpMode(),
+    enableSkillCommands: s.getEnableSkillCommands(),
+  };
+}
+
+function readJson(path: string): Record<string, unknown> {
+  if (!existsSync(path)) return {};
+  try {
+    const value = JSON.parse(readFileSync(path, "utf8"));
+    return isObject(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,115 @@
+/**
+ * What a configured provider offers: Ollama's local tags (`/api/tags`), the model lists of providers
+ * whose API has one (OpenAI-compatible `/models`, Anthropic, Gemini), pi-ai's built-in catalog for the
+ * cloud platforms without a simple list call. An unreachable or refusing provider gives a clear
+ * diagnostic, never an error. The key goes only to the provider's own host.
+ */
+import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import type { ProviderInfo } from "../../models/catalog.ts";
+
+export interface Discovery {
+  provider: string;
+  reachable: boolean;
+  models: { id: string; name?: string }[];
+  diagnostics: string[];
+}
+
+const TIMEOUT_MS = 5000;
+const OPENAI_COMPATIBLE: Record<string, string> = {
+  openai: "https://api.openai.com/v1",
+  groq: "https://api.groq.com/openai/v1",
+  mistral: "https://api.mistral.ai/v1",
+};
+
+export async function discoverModels(info: ProviderInfo, key: string | undefined): Promise<Discovery> {
+  const result: Discovery = { provider: info.id, reachable: false, models: [], diagnostics: [] };
+  if (!key && info.id !== "ollama") {
+    result.diagnostics.push(`${info.name} is not configured: set ${info.envVarName} or store a key`);
+    return result;
+  }
+  if (info.id === "amazon-bedrock" || info.id === "google-vertex") {
+    result.models = catalog(info.id);
+    result.diagnostics.push(`${info.name} has no simple list call: these are the models pi-ai knows`);
+    return result;
+  }
+  const request = requestFor(info.id, key);
+  try {
+    const response = await fetch(request.url, {
+      headers: request.headers,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    if (!response.ok) {
+      result.diagnostics.push(`${info.name} answered ${response.status} at ${request.shownUrl}`);
+      return result;
+    }
+    result.reachable = true;
+    result.models = request.parse(await response.json());
+  } catch (error) {
+    const reason =
+      (error as Error).name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : "unreachable";
+    result.diagnostics.push(`${info.name} is ${reason} at ${request.shownUrl}`);
+  }
+  return result;
+}
+
+interface ListRequest {
+  url: string;
+  /** The URL without credentials, for diagnostics. */
+  shownUrl: string;
+  headers: Record<string, string>;
+  parse(body: unknown): { id: string; name?: string }[];
+}
+
+function requestFor(provider: string, key: string | undefined): ListRequest {
+  if (provider === "ollama") {
+    const base = (key ?? "http://127.0.0.1:11434").replace(/\/+$/, "").replace(/\/v1$/, "");
+    return {
+      url: `${base}/api/tags`,
+      shownUrl: `${base}/api/tags`,
+      headers: {},
+      parse: (body) =>
+        list(body, "models").map((m) => ({ id: String(m.name ?? m.model), name: String(m.name ?? m.model) })),
+    };
+  }
+  if (provider === "anthropic") {
+    return {
+      url: "https://api.anthropic.com/v1/models",
+      shownUrl: "https://api.anthropic.com/v1/models",
+      headers: { "x-api-key": key ?? "", "anthropic-version": "2023-06-01" },
+      parse: (body) =>
+        list(body, "data").map((m) => ({
+          id: String(m.id),
+          name: m.display_name ? String(m.display_name) : undefined,
+        })),
+    };
+  }
+  if (provider === "google") {
+    const url = "https://generativelanguage.googleapis.com/v1beta/models";
+    return {
+      url,
+      shownUrl: url,
+      headers: { "x-goog-api-key": key ?? "" },
+      parse: (body) =>
+        list(body, "models").map((m) => ({
+          id: String(m.name).replace(/^models\//, ""),
+          name: m.displayName ? String(m.displayName) : undefined,
+        })),
+    };
+  }
+  const base = OPENAI_COMPATIBLE[provider] ?? "";
+  return {
+    url: `${base}/models`,
+    shownUrl: `${base}/models`,
+    headers: { authorization: `Bearer ${key}` },
+    parse: (body) => list(body, "data").map((m) => ({ id: String(m.id) })),
+  };
+}
+
+function list(body: unknown, field: string): Record<string, unknown>[] {
+  const items = (body as Record<string, unknown> | null)?.[field];
+  return Array.isArray(items) ? items.filter((i) => typeof i === "object" && i !== null) : [];
+}
+
+function catalog(provider: string): { id: string; name?: string }[] {
+  return (getModels(provider as KnownProvider) as Model<Api>[]).map((m) => ({ id: m.id, name: m.name }));
+}

@@ -1,0 +1,56 @@
+/** Recorded runs of a session and one run's provenance: model, settings snapshot, tool calls, files, timings. */
+import { AppError } from "../../http/errors.ts";
+import type { ChatStore, RunRow } from "../store.ts";
+
+const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
+
+function runRecord(row: RunRow) {
+  return {
+    runId: row.id,
+    sessionId: row.session_id,
+    prompt: row.prompt,
+    mode: row.mode,
+    planAction: row.plan_action,
+    model: row.model,
+    thinkingLevel: row.thinking_level,
+    status: row.status,
+    error: row.error,
+    usage: parse(row.usage_json),
+    startedAt: row.started_at,
+    firstEventAt: row.first_event_at,
+    endedAt: row.ended_at,
+    durationMs: row.duration_ms,
+  };
+}
+
+export class ProvenanceService {
+  constructor(private readonly store: ChatStore) {}
+
+  runs(owner: string, sessionId: string, limit: number, offset: number) {
+    return { runs: this.store.runs(owner, sessionId, limit, offset).map(runRecord) };
+  }
+
+  provenance(owner: string, runId: string) {
+    const row = this.store.run(owner, runId);
+    if (!row) throw new AppError("not_found", `No run '${runId}'`);
+    return {
+      ...runRecord(row),
+      settings: parse(row.settings_json),
+      toolCalls: this.store.toolCalls(owner, runId).map((c) => ({
+        toolCallId: c.tool_call_id,
+        toolName: c.tool_name,
+        args: parse(c.args_json),
+        output: parse(c.output_json),
+        isError: c.is_error === null ? null : c.is_error === 1,
+        startedAt: c.started_at,
+        endedAt: c.ended_at,
+      })),
+      filesTouched: this.store.fileMutations(owner, runId).map((m) => ({
+        path: m.path,
+        toolName: m.tool_name,
+        toolCallId: m.tool_call_id,
+        at: m.created_at,
+      })),
+    };
+  }
+}

@@ -1,0 +1,95 @@
+/** Bad input to the chat routes: a clear 400 in the chat envelope before any stream, and nothing created. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { chat } from "./helpers.ts";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const sessionRows = () =>
+  (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_sessions").get() as { n: number }).n;
+const runRows = () => (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_runs").get() as { n: number }).n;
+const sessionFiles = () => {
+  try {
+    return readdirSync(`${t.dataDir}/sessions`, { recursive: true }).length;
+  } catch {
+    return 0;
+  }
+};
+
+const BAD: [string, unknown][] = [
+  ["empty message without planAction", { message: "   " }],
+  ["no message at all", {}],
+  ["unknown mode", { message: "hi", mode: "yolo" }],
+  ["malformed model string", { message: "hi", model: "not a model" }],
+  ["model string without a model part", { message: "hi", model: "openai/" }],
+  ["unknown provider", { message: "hi", model: "nosuch/model" }],
+  [
+    "model object with a bad thinking level",
+    { message: "hi", model: { provider: "openai", id: "gpt-5-mini", thinkingLevel: "max" } },
+  ],
+  ["sessionFile traversal", { message: "hi", sessionFile: "../../app.db" }],
+  ["sessionFile in another owner's folder", { message: "hi", sessionFile: `${"/x"}/sessions/bob/s.jsonl` }],
+  ["sessionFile that is not a session file", { message: "hi", sessionFile: "notes.txt" }],
+  ["unknown planAction", { message: "hi", planAction: "launch" }],
+  ["unknown streamingBehavior", { message: "hi", streamingBehavior: "interrupt" }],
+  ["message of the wrong type", { message: 42 }],
+];
+
+test.each(BAD)("%s → 400 {message, errors} and nothing created", async (_name, body) => {
+  const before = { sessions: sessionRows(), runs: runRows(), files: sessionFiles() };
+  const response = await chat(t, body);
+  expect(response.status).toBe(400);
+  expect(response.headers.get("content-type")).toContain("application/json");
+  const error = (await response.json()) as { message: string; errors?: unknown[] };
+  expect(error.message).toStartWith("Invalid request");
+  expect(Array.isArray(error.errors)).toBe(true);
+  expect({ sessions: sessionRows(), runs: runRows(), files: sessionFiles() }).toEqual(before);
+});
+
+test("a traversal in another owner's absolute folder is refused too", async () => {
+  const response = await chat(t, { message: "hi", sessionFile: `${t.dataDir}/sessions/bob/x.jsonl` });
+  expect(response.status).toBe(400);
+  expect(sessionRows()).toBe(0);
+});
+
+test("malformed JSON is a 400", async () => {
+  const response = await t.request("/api/chat", postJson("{nope"));
+  expect(response.status).toBe(400);
+  expect(((await response.json()) as { message: string }).message).toContain("could not be parsed");
+});
+
+test("bad input to the other chat routes is a 400, unknown targets 404", async () => {
+  const question = await t.request(
+    "/api/chat/question",
+    postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "maybe" } }),
+  );
+  expect(question.status).toBe(400);
+  const missing = await t.json(
+    "/api/chat/question",
+    postJson({ sessionId: "s", toolCallId: "c", answer: { kind: "skip" } }),
+  );
+  expect(missing).toMatchObject({ status: 404, body: { ok: false } });
+  expect((await t.request("/api/chat/runs")).status).toBe(400);
+  expect((await t.request("/api/chat/runs?sessionId=s&limit=500")).status).toBe(400);
+  expect((await t.request("/api/chat/provenance?runId=nope")).status).toBe(404);
+  expect(
+    (await t.request("/api/chat/settings", postJson({ settings: { retry: { maxRetries: "three" } } })))
+      .status,
+  ).toBe(400);
+  expect((await t.request("/api/chat/settings", postJson({ settings: { colour: "blue" } }))).status).toBe(
+    400,
+  );
+  expect((await t.request("/api/chat/providers", postJson({ provider: "nosuch", apiKey: "k" }))).status).toBe(
+    400,
+  );
+  expect((await t.request("/api/chat/models/discover?provider=nosuch")).status).toBe(400);
+  expect((await t.request("/api/chat/session?sessionFile=../../app.db")).status).toBe(400);
+  expect((await t.request("/api/attach", postJson({}))).status).toBe(400);
+  expect((await t.request("/api/attach", postJson({ sessionId: "nope" }))).status).toBe(404);
+  expect(sessionRows()).toBe(0);
+});

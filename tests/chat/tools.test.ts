@@ -1,0 +1,121 @@
+/** Tool limits: file tools stay in the owner's workspace; shell commands run on the host only in local mode. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { listen } from "../helpers/listen.ts";
+import { type Event, lines, scripted } from "./helpers.ts";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const toolUse = { stopReason: "toolUse" as const };
+const results = (events: Event[]) =>
+  Object.fromEntries(
+    events
+      .filter((e) => e.type === "tool" && e.part.type === "tool-result")
+      .map((e) => [e.part.toolCallId, e.part]),
+  );
+
+test("file tools cannot leave the workspace: absolute paths, .., ~ and symlinks out are refused", async () => {
+  const workspace = `${t.dataDir}/workspaces/local`;
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(`${t.dataDir}/secret.txt`, "host secret");
+  symlinkSync(t.dataDir, `${workspace}/escape`);
+  writeFileSync(`${workspace}/inside.txt`, "fine");
+  const model = scripted(t, [
+    fauxAssistantMessage(
+      [
+        fauxToolCall("read", { path: `${t.dataDir}/secret.txt` }, { id: "abs" }),
+        fauxToolCall("read", { path: "../../secret.txt" }, { id: "dots" }),
+        fauxToolCall("read", { path: "~/.ssh/id_rsa" }, { id: "home" }),
+        fauxToolCall("read", { path: "escape/secret.txt" }, { id: "link" }),
+        fauxToolCall("write", { path: "../../planted.txt", content: "x" }, { id: "write-out" }),
+        fauxToolCall("read", { path: "inside.txt" }, { id: "ok" }),
+      ],
+      toolUse,
+    ),
+    fauxAssistantMessage("done"),
+  ]);
+  const events = await lines(await t.request("/api/chat", postJson({ message: "look", model: model.id })));
+  const r = results(events);
+  for (const id of ["abs", "dots", "home", "link", "write-out"]) {
+    expect({ id, isError: r[id]?.isError }).toEqual({ id, isError: true });
+    expect(JSON.stringify(r[id]?.result)).toContain("outside your workspace");
+    expect(JSON.stringify(r[id]?.result)).not.toContain("host secret");
+  }
+  expect(r.ok?.isError).toBe(false);
+  expect(JSON.stringify(r.ok?.result)).toContain("fine");
+  expect(await Bun.file(`${t.dataDir}/planted.txt`).exists()).toBe(false);
+  model.dispose();
+});
+
+test("local mode runs shell commands in the workspace", async () => {
+  const model = scripted(t, [
+    fauxAssistantMessage([fauxToolCall("bash", { command: "pwd" }, { id: "sh" })], toolUse),
+    fauxAssistantMessage("done"),
+  ]);
+  const events = await lines(await t.request("/api/chat", postJson({ message: "where", model: model.id })));
+  expect(JSON.stringify(results(events).sh?.result)).toContain(`${t.dataDir}/workspaces/local`);
+  model.dispose();
+});
+
+test("protected mode refuses shell commands (no sandbox for chat tools yet)", async () => {
+  const other = await createTestApp({
+    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
+    resolvers: [() => ({ id: "carol", kind: "bearer" })],
+  });
+  const model = scripted(other, [
+    fauxAssistantMessage([fauxToolCall("bash", { command: "env" }, { id: "sh" })], toolUse),
+    fauxAssistantMessage("done"),
+  ]);
+  const events = await lines(await other.request("/api/chat", postJson({ message: "env", model: model.id })));
+  const sh = results(events).sh;
+  expect(sh?.isError).toBe(true);
+  expect(JSON.stringify(sh?.result)).toContain("Shell commands are disabled");
+  model.dispose();
+  other.close();
+});
+
+test("POST /api/post-chat streams the same NDJSON events as /api/chat", async () => {
+  const model = scripted(t, [fauxAssistantMessage("companion reply")]);
+  const response = await t.request("/api/post-chat", postJson({ message: "hi", model: model.id }));
+  expect(response.headers.get("content-type")).toContain("application/x-ndjson");
+  const events = await lines(response);
+  expect(events[0]?.type).toBe("start");
+  expect(
+    events
+      .filter((e) => e.type === "delta")
+      .map((e) => e.text)
+      .join(""),
+  ).toBe("companion reply");
+  expect(events.at(-1)).toMatchObject({ type: "done", runId: events[0]?.runId });
+  expect((await t.request("/api/post-chat", postJson({ message: "" }))).status).toBe(400);
+  model.dispose();
+});
+
+test("over a real socket, a client that disconnects mid-stream aborts the run", async () => {
+  const server = listen(t);
+  const model = scripted(t, [fauxAssistantMessage("word ".repeat(600))], { tokensPerSecond: 300 });
+  const controller = new AbortController();
+  const response = await fetch(`${server.url}/api/chat`, {
+    ...postJson({ message: "talk", model: model.id }),
+    signal: controller.signal,
+  });
+  const reader = response.body?.getReader();
+  const first = new TextDecoder().decode((await reader?.read())?.value);
+  const start = JSON.parse(first.split("\n")[0] ?? "{}");
+  expect(start.type).toBe("start");
+  controller.abort();
+  let status = "running";
+  for (let i = 0; i < 300 && status === "running"; i++) {
+    await Bun.sleep(10);
+    status = (await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`)).body.status;
+  }
+  expect(status).toBe("aborted");
+  model.dispose();
+  await server.stop();
+});
