@@ -63,6 +63,34 @@ test("local mode runs shell commands in the workspace", async () => {
   model.dispose();
 });
 
+test("the shell never sees the server's secrets: its environment is an allow-list and HOME is the workspace", async () => {
+  const canary = "sk-canary-never-in-a-shell";
+  const saved = { openai: process.env.OPENAI_API_KEY, auth: process.env.APP_AUTH_SECRET };
+  process.env.OPENAI_API_KEY = canary;
+  process.env.APP_AUTH_SECRET = canary;
+  try {
+    const model = scripted(t, [
+      fauxAssistantMessage(
+        [fauxToolCall("bash", { command: "env; echo HOME=$HOME" }, { id: "sh" })],
+        toolUse,
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const events = await lines(await t.request("/api/chat", postJson({ message: "env", model: model.id })));
+    const output = JSON.stringify(results(events).sh?.result);
+    expect(output).toContain("PATH=");
+    expect(output).toContain(`HOME=${t.dataDir}/workspaces/local`);
+    expect(output).not.toContain(canary);
+    expect(output).not.toContain("OPENAI_API_KEY");
+    model.dispose();
+  } finally {
+    if (saved.openai === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved.openai;
+    if (saved.auth === undefined) delete process.env.APP_AUTH_SECRET;
+    else process.env.APP_AUTH_SECRET = saved.auth;
+  }
+});
+
 test("protected mode refuses shell commands (no sandbox for chat tools yet)", async () => {
   const other = await createTestApp({
     env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },

@@ -29,6 +29,7 @@ import {
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
+import { workspaceBashTool } from "./shell.ts";
 
 export interface BufferedEvent {
   seq: number;
@@ -134,7 +135,7 @@ export class LiveSession {
       modelRegistry: this.auth.modelRegistry,
       model,
       tools: ALL_TOOLS,
-      customTools: [questionnaireTool(this.broker)],
+      customTools: [questionnaireTool(this.broker), workspaceBashTool(workspaceDir)],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,
