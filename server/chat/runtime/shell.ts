@@ -3,7 +3,7 @@
  * The server's environment holds provider keys and secrets (DESIGN.md: secrets never reach code a model
  * writes), so the shell sees only what a command needs to run, and HOME is the owner's workspace.
  */
-import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition, defineTool } from "@mariozechner/pi-coding-agent";
 
 /** Variables a shell needs to behave normally; none of them carries a credential. */
 const PASSED = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "SHELL", "TMPDIR"];
@@ -17,7 +17,9 @@ export function shellEnvironment(env: NodeJS.ProcessEnv, workspaceDir: string): 
 
 /** Registered under pi's name `bash`, so it replaces the built-in tool of the same name. */
 export function workspaceBashTool(workspaceDir: string) {
-  return createBashToolDefinition(workspaceDir, {
-    spawnHook: ({ command, cwd, env }) => ({ command, cwd, env: shellEnvironment(env, workspaceDir) }),
-  });
+  return defineTool(
+    createBashToolDefinition(workspaceDir, {
+      spawnHook: ({ command, cwd, env }) => ({ command, cwd, env: shellEnvironment(env, workspaceDir) }),
+    }),
+  );
 }
