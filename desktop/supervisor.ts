@@ -208,8 +208,9 @@ export class ServerSupervisor extends EventEmitter<{ crash: [CrashInfo] }> {
       [...command.args, "--host", LOOPBACK, "--port", String(port), "--data-dir", dataDir],
       {
         cwd: command.cwd,
-        env: { ...env, APP_DESKTOP_TOKEN: this.token },
-        stdio: ["ignore", "pipe", "pipe"],
+        // stdin stays open while we live: the server stops when it closes (we died, even by SIGKILL).
+        env: { ...env, APP_DESKTOP_TOKEN: this.token, APP_EXIT_WITH_STDIN: "1" },
+        stdio: ["pipe", "pipe", "pipe"],
         // Its own process group on POSIX, so stopping it reaches whatever it started (sandbox workers).
         detached: process.platform !== "win32",
         windowsHide: true,

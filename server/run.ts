@@ -13,6 +13,9 @@ import { createLogger } from "./log.ts";
 import { secretVarNames } from "./models/catalog.ts";
 import { MigrationError } from "./storage/migrate.ts";
 
+/** Set by a supervisor that holds our stdin: its closing means the supervisor is gone. */
+export const EXIT_WITH_STDIN = "APP_EXIT_WITH_STDIN";
+
 export interface RunOptions {
   /** Extra route plugins (test fixtures mount probe routes this way). */
   plugins?: ((ctx: AppContext) => AnyElysia)[];
@@ -49,6 +52,13 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
   const signalled = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
+    // A supervisor (the desktop shell) keeps our stdin open while it lives: when it dies, even by
+    // SIGKILL, the pipe closes and we stop instead of lingering as an orphan.
+    if (env.get(EXIT_WITH_STDIN) === "1") {
+      process.stdin.on("end", () => resolve("stdin closed"));
+      process.stdin.on("close", () => resolve("stdin closed"));
+      process.stdin.resume();
+    }
   });
 
   let server: Awaited<ReturnType<typeof startServer>>;

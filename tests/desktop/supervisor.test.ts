@@ -185,6 +185,27 @@ describe("the real server", () => {
     }
   });
 
+  test("the shell killed outright (SIGKILL): the server sees its stdin close and stops, no orphan", async () => {
+    const shell = Bun.spawn(
+      [process.execPath, join(import.meta.dir, "fixtures", "shell-parent.ts"), REPO_ROOT, dataDir()],
+      { env: cleanEnv(), stdout: "pipe", stderr: "inherit" },
+    );
+    const reader = shell.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    const { pid } = JSON.parse(text) as { pid: number };
+    expect(alive(pid)).toBe(true);
+    shell.kill("SIGKILL");
+    await shell.exited;
+    const gone = await eventuallyGone(pid);
+    if (!gone) process.kill(pid, "SIGKILL"); // a failing run must not leave the orphan behind
+    expect(gone).toBe(true);
+  });
+
   test("a server that cannot start: SupervisorError carrying its own message", async () => {
     const command = devCommand();
     const supervisor = new ServerSupervisor({
