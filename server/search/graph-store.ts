@@ -20,7 +20,11 @@ export class GraphStore {
   constructor(readonly db: Store) {}
 
   /** Replaces the index's entities and relationships; returns entity ids by name key. */
-  replaceGraph(index: IndexRow, entities: MergedEntity[], relationships: MergedRelationship[]): Map<string, number> {
+  replaceGraph(
+    index: IndexRow,
+    entities: MergedEntity[],
+    relationships: MergedRelationship[],
+  ): Map<string, number> {
     const scope = [index.id, index.owner_id];
     this.db.run("DELETE FROM search_entities_fts WHERE index_id = ? AND owner_id = ?", scope);
     this.db.run("DELETE FROM search_relationships_fts WHERE index_id = ? AND owner_id = ?", scope);
@@ -34,13 +38,10 @@ export class GraphStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [...scope, human, e.name, e.type, e.description, e.degree, e.mentions, JSON.stringify(e.unitIds)],
       );
-      this.db.run("INSERT INTO search_entities_fts (rowid, name, description, owner_id, index_id) VALUES (?, ?, ?, ?, ?)", [
-        id,
-        e.name,
-        e.description,
-        index.owner_id,
-        index.id,
-      ]);
+      this.db.run(
+        "INSERT INTO search_entities_fts (rowid, name, description, owner_id, index_id) VALUES (?, ?, ?, ?, ?)",
+        [id, e.name, e.description, index.owner_id, index.id],
+      );
       ids.set(e.key, id);
     });
     relationships.forEach((r, human) => {
@@ -60,12 +61,10 @@ export class GraphStore {
           JSON.stringify(r.unitIds),
         ],
       );
-      this.db.run("INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)", [
-        id,
-        `${r.source} ${r.target} ${r.description}`,
-        index.owner_id,
-        index.id,
-      ]);
+      this.db.run(
+        "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
+        [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
+      );
     });
     return ids;
   }
@@ -127,13 +126,10 @@ export class GraphStore {
         r.hash,
       ],
     );
-    this.db.run("INSERT INTO search_reports_fts (rowid, title, content, owner_id, index_id) VALUES (?, ?, ?, ?, ?)", [
-      id,
-      r.report.title,
-      r.content,
-      index.owner_id,
-      index.id,
-    ]);
+    this.db.run(
+      "INSERT INTO search_reports_fts (rowid, title, content, owner_id, index_id) VALUES (?, ?, ?, ?, ?)",
+      [id, r.report.title, r.content, index.owner_id, index.id],
+    );
   }
 
   // ---- reads for the query engines ----
@@ -166,10 +162,10 @@ export class GraphStore {
   }
 
   allEntities(index: IndexRow): EntityRow[] {
-    return this.db.all<EntityRow>("SELECT * FROM search_entities WHERE index_id = ? AND owner_id = ? ORDER BY human_id", [
-      index.id,
-      index.owner_id,
-    ]);
+    return this.db.all<EntityRow>(
+      "SELECT * FROM search_entities WHERE index_id = ? AND owner_id = ? ORDER BY human_id",
+      [index.id, index.owner_id],
+    );
   }
 
   /** Relationships with either end in `ids`, heaviest first. */
@@ -217,7 +213,12 @@ export class GraphStore {
   }
 
   /** Reports at a level ranked by BM25 over title and content. */
-  matchReports(index: IndexRow, match: string, level: number, limit: number): (ReportRow & { score: number })[] {
+  matchReports(
+    index: IndexRow,
+    match: string,
+    level: number,
+    limit: number,
+  ): (ReportRow & { score: number })[] {
     return this.db.all<ReportRow & { score: number }>(
       `SELECT r.*, f.score FROM (
          SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
@@ -229,10 +230,10 @@ export class GraphStore {
 
   maxLevel(index: IndexRow): number {
     return (
-      this.db.get<{ level: number | null }>("SELECT max(level) AS level FROM search_reports WHERE index_id = ? AND owner_id = ?", [
-        index.id,
-        index.owner_id,
-      ])?.level ?? -1
+      this.db.get<{ level: number | null }>(
+        "SELECT max(level) AS level FROM search_reports WHERE index_id = ? AND owner_id = ?",
+        [index.id, index.owner_id],
+      )?.level ?? -1
     );
   }
 

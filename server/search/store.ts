@@ -17,14 +17,17 @@ export class SearchStore {
   constructor(readonly db: Store) {}
 
   findIndex(ownerId: string, name: string): IndexRow | undefined {
-    return this.db.get<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? AND name = ?", [ownerId, name]);
-  }
-
-  ensureIndex(ownerId: string, name: string): IndexRow {
-    this.db.run("INSERT INTO search_indexes (owner_id, name) VALUES (?, ?) ON CONFLICT (owner_id, name) DO NOTHING", [
+    return this.db.get<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? AND name = ?", [
       ownerId,
       name,
     ]);
+  }
+
+  ensureIndex(ownerId: string, name: string): IndexRow {
+    this.db.run(
+      "INSERT INTO search_indexes (owner_id, name) VALUES (?, ?) ON CONFLICT (owner_id, name) DO NOTHING",
+      [ownerId, name],
+    );
     return this.findIndex(ownerId, name) as IndexRow;
   }
 
@@ -47,7 +50,10 @@ export class SearchStore {
   }
 
   countDocuments(index: IndexRow): number {
-    return this.count("SELECT count(*) AS n FROM search_documents WHERE index_id = ? AND owner_id = ?", index);
+    return this.count(
+      "SELECT count(*) AS n FROM search_documents WHERE index_id = ? AND owner_id = ?",
+      index,
+    );
   }
 
   countUnits(index: IndexRow): number {
@@ -99,7 +105,17 @@ export class SearchStore {
       this.db.run(sql, [index.id, index.owner_id, unitId, "entity", e.name, null, e.type, e.description, 1]);
     }
     for (const r of extraction.relationships) {
-      this.db.run(sql, [index.id, index.owner_id, unitId, "relationship", r.source, r.target, null, r.description, r.weight]);
+      this.db.run(sql, [
+        index.id,
+        index.owner_id,
+        unitId,
+        "relationship",
+        r.source,
+        r.target,
+        null,
+        r.description,
+        r.weight,
+      ]);
     }
   }
 
@@ -120,6 +136,17 @@ export class SearchStore {
          WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${ids.map(() => "?").join(",")})`,
       )
       .all(index.id, index.owner_id, ...ids);
+  }
+
+  /** Unit ids ranked by BM25 over their text. */
+  searchUnits(index: IndexRow, match: string, limit: number): number[] {
+    return this.db
+      .all<{ id: number }>(
+        `SELECT rowid AS id FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ?
+         ORDER BY bm25(search_units_fts) LIMIT ?`,
+        [match, index.id, index.owner_id, limit],
+      )
+      .map((r) => r.id);
   }
 
   private count(sql: string, index: IndexRow): number {

@@ -29,7 +29,11 @@ export interface Hierarchy {
   modularity: number[];
 }
 
-export function hierarchicalCommunities(edges: CommunityEdge[], maxClusterSize = 10, seed = 0xc0ffee): Hierarchy {
+export function hierarchicalCommunities(
+  edges: CommunityEdge[],
+  maxClusterSize = 10,
+  seed = 0xc0ffee,
+): Hierarchy {
   const graph = new Graph({ type: "undirected", multi: false });
   for (const { source, target, weight } of edges) {
     if (source === target) continue;
@@ -60,7 +64,8 @@ export function hierarchicalCommunities(edges: CommunityEdge[], maxClusterSize =
   }
   const levels = Math.max(...communities.map((c) => c.level)) + 1;
   const modularity: number[] = [];
-  for (let level = 0; level < levels; level++) modularity.push(modularityOf(graph, partitionAt(communities, level)));
+  for (let level = 0; level < levels; level++)
+    modularity.push(modularityOf(graph, partitionAt(communities, level)));
   return { communities, levels, modularity };
 }
 
@@ -82,7 +87,8 @@ function subgraph(graph: Graph, nodes: string[]): Graph {
   for (const n of nodes) sub.addNode(n);
   for (const n of nodes) {
     graph.forEachEdge(n, (_edge, attributes, source, target) => {
-      if (source === n && keep.has(target) && !sub.hasEdge(source, target)) sub.addEdge(source, target, attributes);
+      if (source === n && keep.has(target) && !sub.hasEdge(source, target))
+        sub.addEdge(source, target, attributes);
     });
   }
   return sub;

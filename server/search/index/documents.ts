@@ -47,7 +47,9 @@ export function readDocuments(paths: string[]): { documents: InputDocument[]; wa
       warnings.push(`${given}: no such file or directory`);
       continue;
     }
-    const files = stat.isDirectory() ? walk(root).map((f) => ({ file: f, title: relative(root, f) })) : [{ file: root, title: basename(root) }];
+    const files = stat.isDirectory()
+      ? walk(root).map((f) => ({ file: f, title: relative(root, f) }))
+      : [{ file: root, title: basename(root) }];
     for (const { file, title } of files) {
       if (stat.isDirectory() && !TEXT_EXTENSIONS.has(extname(file).toLowerCase())) continue;
       const decoded = decodeText(readFileSync(file));
@@ -60,7 +62,9 @@ export function readDocuments(paths: string[]): { documents: InputDocument[]; wa
 
 function walk(dir: string): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
     if (entry.name.startsWith(".")) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...walk(path));

@@ -43,10 +43,15 @@ export const CONTINUE_PROMPT = `Were any entities or relationships still missed?
 export function parseRecords(output: string): Extraction {
   const result: Extraction = { entities: [], relationships: [] };
   const body = output.split(COMPLETE)[0] ?? "";
-  for (const raw of body.split(new RegExp(`${escape(RECORD)}|\\n`))) {
+  for (const raw of body.split(new RegExp(`${escapeRegExp(RECORD)}|\\n`))) {
     const record = raw.trim().match(/\((.*)\)/s)?.[1];
     if (!record) continue;
-    const fields = record.split(TUPLE).map((f) => f.trim().replace(/^["']|["']$/g, "").trim());
+    const fields = record.split(TUPLE).map((f) =>
+      f
+        .trim()
+        .replace(/^["']|["']$/g, "")
+        .trim(),
+    );
     const kind = fields[0]?.toLowerCase();
     if (kind === "entity" && fields.length >= 4 && fields[1]) {
       result.entities.push({
@@ -71,7 +76,7 @@ function clean(name: string): string {
   return name.replace(/\s+/g, " ").trim().toUpperCase();
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
@@ -86,7 +91,9 @@ export interface ModelExtractorOptions {
 /** Extracts one unit with the model, gleaning at most `maxGleanings` extra rounds. */
 export async function extractWithModel(text: string, options: ModelExtractorOptions): Promise<Extraction> {
   const { models, model, maxGleanings = 1, signal } = options;
-  const context: Context = { messages: [{ role: "user", content: extractionPrompt(text), timestamp: Date.now() }] };
+  const context: Context = {
+    messages: [{ role: "user", content: extractionPrompt(text), timestamp: Date.now() }],
+  };
   const ask = async () => {
     const reply = await models.complete(model, context, { signal });
     if (reply.stopReason === "error" || reply.stopReason === "aborted") {

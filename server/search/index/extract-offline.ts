@@ -8,9 +8,10 @@
  * name. Entities that share a sentence are related; each shared sentence adds 1 to the weight and the
  * sentences that mention a name become its description.
  */
-import winkNLP, { type ItemSentence, type WinkMethods } from "wink-nlp";
+
 import model from "wink-eng-lite-web-model";
-import type { Extraction, ExtractedEntity, ExtractedRelationship } from "../types.ts";
+import winkNLP, { type ItemSentence, type WinkMethods } from "wink-nlp";
+import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
 
 let nlp: WinkMethods | undefined;
 function engine(): WinkMethods {
@@ -18,7 +19,20 @@ function engine(): WinkMethods {
   return nlp;
 }
 
-const HONORIFICS = new Set(["Mr.", "Mrs.", "Miss", "Ms.", "Dr.", "Mr", "Mrs", "Ms", "Dr", "Sir", "Lady", "Lord"]);
+const HONORIFICS = new Set([
+  "Mr.",
+  "Mrs.",
+  "Miss",
+  "Ms.",
+  "Dr.",
+  "Mr",
+  "Mrs",
+  "Ms",
+  "Dr",
+  "Sir",
+  "Lady",
+  "Lord",
+]);
 const ORGANIZATION_WORDS = new Set(
   "Company Co. Co Bank Society Corporation Firm Inc. Inc Ltd. Ltd Church Parliament Council Committee University College Institute Association Union Ministry Department Party Guild Exchange Army Navy".split(
     " ",
@@ -81,7 +95,12 @@ export function extractOffline(text: string, stats: ReturnType<typeof caseStats>
     for (const mention of mentions) {
       const entity = entities.get(mention.name);
       if (!entity) {
-        entities.set(mention.name, { name: mention.name, type: mention.type, description: said, sentences: 1 });
+        entities.set(mention.name, {
+          name: mention.name,
+          type: mention.type,
+          description: said,
+          sentences: 1,
+        });
       } else if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
         entity.description += ` ${said}`;
         entity.sentences++;
@@ -94,7 +113,13 @@ export function extractOffline(text: string, stats: ReturnType<typeof caseStats>
         const key = `${source}\u0000${target}`;
         const existing = relationships.get(key);
         if (existing) existing.weight++;
-        else relationships.set(key, { source: source as string, target: target as string, description: said, weight: 1 });
+        else
+          relationships.set(key, {
+            source: source as string,
+            target: target as string,
+            description: said,
+            weight: 1,
+          });
       }
     }
   });
@@ -136,16 +161,24 @@ function nameOf(
   if (parts.some((w) => w.length > 1 && w === w.toUpperCase())) return undefined;
   const honorific = parts[0] && HONORIFICS.has(parts[0]) ? parts[0] : undefined;
   const core = honorific ? parts.slice(1) : parts;
-  if (core.length === 0 || core.some((w) => NOT_NAMES.has(w) || w.length < 2 || /['’]/.test(w))) return undefined;
+  if (core.length === 0 || core.some((w) => NOT_NAMES.has(w) || w.length < 2 || /['’]/.test(w)))
+    return undefined;
   if (core.length === 1 && !honorific) {
     const seen = stats.get((core[0] as string).toLowerCase());
     if (seen && seen.lower >= seen.upper) return undefined;
   }
-  parts = honorific ? [honorific.endsWith(".") || honorific.length > 3 ? honorific : `${honorific}.`, ...core] : core;
+  parts = honorific
+    ? [honorific.endsWith(".") || honorific.length > 3 ? honorific : `${honorific}.`, ...core]
+    : core;
   return { name: parts.join(" "), type: typeOf(core, honorific, before, after) };
 }
 
-function typeOf(core: string[], honorific: string | undefined, before: string | undefined, after: string | undefined) {
+function typeOf(
+  core: string[],
+  honorific: string | undefined,
+  before: string | undefined,
+  after: string | undefined,
+) {
   if (honorific) return "person";
   if (core.some((w) => ORGANIZATION_WORDS.has(w)) || after === "&") return "organization";
   if (core.some((w) => EVENT_WORDS.has(w))) return "event";

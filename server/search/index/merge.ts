@@ -111,7 +111,16 @@ export function mergeGraph(
     const id = `${a}\u0000${b}`;
     let rel = rels.get(id);
     if (!rel) {
-      rel = { source: a, target: b, description: "", weight: 0, unitIds: [], rank: 0, descriptions: [], units: new Set() };
+      rel = {
+        source: a,
+        target: b,
+        description: "",
+        weight: 0,
+        unitIds: [],
+        rank: 0,
+        descriptions: [],
+        units: new Set(),
+      };
       rels.set(id, rel);
     }
     rel.weight += r.weight;
@@ -151,7 +160,9 @@ export function mergeGraph(
       degree: degree.get(key) ?? 0,
     });
   }
-  relationships.sort((x, y) => (x.source === y.source ? x.target.localeCompare(y.target) : x.source.localeCompare(y.source)));
+  relationships.sort((x, y) =>
+    x.source === y.source ? x.target.localeCompare(y.target) : x.source.localeCompare(y.source),
+  );
   return { entities, relationships };
 }
 

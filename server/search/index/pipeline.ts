@@ -46,10 +46,17 @@ export async function runIndex(
   const graph = new GraphStore(store.db);
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
-  const extractor = options.model ? `model:${options.model.model.provider}/${options.model.model.id}` : "offline";
+  const extractor = options.model
+    ? `model:${options.model.model.provider}/${options.model.model.id}`
+    : "offline";
 
   // Units first for every changed document: cheap, and it gives the extraction phase its total.
-  const pending: { doc: InputDocument; hash: string; existing?: number; units: { text: string; tokens: number }[] }[] = [];
+  const pending: {
+    doc: InputDocument;
+    hash: string;
+    existing?: number;
+    units: { text: string; tokens: number }[];
+  }[] = [];
   let unchanged = 0;
   documents.forEach((doc, i) => {
     const reason = rejectReason(doc.text);
@@ -58,7 +65,13 @@ export async function runIndex(
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
       const existing = store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
-      else pending.push({ doc, hash, existing: existing?.id, units: splitUnits(doc.text, options.units ?? DEFAULT_UNITS) });
+      else
+        pending.push({
+          doc,
+          hash,
+          existing: existing?.id,
+          units: splitUnits(doc.text, options.units ?? DEFAULT_UNITS),
+        });
     }
     progress("units", i + 1, documents.length);
   });
@@ -81,15 +94,21 @@ export async function runIndex(
     // The document, its units and their extractions land together or not at all.
     store.db.tx(() => {
       if (item.existing !== undefined) store.deleteDocument(index, item.existing);
-      const rows = store.insertDocument(index, { title: item.doc.title, hash: item.hash, chars: item.doc.text.length }, item.units);
-      rows.forEach((row, i) => store.insertExtraction(index, row.id, extractions[i] as Extraction));
+      const rows = store.insertDocument(
+        index,
+        { title: item.doc.title, hash: item.hash, chars: item.doc.text.length },
+        item.units,
+      );
+      for (const [i, row] of rows.entries())
+        store.insertExtraction(index, row.id, extractions[i] as Extraction);
     });
   }
 
   if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
   const counts = graph.counts(index);
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
-  const fresh = pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
+  const fresh =
+    pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
   return {
     index: name,
     documents: store.countDocuments(index),
@@ -120,7 +139,11 @@ async function rebuildGraph(
   const ids = store.db.tx(() => graph.replaceGraph(index, merged.entities, merged.relationships));
   progress("communities", 0, 1);
   const hierarchy = hierarchicalCommunities(
-    merged.relationships.map((r) => ({ source: ids.get(r.source) as number, target: ids.get(r.target) as number, weight: r.weight })),
+    merged.relationships.map((r) => ({
+      source: ids.get(r.source) as number,
+      target: ids.get(r.target) as number,
+      weight: r.weight,
+    })),
     options.maxClusterSize ?? 10,
   );
   progress("communities", 1, 1);
@@ -128,7 +151,8 @@ async function rebuildGraph(
   const entityById = new Map(graph.allEntities(index).map((e) => [e.id, e]));
   const relationships = graph.allRelationships(index);
   const previous = graph.reportsByHash(index);
-  const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] = [];
+  const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
+    [];
   for (const [i, community] of hierarchy.communities.entries()) {
     const members = new Set(community.members);
     const input: ReportInput = {
@@ -136,15 +160,24 @@ async function rebuildGraph(
       relationships: relationships.filter((r) => members.has(r.source_id) && members.has(r.target_id)),
     };
     const hash = new Bun.CryptoHasher("sha256")
-      .update(`${extractor}|${community.level}|${community.members.join(",")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}`).join(",")}`)
+      .update(
+        `${extractor}|${community.level}|${community.members.join(",")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}`).join(",")}`,
+      )
       .digest("hex");
     let report = previous.get(hash);
     if (!report && options.model) {
       options.signal?.throwIfAborted();
       report = await modelReport(input, options.model.models, options.model.model, options.signal);
-      if (!report) warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
+      if (!report)
+        warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
     }
-    reports.push({ level: community.level, parent: community.parent, members: community.members, hash, report: report ?? offlineReport(input) });
+    reports.push({
+      level: community.level,
+      parent: community.parent,
+      members: community.members,
+      hash,
+      report: report ?? offlineReport(input),
+    });
     progress("reports", i + 1, hierarchy.communities.length);
   }
 
@@ -154,12 +187,26 @@ async function rebuildGraph(
     const memberships = new Map<number, number[]>();
     reports.forEach((r, human) => {
       const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
-      const id = graph.insertCommunity(index, { human, level: r.level, parentId, entityIds: r.members, hash: r.hash });
+      const id = graph.insertCommunity(index, {
+        human,
+        level: r.level,
+        parentId,
+        entityIds: r.members,
+        hash: r.hash,
+      });
       rowIds.push(id);
       for (const member of r.members) memberships.set(member, [...(memberships.get(member) ?? []), id]);
-      graph.insertReport(index, { communityId: id, human, level: r.level, report: r.report, content: reportContent(r.report), hash: r.hash });
+      graph.insertReport(index, {
+        communityId: id,
+        human,
+        level: r.level,
+        report: r.report,
+        content: reportContent(r.report),
+        hash: r.hash,
+      });
     });
-    for (const [entityId, communityIds] of memberships) graph.setEntityCommunities(index, entityId, communityIds);
+    for (const [entityId, communityIds] of memberships)
+      graph.setEntityCommunities(index, entityId, communityIds);
     store.saveStats(index, { extractor, levels: hierarchy.levels, modularity: hierarchy.modularity });
   });
 }

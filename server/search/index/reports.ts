@@ -36,7 +36,8 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
   const people = [...entities].sort((a, b) => b.degree - a.degree || a.name.localeCompare(b.name));
   const heavy = [...relationships].sort((a, b) => b.weight - a.weight || a.human_id - b.human_id);
   const names = people.slice(0, 3).map((e) => e.name);
-  const title = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : (names[0] ?? "Community");
+  const title =
+    names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : (names[0] ?? "Community");
   const lead = people[0];
   const summary =
     `This community has ${entities.length} entities and ${relationships.length} relationships. ` +
@@ -47,7 +48,10 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
   }));
   if (findings.length < MAX_FINDINGS) {
     for (const e of people.slice(0, MAX_FINDINGS - findings.length)) {
-      findings.push({ summary: e.name, explanation: `${firstSentence(e.description)} [Data: Entities (${e.human_id})]` });
+      findings.push({
+        summary: e.name,
+        explanation: `${firstSentence(e.description)} [Data: Entities (${e.human_id})]`,
+      });
     }
   }
   const totalWeight = relationships.reduce((sum, r) => sum + r.weight, 0);
@@ -68,7 +72,9 @@ export function reportContent(report: Report): string {
 }
 
 export function reportPrompt({ entities, relationships }: ReportInput): string {
-  const entityRows = entities.map((e) => `${e.human_id},${csv(e.name)},${csv(e.type)},${csv(e.description)}`).join("\n");
+  const entityRows = entities
+    .map((e) => `${e.human_id},${csv(e.name)},${csv(e.type)},${csv(e.description)}`)
+    .join("\n");
   const relationshipRows = relationships
     .map((r) => `${r.human_id},${csv(r.source)},${csv(r.target)},${csv(r.description)},${r.weight}`)
     .join("\n");
@@ -104,7 +110,8 @@ export function parseReport(text: string): Report | undefined {
     return undefined;
   }
   const r = value as Partial<Report>;
-  if (typeof r?.title !== "string" || typeof r.summary !== "string" || !Array.isArray(r.findings)) return undefined;
+  if (typeof r?.title !== "string" || typeof r.summary !== "string" || !Array.isArray(r.findings))
+    return undefined;
   const findings = r.findings
     .filter((f): f is Finding => typeof f?.summary === "string" && typeof f?.explanation === "string")
     .map((f) => ({ summary: f.summary, explanation: f.explanation }));
