@@ -102,7 +102,17 @@ export class SearchStore {
     const sql =
       "INSERT INTO search_extractions (index_id, owner_id, unit_id, kind, name, target, type, description, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
     for (const e of extraction.entities) {
-      this.db.run(sql, [index.id, index.owner_id, unitId, "entity", e.name, null, e.type, e.description, 1]);
+      this.db.run(sql, [
+        index.id,
+        index.owner_id,
+        unitId,
+        "entity",
+        e.name,
+        null,
+        e.type,
+        e.description,
+        e.mentions ?? 1,
+      ]);
     }
     for (const r of extraction.relationships) {
       this.db.run(sql, [

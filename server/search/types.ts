@@ -8,6 +8,8 @@ export interface ExtractedEntity {
   name: string;
   type: string;
   description: string;
+  /** Sentences of the unit that mention it (offline extractor); 1 when not counted. */
+  mentions?: number;
 }
 
 /** One relationship as an extractor saw it in one text unit; weight is its strength there. */

@@ -32,6 +32,7 @@ const HONORIFICS = new Set([
   "Sir",
   "Lady",
   "Lord",
+  "Master",
 ]);
 const ORGANIZATION_WORDS = new Set(
   "Company Co. Co Bank Society Corporation Firm Inc. Inc Ltd. Ltd Church Parliament Council Committee University College Institute Association Union Ministry Department Party Guild Exchange Army Navy".split(
@@ -84,7 +85,7 @@ interface Mention {
 export function extractOffline(text: string, stats: ReturnType<typeof caseStats>): Extraction {
   const its = engine().its;
   const doc = engine().readDoc(text);
-  const entities = new Map<string, ExtractedEntity & { sentences: number }>();
+  const entities = new Map<string, ExtractedEntity & { sentences: number; mentions: number }>();
   const relationships = new Map<string, ExtractedRelationship>();
   doc.sentences().each((sentence: ItemSentence) => {
     const words = sentence.tokens().out() as string[];
@@ -100,8 +101,12 @@ export function extractOffline(text: string, stats: ReturnType<typeof caseStats>
           type: mention.type,
           description: said,
           sentences: 1,
+          mentions: 1,
         });
-      } else if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
+        continue;
+      }
+      entity.mentions++;
+      if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
         entity.description += ` ${said}`;
         entity.sentences++;
       }
@@ -124,7 +129,12 @@ export function extractOffline(text: string, stats: ReturnType<typeof caseStats>
     }
   });
   return {
-    entities: [...entities.values()].map(({ name, type, description }) => ({ name, type, description })),
+    entities: [...entities.values()].map(({ name, type, description, mentions }) => ({
+      name,
+      type,
+      description,
+      mentions,
+    })),
     relationships: [...relationships.values()],
   };
 }

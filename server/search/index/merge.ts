@@ -71,26 +71,43 @@ export function mergeGraph(
     entry.names.set(r.name, (entry.names.get(r.name) ?? 0) + 1);
     if (r.type) entry.types.set(r.type, (entry.types.get(r.type) ?? 0) + 1);
     addDescription(entry.descriptions, r.description);
-    entry.mentions++;
+    entry.mentions += r.weight > 0 ? r.weight : 1;
     entry.units.add(r.unit_id);
   }
   // "MR. SCROOGE" is "SCROOGE" when the bare name is known; "MRS. CRATCHIT" stays her own person.
   const alias = new Map<string, string>();
-  for (const [key, entry] of acc) {
+  const absorb = (from: string, to: string) => {
+    const source = acc.get(from) as Accumulator;
+    const target = acc.get(to) as Accumulator;
+    alias.set(from, to);
+    for (const [t, c] of source.types) target.types.set(t, (target.types.get(t) ?? 0) + c);
+    for (const d of source.descriptions) addDescription(target.descriptions, d);
+    target.mentions += source.mentions;
+    for (const u of source.units) target.units.add(u);
+    acc.delete(from);
+  };
+  for (const key of [...acc.keys()]) {
     const bare = key.replace(MALE_HONORIFIC, "");
-    const target = acc.get(bare);
-    if (bare !== key && target) {
-      alias.set(key, bare);
-      for (const [t, c] of entry.types) target.types.set(t, (target.types.get(t) ?? 0) + c);
-      for (const d of entry.descriptions) addDescription(target.descriptions, d);
-      target.mentions += entry.mentions;
-      for (const u of entry.units) target.units.add(u);
-      acc.delete(key);
+    if (bare !== key && acc.has(bare)) absorb(key, bare);
+  }
+  // A one-word name that is part of exactly one longer name of the same type is that name ("TIM" in
+  // "TINY TIM"); when several longer names share it ("CRATCHIT"), it stays ambiguous and on its own.
+  const longer = [...acc.keys()].filter((k) => k.includes(" "));
+  for (const key of [...acc.keys()]) {
+    if (key.includes(" ")) continue;
+    const type = top((acc.get(key) as Accumulator).types);
+    const holders = longer.filter((k) => acc.has(k) && k.split(" ").includes(key));
+    const holder = holders.length === 1 ? acc.get(holders[0] as string) : undefined;
+    // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT").
+    const entry = acc.get(key) as Accumulator;
+    if (holder && top(holder.types) === type && entry.mentions <= 4 * holder.mentions) {
+      absorb(key, holders[0] as string);
     }
   }
   const resolve = (name: string) => {
-    const key = nameKey(name);
-    return alias.get(key) ?? key;
+    let key = nameKey(name);
+    for (let hops = 0; alias.has(key) && hops < 4; hops++) key = alias.get(key) as string;
+    return key;
   };
 
   const rels = new Map<string, MergedRelationship & { descriptions: string[]; units: Set<number> }>();

@@ -9,10 +9,19 @@ export function replyText(message: AssistantMessage): string {
 export function sentences(text: string): string[] {
   return text
     .split(/\n\s*\n/)
-    .flatMap((paragraph) => paragraph.replace(/\s+/g, " ").match(/[^.!?]+[.!?]+["'’”)]*|[^.!?]+$/g) ?? [])
-    .map((s) => s.trim())
+    .flatMap(
+      (paragraph) =>
+        paragraph
+          .replace(/\s+/g, " ")
+          .replace(ABBREVIATION, "$1\u0000")
+          .match(/[^.!?]+[.!?]+["'’”)]*|[^.!?]+$/g) ?? [],
+    )
+    .map((s) => s.replaceAll("\u0000", ".").trim())
     .filter((s) => s.length > 0);
 }
+
+/** "Mrs. Cratchit" is one name, not the end of a sentence. */
+const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
 
 /** The first JSON object in a reply (models wrap it in prose or code fences), or undefined. */
 export function jsonIn(text: string): unknown {
