@@ -49,7 +49,7 @@ const PLACE_WORDS = new Set(
     " ",
   ),
 );
-const LOCATIVE = new Set(["in", "at", "from", "to", "into", "near", "towards", "through", "across", "of"]);
+const LOCATIVE = new Set(["in", "at", "from", "into", "near", "towards", "through", "across"]);
 /** Formatting words of digitised books and interjections that are capitalised but never names. */
 const NOT_NAMES = new Set(
   "Illustration Tailpiece Chapter Stave Book Part Volume Oh Ah Ha Hallo Halloa Yes No Well Why".split(" "),
@@ -171,16 +171,21 @@ function nameOf(
   if (parts.some((w) => w.length > 1 && w === w.toUpperCase())) return undefined;
   const honorific = parts[0] && HONORIFICS.has(parts[0]) ? parts[0] : undefined;
   const core = honorific ? parts.slice(1) : parts;
+  // "Old Jacob Marley", "Whereat Scrooge": a leading word the document mostly writes in lower case is
+  // not part of the name.
+  while (core.length > 1 && isCommonWord(core[0] as string, stats)) core.shift();
   if (core.length === 0 || core.some((w) => NOT_NAMES.has(w) || w.length < 2 || /['’]/.test(w)))
     return undefined;
-  if (core.length === 1 && !honorific) {
-    const seen = stats.get((core[0] as string).toLowerCase());
-    if (seen && seen.lower >= seen.upper) return undefined;
-  }
+  if (core.length === 1 && !honorific && isCommonWord(core[0] as string, stats)) return undefined;
   parts = honorific
     ? [honorific.endsWith(".") || honorific.length > 3 ? honorific : `${honorific}.`, ...core]
     : core;
   return { name: parts.join(" "), type: typeOf(core, honorific, before, after) };
+}
+
+function isCommonWord(word: string, stats: ReturnType<typeof caseStats>): boolean {
+  const seen = stats.get(word.toLowerCase());
+  return seen !== undefined && seen.lower >= seen.upper;
 }
 
 function typeOf(
