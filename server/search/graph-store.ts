@@ -212,7 +212,15 @@ export class GraphStore {
     );
   }
 
-  /** Reports at a level ranked by BM25 over title and content. */
+  /** The reports of the partition at `level`: its communities plus the leaves of shallower levels. */
+  reportsInPartition(index: IndexRow, level: number): ReportRow[] {
+    return this.db.all<ReportRow>(
+      `SELECT r.* FROM search_reports r WHERE r.index_id = ? AND r.owner_id = ? AND ${IN_PARTITION} ORDER BY r.human_id`,
+      [index.id, index.owner_id, level, level],
+    );
+  }
+
+  /** Reports of the partition at `level` ranked by BM25 over title (weighted 5×) and content. */
   matchReports(
     index: IndexRow,
     match: string,
@@ -223,8 +231,8 @@ export class GraphStore {
       `SELECT r.*, f.score FROM (
          SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
          WHERE search_reports_fts MATCH ? AND index_id = ? AND owner_id = ?) f
-       JOIN search_reports r ON r.id = f.id WHERE r.level = ? ORDER BY f.score LIMIT ?`,
-      [match, index.id, index.owner_id, level, limit],
+       JOIN search_reports r ON r.id = f.id WHERE ${IN_PARTITION} ORDER BY f.score LIMIT ?`,
+      [match, index.id, index.owner_id, level, level, limit],
     );
   }
 
@@ -246,6 +254,10 @@ export class GraphStore {
       .all(index.id, index.owner_id, ...ids);
   }
 }
+
+/** A report (alias r) belongs to the partition at level ?: at that level, or a leaf above it. */
+const IN_PARTITION = `(r.level = ? OR (r.level < ? AND NOT EXISTS (
+  SELECT 1 FROM search_communities c WHERE c.parent_id = r.community_id)))`;
 
 export function toReport(row: ReportRow): Report {
   return {

@@ -11,12 +11,12 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ModelService } from "../../models/service.ts";
 import { GraphStore } from "../graph-store.ts";
 import type { SearchStore } from "../store.ts";
-import type { Extraction, IndexRow, IndexSummary, Report } from "../types.ts";
+import type { Extraction, IndexRow, IndexSummary, RelationshipRow, Report } from "../types.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { extractWithModel } from "./extract-model.ts";
 import { caseStats, extractOffline } from "./extract-offline.ts";
-import { mergeGraph } from "./merge.ts";
+import { type MergedEntity, type MergedRelationship, mergeGraph } from "./merge.ts";
 import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
 import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
 
@@ -136,6 +136,24 @@ async function rebuildGraph(
   warnings: string[],
 ) {
   const merged = mergeGraph(store.extractions(index), options.model ? 1 : OFFLINE_MIN_MENTIONS);
+  await writeGraph(store, graph, index, merged, extractor, options, progress, warnings);
+}
+
+/**
+ * Writes a merged graph and everything derived from it: entities and relationships (with FTS), the
+ * community hierarchy, one report per community, and the index's stats. The benchmark loads its
+ * synthetic graph through it too.
+ */
+export async function writeGraph(
+  store: SearchStore,
+  graph: GraphStore,
+  index: IndexRow,
+  merged: { entities: MergedEntity[]; relationships: MergedRelationship[] },
+  extractor: string,
+  options: IndexOptions,
+  progress: (phase: Phase, done: number, total: number) => void,
+  warnings: string[],
+) {
   const ids = store.db.tx(() => graph.replaceGraph(index, merged.entities, merged.relationships));
   progress("communities", 0, 1);
   const hierarchy = hierarchicalCommunities(
@@ -149,15 +167,24 @@ async function rebuildGraph(
   progress("communities", 1, 1);
 
   const entityById = new Map(graph.allEntities(index).map((e) => [e.id, e]));
-  const relationships = graph.allRelationships(index);
+  // Each relationship listed under its source, so a community finds its inner edges without a full scan.
+  const bySource = new Map<number, RelationshipRow[]>();
+  for (const r of graph.allRelationships(index)) {
+    const list = bySource.get(r.source_id);
+    if (list) list.push(r);
+    else bySource.set(r.source_id, [r]);
+  }
   const previous = graph.reportsByHash(index);
   const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
     [];
   for (const [i, community] of hierarchy.communities.entries()) {
     const members = new Set(community.members);
+    const inner = community.members.flatMap((m) =>
+      (bySource.get(m) ?? []).filter((r) => members.has(r.target_id)),
+    );
     const input: ReportInput = {
       entities: community.members.map((id) => entityById.get(id)).filter((e) => e !== undefined),
-      relationships: relationships.filter((r) => members.has(r.source_id) && members.has(r.target_id)),
+      relationships: inner.sort((x, y) => x.human_id - y.human_id),
     };
     const hash = new Bun.CryptoHasher("sha256")
       .update(

@@ -95,6 +95,7 @@ CREATE TABLE search_communities (
   member_hash TEXT NOT NULL
 );
 CREATE INDEX search_communities_index ON search_communities (index_id, level);
+CREATE INDEX search_communities_parent ON search_communities (parent_id);
 
 -- One report per community (GraphRAG's report shape); member_hash lets an unchanged community keep its report.
 CREATE TABLE search_reports (

@@ -1,6 +1,6 @@
 /**
  * Global search: map over the community reports of one level (the partition at that level: its
- * communities plus leaves of shallower levels), then reduce the scored points to an answer.
+ * communities plus the leaves of shallower levels), then reduce the scored points to an answer.
  *
  * With a model: reports shuffled (seeded) and packed into batches under the budget; each batch is asked
  * for JSON points scored 0–100; points above 0, best first, are packed for the reduce prompt whose answer
@@ -29,21 +29,6 @@ export interface Point {
   reports: number[];
 }
 
-/** The reports that make up the partition at `level`. */
-export function reportsForLevel(graph: GraphStore, index: IndexRow, level: number): ReportRow[] {
-  const communities = graph.communities(index);
-  const withChildren = new Set(communities.map((c) => c.parent_id).filter((p) => p !== null));
-  const chosen = new Set(
-    communities
-      .filter((c) => c.level === level || (c.level < level && !withChildren.has(c.id)))
-      .map((c) => c.id),
-  );
-  const rows: ReportRow[] = [];
-  for (let l = 0; l <= level; l++)
-    for (const r of graph.reportsAtLevel(index, l)) if (chosen.has(r.community_id)) rows.push(r);
-  return rows;
-}
-
 export function defaultLevel(graph: GraphStore, index: IndexRow, requested?: number): number {
   const max = graph.maxLevel(index);
   return Math.max(0, Math.min(requested ?? 2, max));
@@ -60,7 +45,7 @@ export async function globalSearch(
   const level = defaultLevel(graph, index, options.level);
   const maxTokens = options.maxTokens ?? 8000;
   if (!model) return offlineGlobal(graph, index, query, level, maxTokens, options.maxPoints ?? 8);
-  const reports = shuffle(reportsForLevel(graph, index, level), 86);
+  const reports = shuffle(graph.reportsInPartition(index, level), 86);
   const batches = pack(reports, maxTokens);
   const points: Point[] = [];
   const table = reports.map((r) => ({
@@ -125,16 +110,7 @@ function offlineGlobal(
   maxPoints: number,
 ): Answer {
   const match = ftsMatch(query);
-  const partition = new Set(reportsForLevel(graph, index, level).map((r) => r.id));
-  const matched = match
-    ? graph.matchReports(index, match, level, 200).filter((r) => partition.has(r.id))
-    : [];
-  // Reports of shallower leaves are in the partition but at another level: search those too.
-  if (match && level > 0) {
-    for (let l = 0; l < level; l++)
-      matched.push(...graph.matchReports(index, match, l, 200).filter((r) => partition.has(r.id)));
-  }
-  matched.sort((a, b) => a.score - b.score);
+  const matched = match ? graph.matchReports(index, match, level, 200) : [];
   const terms = queryTerms(query);
   const best = matched[0]?.score ?? 0;
   const points: Point[] = [];
