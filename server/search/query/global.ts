@@ -9,7 +9,7 @@
  * relevant gives GraphRAG's fixed "unable to answer" message, never an invented answer.
  */
 import type { GraphStore } from "../graph-store.ts";
-import { countTokens } from "../index/units.ts";
+import { estimateTokens } from "../index/units.ts";
 import type { Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, type ModelChoice, streamModel } from "./answer.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
@@ -79,7 +79,7 @@ export async function globalSearch(
   let used = 0;
   for (const [i, p] of kept.entries()) {
     const line = `----Analyst ${i + 1}----\nImportance Score: ${p.score}\n${p.description}`;
-    const cost = countTokens(line);
+    const cost = estimateTokens(line);
     if (used + cost > maxTokens) break;
     lines.push(line);
     used += cost;
@@ -135,7 +135,7 @@ function offlineGlobal(
   let used = 0;
   for (const p of points) {
     if (chosen.length >= maxPoints) break;
-    const cost = countTokens(p.description);
+    const cost = estimateTokens(p.description);
     if (used + cost > maxTokens) break;
     chosen.push(p);
     used += cost;
@@ -162,7 +162,7 @@ function pack(reports: ReportRow[], budget: number): ReportRow[][] {
   let current: ReportRow[] = [];
   let used = 0;
   for (const r of reports) {
-    const cost = countTokens(`${r.human_id}|${r.title}|${r.content}`);
+    const cost = estimateTokens(`${r.human_id}|${r.title}|${r.content}`);
     if (current.length > 0 && used + cost > budget) {
       batches.push(current);
       current = [];

@@ -7,7 +7,7 @@
  * still be grounded in the sources.
  */
 import type { GraphStore } from "../graph-store.ts";
-import { countTokens } from "../index/units.ts";
+import { estimateTokens } from "../index/units.ts";
 import type { SearchStore } from "../store.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import { ftsMatch } from "./terms.ts";
@@ -189,10 +189,10 @@ function rankRelationships(graph: GraphStore, index: IndexRow, selected: EntityR
 /** Accumulates table lines while they fit the budget; a line that does not fit is left out. */
 function packer(budget: number, header: string) {
   const lines: string[] = [];
-  let tokens = countTokens(header);
+  let tokens = estimateTokens(header);
   return {
     add(line: string, known?: number): boolean {
-      const cost = (known ?? countTokens(line)) + 1;
+      const cost = (known ?? estimateTokens(line)) + 1;
       if (tokens + cost > budget) return false;
       lines.push(line);
       tokens += cost;
