@@ -193,7 +193,11 @@ try {
   const reference: number[] = [];
   const local: number[] = [];
   let empty = 0;
+  const inContext = { reports: 0, entities: 0, relationships: 0, sources: 0 };
   for (const q of localQueries) {
+    const tables = buildLocalContext(stores, index, q).tables;
+    for (const key of Object.keys(inContext) as (keyof typeof inContext)[])
+      inContext[key] += tables[key].filter((row) => row.in_context).length;
     reference.push(
       time(() =>
         graph.matchEntities(
@@ -234,7 +238,11 @@ try {
   const refP50 = median(reference);
   const localP50 = median(local);
   const globalP50 = median(global);
-  console.log(`\nlocal search, ${fmt(local.length)} queries (${empty} matched no entity)`);
+  const per = (n: number) => fmt(n / local.length, 1);
+  console.log(
+    `\nlocal search, ${fmt(local.length)} queries (${empty} matched no entity); rows in context per query: ` +
+      `${per(inContext.reports)} reports, ${per(inContext.entities)} entities, ${per(inContext.relationships)} relationships, ${per(inContext.sources)} sources`,
+  );
   console.log(
     `  reference: FTS5 entity match alone   p50 ${fmt(refP50, 2)} ms  p99 ${fmt(percentile(reference, 99), 2)} ms`,
   );

@@ -106,11 +106,19 @@ export class GraphStore {
 
   insertReport(
     index: IndexRow,
-    r: { communityId: number; human: number; level: number; report: Report; content: string; hash: string },
+    r: {
+      communityId: number;
+      human: number;
+      level: number;
+      leaf: boolean;
+      report: Report;
+      content: string;
+      hash: string;
+    },
   ): void {
     const { lastInsertRowid: id } = this.db.run(
-      `INSERT INTO search_reports (index_id, owner_id, community_id, human_id, level, title, summary, rating, rating_explanation, findings, content, member_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO search_reports (index_id, owner_id, community_id, human_id, level, title, summary, rating, rating_explanation, findings, content, member_hash, leaf)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         index.id,
         index.owner_id,
@@ -124,11 +132,12 @@ export class GraphStore {
         JSON.stringify(r.report.findings),
         r.content,
         r.hash,
+        r.leaf ? 1 : 0,
       ],
     );
     this.db.run(
-      "INSERT INTO search_reports_fts (rowid, title, content, owner_id, index_id) VALUES (?, ?, ?, ?, ?)",
-      [id, r.report.title, r.content, index.owner_id, index.id],
+      "INSERT INTO search_reports_fts (rowid, title, content, owner_id, index_id, level, leaf) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      [id, r.report.title, r.content, index.owner_id, index.id, r.level, r.leaf ? 1 : 0],
     );
   }
 
@@ -200,9 +209,9 @@ export class GraphStore {
     if (communityIds.length === 0) return [];
     return this.db.db
       .query<ReportRow, (string | number)[]>(
-        `SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND community_id IN (${communityIds.map(() => "?").join(",")})`,
+        `SELECT * FROM search_reports WHERE community_id IN (${communityIds.map(() => "?").join(",")}) AND +index_id = ? AND owner_id = ?`,
       )
-      .all(index.id, index.owner_id, ...communityIds);
+      .all(...communityIds, index.id, index.owner_id);
   }
 
   reportsAtLevel(index: IndexRow, level: number): ReportRow[] {
@@ -227,13 +236,23 @@ export class GraphStore {
     level: number,
     limit: number,
   ): (ReportRow & { score: number })[] {
-    return this.db.all<ReportRow & { score: number }>(
-      `SELECT r.*, f.score FROM (
-         SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
-         WHERE search_reports_fts MATCH ? AND index_id = ? AND owner_id = ?) f
-       JOIN search_reports r ON r.id = f.id WHERE ${IN_PARTITION} ORDER BY f.score LIMIT ?`,
+    const ranked = this.db.all<{ id: number; score: number }>(
+      `SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
+       WHERE search_reports_fts MATCH ? AND index_id = ? AND owner_id = ? AND (level = ? OR (level < ? AND leaf = 1))
+       ORDER BY score LIMIT ?`,
       [match, index.id, index.owner_id, level, level, limit],
     );
+    const rows = new Map(
+      this.byIds<ReportRow>(
+        "search_reports",
+        index,
+        ranked.map((r) => r.id),
+      ).map((r) => [r.id, r]),
+    );
+    return ranked.flatMap(({ id, score }) => {
+      const row = rows.get(id);
+      return row ? [{ ...row, score }] : [];
+    });
   }
 
   maxLevel(index: IndexRow): number {
@@ -249,15 +268,14 @@ export class GraphStore {
     if (ids.length === 0) return [];
     return this.db.db
       .query<T, (string | number)[]>(
-        `SELECT * FROM ${table} WHERE index_id = ? AND owner_id = ? AND id IN (${ids.map(() => "?").join(",")})`,
+        `SELECT * FROM ${table} WHERE id IN (${ids.map(() => "?").join(",")}) AND +index_id = ? AND owner_id = ?`,
       )
-      .all(index.id, index.owner_id, ...ids);
+      .all(...ids, index.id, index.owner_id);
   }
 }
 
 /** A report (alias r) belongs to the partition at level ?: at that level, or a leaf above it. */
-const IN_PARTITION = `(r.level = ? OR (r.level < ? AND NOT EXISTS (
-  SELECT 1 FROM search_communities c WHERE c.parent_id = r.community_id)))`;
+const IN_PARTITION = "(r.level = ? OR (r.level < ? AND r.leaf = 1))";
 
 export function toReport(row: ReportRow): Report {
   return {

@@ -211,6 +211,7 @@ export async function writeGraph(
   store.db.tx(() => {
     graph.clearCommunities(index);
     const rowIds: number[] = [];
+    const parents = new Set(reports.map((r) => r.parent).filter((p) => p !== null));
     const memberships = new Map<number, number[]>();
     reports.forEach((r, human) => {
       const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
@@ -227,6 +228,7 @@ export async function writeGraph(
         communityId: id,
         human,
         level: r.level,
+        leaf: !parents.has(human),
         report: r.report,
         content: reportContent(r.report),
         hash: r.hash,

@@ -111,7 +111,9 @@ CREATE TABLE search_reports (
   rating_explanation TEXT NOT NULL,
   findings TEXT NOT NULL,
   content TEXT NOT NULL,
-  member_hash TEXT NOT NULL
+  member_hash TEXT NOT NULL,
+  -- 1 when the community has no sub-communities: it then also belongs to every deeper level's partition.
+  leaf INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX search_reports_community ON search_reports (community_id);
 CREATE INDEX search_reports_level ON search_reports (index_id, level);
@@ -127,5 +129,6 @@ CREATE VIRTUAL TABLE search_units_fts USING fts5 (
   text, owner_id UNINDEXED, index_id UNINDEXED, tokenize = 'porter unicode61'
 );
 CREATE VIRTUAL TABLE search_reports_fts USING fts5 (
-  title, content, owner_id UNINDEXED, index_id UNINDEXED, tokenize = 'porter unicode61'
+  title, content, owner_id UNINDEXED, index_id UNINDEXED, level UNINDEXED, leaf UNINDEXED,
+  tokenize = 'porter unicode61'
 );
