@@ -101,3 +101,12 @@ export const IndexList = t.Object({
     }),
   ),
 });
+
+/** `/monitor-debug` never answers 200; the origin's document listed one of unspecified schema. */
+export const MonitorDebugOk = t.Object(
+  {},
+  {
+    description:
+      "never sent: the route always fails with a logged 500 (the origin listed a 200 of unspecified schema)",
+  },
+);

@@ -10,6 +10,7 @@ import {
   IndexList,
   IndexRequest,
   IndexSummary,
+  MonitorDebugOk,
   QuestionsResponse,
   SearchQuery,
   SearchResponse,
@@ -137,7 +138,7 @@ export function searchRoutes(ctx: AppContext) {
         throw new Error("monitor-debug: an error raised on purpose to test error monitoring");
       },
       {
-        response: { 500: DetailError },
+        response: { 200: MonitorDebugOk, 500: DetailError },
         detail: {
           tags,
           summary:

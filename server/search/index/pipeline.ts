@@ -90,6 +90,8 @@ export async function runIndex(
           : extractOffline(unit.text, stats as ReturnType<typeof caseStats>),
       );
       progress("extraction", ++extracted, totalUnits);
+      // Offline extraction is CPU work: let the server answer other requests between units.
+      if (!options.model) await Bun.sleep(0);
     }
     // The document, its units and their extractions land together or not at all.
     store.db.tx(() => {
