@@ -8,7 +8,13 @@ export interface Command {
   load(): Promise<{ main(argv: string[]): Promise<number> }>;
 }
 
-export const COMMANDS: Record<string, Command> = {};
+export const COMMANDS: Record<string, Command> = {
+  index: {
+    summary:
+      "build or update a search index from text files: index <files or dirs> [--name N] [--data-dir D]",
+    load: () => import("./search/index/cli.ts"),
+  },
+};
 
 /** The subcommand named by the first argument, if any. */
 export function commandOf(argv: string[]): { name: string; command: Command } | undefined {

@@ -1,6 +1,7 @@
-/** The search family (graph search spec, area A): GraphRAG-style local and global search. Routes arrive with its issue. */
-import { Elysia } from "elysia";
+/** The search family (graph search spec, area A): GraphRAG-style indexing and local/global graph search. */
 import type { Family } from "../family.ts";
+import { searchMigrations } from "./migrations/index.ts";
+import { searchRoutes } from "./routes.ts";
 
 export const searchFamily: Family = {
   name: "search",
@@ -9,6 +10,6 @@ export const searchFamily: Family = {
     description:
       "GraphRAG-style local and global search over a knowledge graph built from documents, with streaming answers and follow-up questions (specs/graph-search-and-agent-platform-api.md, area A).",
   },
-  migrations: [],
-  routes: () => new Elysia({ name: "atrium/search" }),
+  migrations: searchMigrations,
+  routes: searchRoutes,
 };

@@ -1,0 +1,262 @@
+/**
+ * Search speed at scale, offline. A synthetic graph (100k entities, 500k relationships, 20k text units,
+ * clustered so communities mean something) is loaded through the real store and community/report
+ * pipeline; then, measured in the same run:
+ *   - reference: the bare FTS5 BM25 entity match a local search starts with,
+ *   - local search context build (match → reports → entities → relationships → sources under the budget) p50/p99,
+ *   - global search offline (BM25 over the level's reports → scored points → answer) p50,
+ *   - index throughput of the whole offline pipeline on the sample corpus (units/s).
+ * Aims (issue 6): local context p50 < 20 ms, global p50 < 100 ms at this size on the 2-core machine.
+ *
+ *   bun bench/search.ts [--entities 100000] [--relationships 500000] [--units 20000] [--queries 300]
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { GraphStore } from "../server/search/graph-store.ts";
+import type { MergedEntity, MergedRelationship } from "../server/search/index/merge.ts";
+import { runIndex, writeGraph } from "../server/search/index/pipeline.ts";
+import { searchMigrations } from "../server/search/migrations/index.ts";
+import { drain } from "../server/search/query/answer.ts";
+import { globalSearch } from "../server/search/query/global.ts";
+import { buildLocalContext } from "../server/search/query/local-context.ts";
+import { SearchStore } from "../server/search/store.ts";
+import { openDatabase } from "../server/storage/database.ts";
+import { migrate } from "../server/storage/migrate.ts";
+import { coreMigrations } from "../server/storage/migrations/index.ts";
+import { Store } from "../server/storage/store.ts";
+import { tempDir } from "../tests/helpers/tmp.ts";
+import { fmt, median, percentile } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    entities: { type: "string", default: "100000" },
+    relationships: { type: "string", default: "500000" },
+    units: { type: "string", default: "20000" },
+    queries: { type: "string", default: "300" },
+  },
+});
+const ENTITIES = Number(values.entities);
+const RELATIONSHIPS = Number(values.relationships);
+const UNITS = Number(values.units);
+const QUERIES = Number(values.queries);
+const CLUSTER = 50;
+const repo = join(import.meta.dir, "..");
+
+// A deterministic random source and a vocabulary of made-up words, so every run builds the same graph.
+let seed = 0x5eed;
+const random = () => {
+  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+  return seed / 4294967296;
+};
+const pick = (n: number) => Math.floor(random() * n);
+const SYLLABLES = "ka lo mi ren tas vo quil bra dun eth fa gor hin jul mak nor pel ros sul tiv".split(" ");
+const WORDS: string[] = [];
+for (const a of SYLLABLES)
+  for (const b of SYLLABLES) for (const c of SYLLABLES) if (WORDS.length < 3000) WORDS.push(cap(a + b + c));
+function cap(w: string) {
+  return w[0]?.toUpperCase() + w.slice(1);
+}
+/** Unique for i < 9M; each word is a first name ~n/3000 times and a second name as often. */
+const nameOf = (i: number) => {
+  const first = (i * 7919) % WORDS.length;
+  const second = (Math.floor(i / WORDS.length) + first * 13) % WORDS.length;
+  return `${WORDS[first]} ${WORDS[second]}`;
+};
+const TYPES = ["person", "organization", "geo", "event"];
+
+function syntheticGraph(unitIds: number[]) {
+  const clusters = Math.ceil(ENTITIES / CLUSTER);
+  const unitsPerCluster = Math.max(1, Math.floor(unitIds.length / clusters));
+  const entities: MergedEntity[] = [];
+  for (let i = 0; i < ENTITIES; i++) {
+    const cluster = Math.floor(i / CLUSTER);
+    const units = [0, 1, 2].map(
+      (k) => unitIds[(cluster * unitsPerCluster + ((i + k) % unitsPerCluster)) % unitIds.length] as number,
+    );
+    const name = nameOf(i);
+    entities.push({
+      key: name.toUpperCase(),
+      name,
+      type: TYPES[i % 4] as string,
+      description: `${name} is a ${TYPES[i % 4]} known for the ${WORDS[pick(WORDS.length)]} and the ${WORDS[cluster % WORDS.length]} affair.`,
+      mentions: 3,
+      unitIds: [...new Set(units)],
+      degree: 0,
+    });
+  }
+  const seen = new Set<number>();
+  const relationships: MergedRelationship[] = [];
+  const degree = new Uint32Array(ENTITIES);
+  while (relationships.length < RELATIONSHIPS) {
+    const s = pick(ENTITIES);
+    const t = random() < 0.9 ? Math.floor(s / CLUSTER) * CLUSTER + pick(CLUSTER) : pick(ENTITIES);
+    if (t >= ENTITIES || s === t) continue;
+    const [a, b] = s < t ? [s, t] : [t, s];
+    if (seen.has(a * ENTITIES + b)) continue;
+    seen.add(a * ENTITIES + b);
+    degree[a] = (degree[a] ?? 0) + 1;
+    degree[b] = (degree[b] ?? 0) + 1;
+    const ea = entities[a] as MergedEntity;
+    const eb = entities[b] as MergedEntity;
+    relationships.push({
+      source: ea.key,
+      target: eb.key,
+      description: `${ea.name} and ${eb.name} met over the ${WORDS[pick(WORDS.length)]}.`,
+      weight: 1 + pick(10),
+      unitIds: ea.unitIds.slice(0, 1),
+      rank: 0,
+    });
+  }
+  const degreeOf = new Map<string, number>();
+  for (const [i, e] of entities.entries()) {
+    e.degree = degree[i] ?? 0;
+    degreeOf.set(e.key, e.degree);
+  }
+  for (const r of relationships) r.rank = (degreeOf.get(r.source) ?? 0) + (degreeOf.get(r.target) ?? 0);
+  return { entities, relationships };
+}
+
+function syntheticUnit(u: number): { text: string; tokens: number } {
+  const cluster = Math.floor(u / Math.max(1, Math.floor(UNITS / Math.ceil(ENTITIES / CLUSTER))));
+  const sentences: string[] = [];
+  for (let k = 0; k < 12; k++) {
+    const a = nameOf(cluster * CLUSTER + pick(CLUSTER));
+    const b = nameOf(cluster * CLUSTER + pick(CLUSTER));
+    sentences.push(
+      `${a} spoke with ${b} about the ${WORDS[pick(WORDS.length)]} near the ${WORDS[pick(WORDS.length)]} hall.`,
+    );
+  }
+  const text = sentences.join(" ");
+  return { text, tokens: Math.ceil(text.split(" ").length * 1.4) };
+}
+
+function freshDb(path: string) {
+  const db = openDatabase(path);
+  migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
+  return { db, store: new SearchStore(new Store(db)) };
+}
+
+const dir = tempDir("atrium-bench-search-");
+try {
+  // ---- load the synthetic graph through the real store and pipeline ----
+  const { db, store } = freshDb(join(dir.path, "app.db"));
+  const graph = new GraphStore(store.db);
+  const index = store.ensureIndex("local", "bench");
+  let started = performance.now();
+  const unitIds: number[] = [];
+  const perDocument = 1000;
+  for (let d = 0; d * perDocument < UNITS; d++) {
+    const units = Array.from({ length: Math.min(perDocument, UNITS - d * perDocument) }, (_, k) =>
+      syntheticUnit(d * perDocument + k),
+    );
+    store.db.tx(() => {
+      for (const row of store.insertDocument(
+        index,
+        { title: `doc-${d}.txt`, hash: String(d), chars: 0 },
+        units,
+      ))
+        unitIds.push(row.id);
+    });
+  }
+  const merged = syntheticGraph(unitIds);
+  const warnings: string[] = [];
+  await writeGraph(store, graph, index, merged, "synthetic", {}, () => {}, warnings);
+  const loadSeconds = (performance.now() - started) / 1000;
+  const counts = graph.counts(index);
+  const stats = JSON.parse(store.findIndex("local", "bench")?.stats ?? "{}") as {
+    levels: number;
+    modularity: number[];
+  };
+  console.log(
+    `synthetic graph: ${fmt(counts.entities)} entities, ${fmt(counts.relationships)} relationships, ${fmt(unitIds.length)} units, ` +
+      `${fmt(counts.communities)} communities in ${stats.levels} levels (modularity level 0: ${fmt(stats.modularity[0] ?? 0, 3)}), loaded in ${fmt(loadSeconds, 1)} s`,
+  );
+
+  // ---- queries: names of random entities, and themes made of vocabulary words ----
+  const localQueries = Array.from(
+    { length: QUERIES },
+    () => `Who is ${nameOf(pick(ENTITIES))} and what did they do?`,
+  );
+  const globalQueries = Array.from(
+    { length: Math.max(10, Math.floor(QUERIES / 6)) },
+    () => `What happened around the ${WORDS[pick(WORDS.length)]} affair?`,
+  );
+  const stores = { search: store, graph };
+  const time = (fn: () => unknown) => {
+    const t0 = performance.now();
+    fn();
+    return performance.now() - t0;
+  };
+  // Warm up statement caches and the tokenizer.
+  for (const q of localQueries.slice(0, 20)) buildLocalContext(stores, index, q);
+  const reference: number[] = [];
+  const local: number[] = [];
+  let empty = 0;
+  const inContext = { reports: 0, entities: 0, relationships: 0, sources: 0 };
+  for (const q of localQueries) {
+    const tables = buildLocalContext(stores, index, q).tables;
+    for (const key of Object.keys(inContext) as (keyof typeof inContext)[])
+      inContext[key] += tables[key].filter((row) => row.in_context).length;
+    reference.push(
+      time(() =>
+        graph.matchEntities(
+          index,
+          `"${q.split(" ")[2]?.toLowerCase()}" OR "${q.split(" ")[3]?.toLowerCase()}"`,
+          10,
+        ),
+      ),
+    );
+    local.push(
+      time(() => {
+        if (buildLocalContext(stores, index, q).entities.length === 0) empty++;
+      }),
+    );
+  }
+  const global: number[] = [];
+  let unanswered = 0;
+  for (const q of globalQueries) {
+    const t0 = performance.now();
+    const answer = await globalSearch(graph, index, q, undefined, { level: 0 });
+    const text = await drain(answer);
+    global.push(performance.now() - t0);
+    if (text.startsWith("I am sorry")) unanswered++;
+  }
+  db.close();
+
+  // ---- index throughput on the sample corpus ----
+  const corpus = join(repo, "..", "shared", "corpora", "christmas-carol", "a_christmas_carol.txt");
+  const source = existsSync(corpus) ? corpus : join(repo, "tests", "search", "fixtures", "stave-one.txt");
+  const fresh = freshDb(join(dir.path, "corpus.db"));
+  started = performance.now();
+  const summary = await runIndex(fresh.store, "local", "carol", [
+    { title: "carol.txt", text: readFileSync(source, "utf8") },
+  ]);
+  const indexSeconds = (performance.now() - started) / 1000;
+  fresh.db.close();
+
+  const refP50 = median(reference);
+  const localP50 = median(local);
+  const globalP50 = median(global);
+  const per = (n: number) => fmt(n / local.length, 1);
+  console.log(
+    `\nlocal search, ${fmt(local.length)} queries (${empty} matched no entity); rows in context per query: ` +
+      `${per(inContext.reports)} reports, ${per(inContext.entities)} entities, ${per(inContext.relationships)} relationships, ${per(inContext.sources)} sources`,
+  );
+  console.log(
+    `  reference: FTS5 entity match alone   p50 ${fmt(refP50, 2)} ms  p99 ${fmt(percentile(reference, 99), 2)} ms`,
+  );
+  console.log(
+    `  context build (12k-token budget)     p50 ${fmt(localP50, 2)} ms  p99 ${fmt(percentile(local, 99), 2)} ms  = ${fmt(localP50 / refP50, 1)}x the match; aim p50 < 20 ms: ${fmt(localP50 / 20, 2)} of the aim`,
+  );
+  console.log(`global search offline, ${global.length} queries (${unanswered} unanswered), level 0`);
+  console.log(
+    `  map-reduce answer                    p50 ${fmt(globalP50, 2)} ms  p99 ${fmt(percentile(global, 99), 2)} ms; aim p50 < 100 ms: ${fmt(globalP50 / 100, 2)} of the aim`,
+  );
+  console.log(
+    `index throughput, offline, ${source.includes("shared") ? "the shared corpus" : "the fixture stave"}: ${summary.units} units in ${fmt(indexSeconds, 2)} s = ${fmt(summary.units / indexSeconds, 1)} units/s ` +
+      `(${summary.entities} entities, ${summary.relationships} relationships, ${summary.communities} communities)`,
+  );
+} finally {
+  dir.remove();
+}

@@ -1,0 +1,112 @@
+/**
+ * Schemas of the search family (graph search spec, area A): the search query, responses, follow-up
+ * questions, and the indexing extension. Schemas only: no runtime code.
+ */
+import { t } from "elysia";
+
+/** A query longer than this is refused with 422: it would only dilute BM25 and blow the token budget. */
+export const MAX_QUERY_CHARS = 8000;
+export const INDEX_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+
+const IndexName = t.String({
+  pattern: INDEX_NAME_PATTERN,
+  description: "a named index of the caller (default `default`)",
+  examples: ["default"],
+});
+
+const ModelId = t.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    "provider/model to answer with; default: the configured default model, else offline (extractive)",
+});
+
+export const SearchQuery = t.Object(
+  {
+    query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who is Scrooge?"] }),
+    index: t.Optional(IndexName),
+    community_level: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: 16,
+        description: "global search: community level to map over (default 2, capped at the deepest level)",
+      }),
+    ),
+    model: t.Optional(ModelId),
+  },
+  {
+    description:
+      "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
+  },
+);
+
+const Record = t.Record(t.String(), t.Any());
+
+export const SearchResponse = t.Object({
+  response: t.String(),
+  context_data: t.Record(t.String(), t.Array(Record), {
+    description:
+      "context tables as lists of records, each with `in_context`: local search `reports`, `entities`, `relationships`, `claims`, `sources`; global search `reports` and `points`",
+  }),
+});
+
+export const QuestionsResponse = t.Object({
+  questions: t.Array(t.String(), {
+    description: "up to 5 follow-up questions grounded in the graph around the query",
+  }),
+});
+
+export const IndexRequest = t.Object({
+  name: t.Optional(IndexName),
+  documents: t.Array(
+    t.Object({
+      name: t.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "document title; re-sending the same name replaces or keeps it",
+      }),
+      text: t.String({ description: "plain text or Markdown" }),
+    }),
+    { minItems: 1, maxItems: 200 },
+  ),
+  model: t.Optional(ModelId),
+});
+
+export const IndexSummary = t.Object({
+  index: t.String(),
+  documents: t.Integer(),
+  documents_unchanged: t.Integer(),
+  documents_indexed: t.Integer(),
+  units: t.Integer(),
+  entities: t.Integer(),
+  relationships: t.Integer(),
+  communities: t.Integer(),
+  levels: t.Integer(),
+  modularity: t.Array(t.Number(), { description: "modularity of the partition at each community level" }),
+  reports: t.Integer(),
+  seconds: t.Number(),
+  warnings: t.Array(t.String(), {
+    description: "documents skipped (binary, not UTF-8, empty) and other notes",
+  }),
+});
+
+export const IndexList = t.Object({
+  indexes: t.Array(
+    t.Object({
+      name: t.String(),
+      documents: t.Integer(),
+      units: t.Integer(),
+      stats: Record,
+      updated_at: t.String(),
+    }),
+  ),
+});
+
+/** `/monitor-debug` never answers 200; the origin's document listed one of unspecified schema. */
+export const MonitorDebugOk = t.Object(
+  {},
+  {
+    description:
+      "never sent: the route always fails with a logged 500 (the origin listed a 200 of unspecified schema)",
+  },
+);

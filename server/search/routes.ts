@@ -1,0 +1,179 @@
+/**
+ * HTTP routes of the search family (graph search spec, area A): local and global search, their SSE
+ * streams (`event: context`, then `event: delta` `{text}` frames, then `event: done` `{response}`),
+ * follow-up questions, the debug route that fails on purpose, and the indexing extension.
+ * Thin: validation and mapping only; the work is in SearchService.
+ */
+import { Elysia } from "elysia";
+import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
+import {
+  IndexList,
+  IndexRequest,
+  IndexSummary,
+  MonitorDebugOk,
+  QuestionsResponse,
+  SearchQuery,
+  SearchResponse,
+} from "../../schemas/search.ts";
+import type { AppContext } from "../context.ts";
+import { AppError } from "../http/errors.ts";
+import { type SseFrame, sseResponse } from "../http/sse.ts";
+import { type Answer, drain } from "./query/answer.ts";
+import { DEFAULT_INDEX, SearchService } from "./service.ts";
+
+const tags = ["search"];
+const errors = { 422: HTTPValidationError, 503: DetailError };
+const streamDoc = {
+  200: {
+    description:
+      "Server-Sent Events: `event: context` (data: the context tables), `event: delta` (data: `{text}`) per piece of the answer as it is generated, then `event: done` (data: `{response}`); `event: error` (data: `{detail}`) if the model fails midway.",
+    content: { "text/event-stream": { schema: { type: "string" as const } } },
+  },
+};
+
+export function searchRoutes(ctx: AppContext) {
+  const service = new SearchService(ctx.store, ctx.models, ctx.log.child({ family: "search" }));
+  const owner = (identity: { id: string } | undefined) => {
+    if (!identity) throw new AppError("unauthorized", "Authentication required");
+    return identity.id;
+  };
+  const signalOf = (request: Request) => AbortSignal.any([request.signal, ctx.shutdown]);
+  const respond = async (answer: Answer, signal: AbortSignal) => ({
+    response: await drain(answer, signal).catch(modelFailure),
+    context_data: answer.context_data,
+  });
+  const stream = (answer: Promise<Answer>, signal: AbortSignal) =>
+    sseResponse(
+      async function* (): AsyncGenerator<SseFrame> {
+        const ready = await answer;
+        yield { event: "context", data: ready.context_data };
+        let response = "";
+        for await (const text of ready.pieces(signal)) {
+          response += text;
+          yield { event: "delta", data: { text } };
+        }
+        yield { event: "done", data: { response } };
+      },
+      {
+        signal,
+        onError: (error) => {
+          ctx.log.warn("search stream failed", { error });
+          return [{ event: "error", data: { detail: (error as Error).message } }];
+        },
+      },
+    );
+
+  return new Elysia({ name: "atrium/search" })
+    .use(ctx.identity)
+    .post(
+      "/search/local",
+      async ({ body, identity, request }) => respond(service.local(owner(identity), body), signalOf(request)),
+      {
+        body: SearchQuery,
+        response: { 200: SearchResponse, ...errors },
+        detail: {
+          tags,
+          summary:
+            "Local search: entities matched to the query, their graph neighbourhood, reports and sources",
+        },
+      },
+    )
+    .post(
+      "/search/global",
+      async ({ body, identity, request }) => {
+        const signal = signalOf(request);
+        return respond(await service.global(owner(identity), body, signal).catch(modelFailure), signal);
+      },
+      {
+        body: SearchQuery,
+        response: { 200: SearchResponse, ...errors },
+        detail: {
+          tags,
+          summary: "Global search: map over community reports, reduce the scored points to an answer",
+        },
+      },
+    )
+    .post(
+      "/search/local/stream",
+      ({ body, identity, request }) =>
+        stream(Promise.resolve(service.local(owner(identity), body)), signalOf(request)),
+      {
+        body: SearchQuery,
+        detail: {
+          tags,
+          summary: "Local search as a stream: context first, then the answer as it is generated",
+          responses: streamDoc,
+        },
+      },
+    )
+    .post(
+      "/search/global/stream",
+      ({ body, identity, request }) => {
+        const signal = signalOf(request);
+        return stream(service.global(owner(identity), body, signal), signal);
+      },
+      {
+        body: SearchQuery,
+        detail: {
+          tags,
+          summary: "Global search as a stream: context first, then the answer as it is generated",
+          responses: streamDoc,
+        },
+      },
+    )
+    .post(
+      "/generate_questions",
+      async ({ body, identity, request }) => ({
+        questions: await service.questions(owner(identity), body, signalOf(request)).catch(modelFailure),
+      }),
+      {
+        body: SearchQuery,
+        response: { 200: QuestionsResponse, ...errors },
+        detail: { tags, summary: "Five follow-up questions grounded in the graph around the query" },
+      },
+    )
+    .get(
+      "/monitor-debug",
+      (): never => {
+        throw new Error("monitor-debug: an error raised on purpose to test error monitoring");
+      },
+      {
+        response: { 200: MonitorDebugOk, 500: DetailError },
+        detail: {
+          tags,
+          summary:
+            "Fails on purpose: answers a logged 500 `{detail}` with a request id (for error-monitoring checks)",
+        },
+      },
+    )
+    .post(
+      "/search/index",
+      async ({ body, identity, request }) =>
+        service.index(
+          owner(identity),
+          body.name ?? DEFAULT_INDEX,
+          body.documents.map((d) => ({ title: d.name, text: d.text })),
+          body.model,
+          signalOf(request),
+        ),
+      {
+        body: IndexRequest,
+        response: { 200: IndexSummary, 409: DetailError, ...errors },
+        detail: {
+          tags,
+          summary:
+            "Index uploaded text (Atrium extension): units, extraction, communities, reports, FTS5; unchanged documents are skipped",
+        },
+      },
+    )
+    .get("/search/indexes", ({ identity }) => ({ indexes: service.indexes(owner(identity)) }), {
+      response: { 200: IndexList },
+      detail: { tags, summary: "The caller's indexes with their counts and modularity (Atrium extension)" },
+    });
+}
+
+/** A provider failing mid-answer is the model's fault, not ours: 503 with what it said. */
+function modelFailure(error: unknown): never {
+  if (error instanceof AppError) throw error;
+  throw new AppError("unavailable", (error as Error).message);
+}

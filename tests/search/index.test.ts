@@ -1,0 +1,261 @@
+/** The indexing pipeline on a slice of A Christmas Carol, offline: units, extraction, merge, communities, reports, FTS, incremental runs. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { GraphStore } from "../../server/search/graph-store.ts";
+import { hierarchicalCommunities } from "../../server/search/index/communities.ts";
+import { decodeText } from "../../server/search/index/documents.ts";
+import { mergeGraph } from "../../server/search/index/merge.ts";
+import { runIndex } from "../../server/search/index/pipeline.ts";
+import { countTokens, splitUnits } from "../../server/search/index/units.ts";
+import type { IndexSummary } from "../../server/search/types.ts";
+import { fixtureDocuments, fixtureText, searchDb } from "./fixtures.ts";
+
+const { db, store } = searchDb();
+const graph = new GraphStore(store.db);
+afterAll(() => db.close());
+
+let first: IndexSummary;
+const phases = new Set<string>();
+
+describe("indexing the fixture corpus offline", () => {
+  test("builds units, a graph, communities and reports", async () => {
+    first = await runIndex(store, "local", "default", fixtureDocuments(), {
+      onProgress: (phase) => phases.add(phase),
+    });
+    expect(first.documents).toBe(2);
+    expect(first.documents_indexed).toBe(2);
+    expect(first.units).toBeGreaterThan(10);
+    expect(first.entities).toBeGreaterThan(15);
+    expect(first.relationships).toBeGreaterThan(20);
+    expect(first.communities).toBeGreaterThan(2);
+    expect(first.reports).toBe(first.communities);
+    expect([...phases].sort()).toEqual(["communities", "extraction", "reports", "units"]);
+  });
+
+  test("finds the named characters and places with their types and descriptions", () => {
+    const index = store.findIndex("local", "default");
+    if (!index) throw new Error("no index");
+    const entities = new Map(graph.allEntities(index).map((e) => [e.name, e]));
+    for (const name of ["Scrooge", "Jacob Marley", "Bob Cratchit", "Tiny Tim", "Mrs. Cratchit", "Fred"]) {
+      expect({ name, type: entities.get(name)?.type }).toEqual({ name, type: "person" });
+    }
+    expect(entities.get("London")?.type).toBe("geo");
+    expect(entities.get("Tiny Tim")?.description).toContain("Tiny Tim");
+    // Ordinary words capitalised at a sentence start are not names.
+    for (const word of ["Good", "Old", "Illustration"]) expect(entities.has(word)).toBe(false);
+    // Co-occurrence: Bob Cratchit and Tiny Tim share sentences, weighted by how many.
+    const tie = graph
+      .allRelationships(index)
+      .find((r) => [r.source, r.target].sort().join("|") === "Bob Cratchit|Tiny Tim");
+    expect(tie?.weight).toBeGreaterThanOrEqual(1);
+    expect(tie?.description).toMatch(/Bob|Tim/);
+  });
+
+  test("communities partition the graph at every level, with positive modularity reported", () => {
+    const index = store.findIndex("local", "default");
+    if (!index) throw new Error("no index");
+    const communities = graph.communities(index);
+    const connected = new Set(graph.allRelationships(index).flatMap((r) => [r.source_id, r.target_id]));
+    const top = communities.filter((c) => c.level === 0).flatMap((c) => JSON.parse(c.entity_ids) as number[]);
+    expect(new Set(top).size).toBe(top.length); // disjoint
+    expect(new Set(top)).toEqual(connected); // covering every entity that has a relationship
+    for (const parent of communities) {
+      const children = communities.filter((c) => c.parent_id === parent.id);
+      if (children.length === 0) continue;
+      const members = children.flatMap((c) => JSON.parse(c.entity_ids) as number[]).sort((a, b) => a - b);
+      expect(members).toEqual((JSON.parse(parent.entity_ids) as number[]).sort((a, b) => a - b));
+    }
+    expect(first.levels).toBeGreaterThanOrEqual(1);
+    expect(first.modularity.length).toBe(first.levels);
+    expect(first.modularity[0]).toBeGreaterThan(0);
+    expect(JSON.parse(index.stats).modularity).toEqual(first.modularity);
+  });
+
+  test("reports follow GraphRAG's shape and are searchable with FTS5", () => {
+    const index = store.findIndex("local", "default");
+    if (!index) throw new Error("no index");
+    const reports = graph.reportsAtLevel(index, 0);
+    expect(reports.length).toBeGreaterThan(0);
+    for (const r of reports) {
+      expect(r.title.length).toBeGreaterThan(0);
+      expect(r.rating).toBeGreaterThanOrEqual(0);
+      expect(JSON.parse(r.findings).length).toBeGreaterThan(0);
+    }
+    const hits = graph.matchReports(index, '"cratchit"', 0, 5);
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits[0]?.content.toLowerCase()).toContain("cratchit");
+    expect(graph.matchEntities(index, '"marley"', 3).length).toBeGreaterThan(0);
+    expect(store.searchUnits(index, '"pudding"', 3).length).toBeGreaterThan(0);
+  });
+
+  test("re-indexing unchanged documents does no work", async () => {
+    const index = store.findIndex("local", "default");
+    if (!index) throw new Error("no index");
+    const before = db
+      .query(
+        "SELECT max(id) AS unit, (SELECT max(id) FROM search_extractions) AS extraction FROM search_units",
+      )
+      .get();
+    const updatedAt = index.updated_at;
+    const progress: string[] = [];
+    const again = await runIndex(store, "local", "default", fixtureDocuments(), {
+      onProgress: (p, d, t) => progress.push(`${p}:${d}/${t}`),
+    });
+    expect(again.documents_indexed).toBe(0);
+    expect(again.documents_unchanged).toBe(2);
+    expect(again.entities).toBe(first.entities);
+    expect(progress).not.toContain("communities:1/1");
+    expect(
+      db
+        .query(
+          "SELECT max(id) AS unit, (SELECT max(id) FROM search_extractions) AS extraction FROM search_units",
+        )
+        .get(),
+    ).toEqual(before);
+    expect(store.findIndex("local", "default")?.updated_at).toBe(updatedAt);
+  });
+
+  test("a changed document replaces its units; the other keeps its own", async () => {
+    const index = store.findIndex("local", "default");
+    if (!index) throw new Error("no index");
+    const unitsOf = (title: string) =>
+      db
+        .query<{ id: number }, [string]>(
+          "SELECT u.id FROM search_units u JOIN search_documents d ON d.id = u.document_id WHERE d.title = ? ORDER BY u.id",
+        )
+        .all(title)
+        .map((r) => r.id);
+    const keptBefore = unitsOf("stave-three.txt");
+    const oldUnits = unitsOf("stave-one.txt");
+    const docs = fixtureDocuments();
+    docs[0] = {
+      title: "stave-one.txt",
+      text: `${fixtureText("stave-one.txt")}\n\nEbenezer Scrooge met Ada Lovelace in London. Ada Lovelace laughed.`,
+    };
+    const run = await runIndex(store, "local", "default", docs);
+    expect(run.documents_indexed).toBe(1);
+    expect(run.documents_unchanged).toBe(1);
+    expect(unitsOf("stave-three.txt")).toEqual(keptBefore);
+    const newUnits = unitsOf("stave-one.txt");
+    expect(newUnits.some((id) => oldUnits.includes(id))).toBe(false);
+    expect(
+      db
+        .query(
+          "SELECT count(*) AS n FROM search_extractions WHERE unit_id IN (SELECT value FROM json_each(?))",
+        )
+        .get(JSON.stringify(oldUnits)),
+    ).toEqual({ n: 0 });
+    expect(graph.allEntities(index).map((e) => e.name)).toContain("Ada Lovelace");
+  });
+
+  test("binary or empty documents are skipped with a warning", async () => {
+    const run = await runIndex(store, "local", "other", [
+      { title: "blob.bin", text: "abc\u0000def" },
+      { title: "empty.txt", text: "   " },
+    ]);
+    expect(run.documents).toBe(0);
+    expect(run.warnings).toEqual([
+      "blob.bin: skipped, binary content (NUL bytes)",
+      "empty.txt: skipped, empty",
+    ]);
+    expect(decodeText(new Uint8Array([0xff, 0xfe, 0x41]))).toEqual({ reason: "not valid UTF-8 text" });
+  });
+
+  test("indexes are per owner", () => {
+    expect(store.findIndex("someone-else", "default")).toBeUndefined();
+    expect(store.listIndexes("local").map((i) => i.name)).toEqual(["default", "other"]);
+  });
+});
+
+describe("pipeline pieces", () => {
+  test("units are token-sized with overlap", () => {
+    const text = fixtureText("stave-one.txt");
+    const units = splitUnits(text, { size: 300, overlap: 50 });
+    expect(units.length).toBeGreaterThan(text.length / 4 / 300);
+    for (const unit of units) expect(unit.tokens).toBeLessThanOrEqual(300);
+    // Consecutive units share text (the overlap).
+    const tail = (units[0]?.text ?? "").slice(-60);
+    expect(units[1]?.text).toContain(tail.slice(-30));
+    expect(countTokens(units[0]?.text ?? "")).toBeLessThanOrEqual(300);
+  });
+
+  test("merge joins names case-insensitively and 'Mr. X' into X, summing weights", () => {
+    const merged = mergeGraph([
+      {
+        unit_id: 1,
+        kind: "entity",
+        name: "Scrooge",
+        target: null,
+        type: "person",
+        description: "A miser.",
+        weight: 1,
+      },
+      {
+        unit_id: 2,
+        kind: "entity",
+        name: "SCROOGE",
+        target: null,
+        type: "person",
+        description: "A miser.",
+        weight: 1,
+      },
+      {
+        unit_id: 2,
+        kind: "entity",
+        name: "Mr. Scrooge",
+        target: null,
+        type: "person",
+        description: "Sir.",
+        weight: 1,
+      },
+      {
+        unit_id: 2,
+        kind: "entity",
+        name: "Marley",
+        target: null,
+        type: "person",
+        description: "Dead.",
+        weight: 1,
+      },
+      {
+        unit_id: 1,
+        kind: "relationship",
+        name: "Scrooge",
+        target: "Marley",
+        type: null,
+        description: "Partners.",
+        weight: 2,
+      },
+      {
+        unit_id: 2,
+        kind: "relationship",
+        name: "MARLEY",
+        target: "Mr. Scrooge",
+        type: null,
+        description: "Partners.",
+        weight: 3,
+      },
+    ]);
+    expect(merged.entities.map((e) => [e.key, e.mentions, e.unitIds])).toEqual([
+      ["MARLEY", 1, [2]],
+      ["SCROOGE", 3, [1, 2]],
+    ]);
+    expect(merged.entities[1]?.description).toBe("A miser. Sir.");
+    expect(merged.relationships).toHaveLength(1);
+    expect(merged.relationships[0]?.weight).toBe(5);
+  });
+
+  test("hierarchical communities split clusters above the maximum size", () => {
+    // Two dense cliques of 8 joined by one edge: with max size 5 each must split again.
+    const edges = [];
+    for (const base of [0, 100])
+      for (let i = 0; i < 8; i++)
+        for (let j = i + 1; j < 8; j++)
+          edges.push({ source: base + i, target: base + j, weight: j - i === 1 ? 5 : 1 });
+    edges.push({ source: 0, target: 100, weight: 1 });
+    const h = hierarchicalCommunities(edges, 5);
+    expect(h.communities.filter((c) => c.level === 0).length).toBe(2);
+    expect(h.levels).toBeGreaterThan(1);
+    for (const c of h.communities.filter((x) => x.level === 1)) expect(c.parent).not.toBeNull();
+    expect(h.modularity[0]).toBeGreaterThan(0.3);
+  });
+});
