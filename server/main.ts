@@ -1,4 +1,5 @@
 /** The server's entry point: `bun server/main.ts [flags]`; `--help` lists every flag and variable. */
+import "./pi-package.ts";
 import { commandOf } from "./commands.ts";
 import { run } from "./run.ts";
 

@@ -2,7 +2,7 @@
  * The compiled server (`npm run build`): built with `bun build --compile`, placed where electron-builder
  * puts it (resources/server/atrium), started by the supervisor from an empty data dir outside any
  * checkout, as the packaged desktop app starts it. It must come up ready with everything embedded: the
- * built-in policy, the migrations, the UI and its script, Swagger UI.
+ * built-in policy, the migrations, the UI and its script, Swagger UI, and the pi runtime's chat turn.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
@@ -88,6 +88,21 @@ describe("the compiled server binary", () => {
     const doc = await get("/swagger/json");
     expect(doc.status).toBe(200);
     expect(await doc.json()).toMatchObject({ openapi: expect.stringMatching(/^3\.1/) });
+  });
+
+  test("runs a chat turn on the pi runtime (offline model) with everything pi needs embedded", async () => {
+    const response = await get("/api/chat", {
+      method: "POST",
+      headers: { cookie: `${TOKEN_COOKIE}=${supervisor.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "hello from the binary" }),
+    });
+    expect(response.status).toBe(200);
+    const events = (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
+    expect(events[0]?.type).toBe("start");
+    expect(events.at(-1)?.type).toBe("done");
   });
 
   test("requires the desktop token it was started with", async () => {
