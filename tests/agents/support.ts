@@ -152,3 +152,36 @@ export function contributions(frames: Frame[]): Record<string, string> {
   }
   return out;
 }
+
+/** An app over a given data dir (no temp dir of its own), to restart a server on the same data. */
+export async function appOn(dataDir: string, env: Record<string, string> = {}) {
+  const { parseCli } = await import("../../server/config/cli.ts");
+  const { createEnvSource } = await import("../../server/config/env.ts");
+  const { loadConfig } = await import("../../server/config/index.ts");
+  const { createContext } = await import("../../server/context.ts");
+  const { compose, createApp } = await import("../../server/app.ts");
+  const { silentLogger } = await import("../../server/log.ts");
+  const { REPO_ROOT, BASE } = await import("../helpers/app.ts");
+  const cli = parseCli(["--data-dir", dataDir, "--port", "0"], {}, REPO_ROOT);
+  if (cli.kind !== "serve") throw new Error("unexpected CLI result");
+  const envSource = createEnvSource(env);
+  const ctx = createContext({
+    config: loadConfig(cli.options, envSource),
+    env: envSource,
+    log: silentLogger,
+  });
+  const app = createApp(ctx);
+  await compose(ctx);
+  const t = {
+    app,
+    ctx,
+    dataDir,
+    request: (path: string, init?: RequestInit) => app.handle(new Request(`${BASE}${path}`, init)),
+    async json(path: string, init?: RequestInit) {
+      const r = await app.handle(new Request(`${BASE}${path}`, init));
+      return { status: r.status, body: await r.json(), headers: r.headers };
+    },
+    close: () => ctx.db.close(),
+  };
+  return t as unknown as TestApp;
+}
