@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
-import { agentModel, as, chat, contributions, speakers } from "./support.ts";
+import { agentModel, as, chat, contributions, type ModelCall, speakers } from "./support.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -26,7 +26,7 @@ async function scriptedAgent(
   name: string,
   reply: (prompt: string, n: number) => string,
   extra: Record<string, unknown> = {},
-) {
+): Promise<{ id: string; calls: ModelCall[] }> {
   const model = agentModel(t, reply);
   const agent = (await api.post("/v1/agents", { name, role: `${name}-role`, model: model.id, ...extra }))
     .body;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: response bodies in tests are read loosely; the assertions check them.
 /**
  * Helpers for the agents tests: an app (optionally protected with two test users told apart by a
  * header), JSON calls as a user, scripted agent models that record what they were asked, and a
