@@ -240,6 +240,12 @@ test("sessions are isolated between owners, on HTTP and on the socket", async ()
     const bobResume = await chat(s.url, { session_id }, { [USER_HEADER]: "bob" });
     expect((await bobResume.closed).code).toBe(4404);
     expect((await alice.get("/v1/chat/sessions")).body.total).toBe(1);
+    // auth_token carries the credential for clients that cannot set headers (browsers).
+    const byToken = await chat(s.url, { session_id, auth_token: "token-alice" });
+    expect((await byToken.next((f) => f.type === "connected")).session_id).toBe(session_id);
+    byToken.close();
+    const wrongToken = await chat(s.url, { session_id, auth_token: "token-bob" });
+    expect((await wrongToken.closed).code).toBe(4404);
     // No identity: the upgrade itself is refused.
     const anonymous = await fetch(`${s.url}/v1/chat?target_id=${agent.id}&target_type=agent`, {
       headers: {
@@ -250,6 +256,17 @@ test("sessions are isolated between owners, on HTTP and on the socket", async ()
       },
     });
     expect(anonymous.status).toBe(401);
+    const badToken = await fetch(`${s.url}/v1/chat?session_id=${session_id}&auth_token=forged`, {
+      headers: {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+    });
+    expect(badToken.status).toBe(401);
+    // A token in the query of a plain HTTP request is not a credential.
+    expect((await app.request("/v1/agents?auth_token=token-alice")).status).toBe(401);
   } finally {
     await s.stop();
     app.close();

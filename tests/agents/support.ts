@@ -11,7 +11,10 @@ import { scriptedModel } from "../helpers/faux.ts";
 
 export const USER_HEADER = "x-test-user";
 
-/** Protected mode with a resolver that trusts a test header: two owners in one app. */
+/**
+ * Protected mode with two test resolvers: a header naming the user, and bearer tokens `token-<user>`
+ * (what a WebSocket's `auth_token` becomes): two owners in one app.
+ */
 export function twoUserApp(): Promise<TestApp> {
   return createTestApp({
     env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
@@ -19,6 +22,10 @@ export function twoUserApp(): Promise<TestApp> {
       (request): Identity | undefined => {
         const user = request.headers.get(USER_HEADER);
         return user ? { id: user, kind: "bearer" } : undefined;
+      },
+      (request): Identity | undefined => {
+        const token = request.headers.get("authorization")?.match(/^Bearer token-(\w+)$/)?.[1];
+        return token ? { id: token, kind: "bearer" } : undefined;
       },
     ],
   });
