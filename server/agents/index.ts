@@ -41,6 +41,6 @@ export const agentsFamily: Family = {
       .use(fleetRoutes(ctx, agents))
       .use(memoryRoutes(ctx, memory))
       .use(sessionRoutes(ctx, chat))
-      .use(chatSocketRoute(chat, ctx.identity as unknown as Elysia));
+      .use(chatSocketRoute(chat, ctx.identity as unknown as Elysia, ctx.log, ctx.shutdown));
   },
 };

@@ -8,12 +8,14 @@
  */
 import { Elysia } from "elysia";
 import type { Identity } from "../auth/identity.ts";
+import type { Logger } from "../log.ts";
 import { ChatError, type ChatError as ChatErrorType, type ChatService, type Frame } from "./chat-service.ts";
 
 /** Close codes: 4400 bad connection parameters, 4401 no identity, 4404 unknown target or session, 4409 target mismatch, 4410 ended session. */
 export const CLOSE = { normal: 1000, invalid: 4400, unauthorized: 4401 } as const;
 
 interface Connection {
+  ws: SocketLike;
   owner: string;
   sessionId: string;
   queue: Promise<void>;
@@ -48,8 +50,16 @@ function numberParam(raw: string | undefined, name: string, min: number, max: nu
   return n;
 }
 
-export function chatSocket(chat: ChatService) {
+export function chatSocket(chat: ChatService, log: Logger, shutdown?: AbortSignal) {
   const connections = new Map<string, Connection>();
+  // On shutdown, replies stop and sockets close (1001), so the server does not wait on idle sockets.
+  shutdown?.addEventListener("abort", () => {
+    for (const conn of connections.values()) {
+      conn.abort.abort();
+      conn.ws.close(1001, "server shutting down");
+    }
+    connections.clear();
+  });
 
   const refuse = (ws: SocketLike, error: ChatErrorType) => {
     send(ws, errorFrame(error.code, error.message));
@@ -73,6 +83,7 @@ export function chatSocket(chat: ChatService) {
         temperature: numberParam(q.temperature, "temperature", 0, 2, false),
       });
       connections.set(ws.id, {
+        ws,
         owner: identity.id,
         sessionId: session.id,
         queue: Promise.resolve(),
@@ -87,7 +98,9 @@ export function chatSocket(chat: ChatService) {
       });
     } catch (error) {
       if (error instanceof ChatError) return refuse(ws, error);
-      throw error;
+      log.error("chat connection failed", { error });
+      send(ws, errorFrame("internal_error", "The connection could not be set up"));
+      ws.close(1011, "internal error");
     }
   }
 
@@ -150,6 +163,7 @@ export function chatSocket(chat: ChatService) {
         .catch((error) => {
           if (conn.abort.signal.aborted) return;
           if (error instanceof ChatError) return refuse(ws, error);
+          log.error("chat reply failed", { error, sessionId: conn.sessionId });
           send(ws, errorFrame("internal_error", "The reply failed; the session is still open"));
         }),
     );
@@ -164,8 +178,8 @@ export function chatSocket(chat: ChatService) {
   return { open, message, close, connections };
 }
 
-export function chatSocketRoute(chat: ChatService, identity: Elysia) {
-  const handlers = chatSocket(chat);
+export function chatSocketRoute(chat: ChatService, identity: Elysia, log: Logger, shutdown: AbortSignal) {
+  const handlers = chatSocket(chat, log, shutdown);
   return new Elysia({ name: "atrium/agents/ws" }).use(identity).ws("/v1/chat", {
     detail: { hide: true },
     open: (ws) => handlers.open(ws as unknown as SocketLike),

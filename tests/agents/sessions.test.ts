@@ -189,16 +189,19 @@ describe("session list and the inactivity rule", () => {
   });
 });
 
-test("a server restart loses nothing", async () => {
+test("shutdown closes sockets (1001) and a restart loses nothing", async () => {
   const dir = tempDir();
   try {
-    const first = await appOn(dir.path);
+    const shutdown = new AbortController();
+    const first = await appOn(dir.path, shutdown.signal);
     const s1 = listen(first);
     const agent = (await as(first).post("/v1/agents", { name: "Durable", role: "r" })).body;
     const c = await chat(s1.url, { target_id: agent.id, target_type: "agent" });
     const { session_id } = await c.next((f) => f.type === "connected");
     await c.ask("remember me");
-    c.close();
+    // Shutting down closes open sockets with 1001.
+    shutdown.abort();
+    expect((await c.closed).code).toBe(1001);
     await s1.stop();
     first.close();
 

@@ -5,8 +5,14 @@
  * WebSocket client for /v1/chat that collects frames.
  */
 import { type Context, fauxAssistantMessage, type StreamOptions } from "@mariozechner/pi-ai";
+import { compose, createApp } from "../../server/app.ts";
 import type { Identity } from "../../server/auth/identity.ts";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { parseCli } from "../../server/config/cli.ts";
+import { createEnvSource } from "../../server/config/env.ts";
+import { loadConfig } from "../../server/config/index.ts";
+import { createContext } from "../../server/context.ts";
+import { silentLogger } from "../../server/log.ts";
+import { BASE, createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { scriptedModel } from "../helpers/faux.ts";
 
 export const USER_HEADER = "x-test-user";
@@ -162,34 +168,23 @@ export function contributions(frames: Frame[]): Record<string, string> {
 }
 
 /** An app over a given data dir (no temp dir of its own), to restart a server on the same data. */
-export async function appOn(dataDir: string, env: Record<string, string> = {}) {
-  const { parseCli } = await import("../../server/config/cli.ts");
-  const { createEnvSource } = await import("../../server/config/env.ts");
-  const { loadConfig } = await import("../../server/config/index.ts");
-  const { createContext } = await import("../../server/context.ts");
-  const { compose, createApp } = await import("../../server/app.ts");
-  const { silentLogger } = await import("../../server/log.ts");
-  const { REPO_ROOT, BASE } = await import("../helpers/app.ts");
+export async function appOn(dataDir: string, shutdown?: AbortSignal): Promise<TestApp> {
   const cli = parseCli(["--data-dir", dataDir, "--port", "0"], {}, REPO_ROOT);
   if (cli.kind !== "serve") throw new Error("unexpected CLI result");
-  const envSource = createEnvSource(env);
-  const ctx = createContext({
-    config: loadConfig(cli.options, envSource),
-    env: envSource,
-    log: silentLogger,
-  });
+  const env = createEnvSource({});
+  const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger, shutdown });
   const app = createApp(ctx);
   await compose(ctx);
-  const t = {
+  const request = (path: string, init?: RequestInit) => app.handle(new Request(`${BASE}${path}`, init));
+  return {
     app,
     ctx,
     dataDir,
-    request: (path: string, init?: RequestInit) => app.handle(new Request(`${BASE}${path}`, init)),
-    async json(path: string, init?: RequestInit) {
-      const r = await app.handle(new Request(`${BASE}${path}`, init));
-      return { status: r.status, body: await r.json(), headers: r.headers };
+    request,
+    async json(path, init) {
+      const response = await request(path, init);
+      return { status: response.status, body: await response.json(), headers: response.headers };
     },
     close: () => ctx.db.close(),
   };
-  return t as unknown as TestApp;
 }
