@@ -1,8 +1,10 @@
 /**
  * SQL for memory entries and their search. Full text goes through the FTS5 index `memory_fts` (porter
- * stemming) ranked by BM25; tags are a JSON array on the row and a filter keeps an entry only when every
- * asked tag is on it. Every statement is scoped by `owner_id`.
+ * stemming) ranked by BM25; tags are a JSON array on the row, mirrored into `memory_tags` by triggers,
+ * and the filter keeps an entry only when every asked tag is on it. Every statement is scoped by `owner_id`.
  */
+
+import type { SQLQueryBindings } from "bun:sqlite";
 import type { MemoryType } from "../../schemas/agents.ts";
 import type { Store } from "../storage/store.ts";
 
@@ -23,7 +25,7 @@ export interface MemoryFilter {
   holderId?: string;
   holderType?: string;
   /** Holders to search together (an agent and its fleet); overrides holderId. */
-  holders?: { id: string; type: string }[];
+  holders?: { id: string; type?: string }[];
   type?: string;
   tags?: string[];
   /** An FTS5 MATCH expression (already built from user words). */
@@ -107,48 +109,55 @@ export class MemoryStore {
     );
   }
 
+  /**
+   * The WHERE clause is built from the filters that are set (and each asked tag joins `memory_tags`
+   * once), so SQLite plans each combination on its own: `$x IS NULL OR ...` clauses defeat its indexes.
+   */
   search(owner: string, filter: MemoryFilter) {
+    const params: Record<string, SQLQueryBindings> = { owner };
+    const where = ["m.owner_id = $owner"];
+    const joins: string[] = [];
     const holders =
-      filter.holders ?? (filter.holderId ? [{ id: filter.holderId, type: filter.holderType ?? null }] : null);
-    const params = {
-      owner,
-      holders: holders ? JSON.stringify(holders) : null,
-      holderType: filter.holderType ?? null,
-      type: filter.type ?? null,
-      tags: filter.tags?.length ? JSON.stringify(filter.tags) : null,
-      match: filter.match ?? null,
-    };
-    const where = `m.owner_id = $owner
-      AND ($holders IS NULL OR EXISTS (
-        SELECT 1 FROM json_each($holders) h
-        WHERE json_extract(h.value, '$.id') = m.holder_id
-          AND (json_extract(h.value, '$.type') IS NULL OR json_extract(h.value, '$.type') = m.holder_type)))
-      AND ($holderType IS NULL OR m.holder_type = $holderType)
-      AND ($type IS NULL OR m.type = $type)
-      AND ($tags IS NULL OR NOT EXISTS (
-        SELECT 1 FROM json_each($tags) wanted
-        WHERE wanted.value NOT IN (SELECT value FROM json_each(m.tags))))`;
-    if (params.match) {
-      const from = "memory_fts JOIN memory_entries m ON m.rowid = memory_fts.rowid";
-      const fts = `memory_fts MATCH $match AND memory_fts.owner_id = $owner AND ${where}`;
-      const rows = this.store.all<MemoryRow>(
-        `SELECT ${COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS score FROM ${from} WHERE ${fts}
-         ORDER BY score, m.importance DESC, m.id LIMIT $limit OFFSET $offset`,
-        { ...params, limit: filter.limit, offset: filter.offset },
-      );
-      const total = this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${fts}`, params);
-      return { items: rows.map(recordOf), total: total?.n ?? 0 };
+      filter.holders ?? (filter.holderId ? [{ id: filter.holderId, type: filter.holderType }] : []);
+    if (holders.length) {
+      const any = holders.map((h, i) => {
+        params[`holder${i}`] = h.id;
+        if (!h.type) return `m.holder_id = $holder${i}`;
+        params[`holderType${i}`] = h.type;
+        return `(m.holder_id = $holder${i} AND m.holder_type = $holderType${i})`;
+      });
+      where.push(`(${any.join(" OR ")})`);
     }
-    const { match: _match, ...plain } = params;
+    if (filter.holderType) {
+      params.holderType = filter.holderType;
+      where.push("m.holder_type = $holderType");
+    }
+    if (filter.type) {
+      params.type = filter.type;
+      where.push("m.type = $type");
+    }
+    (filter.tags ?? []).forEach((tag, i) => {
+      params[`tag${i}`] = tag;
+      joins.push(
+        `JOIN memory_tags t${i} ON t${i}.memory_id = m.id AND t${i}.owner_id = $owner AND t${i}.tag = $tag${i}`,
+      );
+    });
+    let from = ["memory_entries m", ...joins].join(" ");
+    let score = "";
+    let order = "m.importance DESC, m.created_at DESC, m.id";
+    if (filter.match) {
+      params.match = filter.match;
+      from = ["memory_fts JOIN memory_entries m ON m.rowid = memory_fts.rowid", ...joins].join(" ");
+      where.push("memory_fts MATCH $match", "memory_fts.owner_id = $owner");
+      score = ", bm25(memory_fts, 1.0, 0.5) AS score";
+      order = `score, ${order}`;
+    }
+    const clause = where.join(" AND ");
     const rows = this.store.all<MemoryRow>(
-      `SELECT ${COLUMNS} FROM memory_entries m WHERE ${where}
-       ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT $limit OFFSET $offset`,
-      { ...plain, limit: filter.limit, offset: filter.offset },
+      `SELECT ${COLUMNS}${score} FROM ${from} WHERE ${clause} ORDER BY ${order} LIMIT $limit OFFSET $offset`,
+      { ...params, limit: filter.limit, offset: filter.offset },
     );
-    const total = this.store.get<{ n: number }>(
-      `SELECT count(*) AS n FROM memory_entries m WHERE ${where}`,
-      plain,
-    );
+    const total = this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${clause}`, params);
     return { items: rows.map(recordOf), total: total?.n ?? 0 };
   }
 }

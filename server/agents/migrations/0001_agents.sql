@@ -74,6 +74,25 @@ CREATE TRIGGER memory_au AFTER UPDATE OF content, tags ON memory_entries BEGIN
   INSERT INTO memory_fts (rowid, content, tags, owner_id) VALUES (new.rowid, new.content, new.tags, new.owner_id);
 END;
 
+-- One row per (entry, tag), kept by triggers: the all-of tag filter reads an index instead of JSON.
+CREATE TABLE memory_tags (
+  owner_id TEXT NOT NULL,
+  memory_id TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  PRIMARY KEY (memory_id, tag)
+);
+CREATE INDEX memory_tags_tag ON memory_tags (owner_id, tag);
+CREATE TRIGGER memory_tags_ai AFTER INSERT ON memory_entries BEGIN
+  INSERT OR IGNORE INTO memory_tags (owner_id, memory_id, tag) SELECT new.owner_id, new.id, value FROM json_each(new.tags);
+END;
+CREATE TRIGGER memory_tags_ad AFTER DELETE ON memory_entries BEGIN
+  DELETE FROM memory_tags WHERE memory_id = old.id;
+END;
+CREATE TRIGGER memory_tags_au AFTER UPDATE OF tags ON memory_entries BEGIN
+  DELETE FROM memory_tags WHERE memory_id = old.id;
+  INSERT OR IGNORE INTO memory_tags (owner_id, memory_id, tag) SELECT new.owner_id, new.id, value FROM json_each(new.tags);
+END;
+
 CREATE TABLE chat_sessions (
   id TEXT PRIMARY KEY,
   owner_id TEXT NOT NULL,
