@@ -1,7 +1,7 @@
 /**
  * Chat with an agent or a fleet, independent of the transport: opening or resuming a session, running
  * one user message through the target's coordination pattern (each agent's model streamed, memory put
- * into its context, everything persisted), ending a session, and the HTTP reads of sessions and history.
+ * into its context, everything persisted), and ending a session. The HTTP reads are sessions-service.ts.
  *
  * Inactivity rule (spec): a session is inactive when its target has no active agent or 30 minutes have
  * passed since its last message. A message to an inactive session reactivates it when the target has an
@@ -157,11 +157,15 @@ export class ChatService {
     const spoke: { agent_id: string; agent_name: string; phase: Phase }[] = [];
     const conversation = this.conversation(owner, session.id, userMessage.id);
     let step = 0;
+    // One failing agent stops the whole reply (parallel members included): no frames after the error.
+    const run = new AbortController();
+    const stop = () => run.abort();
+    signal.addEventListener("abort", stop, { once: true });
 
     const speak = async (agent: AgentRecord, prompt: string, phase: Phase): Promise<string> => {
       const meta = { agent_id: agent.id, agent_name: agent.name, phase, step: ++step, reply_id: replyId };
-      const text = await this.callAgent(owner, agent, plan, prompt, conversation, signal, (chunk) => {
-        if (streaming)
+      const text = await this.callAgent(owner, agent, plan, prompt, conversation, run.signal, (chunk) => {
+        if (streaming && !run.signal.aborted)
           send({ type: "stream", message_id: replyId, chunk, is_complete: false, metadata: meta });
       });
       spoke.push({ agent_id: agent.id, agent_name: agent.name, phase });
@@ -177,19 +181,37 @@ export class ChatService {
       return text;
     };
 
-    const answer = await coordinate(
-      {
-        pattern: plan.pattern,
-        members: plan.members,
-        lead: plan.lead,
-        maxTurns: plan.maxTurns,
-        message: frame.content,
-        capabilities: Array.isArray(context.capabilities)
-          ? (context.capabilities as Capability[])
-          : undefined,
-      },
-      speak,
-    );
+    let answer: string;
+    try {
+      answer = await coordinate(
+        {
+          pattern: plan.pattern,
+          members: plan.members,
+          lead: plan.lead,
+          maxTurns: plan.maxTurns,
+          message: frame.content,
+          capabilities: Array.isArray(context.capabilities)
+            ? (context.capabilities as Capability[])
+            : undefined,
+        },
+        speak,
+      );
+    } catch (error) {
+      run.abort();
+      if (error instanceof ChatError && !error.closeCode) {
+        send({
+          type: "error",
+          code: error.code,
+          message: error.message,
+          message_id: replyId,
+          timestamp: new Date(this.now()).toISOString(),
+        });
+        return;
+      }
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", stop);
+    }
     const metadata = { pattern: plan.pattern, agents: spoke, user_message_id: userMessage.id };
     if (streaming) send({ type: "stream", message_id: replyId, chunk: "", is_complete: true, metadata });
     else
@@ -311,61 +333,6 @@ export class ChatService {
     };
     this.chat.insertMessage(owner, record);
     return record;
-  }
-
-  listSessions(
-    owner: string,
-    filter: { status?: string; target_id?: string; target_type?: string; limit: number; offset: number },
-  ) {
-    this.chat.sweepInactive(owner, this.now());
-    const { items, total } = this.chat.listSessions(owner, {
-      status: filter.status,
-      targetId: filter.target_id,
-      targetType: filter.target_type,
-      limit: filter.limit,
-      offset: filter.offset,
-    });
-    return {
-      sessions: items.map((s) => ({
-        session_id: s.id,
-        target_id: s.target_id,
-        target_type: s.target_type,
-        status: s.status,
-        created_at: s.created_at,
-        last_message_at: s.last_message_at,
-        message_count: s.message_count,
-      })),
-      total,
-      has_more: filter.offset + items.length < total,
-    };
-  }
-
-  history(
-    owner: string,
-    sessionId: string,
-    page: { limit: number; before?: string; after?: string; thread_id?: string },
-  ) {
-    if (!this.chat.getSession(owner, sessionId)) throw AppError.notFound(`Session ${sessionId} not found`);
-    const { messages, hasMore } = this.chat.history(owner, sessionId, {
-      limit: page.limit,
-      before: page.before,
-      after: page.after,
-      threadId: page.thread_id,
-    });
-    return {
-      messages: messages.map((m) => ({
-        message_id: m.id,
-        type: m.role,
-        content: m.content,
-        timestamp: m.timestamp,
-        sender: m.sender,
-        receiver: m.receiver,
-        thread_id: m.thread_id,
-        parent_id: m.parent_id,
-        metadata: m.metadata,
-      })),
-      has_more: hasMore,
-    };
   }
 }
 

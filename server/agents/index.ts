@@ -12,6 +12,7 @@ import { MemoryService } from "./memory-service.ts";
 import { MemoryStore } from "./memory-store.ts";
 import migration1 from "./migrations/0001_agents.sql" with { type: "text" };
 import { agentRoutes, fleetRoutes, memoryRoutes, sessionRoutes } from "./routes.ts";
+import { SessionService } from "./sessions-service.ts";
 import { AgentStore } from "./store.ts";
 import { chatSocketRoute } from "./ws.ts";
 
@@ -22,8 +23,9 @@ export function agentsServices(ctx: AppContext) {
   const agentStore = new AgentStore(ctx.store);
   const agents = new AgentService(agentStore, ctx.models);
   const memory = new MemoryService(new MemoryStore(ctx.store), agentStore);
-  const chat = new ChatService(new ChatStore(ctx.store), agents, memory, ctx.models);
-  return { agents, memory, chat };
+  const chatStore = new ChatStore(ctx.store);
+  const chat = new ChatService(chatStore, agents, memory, ctx.models);
+  return { agents, memory, chat, sessions: new SessionService(chatStore) };
 }
 
 export const agentsFamily: Family = {
@@ -35,12 +37,12 @@ export const agentsFamily: Family = {
   },
   migrations: [{ version: 1, name: "agents", sql: migration1 }],
   routes: (ctx) => {
-    const { agents, memory, chat } = agentsServices(ctx);
+    const { agents, memory, chat, sessions } = agentsServices(ctx);
     return new Elysia({ name: "atrium/agents" })
       .use(agentRoutes(ctx, agents))
       .use(fleetRoutes(ctx, agents))
       .use(memoryRoutes(ctx, memory))
-      .use(sessionRoutes(ctx, chat))
+      .use(sessionRoutes(ctx, sessions))
       .use(chatSocketRoute(chat, ctx.identity as unknown as Elysia, ctx.log, ctx.shutdown));
   },
 };

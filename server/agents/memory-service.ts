@@ -154,8 +154,9 @@ export class MemoryService {
     if (limit <= 0) return [];
     const match = matchExpression(message);
     const base = { holders, limit, offset: 0 };
-    const hits = match ? this.memory.search(owner, { ...base, match }).items : [];
-    const found = hits.length ? hits : this.memory.search(owner, base).items;
+    // No totals: the context needs the entries, not how many there are.
+    const hits = match ? this.memory.search(owner, { ...base, match }, { count: false }).items : [];
+    const found = hits.length ? hits : this.memory.search(owner, base, { count: false }).items;
     return found.map(({ score: _score, ...entry }) => entry);
   }
 }

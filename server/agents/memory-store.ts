@@ -113,7 +113,7 @@ export class MemoryStore {
    * The WHERE clause is built from the filters that are set (and each asked tag joins `memory_tags`
    * once), so SQLite plans each combination on its own: `$x IS NULL OR ...` clauses defeat its indexes.
    */
-  search(owner: string, filter: MemoryFilter) {
+  search(owner: string, filter: MemoryFilter, { count = true } = {}) {
     const params: Record<string, SQLQueryBindings> = { owner };
     const where = ["m.owner_id = $owner"];
     const joins: string[] = [];
@@ -157,7 +157,9 @@ export class MemoryStore {
       `SELECT ${COLUMNS}${score} FROM ${from} WHERE ${clause} ORDER BY ${order} LIMIT $limit OFFSET $offset`,
       { ...params, limit: filter.limit, offset: filter.offset },
     );
-    const total = this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${clause}`, params);
-    return { items: rows.map(recordOf), total: total?.n ?? 0 };
+    const total = count
+      ? (this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${clause}`, params)?.n ?? 0)
+      : rows.length;
+    return { items: rows.map(recordOf), total };
   }
 }

@@ -9,8 +9,8 @@ import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
 import { AppError } from "../http/errors.ts";
 import { type AgentService, invalid } from "./agents-service.ts";
-import type { ChatService } from "./chat-service.ts";
 import { type MemoryService, memoryView } from "./memory-service.ts";
+import type { SessionService } from "./sessions-service.ts";
 
 const errors = { 404: DetailError, 409: DetailError, 422: HTTPValidationError };
 const page = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? 50, offset: q.offset ?? 0 });
@@ -226,13 +226,13 @@ export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
     );
 }
 
-export function sessionRoutes(ctx: AppContext, chat: ChatService) {
+export function sessionRoutes(ctx: AppContext, sessions: SessionService) {
   return new Elysia({ name: "atrium/agents/sessions", detail: { tags: ["agents"] } })
     .use(ctx.identity)
     .get(
       "/v1/chat/sessions",
       ({ query, identity }) =>
-        chat.listSessions(ownerOf(identity), {
+        sessions.list(ownerOf(identity), {
           ...page(query),
           status: query.status,
           target_id: query.target_id,
@@ -251,7 +251,7 @@ export function sessionRoutes(ctx: AppContext, chat: ChatService) {
     .get(
       "/v1/chat/sessions/:session_id/history",
       ({ params, query, identity }) =>
-        chat.history(ownerOf(identity), params.session_id, {
+        sessions.history(ownerOf(identity), params.session_id, {
           limit: query.limit ?? 50,
           before: cursor(query.before, "before"),
           after: cursor(query.after, "after"),

@@ -110,7 +110,9 @@ describe("one agent", () => {
     });
     const c = await chat(server.url, { target_id: a.id, target_type: "agent" });
     const failed = await c.ask("first");
-    expect(failed.at(-1)?.type).toBe("error");
+    expect(failed.at(-1)).toMatchObject({ type: "error", code: "model_error" });
+    expect(failed.at(-1)?.message).toContain("Flaky");
+    expect(failed.at(-1)?.message_id).toBeString();
     const ok = await c.ask("second");
     expect(ok.map((f) => f.chunk).join("")).toBe("recovered");
     c.close();
