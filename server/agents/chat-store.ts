@@ -89,15 +89,6 @@ export class ChatStore {
     );
   }
 
-  /** Whether the session's target has an active agent right now. */
-  targetActive(owner: string, id: string): boolean {
-    const row = this.store.get<{ active: number }>(
-      `SELECT ${TARGET_ACTIVE} AS active FROM chat_sessions s WHERE s.id = $id AND s.owner_id = $owner`,
-      { id, owner },
-    );
-    return row?.active === 1;
-  }
-
   listSessions(
     owner: string,
     filter: { status?: string; targetId?: string; targetType?: string; limit: number; offset: number },
