@@ -63,7 +63,9 @@ export function chatSocket(chat: ChatService, log: Logger, shutdown?: AbortSigna
 
   const refuse = (ws: SocketLike, error: ChatErrorType) => {
     send(ws, errorFrame(error.code, error.message));
-    if (error.closeCode) ws.close(error.closeCode, error.message.slice(0, 120));
+    // The reason is the error code in words: a close reason is capped at 123 bytes, and the details
+    // (which may quote user input) are in the error frame just sent.
+    if (error.closeCode) ws.close(error.closeCode, error.code.replaceAll("_", " "));
   };
 
   function open(ws: SocketLike) {

@@ -125,6 +125,12 @@ describe("coordination patterns", () => {
     const b = await scriptedAgent("Editor", (p) => (p.includes("DRAFT-1") ? "EDITED-2" : "lost"));
     const c3 = await scriptedAgent("Polisher", (p) => (p.includes("EDITED-2") ? "POLISHED-3" : "lost"));
     const f = await fleet("sequential", [a.id, b.id, c3.id], { temperature: 0.1 });
+    await api.post("/v1/memory", {
+      owner_id: f.id,
+      owner_type: "fleet",
+      type: "PREFERENCES",
+      content: "Every haiku ends with a kigo",
+    });
     const c = await chat(server.url, { target_id: f.id, target_type: "fleet" });
     const frames = await c.ask("write a haiku", { stream: true });
     expect(speakers(frames)).toEqual(["Drafter:answer", "Editor:member", "Polisher:member"]);
@@ -135,6 +141,9 @@ describe("coordination patterns", () => {
     });
     expect(b.calls[0]?.prompt).toContain("The previous agent, Drafter (Drafter-role), produced:\nDRAFT-1");
     expect([a, b, c3].map((x) => x.calls[0]?.temperature)).toEqual([0.1, 0.1, 0.1]);
+    // The fleet's memory reaches every member.
+    for (const x of [a, b, c3])
+      expect(x.calls[0]?.system).toContain("- [PREFERENCES] Every haiku ends with a kigo");
     const final = await c.ask("again", { stream: false });
     expect(final[0]).toMatchObject({ type: "response", content: "POLISHED-3" });
     c.close();
@@ -309,7 +318,7 @@ describe("sessions on the socket", () => {
         code,
         error: errorCode,
       });
-      expect(closed.reason.length).toBeGreaterThan(0);
+      expect(closed.reason).toBe(errorCode.replaceAll("_", " "));
     }
   });
 
