@@ -26,8 +26,9 @@ async function scriptedAgent(
   name: string,
   reply: (prompt: string, n: number) => string,
   extra: Record<string, unknown> = {},
+  tokensPerSecond?: number,
 ): Promise<{ id: string; calls: ModelCall[] }> {
-  const model = agentModel(t, reply);
+  const model = agentModel(t, reply, 40, { tokensPerSecond });
   const agent = (await api.post("/v1/agents", { name, role: `${name}-role`, model: model.id, ...extra }))
     .body;
   expect(agent.id).toBeString();
@@ -155,8 +156,10 @@ describe("coordination patterns", () => {
   });
 
   test("parallel: every member answers the same message, then the lead merges all answers", async () => {
-    const a = await scriptedAgent("Alpha", () => "from-alpha");
-    const b = await scriptedAgent("Beta", () => "from-beta");
+    // Long replies streamed at a finite rate: members running at once interleave their frames.
+    const long = (tag: string) => `from-${tag} ${"lorem ipsum dolor sit amet ".repeat(12)}`;
+    const a = await scriptedAgent("Alpha", () => long("alpha"), {}, 2000);
+    const b = await scriptedAgent("Beta", () => long("beta"), {}, 2000);
     const lead = await scriptedAgent("Merger", (p) =>
       p.includes("Merge their answers") ? "MERGED" : "merger-own",
     );
@@ -167,8 +170,13 @@ describe("coordination patterns", () => {
     expect(order.at(-1)).toBe("Merger:merge");
     expect(new Set(order.slice(0, -1))).toEqual(new Set(["Alpha:member", "Beta:member", "Merger:member"]));
     for (const agent of [a, b]) expect(agent.calls[0]?.prompt).toBe("compare options");
+    const names = frames
+      .filter((f) => f.type === "stream" && !f.is_complete)
+      .map((f) => f.metadata.agent_name);
+    expect(names.indexOf("Beta")).toBeLessThan(names.lastIndexOf("Alpha"));
+    expect(names.indexOf("Alpha")).toBeLessThan(names.lastIndexOf("Beta"));
     const mergePrompt = lead.calls.find((call) => call.prompt.includes("Merge their answers"))?.prompt ?? "";
-    for (const text of ["from-alpha", "from-beta", "merger-own"]) expect(mergePrompt).toContain(text);
+    for (const text of [long("alpha"), long("beta"), "merger-own"]) expect(mergePrompt).toContain(text);
     expect(contributions(frames)["Merger:merge"]).toBe("MERGED");
     c.close();
   });

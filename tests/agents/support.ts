@@ -66,7 +66,12 @@ export interface ModelCall {
 }
 
 /** A scripted model for one agent: answers `reply(prompt, callNumber)` and records every call. */
-export function agentModel(t: TestApp, reply: (prompt: string, n: number) => string, calls = 40) {
+export function agentModel(
+  t: TestApp,
+  reply: (prompt: string, n: number) => string,
+  calls = 40,
+  options: { tokensPerSecond?: number } = {},
+) {
   const seen: ModelCall[] = [];
   const factory = (context: Context, options: StreamOptions | undefined) => {
     const last = context.messages.at(-1);
