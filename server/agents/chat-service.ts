@@ -15,7 +15,7 @@ import type { AgentService } from "./agents-service.ts";
 import type { ChatStore, MessageRecord, SessionRecord } from "./chat-store.ts";
 import { coordinate, type Phase } from "./coordination.ts";
 import type { MemoryService } from "./memory-service.ts";
-import type { AgentRecord } from "./store.ts";
+import type { AgentRecord, FleetRecord } from "./store.ts";
 
 /** A refusal on the socket: an `error` frame, and a close when `closeCode` is set. */
 export class ChatError extends Error {
@@ -105,16 +105,25 @@ export class ChatService {
   }
 
   private target(owner: string, type: string, id: string): Target {
+    const record = type === "agent" ? this.agentOf(owner, id) : this.fleetOf(owner, id);
+    return { id: record.id, type: type as Target["type"], name: record.name };
+  }
+
+  private agentOf(owner: string, id: string): AgentRecord {
+    return this.found(() => this.agents.getAgent(owner, id), `Agent ${id} not found`);
+  }
+
+  private fleetOf(owner: string, id: string): FleetRecord {
+    return this.found(() => this.agents.getFleet(owner, id), `Fleet ${id} not found`);
+  }
+
+  /** A target deleted or never there ends the connection (4404), at connect or at a later message. */
+  private found<T>(read: () => T, message: string): T {
     try {
-      const record = type === "agent" ? this.agents.getAgent(owner, id) : this.agents.getFleet(owner, id);
-      return { id: record.id, type: type as Target["type"], name: record.name };
+      return read();
     } catch (error) {
       if (error instanceof AppError && error.kind === "not_found")
-        throw new ChatError(
-          "target_not_found",
-          `${type === "agent" ? "Agent" : "Fleet"} ${id} not found`,
-          4404,
-        );
+        throw new ChatError("target_not_found", message, 4404);
       throw error;
     }
   }
@@ -228,7 +237,7 @@ export class ChatService {
   private plan(owner: string, session: SessionRecord, context: Record<string, unknown> | undefined) {
     const sessionConfig = session.config;
     if (session.target_type === "agent") {
-      const agent = this.agents.getAgent(owner, session.target_id);
+      const agent = this.agentOf(owner, session.target_id);
       if (agent.status !== "active")
         throw new ChatError("target_inactive", `Agent ${agent.name} is ${agent.status}; activate it to chat`);
       return {
@@ -241,7 +250,7 @@ export class ChatService {
         context,
       };
     }
-    const fleet = this.agents.getFleet(owner, session.target_id);
+    const fleet = this.fleetOf(owner, session.target_id);
     const members = fleet.status === "active" ? this.agents.activeMembers(owner, fleet) : [];
     if (members.length === 0)
       throw new ChatError("target_inactive", `Fleet ${fleet.name} has no active agent; activate one to chat`);

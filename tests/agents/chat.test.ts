@@ -227,6 +227,17 @@ describe("coordination patterns", () => {
     c.close();
   });
 
+  test("a target deleted mid-session: the next message gets an error and the socket closes with 4404", async () => {
+    const a = await scriptedAgent("Ephemeral", () => "here");
+    const c = await chat(server.url, { target_id: a.id, target_type: "agent" });
+    await c.ask("hello");
+    expect((await api.del(`/v1/agents/${a.id}`)).status).toBe(200);
+    c.send({ type: "message", content: "still there?" });
+    const closed = await c.closed;
+    expect(closed).toEqual({ code: 4404, reason: "target not found" });
+    expect(c.frames.at(-1)).toMatchObject({ type: "error", code: "target_not_found" });
+  });
+
   test("inactive members are skipped; a fleet without active members refuses messages", async () => {
     const a = await scriptedAgent("On", () => "on");
     const b = await scriptedAgent("Off", () => "off", { status: "inactive" });
