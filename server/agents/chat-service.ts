@@ -166,15 +166,15 @@ export class ChatService {
     const spoke: { agent_id: string; agent_name: string; phase: Phase }[] = [];
     const conversation = this.conversation(owner, session.id, userMessage.id);
     let step = 0;
-    // One failing agent stops the whole reply (parallel members included): no frames after the error.
+    // The reply stops when the socket closes (signal) or when one agent fails (run: parallel members
+    // included), so no frames follow an error.
     const run = new AbortController();
-    const stop = () => run.abort();
-    signal.addEventListener("abort", stop, { once: true });
+    const stopped = AbortSignal.any([signal, run.signal]);
 
     const speak = async (agent: AgentRecord, prompt: string, phase: Phase): Promise<string> => {
       const meta = { agent_id: agent.id, agent_name: agent.name, phase, step: ++step, reply_id: replyId };
-      const text = await this.callAgent(owner, agent, plan, prompt, conversation, run.signal, (chunk) => {
-        if (streaming && !run.signal.aborted)
+      const text = await this.callAgent(owner, agent, plan, prompt, conversation, stopped, (chunk) => {
+        if (streaming && !stopped.aborted)
           send({ type: "stream", message_id: replyId, chunk, is_complete: false, metadata: meta });
       });
       spoke.push({ agent_id: agent.id, agent_name: agent.name, phase });
@@ -218,8 +218,6 @@ export class ChatService {
         return;
       }
       throw error;
-    } finally {
-      signal.removeEventListener("abort", stop);
     }
     const metadata = { pattern: plan.pattern, agents: spoke, user_message_id: userMessage.id };
     if (streaming) send({ type: "stream", message_id: replyId, chunk: "", is_complete: true, metadata });

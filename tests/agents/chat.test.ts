@@ -254,6 +254,20 @@ describe("coordination patterns", () => {
 });
 
 describe("sessions on the socket", () => {
+  test("closing the socket mid-reply aborts the model call; nothing half-done is stored", async () => {
+    const slow = await scriptedAgent("Slow", () => "word ".repeat(400), {}, 50);
+    const c = await chat(server.url, { target_id: slow.id, target_type: "agent" });
+    const { session_id } = await c.next((f) => f.type === "connected");
+    c.send({ type: "message", content: "take your time" });
+    await c.next((f) => f.type === "stream");
+    c.close();
+    await c.closed;
+    for (let i = 0; i < 500 && !slow.calls[0]?.signal?.aborted; i++) await Bun.sleep(10);
+    expect(slow.calls[0]?.signal?.aborted).toBe(true);
+    const history = (await api.get(`/v1/chat/sessions/${session_id}/history`)).body.messages;
+    expect(history.map((m: { type: string }) => m.type)).toEqual(["user"]);
+  });
+
   test("resume by session_id keeps the conversation; end_session ends it for good", async () => {
     const a = await scriptedAgent("Memoryful", (p) => `echo ${p}`);
     const first = await chat(server.url, { target_id: a.id, target_type: "agent" });

@@ -63,6 +63,7 @@ export interface ModelCall {
   system: string;
   prompt: string;
   temperature?: number;
+  signal?: AbortSignal;
 }
 
 /** A scripted model for one agent: answers `reply(prompt, callNumber)` and records every call. */
@@ -73,15 +74,21 @@ export function agentModel(
   options: { tokensPerSecond?: number } = {},
 ) {
   const seen: ModelCall[] = [];
-  const factory = (context: Context, options: StreamOptions | undefined) => {
+  const factory = (context: Context, streamOptions: StreamOptions | undefined) => {
     const last = context.messages.at(-1);
     const prompt = typeof last?.content === "string" ? last.content : "";
-    seen.push({ system: context.systemPrompt ?? "", prompt, temperature: options?.temperature });
+    seen.push({
+      system: context.systemPrompt ?? "",
+      prompt,
+      temperature: streamOptions?.temperature,
+      signal: streamOptions?.signal,
+    });
     return fauxAssistantMessage(reply(prompt, seen.length));
   };
   const model = scriptedModel(
     t.ctx.models,
     Array.from({ length: calls }, () => factory),
+    options,
   );
   return { id: model.id, calls: seen, dispose: model.dispose };
 }
