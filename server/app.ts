@@ -4,7 +4,7 @@
  * without listening.
  */
 import { type AnyElysia, Elysia } from "elysia";
-import { agentsFamily } from "./agents/index.ts";
+import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { Family } from "./family.ts";
@@ -29,7 +29,8 @@ export interface AppOptions {
 
 export function createApp(ctx: AppContext, options: AppOptions = {}) {
   const families = options.families ?? FAMILIES;
-  let app = new Elysia({ name: "atrium" })
+  // Bun applies one WebSocket frame limit to the whole server: larger frames are closed with 1009.
+  let app = new Elysia({ name: "atrium", websocket: { maxPayloadLength: WS_MAX_FRAME_BYTES } })
     .use(errorHandling(ctx.log))
     .use(bodyLimit(ctx.config.bodyLimitBytes))
     .use(readinessGate(ctx.readiness))

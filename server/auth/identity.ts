@@ -68,11 +68,14 @@ function protectedIdentity(base: Elysia<"">, resolvers: CredentialResolver[]) {
   const resolved = new WeakMap<Request, Identity>();
   return base
     .onRequest(async ({ request }) => {
-      for (const resolve of resolvers) {
-        const identity = await resolve(request);
-        if (identity) {
-          resolved.set(request, identity);
-          return;
+      for (const candidate of [request, queryTokenRequest(request)]) {
+        if (!candidate) continue;
+        for (const resolve of resolvers) {
+          const identity = await resolve(candidate);
+          if (identity) {
+            resolved.set(request, identity);
+            return;
+          }
         }
       }
       if (!isPublicRoute(request.method, pathOf(request))) {
@@ -80,4 +83,19 @@ function protectedIdentity(base: Elysia<"">, resolvers: CredentialResolver[]) {
       }
     })
     .derive({ as: "global" }, ({ request }) => ({ identity: resolved.get(request) }));
+}
+
+/**
+ * Browsers cannot set headers on a WebSocket, so a WebSocket upgrade may carry its credential in the
+ * `auth_token` query parameter (the agents spec's connection parameter). The resolvers see it as a
+ * bearer token. Only upgrades: on plain HTTP a token in the URL would end up in logs and histories.
+ */
+function queryTokenRequest(request: Request): Request | undefined {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return undefined;
+  if (request.headers.has("authorization")) return undefined;
+  const token = new URL(request.url).searchParams.get("auth_token");
+  if (!token) return undefined;
+  const headers = new Headers(request.headers);
+  headers.set("authorization", `Bearer ${token}`);
+  return new Request(request.url, { method: request.method, headers });
 }

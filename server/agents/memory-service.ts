@@ -1,0 +1,162 @@
+/**
+ * Memory entries of agents and fleets: CRUD with the holder checked (it must exist and be the caller's),
+ * search (holder, type, all-of tags, BM25 full text, pagination), and recall: the entries put into an
+ * agent's context for a chat message.
+ */
+import type { MemoryType } from "../../schemas/agents.ts";
+import { AppError } from "../http/errors.ts";
+import { invalid } from "./agents-service.ts";
+import { type MemoryRecord, type MemoryStore, matchExpression } from "./memory-store.ts";
+import { type AgentStore, nowIso } from "./store.ts";
+
+export interface MemoryInput {
+  owner_id?: string;
+  owner_type?: "agent" | "fleet";
+  type?: MemoryType;
+  content?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  importance?: number;
+}
+
+export interface MemorySearch {
+  owner_id?: string;
+  owner_type?: string;
+  type?: string;
+  tags?: string[] | string;
+  content_query?: string;
+  limit: number;
+  offset: number;
+}
+
+/** The API speaks of the memory's owner (agent or fleet); the store calls it the holder. */
+export function memoryView<T extends MemoryRecord>(entry: T) {
+  const { holder_id, holder_type, ...rest } = entry;
+  return { ...rest, owner_id: holder_id, owner_type: holder_type };
+}
+
+export function parseTags(tags: string[] | string | undefined): string[] {
+  const list = typeof tags === "string" ? [tags] : (tags ?? []);
+  return [
+    ...new Set(
+      list
+        .flatMap((t) => t.split(","))
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+export class MemoryService {
+  constructor(
+    private readonly memory: MemoryStore,
+    private readonly agents: AgentStore,
+  ) {}
+
+  private checkHolder(owner: string, id: string, type: string): void {
+    const exists = type === "agent" ? this.agents.getAgent(owner, id) : this.agents.getFleet(owner, id);
+    if (!exists)
+      throw invalid([
+        {
+          loc: ["body", "owner_id"],
+          msg: `${type === "agent" ? "Agent" : "Fleet"} ${id} does not exist`,
+          type: "value_error",
+        },
+      ]);
+  }
+
+  create(
+    owner: string,
+    input: Required<Pick<MemoryInput, "owner_id" | "owner_type" | "type" | "content">> & MemoryInput,
+  ) {
+    this.checkHolder(owner, input.owner_id, input.owner_type);
+    const now = nowIso();
+    const entry: MemoryRecord = {
+      id: `mem_${crypto.randomUUID()}`,
+      holder_id: input.owner_id,
+      holder_type: input.owner_type,
+      type: input.type,
+      content: input.content,
+      tags: input.tags ?? [],
+      metadata: input.metadata ?? {},
+      importance: input.importance ?? 0.5,
+      created_at: now,
+      updated_at: now,
+    };
+    this.memory.insert(owner, entry);
+    return entry;
+  }
+
+  get(owner: string, id: string): MemoryRecord {
+    const entry = this.memory.get(owner, id);
+    if (!entry) throw AppError.notFound(`Memory entry ${id} not found`);
+    return entry;
+  }
+
+  update(owner: string, id: string, input: MemoryInput): MemoryRecord {
+    const entry = this.get(owner, id);
+    const updated: MemoryRecord = {
+      ...entry,
+      type: input.type ?? entry.type,
+      content: input.content ?? entry.content,
+      tags: input.tags ?? entry.tags,
+      metadata: input.metadata ?? entry.metadata,
+      importance: input.importance ?? entry.importance,
+      updated_at: nowIso(),
+    };
+    this.memory.update(owner, updated);
+    return updated;
+  }
+
+  delete(owner: string, id: string): void {
+    if (!this.memory.delete(owner, id)) throw AppError.notFound(`Memory entry ${id} not found`);
+  }
+
+  search(owner: string, query: MemorySearch) {
+    let match: string | undefined;
+    if (query.content_query !== undefined) {
+      match = matchExpression(query.content_query);
+      if (!match)
+        throw invalid([
+          {
+            loc: ["query", "content_query"],
+            msg: "content_query has no searchable words",
+            type: "value_error",
+          },
+        ]);
+    }
+    const { items, total } = this.memory.search(owner, {
+      holderId: query.owner_id,
+      holderType: query.owner_type,
+      type: query.type,
+      tags: parseTags(query.tags),
+      match,
+      limit: query.limit,
+      offset: query.offset,
+    });
+    return {
+      results: items.map((item) => memoryView(item)),
+      total,
+      has_more: query.offset + items.length < total,
+    };
+  }
+
+  /**
+   * What an agent remembers for a message: the entries of the agent (and of its fleet, if any) that
+   * match the message's words, best BM25 first; when none match, its most important entries.
+   */
+  recall(
+    owner: string,
+    holders: { id: string; type: string }[],
+    message: string,
+    limit: number,
+  ): MemoryRecord[] {
+    if (limit <= 0) return [];
+    const match = matchExpression(message);
+    const base = { holders, limit, offset: 0 };
+    // No totals: the context needs the entries, not how many there are.
+    const hits = match ? this.memory.search(owner, { ...base, match }, { count: false }).items : [];
+    const found = hits.length ? hits : this.memory.search(owner, base, { count: false }).items;
+    return found.map(({ score: _score, ...entry }) => entry);
+  }
+}
