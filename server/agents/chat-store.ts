@@ -57,7 +57,7 @@ export class ChatStore {
 
   insertSession(owner: string, session: SessionRecord): void {
     this.store.run(
-      `INSERT INTO chat_sessions (${SESSION_COLUMNS}, owner_id)
+      `INSERT INTO agent_sessions (${SESSION_COLUMNS}, owner_id)
        VALUES ($id, $target_id, $target_type, $status, $config, $message_count, $created_at, $last_message_at, $ended_at, $owner)`,
       { ...session, config: JSON.stringify(session.config), owner },
     );
@@ -65,7 +65,7 @@ export class ChatStore {
 
   getSession(owner: string, id: string): SessionRecord | undefined {
     const row = this.store.get<SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE id = $id AND owner_id = $owner`,
+      `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE id = $id AND owner_id = $owner`,
       { id, owner },
     );
     return row && sessionOf(row);
@@ -73,7 +73,7 @@ export class ChatStore {
 
   setStatus(owner: string, id: string, status: SessionRecord["status"], endedAt: string | null = null): void {
     this.store.run(
-      "UPDATE chat_sessions SET status = $status, ended_at = coalesce($endedAt, ended_at) WHERE id = $id AND owner_id = $owner",
+      "UPDATE agent_sessions SET status = $status, ended_at = coalesce($endedAt, ended_at) WHERE id = $id AND owner_id = $owner",
       { id, owner, status, endedAt },
     );
   }
@@ -82,7 +82,7 @@ export class ChatStore {
   sweepInactive(owner: string, now: number): void {
     const cutoff = new Date(now - INACTIVITY_MS).toISOString();
     this.store.run(
-      `UPDATE chat_sessions AS s SET status = 'inactive'
+      `UPDATE agent_sessions AS s SET status = 'inactive'
        WHERE s.owner_id = $owner AND s.status = 'active'
          AND (coalesce(s.last_message_at, s.created_at) < $cutoff OR NOT (${TARGET_ACTIVE}))`,
       { owner, cutoff },
@@ -102,12 +102,12 @@ export class ChatStore {
       targetType: filter.targetType ?? null,
     };
     const rows = this.store.all<SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE ${where}
+      `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE ${where}
        ORDER BY coalesce(last_message_at, created_at) DESC, id LIMIT $limit OFFSET $offset`,
       { ...params, limit: filter.limit, offset: filter.offset },
     );
     const total = this.store.get<{ n: number }>(
-      `SELECT count(*) AS n FROM chat_sessions WHERE ${where}`,
+      `SELECT count(*) AS n FROM agent_sessions WHERE ${where}`,
       params,
     );
     return { items: rows.map(sessionOf), total: total?.n ?? 0 };
@@ -116,7 +116,7 @@ export class ChatStore {
   /** The next timestamp for a session: now, or a millisecond after its last message if that is later. */
   nextTimestamp(owner: string, sessionId: string, now: number): string {
     const last = this.store.get<{ ts: string | null }>(
-      "SELECT max(timestamp) AS ts FROM chat_messages WHERE session_id = $sessionId AND owner_id = $owner",
+      "SELECT max(timestamp) AS ts FROM agent_messages WHERE session_id = $sessionId AND owner_id = $owner",
       { sessionId, owner },
     );
     const lastMs = last?.ts ? Date.parse(last.ts) : 0;
@@ -127,12 +127,12 @@ export class ChatStore {
   insertMessage(owner: string, message: MessageRecord): void {
     this.store.tx(() => {
       this.store.run(
-        `INSERT INTO chat_messages (${MESSAGE_COLUMNS}, owner_id)
+        `INSERT INTO agent_messages (${MESSAGE_COLUMNS}, owner_id)
          VALUES ($id, $session_id, $role, $type, $content, $sender, $receiver, $metadata, $thread_id, $parent_id, $timestamp, $owner)`,
         { ...message, metadata: JSON.stringify(message.metadata), owner },
       );
       this.store.run(
-        `UPDATE chat_sessions SET message_count = message_count + 1, last_message_at = $ts, status = 'active'
+        `UPDATE agent_sessions SET message_count = message_count + 1, last_message_at = $ts, status = 'active'
          WHERE id = $id AND owner_id = $owner`,
         { id: message.session_id, ts: message.timestamp, owner },
       );
@@ -162,7 +162,7 @@ export class ChatStore {
       AND ($threadId IS NULL OR thread_id = $threadId)`;
     const forward = page.after !== undefined && page.before === undefined;
     const rows = this.store.all<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM chat_messages WHERE ${where}
+      `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE ${where}
        ORDER BY timestamp ${forward ? "ASC" : "DESC"} LIMIT $limit`,
       params,
     );

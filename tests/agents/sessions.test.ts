@@ -154,7 +154,7 @@ describe("session list and the inactivity rule", () => {
     });
     // 31 minutes pass for session A.
     const old = new Date(Date.now() - 31 * 60 * 1000).toISOString();
-    t.ctx.db.run("UPDATE chat_sessions SET last_message_at = ? WHERE id = ?", [old, sa]);
+    t.ctx.db.run("UPDATE agent_sessions SET last_message_at = ? WHERE id = ?", [old, sa]);
     const statusOf = async (id: string) =>
       (await api.get("/v1/chat/sessions?limit=200")).body.sessions.find(
         (s: { session_id: string }) => s.session_id === id,

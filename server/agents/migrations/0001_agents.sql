@@ -93,7 +93,7 @@ CREATE TRIGGER memory_tags_au AFTER UPDATE OF tags ON memory_entries BEGIN
   INSERT OR IGNORE INTO memory_tags (owner_id, memory_id, tag) SELECT new.owner_id, new.id, value FROM json_each(new.tags);
 END;
 
-CREATE TABLE chat_sessions (
+CREATE TABLE agent_sessions (
   id TEXT PRIMARY KEY,
   owner_id TEXT NOT NULL,
   target_id TEXT NOT NULL,
@@ -105,12 +105,12 @@ CREATE TABLE chat_sessions (
   last_message_at TEXT,
   ended_at TEXT
 );
-CREATE INDEX chat_sessions_owner ON chat_sessions (owner_id, created_at);
+CREATE INDEX agent_sessions_owner ON agent_sessions (owner_id, created_at);
 
-CREATE TABLE chat_messages (
+CREATE TABLE agent_messages (
   id TEXT PRIMARY KEY,
   owner_id TEXT NOT NULL,
-  session_id TEXT NOT NULL REFERENCES chat_sessions (id) ON DELETE CASCADE,
+  session_id TEXT NOT NULL REFERENCES agent_sessions (id) ON DELETE CASCADE,
   role TEXT NOT NULL,
   type TEXT NOT NULL DEFAULT 'text',
   content TEXT NOT NULL,
@@ -121,4 +121,4 @@ CREATE TABLE chat_messages (
   parent_id TEXT,
   timestamp TEXT NOT NULL
 );
-CREATE UNIQUE INDEX chat_messages_time ON chat_messages (session_id, timestamp);
+CREATE UNIQUE INDEX agent_messages_time ON agent_messages (session_id, timestamp);
