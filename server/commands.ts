@@ -8,7 +8,12 @@ export interface Command {
   load(): Promise<{ main(argv: string[]): Promise<number> }>;
 }
 
-export const COMMANDS: Record<string, Command> = {};
+export const COMMANDS: Record<string, Command> = {
+  sandbox: {
+    summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
+    load: () => import("./sandbox/worker.ts"),
+  },
+};
 
 /** The subcommand named by the first argument, if any. */
 export function commandOf(argv: string[]): { name: string; command: Command } | undefined {
