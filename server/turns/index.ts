@@ -1,6 +1,27 @@
-/** The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Routes arrive with its issue. */
+/**
+ * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Its start hook
+ * marks runs a crash left running as failed, discards their artifact candidates, and warms the sandbox.
+ */
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
+import { SandboxPool } from "../sandbox/pool.ts";
+import { turnsMigrations } from "./migrations/index.ts";
+import { TurnServices } from "./services.ts";
+import { sessionRoutes } from "./sessions-routes.ts";
+
+const byContext = new WeakMap<AppContext, TurnServices>();
+
+function servicesOf(ctx: AppContext): TurnServices {
+  let services = byContext.get(ctx);
+  if (!services) {
+    services = new TurnServices(ctx);
+    byContext.set(ctx, services);
+  }
+  return services;
+}
+
+const started = new Set<TurnServices>();
 
 export const turnsFamily: Family = {
   name: "turns",
@@ -9,6 +30,31 @@ export const turnsFamily: Family = {
     description:
       "Recursive-language-model turns over SSE: the model writes Python that runs in a sandbox; sessions, attachments, artifacts, files, skills, settings and health (specs/turn-service-api.md).",
   },
-  migrations: [],
-  routes: () => new Elysia({ name: "atrium/turns" }),
+  migrations: turnsMigrations,
+  routes: (ctx) => {
+    const services = servicesOf(ctx);
+    return new Elysia({ name: "atrium/turns" }).use(sessionRoutes(ctx, services));
+  },
+  async start(ctx) {
+    const services = servicesOf(ctx);
+    const failed = services.store.failInterruptedRuns();
+    services.assets.discardOrphans();
+    if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
+    const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
+    services.pool = new SandboxPool({ warm: Number.isInteger(warm) && warm >= 0 ? warm : 1 });
+    started.add(services);
+    ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
+    // Warming continues after readiness: a turn that comes first waits for its interpreter.
+    void services.pool.warm();
+  },
+  async stop() {
+    for (const services of started) stopServices(services);
+  },
 };
+
+function stopServices(services: TurnServices) {
+  for (const live of services.live.all()) live.controller.abort("shutdown");
+  services.pool?.close();
+  services.tracer.flush();
+  started.delete(services);
+}
