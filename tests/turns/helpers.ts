@@ -49,9 +49,9 @@ export async function createSession(t: TestApp, title = "test"): Promise<string>
   return body.id;
 }
 
-export function turnRequest(body: unknown, key: string | undefined = crypto.randomUUID()): RequestInit {
+export function turnRequest(body: unknown, key: string | null = crypto.randomUUID()): RequestInit {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (key !== undefined) headers["idempotency-key"] = key;
+  if (key !== null) headers["idempotency-key"] = key;
   return { method: "POST", headers, body: JSON.stringify(body) };
 }
 
