@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, readFrames, runTurn, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, readFrames, runTurn, turnRequest, turnsApp } from "./helpers.ts";
 
 let t: TestApp;
 let session: string;
