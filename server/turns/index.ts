@@ -6,9 +6,12 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
 import { SandboxPool } from "../sandbox/pool.ts";
+import { assetRoutes } from "./assets-routes.ts";
+import { filesRoutes } from "./files-routes.ts";
 import { turnsMigrations } from "./migrations/index.ts";
 import { TurnServices } from "./services.ts";
 import { sessionRoutes } from "./sessions-routes.ts";
+import { skillsRoutes } from "./skills-routes.ts";
 
 const byContext = new WeakMap<AppContext, TurnServices>();
 
@@ -33,7 +36,11 @@ export const turnsFamily: Family = {
   migrations: turnsMigrations,
   routes: (ctx) => {
     const services = servicesOf(ctx);
-    return new Elysia({ name: "atrium/turns" }).use(sessionRoutes(ctx, services));
+    return new Elysia({ name: "atrium/turns" })
+      .use(sessionRoutes(ctx, services))
+      .use(assetRoutes(ctx, services))
+      .use(filesRoutes(ctx, services))
+      .use(skillsRoutes(ctx, services));
   },
   async start(ctx) {
     const services = servicesOf(ctx);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, readFrames, runTurn, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, readFrames, specEvents, turnRequest, turnsApp } from "./helpers.ts";
 
 let t: TestApp;
 beforeAll(async () => {
