@@ -14,7 +14,10 @@ let t: TestApp;
 beforeAll(async () => {
   t = await turnsApp({
     env: { APP_SANDBOX_WARM: "0" },
-    edits: [["file_page_bytes = 65536", "file_page_bytes = 1024"]],
+    edits: [
+      ["file_page_bytes = 65536", "file_page_bytes = 1024"],
+      ["max_upload_bytes = 10485760", "max_upload_bytes = 4096"],
+    ],
   });
 });
 afterAll(() => t.close());
