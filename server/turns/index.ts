@@ -11,11 +11,13 @@ import { filesRoutes } from "./files-routes.ts";
 import { turnsMigrations } from "./migrations/index.ts";
 import { TurnServices } from "./services.ts";
 import { sessionRoutes } from "./sessions-routes.ts";
+import { settingsRoutes } from "./settings-routes.ts";
 import { skillsRoutes } from "./skills-routes.ts";
 
 const byContext = new WeakMap<AppContext, TurnServices>();
 
-function servicesOf(ctx: AppContext): TurnServices {
+/** The family's services for an app (tests stop the sandbox pool of their apps with it). */
+export function servicesOf(ctx: AppContext): TurnServices {
   let services = byContext.get(ctx);
   if (!services) {
     services = new TurnServices(ctx);
@@ -40,7 +42,8 @@ export const turnsFamily: Family = {
       .use(sessionRoutes(ctx, services))
       .use(assetRoutes(ctx, services))
       .use(filesRoutes(ctx, services))
-      .use(skillsRoutes(ctx, services));
+      .use(skillsRoutes(ctx, services))
+      .use(settingsRoutes(ctx, services));
   },
   async start(ctx) {
     const services = servicesOf(ctx);
@@ -51,15 +54,15 @@ export const turnsFamily: Family = {
     services.pool = new SandboxPool({ warm: Number.isInteger(warm) && warm >= 0 ? warm : 1 });
     started.add(services);
     ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
-    // Warming continues after readiness: a turn that comes first waits for its interpreter.
-    void services.pool.warm();
+    // Interpreters are warmed on the family's first request (sessions, turns), not here: an app that
+    // never serves a turn (tests of other families, a search-only deployment) never starts pyodide.
   },
   async stop() {
     for (const services of started) stopServices(services);
   },
 };
 
-function stopServices(services: TurnServices) {
+export function stopServices(services: TurnServices) {
   for (const live of services.live.all()) live.controller.abort("shutdown");
   services.pool?.close();
   services.tracer.flush();

@@ -47,6 +47,15 @@ export class TurnServices {
     });
   }
 
+  private warming = false;
+
+  /** Starts the warm interpreters once, in the background. */
+  warmSandbox(): void {
+    if (this.warming || !this.pool) return;
+    this.warming = true;
+    void this.pool.warm();
+  }
+
   files(owner: string): WorkspaceFiles {
     return new WorkspaceFiles(this.ctx.config.dataDir, owner, this.settings.storage.max_upload_bytes);
   }

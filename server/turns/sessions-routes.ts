@@ -65,6 +65,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .post(
       "/api/sessions",
       ({ identity, body, set }) => {
+        services.warmSandbox();
         const row = store.createSession(
           owner(identity),
           `ses_${crypto.randomUUID().replaceAll("-", "")}`,
@@ -83,6 +84,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .get(
       "/api/sessions",
       ({ identity, query }) => {
+        services.warmSandbox();
         const limit = query.limit ?? 50;
         const offset = query.offset ?? 0;
         const me = owner(identity);
@@ -151,6 +153,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
       "/api/sessions/:session_id/turns",
       ({ identity, params, body, query, request }) => {
         const me = owner(identity);
+        services.warmSandbox();
         const key = request.headers.get("idempotency-key")?.trim();
         if (!key)
           throw new AppError("invalid", "The Idempotency-Key header is required", {

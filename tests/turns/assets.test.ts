@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const upload = (content: string | Uint8Array, name = "data.csv", type = "text/csv") => {
+const upload = (content: string, name = "data.csv", type = "text/csv") => {
   const form = new FormData();
   form.append("file", new File([content], name, { type }));
   return t.json<{ id: string; sha256: string; byteSize: number; filename: string; mediaType: string }>(

@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { servicesOf, stopServices } from "../../server/turns/index.ts";
 import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -34,6 +35,7 @@ export async function turnsApp(
     ...t,
     policyPath: policy.path,
     close() {
+      stopServices(servicesOf(t.ctx));
       close();
       policy.remove();
     },
