@@ -13,6 +13,7 @@ import { AbortedError, type RlmResult, runOffline, runRlm } from "./runtime/rlm.
 import type { UsageMeter } from "./runtime/usage.ts";
 import type { TurnServices } from "./services.ts";
 import type { RunRow } from "./store.ts";
+import type { Span } from "./tracing.ts";
 
 export interface ClaimedTurn {
   run: Pick<RunRow, "id" | "owner_id" | "session_id">;
@@ -45,7 +46,7 @@ export function emitterFor(services: TurnServices, turn: Pick<ClaimedTurn, "run"
 export async function executeTurn(
   services: TurnServices,
   turn: ClaimedTurn,
-  emit: (e: TurnEvent) => void,
+  emitEvent: (e: TurnEvent) => void,
 ): Promise<void> {
   const { live, run } = turn;
   const signal = live.controller.signal;
@@ -54,6 +55,14 @@ export async function executeTurn(
     model: `${turn.model.provider}/${turn.model.id}`,
   });
   const elapsed = () => Date.now() - turn.startedAt;
+  // One span per step, beside the turn's span.
+  let stepSpan: Span | undefined;
+  const emit = (event: TurnEvent) => {
+    if (event.type === "step_start")
+      stepSpan = services.tracer.start(turn.traceId, run.owner_id, `step ${event.step}`, run.id);
+    emitEvent(event);
+    if (event.type === "step_finish") stepSpan?.end("ok", { durationMs: event.durationMs });
+  };
   const traceField = policy.tracing.expose_trace_id && turn.traceId ? { traceId: turn.traceId } : {};
   emit({ type: "turn_start", runId: run.id, sessionId: run.session_id, delivery: "live", ...traceField });
   for (const event of turn.opening) emit(event);
