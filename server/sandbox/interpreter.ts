@@ -39,6 +39,8 @@ export class Interpreter {
   private nextRunId = 0;
   private exited = false;
   private busy = false;
+  /** True once pyodide has loaded and the interpreter answers. */
+  isReady = false;
 
   constructor(command: string[]) {
     this.proc = Bun.spawn(command, { env: {}, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
@@ -50,7 +52,12 @@ export class Interpreter {
     this.ready = this.next((m) => m.type === "ready").then((m) => ({
       python: (m as { python: string }).python,
     }));
-    this.ready.catch(() => {});
+    this.ready.then(
+      () => {
+        this.isReady = true;
+      },
+      () => {},
+    );
   }
 
   get alive(): boolean {

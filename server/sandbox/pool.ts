@@ -6,6 +6,8 @@
 import { Interpreter } from "./interpreter.ts";
 import { detectIsolation, type Isolation, sandboxCommand } from "./isolation.ts";
 
+const REFILL_DELAY_MS = 250;
+
 export interface SandboxOptions {
   /** Interpreters kept started and ready (default 1). */
   warm?: number;
@@ -41,8 +43,14 @@ export class SandboxPool {
       const candidate = this.idle.shift() as Interpreter;
       if (candidate.alive) interpreter = candidate;
     }
-    interpreter ??= this.spawn();
-    this.refill();
+    if (interpreter) {
+      // A warm one was free: start its replacement a moment later, so the new process's start-up does
+      // not compete with this turn's first round trips.
+      setTimeout(() => this.refill(), REFILL_DELAY_MS);
+    } else {
+      interpreter = this.spawn();
+      this.refill();
+    }
     await interpreter.ready;
     return interpreter;
   }
@@ -53,8 +61,9 @@ export class SandboxPool {
     this.live.delete(interpreter);
   }
 
-  get idleCount(): number {
-    return this.idle.length;
+  /** Warm interpreters ready to hand out right now. */
+  get readyCount(): number {
+    return this.idle.filter((i) => i.isReady && i.alive).length;
   }
 
   close(): void {
