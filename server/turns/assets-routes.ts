@@ -27,7 +27,7 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
     .use(ctx.identity)
     .post(
       "/api/attachments",
-      async ({ identity, body, set }) => {
+      async ({ identity, body }) => {
         const me = owner(identity);
         const file = body.file;
         if (file.size > maxUpload)
@@ -42,13 +42,12 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
           (file.type || "application/octet-stream").split(";")[0] as string,
           bytes,
         );
-        set.status = 201;
         return attachmentView(row);
       },
       {
         body: AttachmentUpload,
         type: "multipart/form-data",
-        response: { 201: Attachment, 413: TurnsError, 422: TurnsError },
+        response: { 200: Attachment, 413: TurnsError, 422: TurnsError },
         detail: { summary: "Upload one durable Attachment (multipart field `file`)", tags },
       },
     )
@@ -101,7 +100,11 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
           summary: "Verified committed Artifact bytes (checked against the stored SHA-256 before sending)",
           tags,
           responses: {
-            200: { description: "the artifact's bytes" },
+            200: {
+              description:
+                "the artifact's bytes, with their media type; x-content-sha256 carries the checksum",
+              content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+            },
             404: { description: "unknown, not committed, or another owner's" },
             409: { description: "the stored bytes no longer match their checksum" },
           },

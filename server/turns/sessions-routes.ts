@@ -64,7 +64,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .use(ctx.identity)
     .post(
       "/api/sessions",
-      ({ identity, body, set }) => {
+      ({ identity, body }) => {
         services.warmSandbox();
         const row = store.createSession(
           owner(identity),
@@ -72,12 +72,11 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
           body.title,
         );
         analytics.capture("session_created");
-        set.status = 201;
         return sessionView(row);
       },
       {
         body: SessionCreate,
-        response: { 201: Session, 422: TurnsError },
+        response: { 200: Session, 422: TurnsError },
         detail: { summary: "Create a Session", tags },
       },
     )
