@@ -46,7 +46,10 @@ describe("attachments", () => {
   test("a single text attachment is bound to `context` in the turn", async () => {
     const up = await upload("a,b\n1,2\n3,4\n");
     const { events } = await runTurn(t, session, {
-      text: py("rows = context.strip().splitlines()\nprint(len(rows), rows[0])"),
+      text: py(
+        "rows = context.strip().splitlines()\nprint(len(rows), rows[0])",
+        "try:\n    propose_memory('x', 'y')\nexcept NameError:\n    print('no memory tool')",
+      ),
       attachment_ids: [up.body.id],
     });
     expect(events.find((e) => e.type === "attachment")).toMatchObject({
@@ -54,7 +57,8 @@ describe("attachments", () => {
       phase: "bound",
       filename: "data.csv",
     });
-    expect(events.find((e) => e.type === "output")?.output).toBe("3 a,b\n");
+    const outputs = events.filter((e) => e.type === "output").map((e) => e.output);
+    expect(outputs).toEqual(["3 a,b\n", "no memory tool\n"]);
   });
 });
 

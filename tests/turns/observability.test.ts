@@ -35,6 +35,7 @@ describe("analytics and tracing", () => {
       edits: [
         ['host = "https://us.i.posthog.com"', `host = "http://127.0.0.1:${capture.port}/"`],
         ["expose_trace_id = false", "expose_trace_id = true"],
+        ["autonomous_memory_categories = []", 'autonomous_memory_categories = ["preferences"]'],
       ],
     });
   });
@@ -43,7 +44,13 @@ describe("analytics and tracing", () => {
   test("events go to /capture/ with the installation's distinct_id; turns carry a traceId with spans", async () => {
     const session = await createSession(t);
     await t.request("/api/skills");
-    const { events } = await runTurn(t, session, { text: "```python\nprint(1)\n```" });
+    const { events } = await runTurn(t, session, {
+      text: "```python\nprint(propose_memory('preferences', 'likes short answers'))\n```",
+    });
+    // propose_memory exists because a category is configured; the proposal is promoted after commit.
+    expect(events.find((e) => e.type === "output")?.output).toContain("'accepted': True");
+    const memory = await t.json<{ content: string }>("/api/files/content?path=memories/preferences.md");
+    expect(memory.body.content).toBe("- likes short answers\n");
     const failed = await runTurn(t, "ses_missing", { text: "x" });
     expect(failed.events.find((e) => e.type === "turn_error")?.message).toBe("Session not found");
     await servicesOf(t.ctx).analytics.drain();
