@@ -90,6 +90,9 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
             "content-type": row.media_type,
             "content-length": String(bytes.length),
             "x-content-sha256": row.sha256,
+            // Model-made bytes: never rendered or sniffed as a page of this origin.
+            "x-content-type-options": "nosniff",
+            "content-security-policy": "sandbox; default-src 'none'",
             "content-disposition": `attachment; filename="${row.title.replace(/[^\w.-]+/g, "_")}"`,
           },
         });

@@ -3,6 +3,7 @@
  * the live runs, tracing, analytics, and the policy settings resolved at startup.
  */
 import { join } from "node:path";
+import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../config/policy-schema.ts";
 import type { AppContext } from "../context.ts";
 import type { Logger } from "../log.ts";
@@ -63,6 +64,34 @@ export class TurnServices {
   /** The mounted volume of an owner: the workspace folder holding `files/`. */
   volumeRoot(owner: string): string {
     return join(this.ctx.config.dataDir, "workspaces", encodeURIComponent(owner));
+  }
+
+  /**
+   * The turn model: the policy's `model.id`, else the server default. With the policy's base URL
+   * variable set, a bare id names a model of that OpenAI-compatible endpoint (`openai/<id>`), called
+   * with the policy's key variable; an id with an explicit `provider/` prefix resolves as everywhere.
+   */
+  turnModel(): Model<Api> {
+    const { id } = this.settings.model;
+    const { modelBaseUrl, modelApiKey } = this.ctx.config.policy.secrets;
+    if (modelBaseUrl && id && !id.includes("/")) {
+      const model = {
+        id,
+        name: `${id} (${modelBaseUrl})`,
+        api: "openai-completions",
+        provider: "openai",
+        baseUrl: modelBaseUrl.replace(/\/+$/, ""),
+        reasoning: false,
+        input: ["text"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128_000,
+        maxTokens: 16_384,
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false, supportsStore: false },
+      } as Model<Api>;
+      this.models.register(model, { apiKey: modelApiKey });
+      return model;
+    }
+    return this.models.resolve(id || this.models.defaultModel().id);
   }
 
   offlineReply(text: string): string {

@@ -176,7 +176,7 @@ export class TurnService {
     });
     let model: ReturnType<typeof s.models.resolve>;
     try {
-      model = s.models.resolve(s.settings.model.id || s.models.defaultModel().id);
+      model = s.turnModel();
     } catch (error) {
       if (error instanceof UnknownModelError)
         throw new PreparationError("Turn is unavailable", "model_unavailable");
