@@ -3,10 +3,12 @@
  * llm_query → SUBMIT), child runs in parallel with child_progress and depth 1, and the policy's caps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { type Context, fauxAssistantMessage, fauxText, fauxThinking } from "@mariozechner/pi-ai";
+import { readUIMessageStream, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
 import { type ScriptedModel, scriptedModel } from "../helpers/faux.ts";
-import { createSession, type Ev, runTurn, turnsApp } from "./helpers.ts";
+import { createSession, type Ev, runTurn, turnRequest, turnsApp } from "./helpers.ts";
 
 const py = (code: string, before = "") => fauxAssistantMessage(`${before}\n\`\`\`python\n${code}\n\`\`\``);
 const lastUser = (context: Context) => {
@@ -55,7 +57,7 @@ describe("RLM loop", () => {
     ]);
     const session = await createSession(t);
     const { events } = await runTurn(t, session, { text: "What is the sum of 0..9, in words?" });
-    expect(types(events)).toEqual([
+    expect(types(events.filter((e) => e.type !== "reasoning" || e.final))).toEqual([
       "turn_start",
       "step_start",
       "reasoning",
@@ -77,7 +79,12 @@ describe("RLM loop", () => {
       "usage",
       "turn_finish",
     ]);
-    expect(events.find((e) => e.type === "reasoning")?.text).toBe("Sum first.\n\nLet me compute.");
+    // Reasoning streams as deltas; the closing event of each step carries the whole text.
+    const reasoning = events.filter((e) => e.type === "reasoning");
+    const firstStep = reasoning.filter((e) => e.step === 1);
+    expect(firstStep.at(-1)).toMatchObject({ final: true, text: "Sum first.\n\nLet me compute." });
+    expect(firstStep.map((e) => e.delta).join("")).toBe("Sum first.\n\nLet me compute.");
+    expect(reasoning.filter((e) => e.final).map((e) => e.step)).toEqual([1, 2]);
     expect(events.filter((e) => e.type === "output").map((e) => e.output)).toEqual([
       "45\n",
       "forty-five\n",
@@ -135,6 +142,44 @@ describe("RLM loop", () => {
       "TASK A depth 1 | TASK B depth 1 | TASK C depth 1",
     );
     expect(events.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });
+  });
+});
+
+describe("AI SDK client", () => {
+  test("a scripted turn with reasoning and a tool call reads as one UI message", async () => {
+    model.registration.setResponses([
+      fauxAssistantMessage([
+        fauxThinking("Plan."),
+        fauxText("Asking.\n```python\nSUBMIT(answer=llm_query('hi'))\n```"),
+      ]),
+      fauxAssistantMessage("hello there"),
+    ]);
+    const session = await createSession(t);
+    const response = await t.request(
+      `/api/sessions/${session}/turns?format=ui-message-stream`,
+      turnRequest({ text: "greet" }),
+    );
+    const chunks = parseJsonEventStream({
+      stream: response.body as ReadableStream<Uint8Array>,
+      schema: uiMessageChunkSchema,
+    }).pipeThrough(
+      new TransformStream({
+        transform(result, controller) {
+          if (!result.success) throw result.error;
+          controller.enqueue(result.value);
+        },
+      }),
+    );
+    let last: { parts: { type: string; text?: string; state?: string; output?: unknown }[] } | undefined;
+    for await (const message of readUIMessageStream({ stream: chunks, terminateOnError: true }))
+      last = message;
+    const parts = last?.parts ?? [];
+    expect(parts.find((p) => p.type === "reasoning")?.text).toBe("Plan.\n\nAsking.");
+    expect(parts.find((p) => p.type === "dynamic-tool")).toMatchObject({
+      state: "output-available",
+      output: "hello there",
+    });
+    expect(parts.find((p) => p.type === "text")?.text).toBe("hello there");
   });
 });
 

@@ -82,11 +82,7 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
       return { answer: lastOutput ?? "", iterations: step - 1, finishReason: "length", lastCode, lastOutput };
     }
     emit({ type: "step_start", step });
-    const reply = await input.models.complete(
-      input.model,
-      { systemPrompt: input.system, messages },
-      { signal },
-    );
+    const { message: reply, streamed } = await streamStep(input, messages, step, `${prefix}r${step}`);
     if (signal.aborted) throw new AbortedError();
     if (reply.stopReason === "error" || reply.stopReason === "aborted") {
       throw new Error(reply.errorMessage ?? "The model call failed");
@@ -96,8 +92,11 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
     const { text, thinking } = textOf(reply);
     const { reasoning, code } = splitAnswer(text);
     const said = [thinking.trim(), reasoning].filter(Boolean).join("\n\n");
-    if (said)
-      emit({ type: "reasoning", streamId: `${prefix}r${step}`, step, text: said, delta: said, final: true });
+    if (said || streamed) {
+      // The closing event carries the whole text; its delta is what the stream has not shown yet.
+      const delta = said.startsWith(streamed) ? said.slice(streamed.length) : "";
+      emit({ type: "reasoning", streamId: `${prefix}r${step}`, step, text: said, delta, final: true });
+    }
     if (!code) {
       emit({ type: "step_finish", step, durationMs: Date.now() - started });
       return {
@@ -145,6 +144,43 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
     lastCode,
     lastOutput,
   };
+}
+
+/**
+ * One model call, streamed: thinking, and the answer's text up to its first code fence, go out as
+ * reasoning deltas while they arrive. Returns the final message and what was streamed.
+ */
+async function streamStep(
+  input: RlmInput,
+  messages: Message[],
+  step: number,
+  streamId: string,
+): Promise<{ message: AssistantMessage; streamed: string }> {
+  const stream = input.models.stream(
+    input.model,
+    { systemPrompt: input.system, messages },
+    { signal: input.signal },
+  );
+  let thinking = "";
+  let text = "";
+  let streamed = "";
+  const visible = () => {
+    const fence = text.indexOf("```");
+    const prose = (fence === -1 ? text.replace(/`{1,2}$/, "") : text.slice(0, fence)).trim();
+    return [thinking.trim(), prose].filter(Boolean).join("\n\n");
+  };
+  for await (const event of stream) {
+    if (event.type === "thinking_delta") thinking += event.delta;
+    else if (event.type === "text_delta") text += event.delta;
+    else continue;
+    const now = visible();
+    if (now.length > streamed.length && now.startsWith(streamed)) {
+      const delta = now.slice(streamed.length);
+      streamed = now;
+      input.emit({ type: "reasoning", streamId, step, text: now, delta, final: false });
+    }
+  }
+  return { message: await stream.result(), streamed };
 }
 
 /** Offline mode: no model; each fenced Python block of the message is one step. */
