@@ -32,14 +32,35 @@ export interface ClaimedTurn {
   startedAt: number;
 }
 
-/** Appends to the durable log first, then to the live readers. Nothing is accepted after the terminal event. */
-export function emitterFor(services: TurnServices, turn: Pick<ClaimedTurn, "run" | "live">) {
+/**
+ * Appends to the durable log first, then to the live readers; nothing is accepted after the terminal
+ * event. Steps and tool calls also become tracing spans (when the turn is traced).
+ */
+export function emitterFor(services: TurnServices, turn: Pick<ClaimedTurn, "run" | "live" | "traceId">) {
   let seq = 0;
+  let stepSpan: Span | undefined;
+  const toolSpans = new Map<string, Span>();
+  const { run } = turn;
   return (event: TurnEvent): void => {
     if (turn.live.finished) return;
     if (turn.live.controller.signal.aborted && !TERMINAL_TYPES.has(event.type)) return;
-    services.store.appendEvent(turn.run, seq++, event);
+    services.store.appendEvent(run, seq++, event);
     turn.live.push(event);
+    const tracer = services.tracer;
+    if (event.type === "step_start")
+      stepSpan = tracer.start(turn.traceId, run.owner_id, `step ${event.step}`, run.id);
+    else if (event.type === "step_finish") stepSpan?.end("ok", { durationMs: event.durationMs });
+    else if (event.type === "tool_call")
+      toolSpans.set(
+        event.toolCallId,
+        tracer.start(turn.traceId, run.owner_id, `tool ${event.toolName}`, run.id, { input: event.input }),
+      );
+    else if (event.type === "tool_result") {
+      toolSpans
+        .get(event.toolCallId)
+        ?.end(event.error ? "error" : "ok", { output: event.output, error: event.error });
+      toolSpans.delete(event.toolCallId);
+    }
   };
 }
 
@@ -55,14 +76,7 @@ export async function executeTurn(
     model: `${turn.model.provider}/${turn.model.id}`,
   });
   const elapsed = () => Date.now() - turn.startedAt;
-  // One span per step, beside the turn's span.
-  let stepSpan: Span | undefined;
-  const emit = (event: TurnEvent) => {
-    if (event.type === "step_start")
-      stepSpan = services.tracer.start(turn.traceId, run.owner_id, `step ${event.step}`, run.id);
-    emitEvent(event);
-    if (event.type === "step_finish") stepSpan?.end("ok", { durationMs: event.durationMs });
-  };
+  const emit = emitEvent;
   const traceField = policy.tracing.expose_trace_id && turn.traceId ? { traceId: turn.traceId } : {};
   emit({ type: "turn_start", runId: run.id, sessionId: run.session_id, delivery: "live", ...traceField });
   for (const event of turn.opening) emit(event);

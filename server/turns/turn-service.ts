@@ -199,7 +199,9 @@ export class TurnService {
     }
     const run = { id: runId, owner_id: owner, session_id: sessionId };
     const live = new LiveRun(runId, owner, sessionId);
-    const emit = emitterFor(s, { run, live });
+    const traceId = s.tracer.newTrace();
+    if (traceId) s.store.setTraceId(runId, traceId);
+    const emit = emitterFor(s, { run, live, traceId });
     const offline = model.provider === "offline";
     const usage = new UsageMeter(s.settings.rlm.max_llm_calls);
     const memories: { category: string; text: string }[] = [];
@@ -281,8 +283,6 @@ export class TurnService {
       });
       throw failure;
     }
-    const traceId = s.tracer.newTrace();
-    if (traceId) s.store.setTraceId(runId, traceId);
     const bound = attachments.map((a) => ({
       id: a.id,
       filename: a.filename,

@@ -72,7 +72,7 @@ describe("analytics and tracing", () => {
     expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(finish?.traceId).toBe(start?.traceId);
     const spans = servicesOf(t.ctx).tracer.spans("local", start?.traceId);
-    expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "turn"]);
+    expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
     expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
   });
 
