@@ -56,12 +56,18 @@ export class WorkspaceFiles {
     if (parts.includes("..")) throw invalid("path must not contain '..'");
     if (parts.length === 0 && !options.allowRoot) throw invalid("path must name a file");
     mkdirSync(this.root, { recursive: true });
+    if (parts.some((p) => Buffer.byteLength(p) > 255))
+      throw invalid("a path segment is longer than 255 bytes");
     let current = this.root;
-    for (const part of parts) {
+    for (const [i, part] of parts.entries()) {
       current = join(current, part);
       const stat = lstatSync(current, { throwIfNoEntry: false });
-      if (stat?.isSymbolicLink()) throw invalid("path must not go through a symbolic link");
+      if (!stat) break; // nothing below a missing segment exists either
+      if (stat.isSymbolicLink()) throw invalid("path must not go through a symbolic link");
+      if (i < parts.length - 1 && !stat.isDirectory())
+        throw conflict(`'${parts.slice(0, i + 1).join("/")}' is a file, not a directory`, "not_a_directory");
     }
+    current = join(this.root, ...parts);
     if (current !== this.root && !current.startsWith(this.root + sep))
       throw invalid("path escapes the workspace");
     return current;

@@ -6,6 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
+import { AppError } from "../../server/http/errors.ts";
+import { WorkspaceFiles } from "../../server/turns/files.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { turnsApp } from "./helpers.ts";
@@ -101,6 +104,15 @@ describe("files API", () => {
     expect((await t.json("/api/files/stat?path=notes")).status).toBe(404);
   });
 
+  test("a file used as a directory, or an overlong name, is a clear 4xx", async () => {
+    await put({ path: "plain.txt", content: "x", overwrite: true });
+    const under = await put({ path: "plain.txt/inner.txt", content: "y" });
+    expect(under.status).toBe(409);
+    expect(under.body.error?.code).toBe("not_a_directory");
+    expect((await t.json("/api/files/stat?path=plain.txt/inner.txt")).status).toBe(409);
+    expect((await put({ path: "x".repeat(300), content: "y" })).status).toBe(422);
+  });
+
   test("content comes in bounded pages that never split a character", async () => {
     const text = "é".repeat(700);
     await put({ path: "big.txt", content: text, overwrite: true });
@@ -147,6 +159,36 @@ describe("files API", () => {
     } finally {
       outside.remove();
     }
+  });
+
+  test("property: any path either resolves inside the root or is refused", () => {
+    const files = new WorkspaceFiles(t.dataDir, "local", 4096);
+    const segment = fc.constantFrom(
+      "..",
+      ".",
+      "a",
+      "b",
+      "",
+      "/",
+      "\\",
+      "C:",
+      "~",
+      "%2e%2e",
+      "\u0000",
+      "link",
+    );
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }), (parts) => {
+        const path = parts.join("/");
+        try {
+          const resolved = files.resolve(path);
+          expect(resolved.startsWith(`${files.root}/`)).toBe(true);
+        } catch (error) {
+          expect(error).toBeInstanceOf(AppError);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("bad bodies are 422 and oversize writes 413", async () => {
