@@ -3,11 +3,14 @@
  * `context`), artifacts (only from create_artifact in a turn, public after commit, bytes verified against
  * the stored sha256), and skills (cards, selection semantics, load_skill restricted to the selection).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestApp } from "../helpers/app.ts";
 import { createSession, runTurn, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 let t: TestApp;
 let session: string;

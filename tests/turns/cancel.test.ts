@@ -3,13 +3,16 @@
  * a tombstone in history) and isolation through a real turn (the Python cannot read the server's
  * environment or files, nor reach the server's own port).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { createSession, readFrames, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 let t: TestApp;
 beforeAll(async () => {

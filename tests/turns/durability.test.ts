@@ -3,10 +3,13 @@
  * the crash interrupted is failed after restart (never half-committed), and committed history is unchanged.
  */
 import { Database } from "bun:sqlite";
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { readFrames, specEvents, turnRequest } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 const dir = tempDir();
 const procs: ServerProcess[] = [];

@@ -2,9 +2,12 @@
  * The policy's model over the wire: with the base URL variable set, a bare `model.id` is a model of that
  * OpenAI-compatible endpoint, called with the key variable; a turn runs its Python and SUBMITs.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
 import { createSession, runTurn, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 const seen: { authorization: string | null; model: string }[] = [];
 const replies = [

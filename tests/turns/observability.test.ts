@@ -3,13 +3,16 @@
  * per-installation distinct_id file), local tracing spans with an exposed traceId, and the sandbox's
  * isolation policy: protected mode refuses to run code without the jail, local mode still runs it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { servicesOf } from "../../server/turns/index.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { createSession, runTurn, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 const captured: {
   event: string;

@@ -2,13 +2,16 @@
  * The RLM loop with scripted models (pi-ai's faux provider): a multi-step turn (code → output →
  * llm_query → SUBMIT), child runs in parallel with child_progress and depth 1, and the policy's caps.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { type Context, fauxAssistantMessage, fauxText, fauxThinking } from "@mariozechner/pi-ai";
 import { readUIMessageStream, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
 import { type ScriptedModel, scriptedModel } from "../helpers/faux.ts";
 import { createSession, type Ev, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 const py = (code: string, before = "") => fauxAssistantMessage(`${before}\n\`\`\`python\n${code}\n\`\`\``);
 const lastUser = (context: Context) => {

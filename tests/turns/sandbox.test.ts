@@ -3,12 +3,15 @@
  * back, host tools are served through the pipe, a runaway step is killed at its time limit, and Python
  * reaches nothing of the host (environment, network, files) under bubblewrap.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { tempDir } from "../helpers/tmp.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 const pool = new SandboxPool({ warm: 1 });
 const dir = tempDir();

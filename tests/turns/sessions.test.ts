@@ -1,7 +1,10 @@
 /** Sessions: create, list (owned, newest first, paginated), read, rename/archive, history; bad input. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
 import { createSession, runTurn, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 let t: TestApp;
 beforeAll(async () => {

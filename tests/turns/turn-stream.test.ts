@@ -3,11 +3,14 @@
  * runs): event order and fields, compat chunks, both stream forms parsed by the AI SDK's own client,
  * idempotent replay and mismatch, every preparation failure, and bad input before streaming.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
 import { createSession, readFrames, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
 
 let t: TestApp;
 let session: string;
