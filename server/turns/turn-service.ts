@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../http/errors.ts";
 import { UnknownModelError } from "../models/service.ts";
-import type { TurnEvent } from "./events.ts";
+import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
 import type { TurnInput } from "./history.ts";
 import { LiveRun } from "./live-run.ts";
 import { childRunner } from "./runtime/children.ts";
@@ -16,6 +16,7 @@ import { Repl } from "./runtime/repl.ts";
 import { UsageMeter } from "./runtime/usage.ts";
 import type { TurnServices } from "./services.ts";
 import { SKILLS, type Skill, skillById } from "./skills/catalog.ts";
+import type { RunRow } from "./store.ts";
 import { emitterFor, executeTurn } from "./turn-runner.ts";
 
 /** A preparation failure: the stream answers `turn_error` (this message and code) then `turn_finish`. */
@@ -55,6 +56,34 @@ export function parseSkillSelections(raw: unknown): TurnInput["skill_selections"
     seen.add(id as string);
     return { id: id as string, expected_version: expected_version as string };
   });
+}
+
+/**
+ * A committed run's events as a replay sends them: always closed by the spec's terminal shape, also for
+ * a run that failed in preparation (turn_error, then turn_finish) or was cut by a crash (no terminal).
+ */
+function replayable(events: TurnEvent[], run: RunRow): TurnEvent[] {
+  const out = [...events];
+  const last = out.at(-1);
+  if (!last || !TERMINAL_TYPES.has(last.type)) {
+    out.push({
+      type: "turn_error",
+      message: run.error_message ?? "The turn did not finish",
+      code: run.error_code ?? "execution_failed",
+      durationMs: run.duration_ms ?? 0,
+    });
+  }
+  if (out[0]?.type !== "turn_start") {
+    out.push({
+      type: "turn_finish",
+      finishReason: "error",
+      status: "failed",
+      checkpointVersion: 0,
+      durationMs: run.duration_ms ?? 0,
+      traceId: null,
+    });
+  }
+  return out;
 }
 
 /** SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. */
@@ -136,7 +165,7 @@ export class TurnService {
         yield event.type === "turn_start" ? { ...event, delivery: "replay" } : event;
       return;
     }
-    this.services.analytics.capture("turn_created", { offline: false });
+    this.services.analytics.capture("turn_created");
     yield* prepared.live.follow(signal);
   }
 
@@ -159,7 +188,7 @@ export class TurnService {
       if (live) return { kind: "live", live };
       if (existing.status === "running")
         throw new PreparationError("A Turn is already running", "turn_already_running");
-      return { kind: "replay", events: s.store.events(existing.id) };
+      return { kind: "replay", events: replayable(s.store.events(existing.id), existing) };
     }
     if (!s.settings.runtime.live_enabled) throw new PreparationError("Turn is unavailable", "live_disabled");
     const pool = s.pool;

@@ -45,10 +45,9 @@ describe("durability", () => {
     expect(done.at(-1)?.type).toBe("turn_finish");
     const before = await (await fetch(`${first.url}/api/sessions/${session}/turns`)).json();
 
-    const response = await fetch(
-      `${first.url}/api/sessions/${session}/turns`,
-      turnRequest({ text: "```python\nwhile True:\n    pass\n```" }),
-    );
+    const crashKey = crypto.randomUUID();
+    const loop = { text: "```python\nwhile True:\n    pass\n```" };
+    const response = await fetch(`${first.url}/api/sessions/${session}/turns`, turnRequest(loop, crashKey));
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let seen = "";
     while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
@@ -80,6 +79,24 @@ describe("durability", () => {
     expect(crashed?.status).toBe("failed");
     expect(crashed?.error?.code).toBe("interrupted");
     expect(crashed?.messages[1]?.parts.map((p) => p.type)).toEqual(["data-status"]);
+    // Retrying the crashed turn's key replays what was committed, closed by a turn_error.
+    const replay = specEvents(
+      await readFrames(
+        await fetch(`${second.url}/api/sessions/${session}/turns`, turnRequest(loop, crashKey)),
+      ),
+    );
+    expect(replay.map((e) => e.type)).toEqual([
+      "turn_status",
+      "turn_start",
+      "step_start",
+      "code",
+      "turn_error",
+    ]);
+    expect(replay[1]?.delivery).toBe("replay");
+    expect(replay.at(-1)).toMatchObject({
+      code: "interrupted",
+      message: "The server stopped during this turn",
+    });
     // The session is free again: a new turn runs.
     const after = specEvents(
       await readFrames(

@@ -242,7 +242,8 @@ describe("preparation timing and availability", () => {
     });
     try {
       const id = await createSession(slow);
-      const { events } = await runTurn(slow, id, { text: "```python\nprint(1)\n```" });
+      const key = crypto.randomUUID();
+      const { events } = await runTurn(slow, id, { text: "```python\nprint(1)\n```" }, key);
       const statuses = events.filter((e) => e.type === "turn_status");
       expect(statuses.length).toBeGreaterThanOrEqual(3);
       expect(events.filter((e) => e.type !== "turn_status").map((e) => e.type)).toEqual([
@@ -252,6 +253,12 @@ describe("preparation timing and availability", () => {
       expect(events.find((e) => e.type === "turn_error")?.message).toBe("Turn preparation timed out");
       const history = await slow.json<{ items: { status: string }[] }>(`/api/sessions/${id}/turns`);
       expect(history.body.items.map((i) => i.status)).toEqual(["failed"]);
+      // The failed turn is durable: retrying its key replays the failure, closed the same way.
+      const again = await runTurn(slow, id, { text: "```python\nprint(1)\n```" }, key);
+      expect(again.events.filter((e) => e.type !== "turn_status").map((e) => [e.type, e.message])).toEqual([
+        ["turn_error", "Turn preparation timed out"],
+        ["turn_finish", undefined],
+      ]);
     } finally {
       slow.close();
     }
