@@ -40,10 +40,9 @@ function sandboxProcesses(): Map<number, number> {
 describe("cancellation", () => {
   test("an infinite loop is killed; the stream ends with one turn_cancelled; history keeps a tombstone", async () => {
     const session = await createSession(t);
-    const response = await t.request(
-      `/api/sessions/${session}/turns`,
-      turnRequest({ text: "```python\nn = 0\nwhile True:\n    n += 1\n```" }),
-    );
+    const key = crypto.randomUUID();
+    const loop = { text: "```python\nn = 0\nwhile True:\n    n += 1\n```" };
+    const response = await t.request(`/api/sessions/${session}/turns`, turnRequest(loop, key));
     const [mine, rest] = (response.body as ReadableStream<Uint8Array>).tee();
     const reader = mine.getReader();
     let seen = "";
@@ -54,6 +53,13 @@ describe("cancellation", () => {
     await Bun.sleep(300);
     const busiest = [...sandboxProcesses().entries()].sort((a, b) => b[1] - a[1])[0]?.[0] as number;
     expect(busiest).toBeGreaterThan(0);
+
+    // A retry of the same key while the turn runs follows it live (it is one durable turn).
+    const follower = await t.request(`/api/sessions/${session}/turns`, turnRequest(loop, key));
+    const followReader = (follower.body as ReadableStream<Uint8Array>).getReader();
+    let followed = "";
+    while (!followed.includes("event: code"))
+      followed += new TextDecoder().decode((await followReader.read()).value);
 
     const cancel = await t.json<{ runId: string; status: string }>(`/api/runs/${runId}/cancellation`, {
       method: "PUT",
@@ -73,6 +79,12 @@ describe("cancellation", () => {
     expect(compat).not.toContain("finish");
     expect(compat).not.toContain("data-usage");
     expect(frames.at(-1)?.data).toBe("[DONE]");
+
+    for (let r = await followReader.read(); !r.done; r = await followReader.read())
+      followed += new TextDecoder().decode(r.value);
+    const followedEvents = specEvents(await readFrames(new Response(followed)));
+    expect(followedEvents.find((e) => e.type === "turn_start")).toMatchObject({ runId, delivery: "live" });
+    expect(followedEvents.at(-1)?.type).toBe("turn_cancelled");
 
     // The looping interpreter is gone.
     await Bun.sleep(200);
