@@ -119,6 +119,36 @@ describe("cancellation", () => {
   });
 });
 
+describe("disconnect", () => {
+  test("a client that goes away does not stop the turn: it commits and replays", async () => {
+    const session = await createSession(t);
+    const key = crypto.randomUUID();
+    const body = {
+      text: "```python\nprint('first')\n```\n```python\ntotal = sum(range(3_000_000))\nprint(total)\n```",
+    };
+    const response = await t.request(`/api/sessions/${session}/turns`, turnRequest(body, key));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    let status = "";
+    for (let i = 0; i < 600 && status !== "completed"; i++) {
+      await Bun.sleep(100);
+      const history = await t.json<{ items: { status: string }[] }>(`/api/sessions/${session}/turns`);
+      status = history.body.items[0]?.status ?? "";
+    }
+    expect(status).toBe("completed");
+    const replay = specEvents(
+      await readFrames(await t.request(`/api/sessions/${session}/turns`, turnRequest(body, key))),
+    );
+    expect(replay.filter((e) => e.type === "output").map((e) => e.output)).toEqual([
+      "first\n",
+      "4499998500000\n",
+    ]);
+    expect(replay.at(-1)?.type).toBe("turn_finish");
+  });
+});
+
 describe("isolation through a turn", () => {
   test("the turn's Python gets nothing of the host: environment, files, the server's own port", async () => {
     const canary = `canary-${crypto.randomUUID()}`;
