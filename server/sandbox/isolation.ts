@@ -1,10 +1,12 @@
 /**
  * How a sandbox subprocess is started (DESIGN.md, "Sandbox isolation"): the server spawns itself with the
  * `sandbox` subcommand, with an empty environment, and on Linux under bubblewrap with no namespaces
- * shared, only the runtime and the pyodide files bound read-only, and a tmpfs scratch as working dir.
+ * shared, only the runtime bound read-only (the executable and its libraries, the checkout's sources and
+ * packages without dotfiles such as .env, never the data dir, and pyodide's files), and a tmpfs scratch as
+ * working dir.
  * Where bubblewrap is missing the isolation is "none": the same subprocess, empty environment, no jail.
  */
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
@@ -50,8 +52,8 @@ export function detectIsolation(): Isolation {
   return findBubblewrap() ? "bubblewrap" : "none";
 }
 
-/** The command line of one sandbox subprocess. */
-export function sandboxCommand(isolation: Isolation): string[] {
+/** The command line of one sandbox subprocess; `keepOut` paths are never visible inside the jail. */
+export function sandboxCommand(isolation: Isolation, keepOut: string[] = []): string[] {
   const exe = realpathSync(process.execPath);
   const root = sourceRoot();
   const pyodide = pyodideDir();
@@ -65,12 +67,13 @@ export function sandboxCommand(isolation: Isolation): string[] {
   for (const lib of ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]) args.push("--ro-bind-try", lib, lib);
   args.push("--ro-bind", exe, exe);
   if (root) {
-    // The server's own sources (the subcommand is loaded from main.ts) and the installed packages.
-    for (const part of ["server", "schemas", "web", "package.json"]) {
-      args.push("--ro-bind", join(root, part), join(root, part));
+    // The server's own sources and installed packages: every top-level entry of the checkout except
+    // dotfiles (.env, .git) and any folder holding a path to keep out (the data dir).
+    for (const name of readdirSync(root)) {
+      const path = join(root, name);
+      if (name.startsWith(".") || keepOut.some((k) => k === path || k.startsWith(`${path}/`))) continue;
+      args.push("--ro-bind", realpathSync(path), path);
     }
-    const modules = join(root, "node_modules");
-    args.push("--ro-bind", realpathSync(modules), modules);
   }
   args.push("--ro-bind", pyodide, pyodide);
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/scratch", "--chdir", "/scratch");

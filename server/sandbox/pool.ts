@@ -3,6 +3,7 @@
  * for a cold start when one is free, and hands each turn (and each child run) a fresh interpreter of its
  * own. Interpreters are never reused across turns: Python state belongs to one turn.
  */
+import { resolve } from "node:path";
 import { Interpreter } from "./interpreter.ts";
 import { detectIsolation, type Isolation, sandboxCommand } from "./isolation.ts";
 
@@ -13,6 +14,8 @@ export interface SandboxOptions {
   warm?: number;
   /** Forces an isolation (tests of the "none" path); default: detected. */
   isolation?: Isolation;
+  /** Paths the jail must never show (the data dir when it lies inside the checkout). */
+  keepOut?: string[];
 }
 
 export class SandboxPool {
@@ -25,7 +28,10 @@ export class SandboxPool {
 
   constructor(options: SandboxOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
-    this.command = sandboxCommand(this.isolation);
+    this.command = sandboxCommand(
+      this.isolation,
+      (options.keepOut ?? []).map((p) => resolve(p)),
+    );
     this.warmTarget = options.warm ?? 1;
   }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
+import { sandboxCommand } from "../../server/sandbox/isolation.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -41,6 +42,17 @@ afterAll(() => {
 });
 
 describe("sandbox", () => {
+  test("the jail binds the checkout without dotfiles and without the folder holding the data dir", () => {
+    const root = join(import.meta.dir, "..", "..");
+    const args = sandboxCommand("bubblewrap", [join(root, "tests", "data")]);
+    const bound = args.flatMap((arg, i) => (arg === "--ro-bind" ? [args[i + 2]] : []));
+    expect(bound).toContain(join(root, "server"));
+    expect(bound).not.toContain(join(root, "tests"));
+    expect(bound.some((p) => p?.includes("/."))).toBe(false);
+    expect(args).toContain("--clearenv");
+    expect(args).toContain("--unshare-all");
+  });
+
   test("steps share state, print the trailing expression, and report tracebacks", async () => {
     const py = await pool.acquire();
     try {
@@ -109,6 +121,7 @@ describe("sandbox", () => {
       "from pyodide.ffi import to_js\nF = to_js({}).constructor.constructor\nprint(F('return JSON.stringify(process.env)')())",
       `from pyodide.ffi import to_js\nF = to_js({}).constructor.constructor\nprint(F('return process.getBuiltinModule("fs").readFileSync("${join(dir.path, "secret.txt")}", "utf8")')())`,
       `from pyodide.ffi import to_js\nF = to_js({}).constructor.constructor\nprint(F('return process.getBuiltinModule("fs").readdirSync("/").join(",")')())`,
+      `from pyodide.ffi import to_js\nF = to_js({}).constructor.constructor\nprint(F('return process.getBuiltinModule("fs").readdirSync("${join(import.meta.dir, "..", "..")}").join(",")')())`,
       `import socket\ns = socket.create_connection(("127.0.0.1", ${port}), timeout=2)\ns.send(b"GET / HTTP/1.0\\r\\n\\r\\n")\nprint(s.recv(100))`,
       `import urllib.request\nprint(urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=2).read())`,
       `open("${join(dir.path, "secret.txt")}").read()`,
@@ -131,5 +144,8 @@ describe("sandbox", () => {
     expect(hits).toBe(0);
     // The attempts did run: the jail's root holds only the runtime's own folders.
     expect(outputs[6]).toContain("scratch");
+    // The checkout is visible without its dotfiles (.env, .git).
+    expect(outputs[7]).toContain("server");
+    expect(outputs[7]).not.toContain(".git");
   });
 });
