@@ -22,12 +22,14 @@ function sourceRoot(): string | undefined {
 
 /** The directory holding pyodide's runtime files (pyodide.asm.wasm, python_stdlib.zip, ...). */
 export function pyodideDir(): string {
-  const root = sourceRoot();
-  if (!root) {
-    const beside = join(dirname(process.execPath), "pyodide");
-    if (existsSync(beside)) return beside;
+  // A compiled binary carries no pyodide files: they ship in a `pyodide/` folder beside it.
+  const beside = join(dirname(process.execPath), "pyodide");
+  if (!sourceRoot() && existsSync(join(beside, "pyodide.asm.wasm"))) return beside;
+  try {
+    return realpathSync(dirname(require.resolve("pyodide/package.json")));
+  } catch {
+    throw new Error(`pyodide's files were not found (looked for the pyodide package and for ${beside})`);
   }
-  return realpathSync(dirname(require.resolve("pyodide/package.json")));
 }
 
 let bwrapPath: string | null | undefined;

@@ -51,10 +51,17 @@ export const turnsFamily: Family = {
     services.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
     const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
-    services.pool = new SandboxPool({
-      warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
-      keepOut: [ctx.config.dataDir],
-    });
+    try {
+      services.pool = new SandboxPool({
+        warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
+        keepOut: [ctx.config.dataDir],
+      });
+    } catch (error) {
+      // The rest of the server still serves; turns answer "Turn is unavailable" until this is fixed.
+      ctx.log.error("the Python sandbox cannot start; turns are unavailable", {
+        error: (error as Error).message,
+      });
+    }
     started.add(services);
     ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
     // Interpreters are warmed on the family's first request (sessions, turns), not here: an app that
