@@ -56,6 +56,7 @@ export type TurnEvent =
       byteSize: number;
       checksumSha256: string;
     }
+  | { type: "structured_result"; schemaId: string; schemaVersion: string; value: Record<string, unknown> }
   | { type: "usage"; iterations: number; durationMs: number; usage: Usage }
   | { type: "warning"; message: string; code: string }
   | {

@@ -46,6 +46,7 @@ export function assistantParts(events: TurnEvent[], status: "completed" | "faile
         else Object.assign(part, { state: "output-available", output: e.output });
         break;
       }
+      case "structured_result":
       case "skill":
       case "artifact":
       case "attachment":

@@ -108,6 +108,8 @@ export async function executeTurn(
         code: "limit_reached",
       });
     }
+    if (result.fields)
+      emit({ type: "structured_result", schemaId: "submit", schemaVersion: "1", value: result.fields });
     emit({
       type: "text",
       streamId: "answer",

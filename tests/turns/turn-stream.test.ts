@@ -73,6 +73,17 @@ describe("turn stream", () => {
     expect(compat.at(-1)).toBe("finish");
   });
 
+  test("SUBMIT with fields gives a structured_result and the answer as text", async () => {
+    const { events } = await runTurn(t, session, { text: "```python\nSUBMIT(answer='three', count=3)\n```" });
+    expect(events.find((e) => e.type === "structured_result")).toEqual({
+      type: "structured_result",
+      schemaId: "submit",
+      schemaVersion: "1",
+      value: { answer: "three", count: 3 },
+    });
+    expect(events.find((e) => e.type === "text")?.text).toBe("three");
+  });
+
   test("a message without Python gets the offline model's honest answer", async () => {
     const { events } = await runTurn(t, session, { text: "What is the capital of France?" });
     const text = events.find((e) => e.type === "text");

@@ -34,6 +34,8 @@ export interface RlmInput {
 
 export interface RlmResult {
   answer: string;
+  /** SUBMIT's keyword fields, when there is more than an answer. */
+  fields?: Record<string, unknown>;
   iterations: number;
   finishReason: "stop" | "length";
   lastCode: string | null;
@@ -49,10 +51,17 @@ function answerOf(submitted: unknown): string {
   if (submitted && typeof submitted === "object" && !Array.isArray(submitted)) {
     const fields = submitted as Record<string, unknown>;
     const keys = Object.keys(fields);
-    if (keys.length === 1 && keys[0] === "answer")
-      return typeof fields.answer === "string" ? fields.answer : JSON.stringify(fields.answer);
+    if (typeof fields.answer === "string") return fields.answer;
+    if (keys.length === 1 && keys[0] === "answer") return JSON.stringify(fields.answer);
   }
   return JSON.stringify(submitted);
+}
+
+/** Keyword fields beyond a lone `answer` are a structured result. */
+function fieldsOf(submitted: unknown): Record<string, unknown> | undefined {
+  if (!submitted || typeof submitted !== "object" || Array.isArray(submitted)) return undefined;
+  const keys = Object.keys(submitted);
+  return keys.length === 1 && keys[0] === "answer" ? undefined : (submitted as Record<string, unknown>);
 }
 
 function textOf(message: AssistantMessage): { text: string; thinking: string } {
@@ -126,6 +135,7 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
     if (submitted)
       return {
         answer: answerOf(submitted.value),
+        fields: fieldsOf(submitted.value),
         iterations: step,
         finishReason: "stop",
         lastCode,
@@ -213,6 +223,7 @@ export async function runOffline(
     if (outcome.result?.didSubmit) {
       return {
         answer: answerOf(outcome.result.submitted),
+        fields: fieldsOf(outcome.result.submitted),
         iterations: step,
         finishReason: "stop",
         lastCode: code,
