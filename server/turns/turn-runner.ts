@@ -4,7 +4,6 @@
  * (artifacts published, memories promoted), failed, or cancelled (a tombstone).
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { SandboxKilled } from "../sandbox/interpreter.ts";
 import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
 import { assistantParts, tombstoneParts } from "./history.ts";
 import type { LiveRun } from "./live-run.ts";
@@ -149,10 +148,9 @@ export async function executeTurn(
     if (committed) services.promoteMemories(run.owner_id, turn.memories);
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
-    const cancelled =
-      signal.aborted &&
-      signal.reason !== "shutdown" &&
-      (error instanceof AbortedError || error instanceof SandboxKilled || signal.aborted);
+    // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,
+    // except at server shutdown, which fails the turn instead.
+    const cancelled = signal.aborted && signal.reason !== "shutdown";
     if (cancelled) {
       services.store.tx(() => {
         services.store.commit(run.id, {
