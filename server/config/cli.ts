@@ -116,6 +116,7 @@ Environment (read by name; the process environment wins over ./.env):
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*)
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
+  APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
   SANDBOX_API_KEY                  enables the per-user sandbox
   SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
   Model providers (a provider counts as configured when its variable is set):
