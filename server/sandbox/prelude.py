@@ -67,8 +67,28 @@ def _init(tools_json, vars_json, limit):
     _user["SUBMIT"] = SUBMIT
 
 
+class _Bounded(_io.TextIOBase):
+    """A text stream that keeps at most `limit + 1` characters: a print loop cannot fill memory."""
+
+    def __init__(self, limit):
+        self._parts, self._size, self._limit = [], 0, limit
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        room = self._limit + 1 - self._size
+        if room > 0:
+            self._parts.append(text[:room])
+            self._size += min(len(text), room)
+        return len(text)
+
+    def getvalue(self):
+        return "".join(self._parts)
+
+
 def _run(code):
-    out, err = _io.StringIO(), _io.StringIO()
+    out, err = _Bounded(_state["limit"]), _Bounded(_state["limit"])
     _state["submitted"], _state["did_submit"] = None, False
     error = None
     saved = _sys.stdout, _sys.stderr
