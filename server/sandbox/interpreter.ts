@@ -6,6 +6,9 @@
 import type { Subprocess } from "bun";
 import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
 
+/** Longer than any legitimate message (outputs are bounded far below this). */
+const MAX_LINE_CHARS = 32 * 1024 * 1024;
+
 export type ToolHandler = (name: string, args: unknown[]) => Promise<unknown>;
 
 export class SandboxKilled extends Error {
@@ -176,6 +179,11 @@ export class Interpreter {
         buffer = buffer.slice(at + 1);
         if (message) for (const waiter of [...this.waiters]) if (waiter.accept(message)) break;
         at = buffer.indexOf("\n");
+      }
+      // The sandbox is untrusted: a line that never ends must not grow the server's memory.
+      if (buffer.length > MAX_LINE_CHARS) {
+        this.kill();
+        return;
       }
     }
   }

@@ -108,6 +108,15 @@ describe("sandbox", () => {
     pool.release(py);
   });
 
+  test("a sandbox that floods its pipe with an endless line is stopped", async () => {
+    const py = await pool.acquire();
+    const flood =
+      'from pyodide.ffi import to_js\nF = to_js({}).constructor.constructor\nF(\'const fs = process.getBuiltinModule("fs"); const x = "x".repeat(1 << 20); for (let i = 0; i < 40; i++) fs.writeSync(1, x)\')()';
+    const error = await py.run(flood, { timeoutMs: 60_000 }).catch((e) => e);
+    expect(error).toBeInstanceOf(SandboxKilled);
+    pool.release(py);
+  });
+
   test("Python reaches nothing of the host", async () => {
     expect(pool.isolation).toBe("bubblewrap");
     const py = await pool.acquire();
