@@ -67,6 +67,16 @@ function callHost(name: string, argsJson: string): string {
   }
 }
 
+/**
+ * Dies with the server even without bubblewrap's --die-with-parent (macOS, Windows, isolation "none"):
+ * the main thread may be stuck in Python, so a worker thread watches for the parent to go away.
+ */
+function watchParent(): void {
+  const source = `const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGKILL"); }, 500);`;
+  new Worker(URL.createObjectURL(new Blob([source], { type: "application/javascript" })));
+}
+
 export async function main(argv: string[]): Promise<number> {
   const at = argv.indexOf("--pyodide");
   const indexURL = at !== -1 ? argv[at + 1] : undefined;
@@ -74,6 +84,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write("sandbox: --pyodide DIR is required\n");
     return 2;
   }
+  watchParent();
   // jsglobals: an empty object, so `import js` reaches nothing of this process.
   const pyodide = await loadPyodide({
     indexURL: indexURL.endsWith("/") ? indexURL : `${indexURL}/`,

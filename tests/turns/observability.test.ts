@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { servicesOf } from "../../server/turns/index.ts";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, runTurn, turnsApp } from "./helpers.ts";
+import { startServerProcess } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { createSession, runTurn, turnRequest, turnsApp } from "./helpers.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -147,6 +149,55 @@ describe("isolation policy", () => {
     } finally {
       delete process.env.ATRIUM_NONE_CANARY;
       t.close();
+    }
+  });
+});
+
+describe("sandbox lifetime", () => {
+  test("without the jail, an interpreter stuck in Python still dies with its server", async () => {
+    const dir = tempDir();
+    // A server without bubblewrap on its PATH: isolation "none", the plain subprocess.
+    const server = await startServerProcess(["--port", "0", "--data-dir", dir.path], {
+      env: { PATH: "/nonexistent" },
+    });
+    try {
+      const ready = await (await fetch(`${server.url}/health/ready`)).json();
+      expect(ready.sandbox.isolation).toBe("none");
+      const created = await fetch(`${server.url}/api/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: "loop" }),
+      });
+      const session = ((await created.json()) as { id: string }).id;
+      const response = await fetch(
+        `${server.url}/api/sessions/${session}/turns`,
+        turnRequest({ text: "```python\nwhile True:\n    pass\n```" }),
+      );
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
+      const children = readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+      expect(children.length).toBeGreaterThan(0);
+      server.proc.kill("SIGKILL");
+      await server.exited;
+      let alive = children;
+      for (let i = 0; i < 50 && alive.length > 0; i++) {
+        await Bun.sleep(100);
+        alive = alive.filter((pid) => {
+          try {
+            return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+          } catch {
+            return false;
+          }
+        });
+      }
+      expect(alive).toEqual([]);
+    } finally {
+      server.proc.kill("SIGKILL");
+      dir.remove();
     }
   });
 });
