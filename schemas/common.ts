@@ -42,6 +42,11 @@ export const Ready = t.Object({
   version: t.String(),
   database: t.Union([t.Literal("ok"), t.Literal("not_configured")]),
   mode: t.Union([t.Literal("local"), t.Literal("protected")]),
+  sandbox: t.Object({
+    isolation: t.Union([t.Literal("bubblewrap"), t.Literal("none")], {
+      description: "bubblewrap: code runs jailed; none: no jail (protected mode then refuses to run code)",
+    }),
+  }),
 });
 
 export const ApiHealth = t.Object({

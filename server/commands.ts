@@ -14,6 +14,10 @@ export const COMMANDS: Record<string, Command> = {
       "build or update a search index from text files: index <files or dirs> [--name N] [--data-dir D]",
     load: () => import("./search/index/cli.ts"),
   },
+  sandbox: {
+    summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
+    load: () => import("./sandbox/worker.ts"),
+  },
 };
 
 /** The subcommand named by the first argument, if any. */

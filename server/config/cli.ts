@@ -123,6 +123,7 @@ Environment (read by name; the process environment wins over ./.env):
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
+  APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
   SANDBOX_API_KEY                  enables the per-user sandbox
   SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
   Model providers (a provider counts as configured when its variable is set):

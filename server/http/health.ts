@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import Negotiator from "negotiator";
 import { ApiHealth, Health, Ready, Redirect, RootProbe, TurnsError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
+import { detectIsolation } from "../sandbox/isolation.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import { AppError } from "./errors.ts";
 
@@ -40,7 +41,9 @@ export function healthRoutes(ctx: AppContext) {
           throw new AppError("not_ready", "The database is unreachable");
         }
         const mode: "local" | "protected" = ctx.config.mode.kind;
-        return { status: "ready" as const, ...health, database: "ok" as const, mode };
+        // How code runs (DESIGN.md, "Sandbox isolation"): "none" means protected mode refuses to run it.
+        const sandbox = { isolation: detectIsolation() };
+        return { status: "ready" as const, ...health, database: "ok" as const, mode, sandbox };
       },
       {
         response: { 200: Ready, 503: TurnsError },

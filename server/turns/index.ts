@@ -1,6 +1,32 @@
-/** The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Routes arrive with its issue. */
+/**
+ * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Its start hook
+ * marks runs a crash left running as failed, discards their artifact candidates, and warms the sandbox.
+ */
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
+import { SandboxPool } from "../sandbox/pool.ts";
+import { assetRoutes } from "./assets-routes.ts";
+import { filesRoutes } from "./files-routes.ts";
+import { turnsMigrations } from "./migrations/index.ts";
+import { TurnServices } from "./services.ts";
+import { sessionRoutes } from "./sessions-routes.ts";
+import { settingsRoutes } from "./settings-routes.ts";
+import { skillsRoutes } from "./skills-routes.ts";
+
+const byContext = new WeakMap<AppContext, TurnServices>();
+
+/** The family's services for an app (tests stop the sandbox pool of their apps with it). */
+export function servicesOf(ctx: AppContext): TurnServices {
+  let services = byContext.get(ctx);
+  if (!services) {
+    services = new TurnServices(ctx);
+    byContext.set(ctx, services);
+  }
+  return services;
+}
+
+const started = new Set<TurnServices>();
 
 export const turnsFamily: Family = {
   name: "turns",
@@ -9,6 +35,46 @@ export const turnsFamily: Family = {
     description:
       "Recursive-language-model turns over SSE: the model writes Python that runs in a sandbox; sessions, attachments, artifacts, files, skills, settings and health (specs/turn-service-api.md).",
   },
-  migrations: [],
-  routes: () => new Elysia({ name: "atrium/turns" }),
+  migrations: turnsMigrations,
+  routes: (ctx) => {
+    const services = servicesOf(ctx);
+    return new Elysia({ name: "atrium/turns" })
+      .use(sessionRoutes(ctx, services))
+      .use(assetRoutes(ctx, services))
+      .use(filesRoutes(ctx, services))
+      .use(skillsRoutes(ctx, services))
+      .use(settingsRoutes(ctx, services));
+  },
+  async start(ctx) {
+    const services = servicesOf(ctx);
+    const failed = services.store.failInterruptedRuns();
+    services.assets.discardOrphans();
+    if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
+    const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
+    try {
+      services.pool = new SandboxPool({
+        warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
+        keepOut: [ctx.config.dataDir],
+      });
+    } catch (error) {
+      // The rest of the server still serves; turns answer "Turn is unavailable" until this is fixed.
+      ctx.log.error("the Python sandbox cannot start; turns are unavailable", {
+        error: (error as Error).message,
+      });
+    }
+    started.add(services);
+    ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
+    // Interpreters are warmed on the family's first request (sessions, turns), not here: an app that
+    // never serves a turn (tests of other families, a search-only deployment) never starts pyodide.
+  },
+  async stop() {
+    for (const services of started) stopServices(services);
+  },
 };
+
+export function stopServices(services: TurnServices) {
+  for (const live of services.live.all()) live.controller.abort("shutdown");
+  services.pool?.close();
+  services.tracer.flush();
+  started.delete(services);
+}

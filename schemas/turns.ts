@@ -1,0 +1,316 @@
+/**
+ * The turns family's schemas (specs/turn-service-api.md): sessions, turn requests, history, attachments,
+ * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
+ */
+import { t } from "elysia";
+
+const Id = t.String({ minLength: 1, maxLength: 100 });
+
+export const SessionCreate = t.Object(
+  { title: t.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+export const SessionPatch = t.Object(
+  { title: t.Optional(t.String({ minLength: 1, maxLength: 200 })), archived: t.Optional(t.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const Session = t.Object({
+  id: t.String(),
+  title: t.String(),
+  archived: t.Boolean(),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+});
+
+export const SessionList = t.Object({
+  items: t.Array(Session),
+  total: t.Integer(),
+  limit: t.Integer(),
+  offset: t.Integer(),
+});
+
+export const SessionListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+  archived: t.Optional(t.Boolean()),
+});
+
+export const SessionParams = t.Object({ session_id: Id });
+
+export const SkillSelection = t.Object(
+  {
+    id: t.String({ minLength: 1, maxLength: 100 }),
+    expected_version: t.String({ minLength: 1, maxLength: 50 }),
+  },
+  { additionalProperties: false },
+);
+
+/** `skill_selections` is checked by the service so a malformed one answers 422 `invalid_skill_selection`. */
+export const TurnRequest = t.Object(
+  {
+    text: t.String({ maxLength: 100_000, description: "the user message" }),
+    attachment_ids: t.Optional(t.Array(Id, { maxItems: 16 })),
+    skill_selections: t.Optional(
+      t.Unknown({ description: "up to four unique {id, expected_version} entries (SkillSelection)" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TurnQuery = t.Object({
+  format: t.Optional(
+    t.Union([t.Literal("events"), t.Literal("ui-message-stream")], {
+      description:
+        "events (default): spec events each followed by its compatibility chunks; ui-message-stream: only UIMessageChunk shapes, every other event as a data-<type> part",
+    }),
+  ),
+});
+
+export const TurnHeaders = t.Object({
+  "idempotency-key": t.Optional(t.String({ description: "mandatory: bounds retries to one durable Turn" })),
+});
+
+const Part = t.Record(t.String(), t.Unknown(), { description: "a UI message part ({type, ...})" });
+
+export const TurnRecord = t.Object({
+  runId: t.String(),
+  sessionId: t.String(),
+  status: t.Union([t.Literal("completed"), t.Literal("failed"), t.Literal("cancelled")]),
+  input: t.Object({
+    text: t.String(),
+    attachmentIds: t.Array(t.String()),
+    skillSelections: t.Array(SkillSelection),
+  }),
+  messages: t.Array(
+    t.Object({ role: t.Union([t.Literal("user"), t.Literal("assistant")]), parts: t.Array(Part) }),
+  ),
+  usage: t.Unknown(),
+  error: t.Union([t.Null(), t.Object({ code: t.String(), message: t.String() })]),
+  durationMs: t.Union([t.Integer(), t.Null()]),
+  createdAt: t.String(),
+  finishedAt: t.Union([t.String(), t.Null()]),
+});
+
+export const TurnHistory = t.Object({ items: t.Array(TurnRecord), limit: t.Integer(), offset: t.Integer() });
+
+export const RunParams = t.Object({ run_id: Id });
+
+export const Cancellation = t.Object({
+  runId: t.String(),
+  status: t.Union([
+    t.Literal("cancelling"),
+    t.Literal("completed"),
+    t.Literal("failed"),
+    t.Literal("cancelled"),
+  ]),
+});
+
+export const Attachment = t.Object({
+  id: t.String(),
+  filename: t.String(),
+  mediaType: t.String(),
+  byteSize: t.Integer(),
+  sha256: t.String(),
+  createdAt: t.String(),
+});
+
+export const AttachmentUpload = t.Object({
+  file: t.File({ description: "the file (multipart field `file`)" }),
+});
+
+export const AttachmentParams = t.Object({ attachment_id: Id });
+
+export const Artifact = t.Object({
+  id: t.String(),
+  runId: t.String(),
+  kind: t.String(),
+  title: t.String(),
+  mediaType: t.String(),
+  byteSize: t.Integer(),
+  sha256: t.String(),
+  createdAt: t.String(),
+});
+
+export const ArtifactParams = t.Object({ artifact_id: Id });
+
+const FilePath = t.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: "relative to the workspace files/ root",
+});
+const Sha = t.String({ pattern: "^[0-9a-f]{64}$", description: "current SHA-256 precondition" });
+
+export const FileEntry = t.Object({
+  path: t.String(),
+  type: t.Union([t.Literal("file"), t.Literal("directory")]),
+  size: t.Integer(),
+  modifiedAt: t.String(),
+});
+
+export const FileList = t.Object({ items: t.Array(FileEntry), truncated: t.Boolean() });
+export const FileListQuery = t.Object({ path: t.Optional(t.String({ maxLength: 1024 })) });
+export const FileQuery = t.Object({ path: FilePath });
+export const FileStat = t.Object({
+  path: t.String(),
+  type: t.Union([t.Literal("file"), t.Literal("directory")]),
+  size: t.Integer(),
+  modifiedAt: t.String(),
+  sha256: t.Union([t.String(), t.Null()]),
+});
+export const FilePageQuery = t.Object({
+  path: FilePath,
+  offset: t.Optional(t.Integer({ minimum: 0, default: 0, description: "byte offset of the page" })),
+});
+export const FilePage = t.Object({
+  path: t.String(),
+  content: t.String(),
+  offset: t.Integer(),
+  nextOffset: t.Union([t.Integer(), t.Null()]),
+  size: t.Integer(),
+  sha256: t.String(),
+});
+export const FilePut = t.Object(
+  { path: FilePath, content: t.String(), sha256: t.Optional(Sha), overwrite: t.Optional(t.Boolean()) },
+  { additionalProperties: false },
+);
+export const FileAppend = t.Object(
+  { path: FilePath, content: t.String(), sha256: t.Optional(Sha) },
+  { additionalProperties: false },
+);
+export const FilePatch = t.Object(
+  { path: FilePath, old: t.String({ minLength: 1 }), new: t.String(), sha256: t.Optional(Sha) },
+  { additionalProperties: false },
+);
+export const FileDeleteQuery = t.Object({ path: FilePath, sha256: t.Optional(Sha) });
+export const FileWritten = t.Object({ path: t.String(), size: t.Integer(), sha256: t.String() });
+export const FileDeleted = t.Object({ path: t.String(), deleted: t.Literal(true) });
+
+export const VolumeTree = t.Object({ root: t.String(), paths: t.Array(t.String()), truncated: t.Boolean() });
+
+export const SkillCard = t.Object({
+  id: t.String(),
+  name: t.String(),
+  description: t.String(),
+  version: t.String(),
+  trust: t.Literal("system"),
+  resources: t.Array(t.String()),
+});
+export const SkillList = t.Object({ items: t.Array(SkillCard) });
+export const SkillParams = t.Object({ skill_id: Id });
+
+export const SettingsView = t.Object({
+  revision: t.String({ description: "send it back with the next PATCH" }),
+  profile: t.String(),
+  profiles: t.Array(t.String()),
+  defaults: t.Record(t.String(), t.Unknown()),
+  overrides: t.Record(t.String(), t.Unknown()),
+  effective: t.Record(t.String(), t.Unknown()),
+  sandbox: t.Object({ isolation: t.Union([t.Literal("bubblewrap"), t.Literal("none")]) }),
+  appliesAfterRestart: t.Literal(true),
+});
+
+const SettingsUpdate = t.Object(
+  {
+    scope: t.String({ minLength: 1, description: "`defaults` or a profile name" }),
+    path: t.String({ minLength: 1, description: "dotted key, e.g. rlm.max_iters" }),
+    value: t.Optional(t.Unknown()),
+    unset: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const SettingsPatch = t.Union([
+  t.Object(
+    {
+      revision: t.String(),
+      updates: t.Array(SettingsUpdate, { maxItems: 100 }),
+      default_profile: t.Optional(t.String()),
+    },
+    { additionalProperties: false },
+  ),
+  t.Object(
+    {
+      revision: t.String(),
+      scope: t.String({ minLength: 1 }),
+      path: t.String({ minLength: 1 }),
+      value: t.Unknown(),
+    },
+    { additionalProperties: false },
+  ),
+  t.Object({ revision: t.String(), profile: t.String({ minLength: 1 }) }, { additionalProperties: false }),
+]);
+
+/** The AI SDK's UIMessageChunk union as the stream uses it (the compat-only form's every frame). */
+export const UIMessageChunk = t.Union(
+  [
+    t.Object({
+      type: t.Literal("start"),
+      messageId: t.Optional(t.String()),
+      messageMetadata: t.Optional(t.Unknown()),
+    }),
+    t.Object({ type: t.Literal("start-step") }),
+    t.Object({ type: t.Literal("finish-step") }),
+    t.Object({ type: t.Union([t.Literal("text-start"), t.Literal("text-end")]), id: t.String() }),
+    t.Object({ type: t.Literal("text-delta"), id: t.String(), delta: t.String() }),
+    t.Object({ type: t.Union([t.Literal("reasoning-start"), t.Literal("reasoning-end")]), id: t.String() }),
+    t.Object({ type: t.Literal("reasoning-delta"), id: t.String(), delta: t.String() }),
+    t.Object({
+      type: t.Literal("tool-input-available"),
+      toolCallId: t.String(),
+      toolName: t.String(),
+      input: t.Unknown(),
+    }),
+    t.Object({ type: t.Literal("tool-output-available"), toolCallId: t.String(), output: t.Unknown() }),
+    t.Object({ type: t.Literal("tool-output-error"), toolCallId: t.String(), errorText: t.String() }),
+    t.Object({ type: t.Literal("error"), errorText: t.String() }),
+    t.Object({ type: t.Literal("abort"), reason: t.Optional(t.String()) }),
+    t.Object({
+      type: t.Literal("finish"),
+      finishReason: t.Optional(t.String()),
+      messageMetadata: t.Optional(t.Unknown()),
+    }),
+    t.Object({
+      type: t.String({
+        pattern: "^data-",
+        description: "data-status, data-usage, data-code, data-output, ...",
+      }),
+      id: t.Optional(t.String()),
+      data: t.Unknown(),
+      transient: t.Optional(t.Boolean()),
+    }),
+  ],
+  { $id: "UIMessageChunk", description: "AI SDK UI message stream chunk" },
+);
+
+/** A spec event frame of the default stream form (`event: <type>` + `data: {type, ...camelCase}`). */
+export const TurnStreamEvent = t.Object(
+  {
+    type: t.Union(
+      [
+        "turn_status",
+        "turn_start",
+        "step_start",
+        "step_finish",
+        "reasoning",
+        "code",
+        "output",
+        "text",
+        "structured_result",
+        "tool_call",
+        "tool_result",
+        "skill",
+        "child_progress",
+        "attachment",
+        "artifact",
+        "usage",
+        "warning",
+        "turn_finish",
+        "turn_error",
+        "turn_cancelled",
+      ].map((type) => t.Literal(type)),
+    ),
+  },
+  { additionalProperties: true, description: "one turn stream event; fields per the spec's Events tables" },
+);

@@ -1,0 +1,202 @@
+/**
+ * The server's handle on one sandbox subprocess: waits for it to be ready, runs steps, serves the host
+ * tool calls the Python makes while a step runs, and enforces the per-step time limit with a hard kill.
+ * The time spent inside a host tool (a model call, a child run) does not count against the step.
+ */
+import type { Subprocess } from "bun";
+import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
+
+/** Longer than any legitimate message (outputs are bounded far below this). */
+const MAX_LINE_CHARS = 32 * 1024 * 1024;
+
+export type ToolHandler = (name: string, args: unknown[]) => Promise<unknown>;
+
+export class SandboxKilled extends Error {
+  override name = "SandboxKilled";
+  constructor(readonly reason: "timeout" | "cancelled" | "exited") {
+    super(
+      reason === "timeout"
+        ? "The step ran past its time limit and the interpreter was stopped"
+        : reason === "cancelled"
+          ? "The interpreter was stopped"
+          : "The interpreter exited unexpectedly",
+    );
+  }
+}
+
+export interface RunOptions {
+  timeoutMs: number;
+  onToolCall?: ToolHandler;
+  signal?: AbortSignal;
+}
+
+interface Waiter {
+  accept(message: SandboxMessage): boolean;
+}
+
+export class Interpreter {
+  readonly ready: Promise<{ python: string }>;
+  private readonly proc: Subprocess<"pipe", "pipe", "ignore">;
+  private readonly waiters = new Set<Waiter>();
+  private readonly exitListeners = new Set<() => void>();
+  private nextRunId = 0;
+  private exited = false;
+  private busy = false;
+  /** True once pyodide has loaded and the interpreter answers. */
+  isReady = false;
+
+  constructor(command: string[]) {
+    this.proc = Bun.spawn(command, { env: {}, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    void this.readLoop();
+    void this.proc.exited.then(() => {
+      this.exited = true;
+      for (const listener of this.exitListeners) listener();
+    });
+    this.ready = this.next((m) => m.type === "ready").then((m) => ({
+      python: (m as { python: string }).python,
+    }));
+    this.ready.then(
+      () => {
+        this.isReady = true;
+      },
+      () => {},
+    );
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get pid(): number {
+    return this.proc.pid;
+  }
+
+  /** Binds the built-ins (tool names) and variables (e.g. `context`) for this interpreter's turn. */
+  async init(tools: string[], vars: Record<string, string>, outputLimit: number): Promise<void> {
+    await this.ready;
+    const done = this.next((m) => m.type === "initialized");
+    this.send({ type: "init", tools, vars, outputLimit });
+    await done;
+  }
+
+  /** Runs one step. Throws SandboxKilled when it times out, is cancelled or the process dies. */
+  async run(code: string, options: RunOptions): Promise<StepResult> {
+    if (this.busy) throw new Error("the interpreter is already running a step");
+    await this.ready;
+    this.busy = true;
+    const id = ++this.nextRunId;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let killedFor: SandboxKilled["reason"] | undefined;
+    const arm = () => {
+      timer = setTimeout(() => {
+        killedFor = "timeout";
+        this.kill();
+      }, options.timeoutMs);
+    };
+    const onAbort = () => {
+      killedFor ??= "cancelled";
+      this.kill();
+    };
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    try {
+      arm();
+      this.send({ type: "run", id, code });
+      for (;;) {
+        const message = await this.next(
+          (m) => (m.type === "result" && m.id === id) || m.type === "tool_call",
+        ).catch(() => {
+          throw new SandboxKilled(killedFor ?? "exited");
+        });
+        if (message.type === "result") return normalise(message.result);
+        if (message.type !== "tool_call") continue;
+        clearTimeout(timer);
+        const reply = await this.serve(message, options.onToolCall);
+        if (killedFor) throw new SandboxKilled(killedFor);
+        this.send(reply);
+        arm();
+      }
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      this.busy = false;
+    }
+  }
+
+  kill(): void {
+    if (!this.exited) this.proc.kill("SIGKILL");
+  }
+
+  private async serve(call: SandboxMessage & { type: "tool_call" }, handler?: ToolHandler) {
+    const callId = Number(call.callId);
+    const name = String(call.name);
+    const args = Array.isArray(call.args) ? call.args : [];
+    if (!handler) return { type: "tool_result" as const, callId, error: `${name} is not available` };
+    try {
+      const result = await handler(name, args);
+      return { type: "tool_result" as const, callId, result: result ?? null };
+    } catch (error) {
+      return { type: "tool_result" as const, callId, error: (error as Error).message ?? String(error) };
+    }
+  }
+
+  private send(message: HostMessage): void {
+    if (this.exited) return;
+    this.proc.stdin.write(`${JSON.stringify(message)}\n`);
+    this.proc.stdin.flush();
+  }
+
+  /** The next message that `accept`s; rejects when the process exits first. */
+  private next(accept: (m: SandboxMessage) => boolean): Promise<SandboxMessage> {
+    return new Promise((resolve, reject) => {
+      if (this.exited) return reject(new SandboxKilled("exited"));
+      const onExit = () => {
+        this.waiters.delete(waiter);
+        reject(new SandboxKilled("exited"));
+      };
+      const waiter: Waiter = {
+        accept: (m) => {
+          if (!accept(m)) return false;
+          this.waiters.delete(waiter);
+          this.exitListeners.delete(onExit);
+          resolve(m);
+          return true;
+        },
+      };
+      this.waiters.add(waiter);
+      this.exitListeners.add(onExit);
+    });
+  }
+
+  private async readLoop(): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of this.proc.stdout as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let at = buffer.indexOf("\n");
+      while (at !== -1) {
+        const message = parseSandboxLine(buffer.slice(0, at));
+        buffer = buffer.slice(at + 1);
+        if (message) for (const waiter of [...this.waiters]) if (waiter.accept(message)) break;
+        at = buffer.indexOf("\n");
+      }
+      // The sandbox is untrusted: a line that never ends must not grow the server's memory.
+      if (buffer.length > MAX_LINE_CHARS) {
+        this.kill();
+        return;
+      }
+    }
+  }
+}
+
+/** The sandbox's answer is untrusted: keep only the fields and types the protocol defines. */
+function normalise(r: Partial<StepResult>): StepResult {
+  return {
+    stdout: typeof r.stdout === "string" ? r.stdout : "",
+    stderr: typeof r.stderr === "string" ? r.stderr : "",
+    error: typeof r.error === "string" ? r.error : null,
+    submitted: r.submitted ?? null,
+    didSubmit: r.didSubmit === true,
+    truncated: r.truncated === true,
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The JSON-lines protocol between the server and one sandbox subprocess (stdin: server → sandbox,
+ * stdout: sandbox → server). One message per line. The sandbox is untrusted: the server validates every
+ * message it reads and ignores lines that are not protocol messages.
+ */
+
+/** Server → sandbox. */
+export type HostMessage =
+  | { type: "init"; tools: string[]; vars: Record<string, string>; outputLimit: number }
+  | { type: "run"; id: number; code: string }
+  | { type: "tool_result"; callId: number; result?: unknown; error?: string };
+
+/** Sandbox → server. */
+export type SandboxMessage =
+  | { type: "ready"; python: string }
+  | { type: "initialized" }
+  | { type: "tool_call"; callId: number; name: string; args: unknown[] }
+  | { type: "result"; id: number; result: StepResult };
+
+export interface StepResult {
+  stdout: string;
+  stderr: string;
+  /** The formatted traceback when the code raised. */
+  error: string | null;
+  /** The value given to SUBMIT(...), when the code called it. */
+  submitted: unknown;
+  /** True when SUBMIT was called. */
+  didSubmit: boolean;
+  truncated: boolean;
+}
+
+export function parseSandboxLine(line: string): SandboxMessage | undefined {
+  if (!line.startsWith("{")) return undefined;
+  try {
+    const value = JSON.parse(line) as { type?: unknown };
+    if (typeof value !== "object" || value === null || typeof value.type !== "string") return undefined;
+    return value as SandboxMessage;
+  } catch {
+    return undefined;
+  }
+}

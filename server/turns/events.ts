@@ -1,0 +1,197 @@
+/**
+ * The turn stream's events (spec "Events": camelCase payloads with a matching `type`) and their
+ * compatibility chunks (AI SDK UIMessageChunk shapes). DESIGN.md ruling 10: the default stream carries
+ * each spec event followed by its compat chunks; `?format=ui-message-stream` carries only the chunks,
+ * every spec event without a UI chunk travelling as a `data-<type>` part.
+ */
+
+export type TurnEvent =
+  | { type: "turn_status"; phase: string; status: string; message: string | null }
+  | { type: "turn_start"; runId: string; sessionId: string; delivery: "live" | "replay"; traceId?: string }
+  | { type: "step_start"; step: number }
+  | { type: "step_finish"; step: number; durationMs: number }
+  | { type: "reasoning"; streamId: string; step: number; text: string; delta: string; final: boolean }
+  | { type: "code"; streamId: string; step: number; code: string; isDelta: boolean; final: boolean }
+  | { type: "output"; streamId: string; step: number; output: string; isDelta: boolean; final: boolean }
+  | { type: "text"; streamId: string; delta: string; text: string; final: boolean; role: "assistant" }
+  | { type: "tool_call"; toolCallId: string; toolName: string; input: unknown }
+  | { type: "tool_result"; toolCallId: string; toolName: string; output: unknown; error: string | null }
+  | {
+      type: "skill";
+      skillId: string;
+      name: string;
+      phase: "preloaded" | "loaded";
+      version: string;
+      trust: "system";
+      affordances: string[];
+    }
+  | {
+      type: "child_progress";
+      childId: string;
+      taskLabel: string;
+      state: "not_started" | "running" | "completed" | "failed" | "cancelled" | "timed_out";
+      elapsedMs: number;
+      outcome: string | null;
+      evidence: string[];
+      gaps: string[];
+      resultFileCount: number;
+      codeExcerpt: string | null;
+      outputExcerpt: string | null;
+      cleanupState: "pending" | "done";
+      parentRunId: string;
+    }
+  | {
+      type: "attachment";
+      attachmentId: string;
+      phase: "bound" | "listed";
+      filename: string;
+      byteSize: number;
+    }
+  | {
+      type: "artifact";
+      artifactId: string;
+      artifactKind: string;
+      title: string;
+      mediaType: string;
+      byteSize: number;
+      checksumSha256: string;
+    }
+  | { type: "structured_result"; schemaId: string; schemaVersion: string; value: Record<string, unknown> }
+  | { type: "usage"; iterations: number; durationMs: number; usage: Usage }
+  | { type: "warning"; message: string; code: string }
+  | {
+      type: "turn_finish";
+      finishReason: "stop" | "length" | "error";
+      status: "completed" | "failed";
+      checkpointVersion: number;
+      durationMs: number;
+      traceId: string | null;
+    }
+  | { type: "turn_error"; message: string; code: string; durationMs: number }
+  | { type: "turn_cancelled"; reason: string; durationMs: number };
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  llmCalls: number;
+}
+
+export type TurnEventType = TurnEvent["type"];
+export const TERMINAL_TYPES: ReadonlySet<string> = new Set(["turn_finish", "turn_error", "turn_cancelled"]);
+
+export type Chunk = { type: string } & Record<string, unknown>;
+
+/** Drops the `type` key: the payload of a `data-<type>` part. */
+function dataOf(event: TurnEvent): Record<string, unknown> {
+  const { type: _type, ...rest } = event;
+  return rest;
+}
+
+/**
+ * Turns spec events into UI message chunks. Stateful per stream: reasoning and text parts are opened
+ * (`*-start`) before their first delta and closed (`*-end`) with their final event, as the AI SDK's
+ * client requires.
+ */
+export class CompatEncoder {
+  private readonly open = new Set<string>();
+
+  chunks(event: TurnEvent): Chunk[] {
+    switch (event.type) {
+      case "turn_status":
+        return [{ type: "data-status", data: dataOf(event), transient: true }];
+      case "turn_start":
+        return [
+          {
+            type: "start",
+            messageId: event.runId,
+            messageMetadata: { runId: event.runId, sessionId: event.sessionId, delivery: event.delivery },
+          },
+        ];
+      case "step_start":
+        return [{ type: "start-step" }];
+      case "step_finish":
+        return [{ type: "finish-step" }];
+      case "reasoning":
+        return this.streamed("reasoning", event.streamId, event.delta, event.final);
+      case "text":
+        return this.streamed("text", event.streamId, event.delta, event.final);
+      case "tool_call":
+        return [
+          {
+            type: "tool-input-available",
+            toolCallId: event.toolCallId,
+            toolName: event.toolName,
+            input: event.input ?? null,
+            dynamic: true,
+          },
+        ];
+      case "tool_result":
+        return event.error
+          ? [
+              {
+                type: "tool-output-error",
+                toolCallId: event.toolCallId,
+                errorText: event.error,
+                dynamic: true,
+              },
+            ]
+          : [
+              {
+                type: "tool-output-available",
+                toolCallId: event.toolCallId,
+                output: event.output ?? null,
+                dynamic: true,
+              },
+            ];
+      case "turn_finish":
+        return [
+          ...this.closeAll(),
+          {
+            type: "finish",
+            finishReason: event.finishReason === "error" ? "error" : event.finishReason,
+            messageMetadata: {
+              status: event.status,
+              checkpointVersion: event.checkpointVersion,
+              durationMs: event.durationMs,
+            },
+          },
+        ];
+      case "turn_error":
+        return [...this.closeAll(), { type: "error", errorText: event.message }];
+      case "turn_cancelled":
+        return [{ type: "abort", reason: event.reason }];
+      case "usage":
+        return [{ type: "data-usage", data: dataOf(event) }];
+      case "code":
+      case "output":
+        return [{ type: `data-${event.type}`, id: `${event.type}-${event.streamId}`, data: dataOf(event) }];
+      default:
+        return [{ type: `data-${event.type}`, data: dataOf(event) }];
+    }
+  }
+
+  private streamed(kind: "text" | "reasoning", id: string, delta: string, final: boolean): Chunk[] {
+    const key = `${kind}:${id}`;
+    const out: Chunk[] = [];
+    if (!this.open.has(key)) {
+      this.open.add(key);
+      out.push({ type: `${kind}-start`, id });
+    }
+    if (delta) out.push({ type: `${kind}-delta`, id, delta });
+    if (final) {
+      this.open.delete(key);
+      out.push({ type: `${kind}-end`, id });
+    }
+    return out;
+  }
+
+  private closeAll(): Chunk[] {
+    const out = [...this.open].map((key) => {
+      const [kind, ...rest] = key.split(":");
+      return { type: `${kind}-end`, id: rest.join(":") };
+    });
+    this.open.clear();
+    return out;
+  }
+}

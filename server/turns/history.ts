@@ -1,0 +1,111 @@
+/**
+ * Committed history: the parts of a turn's assistant message, built once from its events at commit, and
+ * the record GET /api/sessions/{id}/turns returns. A cancelled turn keeps only a tombstone.
+ */
+import type { TurnEvent } from "./events.ts";
+import type { RunRow } from "./store.ts";
+
+export type Part = { type: string } & Record<string, unknown>;
+
+export function assistantParts(events: TurnEvent[], status: "completed" | "failed"): Part[] {
+  const parts: Part[] = [];
+  const tools = new Map<string, Part>();
+  for (const e of events) {
+    switch (e.type) {
+      case "step_start":
+        parts.push({ type: "step-start" });
+        break;
+      case "reasoning":
+        if (e.final) parts.push({ type: "reasoning", text: e.text });
+        break;
+      case "code":
+        if (e.final) parts.push({ type: "data-code", data: { step: e.step, code: e.code } });
+        break;
+      case "output":
+        if (e.final) parts.push({ type: "data-output", data: { step: e.step, output: e.output } });
+        break;
+      case "text":
+        if (e.final) parts.push({ type: "text", text: e.text });
+        break;
+      case "tool_call": {
+        const part: Part = {
+          type: "dynamic-tool",
+          toolName: e.toolName,
+          toolCallId: e.toolCallId,
+          state: "input-available",
+          input: e.input,
+        };
+        tools.set(e.toolCallId, part);
+        parts.push(part);
+        break;
+      }
+      case "tool_result": {
+        const part = tools.get(e.toolCallId);
+        if (!part) break;
+        if (e.error) Object.assign(part, { state: "output-error", errorText: e.error });
+        else Object.assign(part, { state: "output-available", output: e.output });
+        break;
+      }
+      case "structured_result":
+      case "skill":
+      case "artifact":
+      case "attachment":
+      case "warning":
+        parts.push({ type: `data-${e.type}`, data: withoutType(e) });
+        break;
+      case "child_progress":
+        if (e.state !== "not_started" && e.state !== "running")
+          parts.push({ type: "data-child_progress", data: withoutType(e) });
+        break;
+      case "turn_error":
+        parts.push({
+          type: "data-status",
+          data: { phase: "execution", status: "failed", message: e.message },
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  if (status === "completed")
+    parts.push({ type: "data-status", data: { phase: "execution", status: "completed", message: null } });
+  return parts;
+}
+
+/** A cancelled turn: one `cancelled` status part and the text "Turn cancelled"; nothing it produced. */
+export function tombstoneParts(): Part[] {
+  return [
+    { type: "data-status", data: { phase: "execution", status: "cancelled", message: null } },
+    { type: "text", text: "Turn cancelled" },
+  ];
+}
+
+function withoutType(e: TurnEvent): Record<string, unknown> {
+  const { type: _type, ...rest } = e;
+  return rest;
+}
+
+export interface TurnInput {
+  text: string;
+  attachment_ids: string[];
+  skill_selections: { id: string; expected_version: string }[];
+}
+
+export function turnRecord(row: RunRow) {
+  const input = JSON.parse(row.input_json) as TurnInput;
+  return {
+    runId: row.id,
+    sessionId: row.session_id,
+    status: row.status as "completed" | "failed" | "cancelled",
+    input: { text: input.text, attachmentIds: input.attachment_ids, skillSelections: input.skill_selections },
+    messages: [
+      { role: "user" as const, parts: [{ type: "text", text: input.text }] },
+      { role: "assistant" as const, parts: JSON.parse(row.parts_json ?? "[]") as Part[] },
+    ],
+    usage: JSON.parse(row.usage_json ?? "null") as unknown,
+    error: row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
+    durationMs: row.duration_ms,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * A run executing in this process: its events in order (already committed to SQLite one by one), the
+ * readers following it, and the controller that cancels it. A reader that attaches late (a retry of the
+ * same Idempotency-Key while the turn still runs) first gets what was emitted, then follows live.
+ */
+import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
+
+export class LiveRun {
+  readonly events: TurnEvent[] = [];
+  readonly controller = new AbortController();
+  private wake: (() => void)[] = [];
+  finished = false;
+
+  constructor(
+    readonly id: string,
+    readonly ownerId: string,
+    readonly sessionId: string,
+  ) {}
+
+  push(event: TurnEvent): void {
+    if (this.finished) return;
+    this.events.push(event);
+    if (TERMINAL_TYPES.has(event.type)) this.finished = true;
+    for (const wake of this.wake.splice(0)) wake();
+  }
+
+  /** Every event from the first, then live ones, until the terminal event (or `signal` aborts). */
+  async *follow(signal: AbortSignal): AsyncGenerator<TurnEvent> {
+    let index = 0;
+    for (;;) {
+      while (index < this.events.length) yield this.events[index++] as TurnEvent;
+      if (this.finished || signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        this.wake.push(resolve);
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+  }
+}
+
+/** The runs executing in this process, by id. */
+export class LiveRuns {
+  private readonly runs = new Map<string, LiveRun>();
+
+  add(run: LiveRun): void {
+    this.runs.set(run.id, run);
+  }
+
+  get(id: string): LiveRun | undefined {
+    return this.runs.get(id);
+  }
+
+  remove(id: string): void {
+    this.runs.delete(id);
+  }
+
+  all(): LiveRun[] {
+    return [...this.runs.values()];
+  }
+}

@@ -1,0 +1,5 @@
+/** The turns family's numbered migrations; text imports embed the SQL in a compiled binary. */
+import type { Migration } from "../../storage/migrate.ts";
+import turns from "./0001_turns.sql" with { type: "text" };
+
+export const turnsMigrations: Migration[] = [{ version: 1, name: "turns", sql: turns }];

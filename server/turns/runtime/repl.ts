@@ -1,0 +1,77 @@
+/**
+ * One turn's Python interpreter as the RLM loop sees it: runs a step with the policy's limits, turns the
+ * result into one output text (stdout, stderr, traceback) and, when a step is killed at its time limit,
+ * starts a fresh interpreter so the turn can go on (its Python state is gone, and the model is told so).
+ */
+import { type Interpreter, SandboxKilled, type ToolHandler } from "../../sandbox/interpreter.ts";
+import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { StepResult } from "../../sandbox/protocol.ts";
+
+export interface ReplSetup {
+  tools: string[];
+  vars: Record<string, string>;
+  outputLimit: number;
+  stepTimeoutMs: number;
+}
+
+export interface StepOutcome {
+  output: string;
+  result?: StepResult;
+  timedOut: boolean;
+}
+
+export class Repl {
+  constructor(
+    private readonly pool: SandboxPool,
+    private interpreter: Interpreter,
+    private readonly setup: ReplSetup,
+    private readonly onToolCall: ToolHandler,
+  ) {}
+
+  static async open(pool: SandboxPool, setup: ReplSetup, onToolCall: ToolHandler): Promise<Repl> {
+    const interpreter = await pool.acquire();
+    try {
+      await interpreter.init(setup.tools, setup.vars, setup.outputLimit);
+    } catch (error) {
+      pool.release(interpreter);
+      throw error;
+    }
+    return new Repl(pool, interpreter, setup, onToolCall);
+  }
+
+  /** Runs one step; a cancelled step rethrows SandboxKilled("cancelled"). */
+  async step(code: string, signal: AbortSignal): Promise<StepOutcome> {
+    try {
+      const result = await this.interpreter.run(code, {
+        timeoutMs: this.setup.stepTimeoutMs,
+        onToolCall: this.onToolCall,
+        signal,
+      });
+      return { output: formatOutput(result), result, timedOut: false };
+    } catch (error) {
+      if (!(error instanceof SandboxKilled) || error.reason === "cancelled" || signal.aborted) throw error;
+      this.pool.release(this.interpreter);
+      this.interpreter = await this.pool.acquire();
+      await this.interpreter.init(this.setup.tools, this.setup.vars, this.setup.outputLimit);
+      const seconds = this.setup.stepTimeoutMs / 1000;
+      return {
+        output:
+          error.reason === "timeout"
+            ? `[the step ran longer than ${seconds}s and was stopped; the interpreter restarted and its variables are gone]`
+            : "[the interpreter stopped unexpectedly; it restarted and its variables are gone]",
+        timedOut: true,
+      };
+    }
+  }
+
+  close(): void {
+    this.pool.release(this.interpreter);
+  }
+}
+
+export function formatOutput(result: StepResult): string {
+  let out = result.stdout;
+  if (result.stderr) out += (out && !out.endsWith("\n") ? "\n" : "") + result.stderr;
+  if (result.error) out += (out && !out.endsWith("\n") ? "\n" : "") + result.error;
+  return out;
+}

@@ -1,0 +1,243 @@
+/**
+ * Sessions, turns and run cancellation: thin routes over TurnStore and TurnService. The turn POST answers
+ * an SSE stream at once (spec "Turn response"): spec events each followed by their compatibility chunks,
+ * or with `?format=ui-message-stream` only UIMessageChunk shapes (DESIGN.md ruling 10).
+ */
+import { Elysia } from "elysia";
+import { TurnsError } from "../../schemas/common.ts";
+import {
+  Cancellation,
+  RunParams,
+  Session,
+  SessionCreate,
+  SessionList,
+  SessionListQuery,
+  SessionParams,
+  SessionPatch,
+  TurnHistory,
+  TurnQuery,
+  TurnRequest,
+  TurnStreamEvent,
+  UIMessageChunk,
+} from "../../schemas/turns.ts";
+import type { AppContext } from "../context.ts";
+import { AppError } from "../http/errors.ts";
+import { type SseFrame, sseResponse } from "../http/sse.ts";
+import { CompatEncoder, type TurnEvent } from "./events.ts";
+import { turnRecord } from "./history.ts";
+import type { TurnServices } from "./services.ts";
+import type { SessionRow } from "./store.ts";
+import { parseSkillSelections, TurnService } from "./turn-service.ts";
+
+const sessionView = (r: SessionRow) => ({
+  id: r.id,
+  title: r.title,
+  archived: r.archived === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const owner = (identity: { id: string } | undefined) => {
+  if (!identity) throw new AppError("unauthorized", "Authentication required");
+  return identity.id;
+};
+
+const tags = ["turns"];
+
+function frames(
+  events: AsyncIterable<TurnEvent>,
+  compatOnly: boolean,
+): (signal: AbortSignal) => AsyncIterable<SseFrame> {
+  return async function* () {
+    const encoder = new CompatEncoder();
+    for await (const event of events) {
+      if (!compatOnly) yield { event: event.type, data: event };
+      for (const chunk of encoder.chunks(event)) yield { data: chunk };
+    }
+  };
+}
+
+export function sessionRoutes(ctx: AppContext, services: TurnServices) {
+  const turns = new TurnService(services);
+  const { store, analytics } = services;
+  return new Elysia({ name: "atrium/turns/sessions" })
+    .use(ctx.identity)
+    .post(
+      "/api/sessions",
+      ({ identity, body }) => {
+        services.warmSandbox();
+        const row = store.createSession(
+          owner(identity),
+          `ses_${crypto.randomUUID().replaceAll("-", "")}`,
+          body.title,
+        );
+        analytics.capture("session_created");
+        return sessionView(row);
+      },
+      {
+        body: SessionCreate,
+        response: { 200: Session, 422: TurnsError },
+        detail: { summary: "Create a Session", tags },
+      },
+    )
+    .get(
+      "/api/sessions",
+      ({ identity, query }) => {
+        services.warmSandbox();
+        const limit = query.limit ?? 50;
+        const offset = query.offset ?? 0;
+        const me = owner(identity);
+        return {
+          items: store.sessions(me, limit, offset, query.archived).map(sessionView),
+          total: store.countSessions(me, query.archived),
+          limit,
+          offset,
+        };
+      },
+      {
+        query: SessionListQuery,
+        response: { 200: SessionList, 422: TurnsError },
+        detail: { summary: "List owned Sessions, newest first", tags },
+      },
+    )
+    .get(
+      "/api/sessions/:session_id",
+      ({ identity, params }) => {
+        const row = store.session(owner(identity), params.session_id);
+        if (!row) throw AppError.notFound("Session not found");
+        return sessionView(row);
+      },
+      {
+        params: SessionParams,
+        response: { 200: Session, 404: TurnsError },
+        detail: { summary: "Read a Session", tags },
+      },
+    )
+    .patch(
+      "/api/sessions/:session_id",
+      ({ identity, params, body }) => {
+        const row = store.updateSession(owner(identity), params.session_id, body);
+        if (!row) throw AppError.notFound("Session not found");
+        analytics.capture("session_updated", { archived: row.archived === 1 });
+        return sessionView(row);
+      },
+      {
+        params: SessionParams,
+        body: SessionPatch,
+        response: { 200: Session, 404: TurnsError, 422: TurnsError },
+        detail: { summary: "Rename, archive or unarchive a Session", tags },
+      },
+    )
+    .get(
+      "/api/sessions/:session_id/turns",
+      ({ identity, params, query }) => {
+        const me = owner(identity);
+        if (!store.session(me, params.session_id)) throw AppError.notFound("Session not found");
+        const limit = query.limit ?? 50;
+        const offset = query.offset ?? 0;
+        return {
+          items: store.committedRuns(me, params.session_id, limit, offset).map(turnRecord),
+          limit,
+          offset,
+        };
+      },
+      {
+        params: SessionParams,
+        query: SessionListQuery,
+        response: { 200: TurnHistory, 404: TurnsError },
+        detail: { summary: "Ordered committed Turn history", tags },
+      },
+    )
+    .post(
+      "/api/sessions/:session_id/turns",
+      ({ identity, params, body, query, request }) => {
+        const me = owner(identity);
+        services.warmSandbox();
+        const key = request.headers.get("idempotency-key")?.trim();
+        if (!key)
+          throw new AppError("invalid", "The Idempotency-Key header is required", {
+            status: 400,
+            code: "idempotency_key_required",
+          });
+        if (key.length > 200)
+          throw new AppError("invalid", "The Idempotency-Key header is at most 200 characters", {
+            status: 400,
+            code: "invalid_idempotency_key",
+          });
+        if (body.text.trim() === "") throw new AppError("invalid", "text must not be empty");
+        const input = {
+          text: body.text,
+          attachment_ids: body.attachment_ids ?? [],
+          skill_selections: parseSkillSelections(body.skill_selections),
+        };
+        const signal = AbortSignal.any([request.signal, ctx.shutdown]);
+        const events = turns.open(me, params.session_id, key, input, signal);
+        return sseResponse(frames(events, query.format === "ui-message-stream"), {
+          signal,
+          done: true,
+          headers: { "x-ai-ui-message-stream": "v1" },
+          onError: (error) => {
+            ctx.log.error("turn stream failed", { error });
+            return [
+              {
+                event: "turn_error",
+                data: {
+                  type: "turn_error",
+                  message: "The turn stream failed",
+                  code: "execution_failed",
+                  durationMs: 0,
+                },
+              },
+            ];
+          },
+        });
+      },
+      {
+        params: SessionParams,
+        body: TurnRequest,
+        query: TurnQuery,
+        detail: {
+          summary: "Execute one idempotent Turn (SSE stream)",
+          description:
+            "Requires the Idempotency-Key header. Answers text/event-stream at once with the x-ai-ui-message-stream header. Default form: each spec event as `event: <type>` + `data: {type, ...}`, followed by its UIMessageChunk compatibility frames. `?format=ui-message-stream`: only UIMessageChunk frames (spec events without a UI chunk become `data-<type>` parts). Both end with `data: [DONE]`.",
+          tags,
+          parameters: [{ in: "header", name: "Idempotency-Key", required: true, schema: { type: "string" } }],
+          responses: {
+            200: {
+              description: "SSE stream of TurnStreamEvent frames and UIMessageChunk frames",
+              content: {
+                "text/event-stream": { schema: { oneOf: [TurnStreamEvent, UIMessageChunk] } as never },
+              },
+            },
+            400: {
+              description: "missing Idempotency-Key",
+              content: { "application/json": { schema: TurnsError as never } },
+            },
+            422: {
+              description: "invalid request or invalid_skill_selection",
+              content: { "application/json": { schema: TurnsError as never } },
+            },
+          },
+        },
+      },
+    )
+    .put(
+      "/api/runs/:run_id/cancellation",
+      ({ identity, params, set }) => {
+        const me = owner(identity);
+        const run = store.run(me, params.run_id);
+        if (!run) throw AppError.notFound("Run not found");
+        analytics.capture("run_cancellation_requested");
+        if (run.status !== "running") return { runId: run.id, status: run.status };
+        store.requestCancel(run.id);
+        services.live.get(run.id)?.controller.abort("cancelled");
+        set.status = 202;
+        return { runId: run.id, status: "cancelling" as const };
+      },
+      {
+        params: RunParams,
+        response: { 200: Cancellation, 202: Cancellation, 404: TurnsError },
+        detail: { summary: "Request durable cancellation of an owned Run", tags },
+      },
+    );
+}

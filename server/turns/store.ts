@@ -1,0 +1,215 @@
+/**
+ * SQL for sessions, runs (turns) and their event log. Every query is scoped by owner: a row of another
+ * owner is never returned (the routes answer 404).
+ */
+import type { Store } from "../storage/store.ts";
+import type { TurnEvent } from "./events.ts";
+
+export interface SessionRow {
+  id: string;
+  owner_id: string;
+  title: string;
+  archived: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RunRow {
+  id: string;
+  owner_id: string;
+  session_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  input_json: string;
+  status: "running" | "completed" | "failed" | "cancelled";
+  committed: number;
+  cancel_requested: number;
+  parts_json: string | null;
+  usage_json: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  trace_id: string | null;
+  duration_ms: number | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export const now = () => new Date().toISOString();
+
+export class TurnStore {
+  constructor(private readonly store: Store) {}
+
+  tx<T>(fn: () => T): T {
+    return this.store.tx(fn);
+  }
+
+  createSession(owner: string, id: string, title: string): SessionRow {
+    const at = now();
+    this.store.run(
+      "INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
+      [id, owner, title, at, at],
+    );
+    return this.session(owner, id) as SessionRow;
+  }
+
+  session(owner: string, id: string): SessionRow | undefined {
+    return this.store.get<SessionRow>("SELECT * FROM turn_sessions WHERE id = ? AND owner_id = ?", [
+      id,
+      owner,
+    ]);
+  }
+
+  sessions(owner: string, limit: number, offset: number, archived?: boolean): SessionRow[] {
+    if (archived === undefined) {
+      return this.store.all<SessionRow>(
+        "SELECT * FROM turn_sessions WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        [owner, limit, offset],
+      );
+    }
+    return this.store.all<SessionRow>(
+      "SELECT * FROM turn_sessions WHERE owner_id = ? AND archived = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+      [owner, archived ? 1 : 0, limit, offset],
+    );
+  }
+
+  countSessions(owner: string, archived?: boolean): number {
+    const row =
+      archived === undefined
+        ? this.store.get<{ n: number }>("SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ?", [owner])
+        : this.store.get<{ n: number }>(
+            "SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ? AND archived = ?",
+            [owner, archived ? 1 : 0],
+          );
+    return row?.n ?? 0;
+  }
+
+  updateSession(
+    owner: string,
+    id: string,
+    patch: { title?: string; archived?: boolean },
+  ): SessionRow | undefined {
+    const current = this.session(owner, id);
+    if (!current) return undefined;
+    this.store.run(
+      "UPDATE turn_sessions SET title = ?, archived = ?, updated_at = ? WHERE id = ? AND owner_id = ?",
+      [
+        patch.title ?? current.title,
+        patch.archived === undefined ? current.archived : patch.archived ? 1 : 0,
+        now(),
+        id,
+        owner,
+      ],
+    );
+    return this.session(owner, id);
+  }
+
+  runByKey(owner: string, sessionId: string, key: string): RunRow | undefined {
+    return this.store.get<RunRow>(
+      "SELECT * FROM turn_runs WHERE session_id = ? AND idempotency_key = ? AND owner_id = ?",
+      [sessionId, key, owner],
+    );
+  }
+
+  run(owner: string, id: string): RunRow | undefined {
+    return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE id = ? AND owner_id = ?", [id, owner]);
+  }
+
+  runningRun(sessionId: string): RunRow | undefined {
+    return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE session_id = ? AND status = 'running'", [
+      sessionId,
+    ]);
+  }
+
+  /** Claims the session for a new run; false when another run holds it (the partial unique index). */
+  claimRun(
+    row: Pick<RunRow, "id" | "owner_id" | "session_id" | "idempotency_key" | "fingerprint" | "input_json">,
+  ) {
+    try {
+      this.store.run(
+        `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
+        [row.id, row.owner_id, row.session_id, row.idempotency_key, row.fingerprint, row.input_json, now()],
+      );
+      return true;
+    } catch (error) {
+      if (String((error as Error).message).includes("UNIQUE")) return false;
+      throw error;
+    }
+  }
+
+  setTraceId(runId: string, traceId: string) {
+    this.store.run("UPDATE turn_runs SET trace_id = ? WHERE id = ?", [traceId, runId]);
+  }
+
+  appendEvent(run: RunRow | { id: string; owner_id: string }, seq: number, event: TurnEvent) {
+    this.store.run("INSERT INTO turn_events (run_id, owner_id, seq, type, payload) VALUES (?, ?, ?, ?, ?)", [
+      run.id,
+      run.owner_id,
+      seq,
+      event.type,
+      JSON.stringify(event),
+    ]);
+  }
+
+  events(runId: string): TurnEvent[] {
+    return this.store
+      .all<{ payload: string }>("SELECT payload FROM turn_events WHERE run_id = ? ORDER BY seq", [runId])
+      .map((r) => JSON.parse(r.payload) as TurnEvent);
+  }
+
+  requestCancel(runId: string) {
+    this.store.run("UPDATE turn_runs SET cancel_requested = 1 WHERE id = ?", [runId]);
+  }
+
+  /** Writes a run's outcome and history parts in one statement: a run is committed once, never after. */
+  commit(
+    runId: string,
+    outcome: {
+      status: "completed" | "failed" | "cancelled";
+      parts: unknown[];
+      usage: unknown;
+      errorCode?: string;
+      errorMessage?: string;
+      durationMs: number;
+    },
+  ): boolean {
+    const result = this.store.run(
+      `UPDATE turn_runs SET status = ?, committed = 1, parts_json = ?, usage_json = ?, error_code = ?, error_message = ?,
+         duration_ms = ?, finished_at = ? WHERE id = ? AND committed = 0`,
+      [
+        outcome.status,
+        JSON.stringify(outcome.parts),
+        JSON.stringify(outcome.usage),
+        outcome.errorCode ?? null,
+        outcome.errorMessage ?? null,
+        outcome.durationMs,
+        now(),
+        runId,
+      ],
+    );
+    return result.changes === 1;
+  }
+
+  committedRuns(owner: string, sessionId: string, limit: number, offset: number): RunRow[] {
+    return this.store.all<RunRow>(
+      "SELECT * FROM turn_runs WHERE session_id = ? AND owner_id = ? AND committed = 1 ORDER BY created_at, rowid LIMIT ? OFFSET ?",
+      [sessionId, owner, limit, offset],
+    );
+  }
+
+  /** After a crash: runs left running never finished; they become failed, with no partial history. */
+  failInterruptedRuns(): number {
+    const parts = JSON.stringify([
+      {
+        type: "data-status",
+        data: { phase: "execution", status: "failed", message: "The server stopped during this turn" },
+      },
+    ]);
+    return this.store.run(
+      `UPDATE turn_runs SET status = 'failed', committed = 1, parts_json = ?, usage_json = 'null',
+         error_code = 'interrupted', error_message = 'The server stopped during this turn', finished_at = ?
+       WHERE status = 'running'`,
+      [parts, now()],
+    ).changes;
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Durability across a crash of the real server process: events are in SQLite while the turn runs, a run
+ * the crash interrupted is failed after restart (never half-committed), and committed history is unchanged.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { readFrames, specEvents, turnRequest } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
+
+const dir = tempDir();
+const procs: ServerProcess[] = [];
+afterAll(() => {
+  for (const p of procs) p.proc.kill("SIGKILL");
+  dir.remove();
+});
+
+async function start() {
+  const server = await startServerProcess(["--port", "0", "--data-dir", dir.path]);
+  procs.push(server);
+  await waitForOk(`${server.url}/health/ready`);
+  return server;
+}
+
+describe("durability", () => {
+  test("a crash mid-turn leaves the run failed after restart; committed turns never change", async () => {
+    const first = await start();
+    const created = await fetch(`${first.url}/api/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ title: "durable" }),
+    });
+    const session = ((await created.json()) as { id: string }).id;
+    const done = specEvents(
+      await readFrames(
+        await fetch(
+          `${first.url}/api/sessions/${session}/turns`,
+          turnRequest({ text: "```python\nprint('kept')\n```" }),
+        ),
+      ),
+    );
+    expect(done.at(-1)?.type).toBe("turn_finish");
+    const before = await (await fetch(`${first.url}/api/sessions/${session}/turns`)).json();
+
+    const crashKey = crypto.randomUUID();
+    const loop = { text: "```python\nwhile True:\n    pass\n```" };
+    const response = await fetch(`${first.url}/api/sessions/${session}/turns`, turnRequest(loop, crashKey));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
+    const runId = seen.match(/"runId":"(run_[0-9a-f]+)"/)?.[1] as string;
+
+    // The events so far are already committed, before the turn ends.
+    const db = new Database(`${dir.path}/app.db`, { readonly: true });
+    const logged = db.query("SELECT type FROM turn_events WHERE run_id = ? ORDER BY seq").all(runId) as {
+      type: string;
+    }[];
+    db.close();
+    expect(logged.map((r) => r.type)).toEqual(["turn_start", "step_start", "code"]);
+
+    first.proc.kill("SIGKILL");
+    await first.exited;
+    await reader.cancel().catch(() => {});
+
+    const second = await start();
+    const history = (await (await fetch(`${second.url}/api/sessions/${session}/turns`)).json()) as {
+      items: {
+        runId: string;
+        status: string;
+        error: { code: string } | null;
+        messages: { parts: { type: string }[] }[];
+      }[];
+    };
+    expect(history.items[0]).toEqual((before as typeof history).items[0] as (typeof history.items)[number]);
+    const crashed = history.items.find((i) => i.runId === runId);
+    expect(crashed?.status).toBe("failed");
+    expect(crashed?.error?.code).toBe("interrupted");
+    expect(crashed?.messages[1]?.parts.map((p) => p.type)).toEqual(["data-status"]);
+    // Retrying the crashed turn's key replays what was committed, closed by a turn_error.
+    const replay = specEvents(
+      await readFrames(
+        await fetch(`${second.url}/api/sessions/${session}/turns`, turnRequest(loop, crashKey)),
+      ),
+    );
+    expect(replay.map((e) => e.type)).toEqual([
+      "turn_status",
+      "turn_start",
+      "step_start",
+      "code",
+      "turn_error",
+    ]);
+    expect(replay[1]?.delivery).toBe("replay");
+    expect(replay.at(-1)).toMatchObject({
+      code: "interrupted",
+      message: "The server stopped during this turn",
+    });
+    // The session is free again: a new turn runs.
+    const after = specEvents(
+      await readFrames(
+        await fetch(
+          `${second.url}/api/sessions/${session}/turns`,
+          turnRequest({ text: "```python\nprint(2)\n```" }),
+        ),
+      ),
+    );
+    expect(after.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });
+    second.proc.kill("SIGTERM");
+    await second.exited;
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * Analytics events to a PostHog-compatible /capture/ endpoint (only with the token variable set; one
+ * per-installation distinct_id file), local tracing spans with an exposed traceId, and the sandbox's
+ * isolation policy: protected mode refuses to run code without the jail, local mode still runs it.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { servicesOf } from "../../server/turns/index.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { startServerProcess } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { createSession, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+
+// Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
+setDefaultTimeout(120_000);
+
+const captured: {
+  event: string;
+  distinct_id: string;
+  api_key: string;
+  properties: Record<string, unknown>;
+}[] = [];
+const capture = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  async fetch(request) {
+    if (new URL(request.url).pathname === "/capture/") captured.push(await request.json());
+    return new Response("{}");
+  },
+});
+afterAll(() => capture.stop(true));
+
+describe("analytics and tracing", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await turnsApp({
+      env: { APP_ANALYTICS_TOKEN: "phc_test_token" },
+      edits: [
+        ['host = "https://us.i.posthog.com"', `host = "http://127.0.0.1:${capture.port}/"`],
+        ["expose_trace_id = false", "expose_trace_id = true"],
+        ["autonomous_memory_categories = []", 'autonomous_memory_categories = ["preferences"]'],
+      ],
+    });
+  });
+  afterAll(() => t.close());
+
+  test("events go to /capture/ with the installation's distinct_id; turns carry a traceId with spans", async () => {
+    const session = await createSession(t);
+    await t.request("/api/skills");
+    const { events } = await runTurn(t, session, {
+      text: "```python\nprint(propose_memory('preferences', 'likes short answers'))\n```",
+    });
+    // propose_memory exists because a category is configured; the proposal is promoted after commit.
+    expect(events.find((e) => e.type === "output")?.output).toContain("'accepted': True");
+    const memory = await t.json<{ content: string }>("/api/files/content?path=memories/preferences.md");
+    expect(memory.body.content).toBe("- likes short answers\n");
+    const failed = await runTurn(t, "ses_missing", { text: "x" });
+    expect(failed.events.find((e) => e.type === "turn_error")?.message).toBe("Session not found");
+    await servicesOf(t.ctx).analytics.drain();
+    const names = captured.map((c) => c.event);
+    expect(names).toContain("session_created");
+    expect(names).toContain("skill_listed");
+    expect(names).toContain("turn_created");
+    expect(names).toContain("turn_failed");
+    const id = readFileSync(join(t.dataDir, "analytics-instance-id"), "utf8").trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    for (const c of captured) {
+      expect(c.distinct_id).toBe(id);
+      expect(c.api_key).toBe("phc_test_token");
+      expect(JSON.stringify(c)).not.toContain("local");
+    }
+
+    const start = events.find((e) => e.type === "turn_start");
+    const finish = events.find((e) => e.type === "turn_finish");
+    expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(finish?.traceId).toBe(start?.traceId);
+    const spans = servicesOf(t.ctx).tracer.spans("local", start?.traceId);
+    expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
+    expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
+  });
+
+  test("without the token variable nothing is sent", async () => {
+    const quiet = await turnsApp({
+      env: { APP_SANDBOX_WARM: "0" },
+      edits: [['host = "https://us.i.posthog.com"', `host = "http://127.0.0.1:${capture.port}"`]],
+    });
+    try {
+      const count = captured.length;
+      await createSession(quiet);
+      await quiet.request("/api/skills");
+      await servicesOf(quiet.ctx).analytics.drain();
+      expect(captured.length).toBe(count);
+      expect(servicesOf(quiet.ctx).analytics.enabled).toBe(false);
+    } finally {
+      quiet.close();
+    }
+  });
+});
+
+describe("isolation policy", () => {
+  test("protected mode refuses to run code when isolation is none", async () => {
+    const t = await turnsApp({
+      env: { APP_SANDBOX_WARM: "0", APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
+      resolvers: [
+        (request) => (request.headers.get("x-test-user") ? { id: "alice", kind: "bearer" } : undefined),
+      ],
+    });
+    try {
+      servicesOf(t.ctx).pool?.close();
+      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
+      const headers = { "content-type": "application/json", "x-test-user": "1" };
+      const created = await t.json<{ id: string }>("/api/sessions", {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ title: "p" }),
+      });
+      const response = await t.request(`/api/sessions/${created.body.id}/turns`, {
+        method: "POST",
+        headers: { ...headers, "idempotency-key": "k1" },
+        body: JSON.stringify({ text: "```python\nprint(1)\n```" }),
+      });
+      const text = await response.text();
+      expect(text).toContain('"message":"Turn is unavailable"');
+      expect(text).toContain('"code":"sandbox_isolation_unavailable"');
+      expect(text).not.toContain("event: code");
+      // Unauthenticated requests never reach the family.
+      expect((await t.request("/api/sessions")).status).toBe(401);
+    } finally {
+      t.close();
+    }
+  });
+
+  test("local mode without the jail still runs code, in a subprocess with an empty environment", async () => {
+    const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
+    process.env.ATRIUM_NONE_CANARY = "canary-none-123";
+    try {
+      servicesOf(t.ctx).pool?.close();
+      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
+      const session = await createSession(t);
+      const { events } = await runTurn(t, session, {
+        text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",
+      });
+      const output = events.find((e) => e.type === "output")?.output as string;
+      expect(output).toBeDefined();
+      expect(output).not.toContain("canary-none-123");
+      expect(events.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });
+    } finally {
+      delete process.env.ATRIUM_NONE_CANARY;
+      t.close();
+    }
+  });
+});
+
+describe("sandbox lifetime", () => {
+  test("without the jail, an interpreter stuck in Python still dies with its server", async () => {
+    const dir = tempDir();
+    // A server without bubblewrap on its PATH: isolation "none", the plain subprocess.
+    const server = await startServerProcess(["--port", "0", "--data-dir", dir.path], {
+      env: { PATH: "/nonexistent" },
+    });
+    try {
+      const ready = await (await fetch(`${server.url}/health/ready`)).json();
+      expect(ready.sandbox.isolation).toBe("none");
+      const created = await fetch(`${server.url}/api/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: "loop" }),
+      });
+      const session = ((await created.json()) as { id: string }).id;
+      const response = await fetch(
+        `${server.url}/api/sessions/${session}/turns`,
+        turnRequest({ text: "```python\nwhile True:\n    pass\n```" }),
+      );
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let seen = "";
+      while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
+      const children = readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+      expect(children.length).toBeGreaterThan(0);
+      server.proc.kill("SIGKILL");
+      await server.exited;
+      let alive = children;
+      for (let i = 0; i < 50 && alive.length > 0; i++) {
+        await Bun.sleep(100);
+        alive = alive.filter((pid) => {
+          try {
+            return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+          } catch {
+            return false;
+          }
+        });
+      }
+      expect(alive).toEqual([]);
+    } finally {
+      server.proc.kill("SIGKILL");
+      dir.remove();
+    }
+  });
+});
