@@ -7,7 +7,7 @@
  *
  *   bun scripts/build.ts [--outfile dist/atrium] [--target bun-linux-x64]
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +17,10 @@ import { bundleWebUi } from "../server/web-bundle.ts";
 export const REPO_ROOT = resolve(import.meta.dir, "..");
 const SERVER_ENTRY = join(REPO_ROOT, "server", "main.ts");
 const PREBUILT_MODULE = /[\\/]server[\\/]web-prebuilt\.ts$/;
+const PYODIDE_MODULE = /[\\/]server[\\/]sandbox[\\/]pyodide-embedded\.ts$/;
+const PYODIDE_DIR = join(REPO_ROOT, "node_modules", "pyodide");
+/** What pyodide loads from its folder at start (the sandbox imports its JS API from the bundle). */
+const PYODIDE_FILES = ["pyodide-lock.json", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"];
 
 export interface BuildOptions {
   outfile: string;
@@ -33,7 +37,7 @@ export async function buildServerBinary({ outfile, target }: BuildOptions): Prom
     const result = await Bun.build({
       entrypoints: [SERVER_ENTRY],
       compile: { outfile, ...(target ? { target } : {}), autoloadDotenv: false, autoloadBunfig: false },
-      plugins: [embedUiScript(uiScript)],
+      plugins: [embedUiScript(uiScript), embedPyodide()],
     });
     if (!result.success) throw new Error(`build failed: ${result.logs.map(String).join("; ")}`);
     const output = result.outputs[0];
@@ -51,6 +55,25 @@ function embedUiScript(path: string): BunPlugin {
       build.onLoad({ filter: PREBUILT_MODULE }, () => ({
         loader: "ts",
         contents: `import script from ${JSON.stringify(path)} with { type: "text" };\nexport const PREBUILT_MAIN_JS: string | undefined = script;\n`,
+      }));
+    },
+  };
+}
+
+/** Replaces server/sandbox/pyodide-embedded.ts with file imports of pyodide's runtime files. */
+function embedPyodide(): BunPlugin {
+  const version = (JSON.parse(readFileSync(join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string })
+    .version;
+  const imports = PYODIDE_FILES.map(
+    (name, i) => `import f${i} from ${JSON.stringify(join(PYODIDE_DIR, name))} with { type: "file" };`,
+  );
+  const files = PYODIDE_FILES.map((name, i) => `${JSON.stringify(name)}: f${i}`).join(", ");
+  return {
+    name: "atrium-embed-pyodide",
+    setup(build) {
+      build.onLoad({ filter: PYODIDE_MODULE }, () => ({
+        loader: "ts",
+        contents: `${imports.join("\n")}\nexport const EMBEDDED_PYODIDE = { version: ${JSON.stringify(version)}, files: { ${files} } };\n`,
       }));
     },
   };

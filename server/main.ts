@@ -1,11 +1,16 @@
-/** The server's entry point: `bun server/main.ts [flags]`; `--help` lists every flag and variable. */
-import "./pi-package.ts";
+/**
+ * The server's entry point: `bun server/main.ts [flags]`; `--help` lists every flag and variable.
+ * `bun server/main.ts <command>` runs a subcommand instead (server/commands.ts). Both load lazily, so a
+ * sandbox worker never evaluates the server's modules (pi's, for one, read HOME as they load, and the
+ * worker runs with an empty environment). pi-package.ts must run before pi loads, hence the order.
+ */
 import { commandOf } from "./commands.ts";
-import { run } from "./run.ts";
 
 const argv = process.argv.slice(2);
 const sub = commandOf(argv);
-const done = sub ? sub.command.load().then((m) => m.main(argv.slice(1))) : run(argv);
+const done = sub
+  ? sub.command.load().then((m) => m.main(argv.slice(1)))
+  : import("./pi-package.ts").then(() => import("./run.ts")).then((m) => m.run(argv));
 
 done.then(
   (code) => process.exit(code),

@@ -5,7 +5,7 @@
  * binary writes those fields to a private folder and points PI_PACKAGE_DIR at it (pi's documented
  * override). From source nothing happens: pi finds its package.json in node_modules.
  *
- * main.ts imports this module first, so it runs before any module that imports pi.
+ * main.ts imports this module before the server's modules, so it runs before any module that imports pi.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -9,8 +9,12 @@
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { EMBEDDED_PYODIDE } from "./pyodide-embedded.ts";
+import { extractPyodide } from "./pyodide-files.ts";
 
 export type Isolation = "bubblewrap" | "none";
+
+let extracted: string | undefined;
 
 const require = createRequire(import.meta.url);
 
@@ -22,9 +26,10 @@ function sourceRoot(): string | undefined {
 
 /** The directory holding pyodide's runtime files (pyodide.asm.wasm, python_stdlib.zip, ...). */
 export function pyodideDir(): string {
-  // A compiled binary carries no pyodide files: they ship in a `pyodide/` folder beside it.
+  // A compiled binary uses a `pyodide/` folder beside it when one is shipped, else its embedded copy.
   const beside = join(dirname(process.execPath), "pyodide");
   if (!sourceRoot() && existsSync(join(beside, "pyodide.asm.wasm"))) return beside;
+  if (!sourceRoot() && EMBEDDED_PYODIDE) return (extracted ??= extractPyodide(EMBEDDED_PYODIDE));
   try {
     return realpathSync(dirname(require.resolve("pyodide/package.json")));
   } catch {

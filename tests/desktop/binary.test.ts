@@ -2,7 +2,7 @@
  * The compiled server (`npm run build`): built with `bun build --compile`, placed where electron-builder
  * puts it (resources/server/atrium), started by the supervisor from an empty data dir outside any
  * checkout, as the packaged desktop app starts it. It must come up ready with everything embedded: the
- * built-in policy, the migrations, the UI and its script, Swagger UI, and the pi runtime's chat turn.
+ * built-in policy, the migrations, the UI and its script, Swagger UI, the pi runtime's chat turn and pyodide for the sandbox.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
@@ -17,6 +17,7 @@ import { tempDir } from "../helpers/tmp.ts";
 const dir = tempDir("atrium-binary-");
 const resources = join(dir.path, "resources");
 const dataDir = join(dir.path, "user-data", "data");
+const cacheDir = join(dir.path, "cache");
 const lines: string[] = [];
 let binary: string;
 let supervisor: ServerSupervisor;
@@ -26,7 +27,12 @@ beforeAll(async () => {
   binary = await buildServerBinary({ outfile: join(resources, "server", "atrium") });
   mkdirSync(dataDir, { recursive: true });
   const command = serverCommand({ packaged: true, resourcesPath: resources, repoRoot: "/nowhere", dataDir });
-  supervisor = new ServerSupervisor({ command, dataDir, env: cleanEnv(), onOutput: (l) => lines.push(l) });
+  supervisor = new ServerSupervisor({
+    command,
+    dataDir,
+    env: cleanEnv({ XDG_CACHE_HOME: cacheDir }),
+    onOutput: (l) => lines.push(l),
+  });
   origin = (await supervisor.start()).origin;
 }, 120_000);
 
@@ -104,6 +110,32 @@ describe("the compiled server binary", () => {
     expect(events[0]?.type).toBe("start");
     expect(events.at(-1)?.type).toBe("done");
   });
+
+  test("runs a turn's Python in the sandbox from pyodide files it carries itself", async () => {
+    const headers = { cookie: `${TOKEN_COOKIE}=${supervisor.token}`, "content-type": "application/json" };
+    const created = await get("/api/sessions", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ title: "bin" }),
+    });
+    expect(created.status).toBe(200);
+    const { id } = (await created.json()) as { id: string };
+    const turn = await get(`/api/sessions/${id}/turns`, {
+      method: "POST",
+      headers: { ...headers, "idempotency-key": "binary-turn" },
+      body: JSON.stringify({ text: "```python\nprint(6 * 7)\n```" }),
+    });
+    expect(turn.status).toBe(200);
+    const events = (await turn.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: {"))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; output?: string });
+    expect(events.find((e) => e.type === "output")?.output).toBe("42\n");
+    expect(events.some((e) => e.type === "turn_finish")).toBe(true);
+    // No pyodide folder ships beside the binary: the embedded copy was written to the cache.
+    expect(existsSync(join(resources, "server", "pyodide"))).toBe(false);
+    expect(existsSync(join(cacheDir, "atrium"))).toBe(true);
+  }, 120_000);
 
   test("requires the desktop token it was started with", async () => {
     expect((await get("/api/sessions")).status).toBe(401);
