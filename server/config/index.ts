@@ -40,7 +40,7 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
   }
   let policy: ResolvedPolicy;
   try {
-    policy = loadPolicy(policyFileToLoad(cli.policyPath), env);
+    policy = loadPolicy(policyFileToLoad(cli.policyPath, cli.dataDir), env);
   } catch (error) {
     if (error instanceof PolicyError) throw new ConfigError(error.message);
     throw error;

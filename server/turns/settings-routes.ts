@@ -6,6 +6,7 @@
 import { Elysia } from "elysia";
 import { TurnsError } from "../../schemas/common.ts";
 import { SettingsPatch, SettingsView } from "../../schemas/turns.ts";
+import { policyFileToWrite } from "../config/builtin-policy.ts";
 import type { AppContext } from "../context.ts";
 import { AppError } from "../http/errors.ts";
 import { detectIsolation } from "../sandbox/isolation.ts";
@@ -24,6 +25,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 export function settingsRoutes(ctx: AppContext, services: TurnServices) {
   const settings = new SettingsService(
     ctx.config.policy.path,
+    policyFileToWrite(ctx.config.policy.path, ctx.config.dataDir),
     () => services.pool?.isolation ?? detectIsolation(),
   );
   const loopbackOnly = ({

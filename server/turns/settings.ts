@@ -32,8 +32,13 @@ const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null 
 const invalid = (message: string) => new AppError("invalid", message);
 
 export class SettingsService {
+  /**
+   * `path` is the policy file in use; edits go to `writePath` (the same file, or the data dir's copy when
+   * the binary's built-in policy is in use) and are read from there afterwards.
+   */
   constructor(
-    private readonly path: string,
+    private path: string,
+    private readonly writePath: string,
     private readonly isolation: () => Isolation,
   ) {}
 
@@ -68,7 +73,8 @@ export class SettingsService {
       if (error instanceof PolicyError) throw invalid(error.message.replace(`${this.path}: `, ""));
       throw error;
     }
-    const next = writePolicyAtomically(this.path, `${stringify(doc)}\n`);
+    const next = writePolicyAtomically(this.writePath, `${stringify(doc)}\n`);
+    this.path = this.writePath;
     return this.view(doc, next);
   }
 

@@ -5,7 +5,7 @@
  * built-in policy, the migrations, the UI and its script, Swagger UI, the pi runtime's chat turn and pyodide for the sandbox.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/supervisor.ts";
 import { buildServerBinary } from "../../scripts/build.ts";
@@ -136,6 +136,23 @@ describe("the compiled server binary", () => {
     expect(existsSync(join(resources, "server", "pyodide"))).toBe(false);
     expect(existsSync(join(cacheDir, "atrium"))).toBe(true);
   }, 120_000);
+
+  test("settings edits of its built-in policy are saved in the data dir", async () => {
+    const headers = { cookie: `${TOKEN_COOKIE}=${supervisor.token}`, "content-type": "application/json" };
+    const before = (await (await get("/api/settings", { headers })).json()) as { revision: string };
+    const edited = await get("/api/settings", {
+      method: "PATCH",
+      headers,
+      body: JSON.stringify({ revision: before.revision, scope: "sandbox", path: "rlm.max_iters", value: 20 }),
+    });
+    expect(edited.status).toBe(200);
+    expect(
+      ((await edited.json()) as { effective: { rlm: { max_iters: number } } }).effective.rlm.max_iters,
+    ).toBe(20);
+    expect(readFileSync(join(dataDir, "policy.toml"), "utf8")).toContain("max_iters = 20");
+    const after = (await (await get("/api/settings", { headers })).json()) as { revision: string };
+    expect(after.revision).not.toBe(before.revision);
+  });
 
   test("requires the desktop token it was started with", async () => {
     expect((await get("/api/sessions")).status).toBe(401);
