@@ -11,9 +11,10 @@
  *   bun bench/agents.ts [--messages 1000] [--connections 2000] [--entries 100000]
  */
 import { Database } from "bun:sqlite";
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { rssMiB } from "./lib/process.ts";
 import { fmt, percentile } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -36,8 +37,7 @@ const info = JSON.parse(first) as { app: number; echo: number; dataDir: string; 
 const base = `http://127.0.0.1:${info.app}`;
 const wsBase = `ws://127.0.0.1:${info.app}`;
 
-const rssMiB = () =>
-  Number(readFileSync(`/proc/${info.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+const serverRss = () => rssMiB(info.pid);
 
 async function post(path: string, body: unknown) {
   const r = await fetch(`${base}${path}`, {
@@ -109,7 +109,7 @@ async function latency(agentId: string) {
 }
 
 async function idle(agentId: string) {
-  const before = rssMiB();
+  const before = serverRss();
   const sockets: WebSocket[] = [];
   const started = performance.now();
   for (let i = 0; i < CONNECTIONS; i += 100) {
@@ -124,7 +124,7 @@ async function idle(agentId: string) {
   }
   const openedMs = performance.now() - started;
   await Bun.sleep(1000);
-  const after = rssMiB();
+  const after = serverRss();
   const health = await fetch(`${base}/health`);
   console.log(
     `Idle connections: ${sockets.length} /v1/chat sockets open and connected in ${fmt(openedMs)} ms`,

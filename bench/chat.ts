@@ -8,7 +8,7 @@
  *
  *   bun bench/chat.ts [--rounds 3] [--starts 30] [--concurrent 200]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -25,6 +25,7 @@ import { createEnvSource } from "../server/config/env.ts";
 import { loadConfig } from "../server/config/index.ts";
 import { startServer } from "../server/lifecycle.ts";
 import { silentLogger } from "../server/log.ts";
+import { rssMiB } from "./lib/process.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const DELTAS = 10_000;
@@ -156,11 +157,6 @@ async function piAlone(rounds: number): Promise<number> {
   session.dispose();
   rmSync(agentDir, { recursive: true, force: true });
   return median(perEvent) * 1000;
-}
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 }
 
 async function main() {

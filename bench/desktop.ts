@@ -6,12 +6,13 @@
  *
  *   bun bench/desktop.ts [--runs 5]
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type ServerCommand, ServerSupervisor, serverCommand } from "../desktop/supervisor.ts";
 import { buildServerBinary } from "../scripts/build.ts";
+import { coldStart, rssMiB } from "./lib/process.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
@@ -37,31 +38,9 @@ interface Sample {
   rssMiB: number;
 }
 
-function rssMiB(pid: number): number {
-  if (process.platform !== "linux") return Number.NaN;
-  const kb = Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
-  return kb / 1024;
-}
-
-async function coldStart(command: ServerCommand): Promise<Sample> {
+async function sample(command: ServerCommand): Promise<Sample> {
   const data = mkdtempSync(join(scratch, "data-"));
-  const started = performance.now();
-  const proc = Bun.spawn([command.command, ...command.args, "--port", "0", "--data-dir", data], {
-    cwd: command.cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: data },
-    stdout: "pipe",
-    stderr: "ignore",
-  });
-  const line = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
-  const url = line.trim().replace("listening on ", "");
-  while (
-    !(await fetch(`${url}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    ))
-  )
-    await Bun.sleep(2);
-  const readyMs = performance.now() - started;
+  const { proc, url, readyMs } = await coldStart([command.command, ...command.args], command.cwd, data);
   const scriptStarted = performance.now();
   await (await fetch(`${url}/app/assets/main.js`)).text();
   const firstScriptMs = performance.now() - scriptStarted;
@@ -100,8 +79,8 @@ const samples: Record<"source" | "binary", Sample[]> = { source: [], binary: [] 
 const launches: { startMs: number; stopMs: number }[] = [];
 try {
   for (let i = 0; i < runs; i++) {
-    samples.source.push(await coldStart(SOURCE));
-    samples.binary.push(await coldStart(BINARY));
+    samples.source.push(await sample(SOURCE));
+    samples.binary.push(await sample(BINARY));
     launches.push(await supervisedLaunch());
   }
 } finally {

@@ -6,11 +6,12 @@
  *
  *   bun bench/http.ts [--seconds 3] [--rounds 3] [--connections 32]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { load } from "./lib/load.ts";
+import { coldStart, rssMiB } from "./lib/process.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -65,34 +66,13 @@ async function throughput() {
   }
 }
 
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
-  return kb / 1024;
-}
-
-async function coldStart(runs = 5) {
+async function coldStarts(runs = 5) {
   const times: number[] = [];
   const rss: number[] = [];
   for (let i = 0; i < runs; i++) {
     const data = mkdtempSync(join(tmpdir(), "atrium-bench-cold-"));
-    const started = performance.now();
-    const proc = Bun.spawn([process.execPath, "server/main.ts", "--port", "0", "--data-dir", data], {
-      cwd: repo,
-      env: { PATH: process.env.PATH ?? "", HOME: data },
-      stdout: "pipe",
-      stderr: "ignore",
-    });
-    const line = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
-    const url = line.trim().replace("listening on ", "");
-    while (
-      !(await fetch(`${url}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    )
-      await Bun.sleep(2);
-    times.push(performance.now() - started);
+    const { proc, readyMs } = await coldStart([process.execPath, "server/main.ts"], repo, data);
+    times.push(readyMs);
     await Bun.sleep(1000);
     if (process.platform === "linux") rss.push(rssMiB(proc.pid));
     proc.kill("SIGTERM");
@@ -105,5 +85,5 @@ async function coldStart(runs = 5) {
   if (rss.length) console.log(`Idle RSS after start: median ${fmt(median(rss), 1)} MiB`);
 }
 
-await coldStart();
+await coldStarts();
 await throughput();

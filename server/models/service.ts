@@ -18,6 +18,7 @@ import {
 } from "@mariozechner/pi-ai";
 import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
+import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
 import { offlineModel, registerOfflineProvider } from "./offline.ts";
 
@@ -179,19 +180,12 @@ export class ModelService {
 
   private ollamaModel(modelId: string): Model<Api> {
     const base = (this.env.get("OLLAMA_BASE_URL") ?? OLLAMA_DEFAULT_URL).replace(/\/+$/, "");
-    return {
+    return openAiCompatibleModel({
       id: modelId,
       name: `${modelId} (Ollama)`,
-      api: "openai-completions",
       provider: "ollama",
       baseUrl: base.endsWith("/v1") ? base : `${base}/v1`,
-      reasoning: false,
-      input: ["text"],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      contextWindow: 128_000,
-      maxTokens: 16_384,
-      compat: { supportsDeveloperRole: false, supportsReasoningEffort: false, supportsStore: false },
-    } as Model<Api>;
+    });
   }
 }
 

@@ -29,7 +29,10 @@ export function pyodideDir(): string {
   // A compiled binary uses a `pyodide/` folder beside it when one is shipped, else its embedded copy.
   const beside = join(dirname(process.execPath), "pyodide");
   if (!sourceRoot() && existsSync(join(beside, "pyodide.asm.wasm"))) return beside;
-  if (!sourceRoot() && EMBEDDED_PYODIDE) return (extracted ??= extractPyodide(EMBEDDED_PYODIDE));
+  if (!sourceRoot() && EMBEDDED_PYODIDE) {
+    extracted ??= extractPyodide(EMBEDDED_PYODIDE);
+    return extracted;
+  }
   try {
     return realpathSync(dirname(require.resolve("pyodide/package.json")));
   } catch {

@@ -7,6 +7,7 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../config/policy-schema.ts";
 import type { AppContext } from "../context.ts";
 import type { Logger } from "../log.ts";
+import { openAiCompatibleModel } from "../models/compatible.ts";
 import { offlineReply } from "../models/offline.ts";
 import type { ModelService } from "../models/service.ts";
 import type { SandboxPool } from "../sandbox/pool.ts";
@@ -75,19 +76,12 @@ export class TurnServices {
     const { id } = this.settings.model;
     const { modelBaseUrl, modelApiKey } = this.ctx.config.policy.secrets;
     if (modelBaseUrl && id && !id.includes("/")) {
-      const model = {
+      const model = openAiCompatibleModel({
         id,
         name: `${id} (${modelBaseUrl})`,
-        api: "openai-completions",
         provider: "openai",
-        baseUrl: modelBaseUrl.replace(/\/+$/, ""),
-        reasoning: false,
-        input: ["text"],
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-        contextWindow: 128_000,
-        maxTokens: 16_384,
-        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false, supportsStore: false },
-      } as Model<Api>;
+        baseUrl: modelBaseUrl,
+      });
       this.models.register(model, { apiKey: modelApiKey });
       return model;
     }

@@ -1,0 +1,37 @@
+/** Measuring a server process from outside: its resident memory, and a cold start to readiness. */
+import { readFileSync } from "node:fs";
+import type { Subprocess } from "bun";
+
+/** Resident set size of a process in MiB (Linux /proc; 0 elsewhere). */
+export function rssMiB(pid: number): number {
+  if (process.platform !== "linux") return 0;
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+}
+
+export interface ColdStart {
+  proc: Subprocess<"ignore", "pipe", "ignore">;
+  url: string;
+  /** From spawn to the first 200 of /health/ready. */
+  readyMs: number;
+}
+
+/** Spawns `argv --port 0 --data-dir dataDir` with a bare environment and waits until it is ready. */
+export async function coldStart(argv: string[], cwd: string, dataDir: string): Promise<ColdStart> {
+  const started = performance.now();
+  const proc = Bun.spawn([...argv, "--port", "0", "--data-dir", dataDir], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: dataDir },
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const line = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
+  const url = line.trim().replace("listening on ", "");
+  const ready = () =>
+    fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  while (!(await ready())) await Bun.sleep(2);
+  return { proc, url, readyMs: performance.now() - started };
+}
