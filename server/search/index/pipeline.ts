@@ -15,7 +15,6 @@ import type { Extraction, IndexRow, IndexSummary, RelationshipRow, Report } from
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { extractWithModel } from "./extract-model.ts";
-import { caseStats, extractOffline } from "./extract-offline.ts";
 import { type MergedEntity, type MergedRelationship, mergeGraph } from "./merge.ts";
 import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
 import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
@@ -79,15 +78,20 @@ export async function runIndex(
   const totalUnits = pending.reduce((sum, p) => sum + p.units.length, 0);
   let extracted = 0;
   progress("extraction", 0, totalUnits);
+  // wink's English model is large: loaded on the first offline indexing, not when the server starts.
+  const offline = options.model || pending.length === 0 ? undefined : await import("./extract-offline.ts");
   for (const item of pending) {
     const extractions: Extraction[] = [];
-    const stats = options.model ? undefined : caseStats(item.doc.text);
+    const stats = offline?.caseStats(item.doc.text);
     for (const unit of item.units) {
       options.signal?.throwIfAborted();
       extractions.push(
         options.model
           ? await extractWithModel(unit.text, { ...options.model, signal: options.signal })
-          : extractOffline(unit.text, stats as ReturnType<typeof caseStats>),
+          : (offline as typeof import("./extract-offline.ts")).extractOffline(
+              unit.text,
+              stats as NonNullable<typeof stats>,
+            ),
       );
       progress("extraction", ++extracted, totalUnits);
       // Offline extraction is CPU work: let the server answer other requests between units.
