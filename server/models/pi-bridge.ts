@@ -9,10 +9,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { AuthStorage, ModelRegistry } from "@mariozechner/pi-coding-agent";
+import type { AuthStorage, ModelRegistry } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { formatModelId, parseModelId } from "./ids.ts";
+import { loadPi, type PiSdk } from "./pi-sdk.ts";
 import { type ModelInfo, type ModelService, type ProviderEntry, UnknownModelError } from "./service.ts";
 
 export interface PiAuth {
@@ -24,11 +25,12 @@ export interface PiAuth {
 const AMBIENT_PLACEHOLDER = "<authenticated>";
 const AMBIENT = new Set(["amazon-bedrock", "google-vertex"]);
 
-export function createPiAuth(
+export async function createPiAuth(
   env: EnvSource,
   storedKeys: Record<string, string>,
   modelsJsonPath?: string,
-): PiAuth {
+): Promise<PiAuth> {
+  const { AuthStorage, ModelRegistry } = await loadPi();
   const authStorage = AuthStorage.inMemory();
   for (const [provider, key] of Object.entries(storedKeys)) {
     if (providerInfo(provider)) authStorage.set(provider, { type: "api_key", key });
@@ -86,15 +88,17 @@ function customProviders(modelsJsonPath: string): Set<string> {
 }
 
 /** The models an owner added in pi's `models.json` (custom providers: local servers, proxies). */
-export function customModels(modelsJsonPath: string): Model<Api>[] {
+export function customModels(pi: PiSdk, modelsJsonPath: string): Model<Api>[] {
   const providers = customProviders(modelsJsonPath);
   if (providers.size === 0) return [];
-  const registry = ModelRegistry.create(AuthStorage.inMemory(), modelsJsonPath);
+  const registry = pi.ModelRegistry.create(pi.AuthStorage.inMemory(), modelsJsonPath);
   return registry.getAll().filter((m) => providers.has(m.provider));
 }
 
-export function customModelInfo(modelsJsonPath: string): ModelInfo[] {
-  return customModels(modelsJsonPath).map((m) => ({
+/** Loads pi only when the owner's models.json defines a provider. */
+export async function customModelInfo(modelsJsonPath: string): Promise<ModelInfo[]> {
+  if (customProviders(modelsJsonPath).size === 0) return [];
+  return customModels(await loadPi(), modelsJsonPath).map((m) => ({
     id: formatModelId({ provider: m.provider, model: m.id }),
     provider: m.provider,
     name: m.name,
@@ -103,14 +107,22 @@ export function customModelInfo(modelsJsonPath: string): ModelInfo[] {
   }));
 }
 
-/** ModelService's model for an id, else one from the owner's models.json; throws UnknownModelError. */
-export function resolveForOwner(models: ModelService, modelsJsonPath: string, id: string): Model<Api> {
+/**
+ * ModelService's model for an id, else one from the owner's models.json; throws UnknownModelError.
+ * Takes the loaded pi SDK, so the caller's validation stays synchronous.
+ */
+export function resolveForOwner(
+  pi: PiSdk,
+  models: ModelService,
+  modelsJsonPath: string,
+  id: string,
+): Model<Api> {
   try {
     return models.resolve(id);
   } catch (error) {
     const ref = parseModelId(id);
     const custom =
-      ref && customModels(modelsJsonPath).find((m) => m.provider === ref.provider && m.id === ref.model);
+      ref && customModels(pi, modelsJsonPath).find((m) => m.provider === ref.provider && m.id === ref.model);
     if (custom) return custom;
     throw error instanceof UnknownModelError ? error : new UnknownModelError(String(error));
   }

@@ -7,10 +7,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import type { Logger } from "../../log.ts";
 import { createPiAuth, ensureModelAuth } from "../../models/pi-bridge.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { ChatStore } from "../store.ts";
@@ -93,6 +94,8 @@ export class RuntimeHost {
   }
 
   private async load(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
+    // pi loads on first use, not at startup (see pi-sdk.ts).
+    const { SessionManager, SettingsManager } = await loadPi();
     const named = Boolean(target.sessionFile || target.sessionId);
     const paths = ownerPaths(this.options.dataDir, owner);
     ensureOwnerDirs(paths);
@@ -121,7 +124,7 @@ export class RuntimeHost {
     const live = new LiveSession(
       owner,
       paths,
-      createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
+      await createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
     );
     const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);

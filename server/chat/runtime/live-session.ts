@@ -6,15 +6,15 @@
  */
 
 import type { Api, Model } from "@mariozechner/pi-ai";
-import {
-  type AgentSession,
-  type AgentSessionEvent,
-  createAgentSession,
-  type ExtensionFactory,
-  type SessionManager,
-  type SettingsManager,
+import type {
+  AgentSession,
+  AgentSessionEvent,
+  ExtensionFactory,
+  SessionManager,
+  SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import type { PiAuth } from "../../models/pi-bridge.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { OwnerPaths } from "../paths.ts";
 import { type ChatEvent, EventMapper } from "./events.ts";
 import { toolRefusal } from "./guard.ts";
@@ -128,6 +128,7 @@ export class LiveSession {
     const { workspaceDir, agentDir } = this.paths;
     this.settings = settings;
     const loader = await loadResources(this.paths, settings, [this.modeExtension()]);
+    const { createAgentSession } = await loadPi();
     const { session, modelFallbackMessage } = await createAgentSession({
       cwd: workspaceDir,
       agentDir,
@@ -135,7 +136,7 @@ export class LiveSession {
       modelRegistry: this.auth.modelRegistry,
       model,
       tools: ALL_TOOLS,
-      customTools: [questionnaireTool(this.broker), workspaceBashTool(workspaceDir)],
+      customTools: [questionnaireTool(this.broker), await workspaceBashTool(workspaceDir)],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,

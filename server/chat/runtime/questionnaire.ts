@@ -3,7 +3,7 @@
  * text). The turn pauses inside the tool until `POST /api/chat/question` answers it (or skips it), or the
  * run is aborted. Pending questions live in a broker per live session, keyed by tool call id.
  */
-import { defineTool } from "@mariozechner/pi-coding-agent";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { QUESTIONNAIRE_TOOL } from "./plan.ts";
 
@@ -113,8 +113,9 @@ const Params = Type.Object({
   ),
 });
 
-export function questionnaireTool(broker: QuestionBroker) {
-  return defineTool({
+/** A typed object, not pi's identity `defineTool`: importing that value would load pi (see pi-sdk.ts). */
+export function questionnaireTool(broker: QuestionBroker): ToolDefinition<typeof Params> {
+  return {
     name: QUESTIONNAIRE_TOOL,
     label: "Ask the user",
     description:
@@ -134,5 +135,5 @@ export function questionnaireTool(broker: QuestionBroker) {
         details: { question, answer },
       };
     },
-  });
+  };
 }

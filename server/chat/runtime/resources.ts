@@ -3,11 +3,8 @@
  * dir and the workspace. pi's discovery also walks up from the workspace and into the user's home
  * (`~/.agents`); only files inside the owner's own folders are kept.
  */
-import {
-  DefaultResourceLoader,
-  type ExtensionFactory,
-  type SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import type { DefaultResourceLoader, ExtensionFactory, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { OwnerPaths } from "../paths.ts";
 
 export async function loadResources(
@@ -15,6 +12,7 @@ export async function loadResources(
   settings: SettingsManager,
   extensionFactories: ExtensionFactory[] = [],
 ): Promise<DefaultResourceLoader> {
+  const { DefaultResourceLoader } = await loadPi();
   const { workspaceDir, agentDir } = paths;
   const inside = (path: string) => path.startsWith(`${workspaceDir}/`) || path.startsWith(`${agentDir}/`);
   const loader = new DefaultResourceLoader({

@@ -3,7 +3,7 @@
  * The server's environment holds provider keys and secrets (DESIGN.md: secrets never reach code a model
  * writes), so the shell sees only what a command needs to run, and HOME is the owner's workspace.
  */
-import { createBashToolDefinition, defineTool } from "@mariozechner/pi-coding-agent";
+import { loadPi } from "../../models/pi-sdk.ts";
 
 /** Variables a shell needs to behave normally; none of them carries a credential. */
 const PASSED = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "SHELL", "TMPDIR"];
@@ -16,7 +16,9 @@ export function shellEnvironment(env: NodeJS.ProcessEnv, workspaceDir: string): 
 }
 
 /** Registered under pi's name `bash`, so it replaces the built-in tool of the same name. */
-export function workspaceBashTool(workspaceDir: string) {
+export async function workspaceBashTool(workspaceDir: string) {
+  // pi loads lazily (see pi-sdk.ts); the session start that needs this tool awaits it anyway.
+  const { createBashToolDefinition, defineTool } = await loadPi();
   return defineTool(
     createBashToolDefinition(workspaceDir, {
       spawnHook: ({ command, cwd, env }) => ({ command, cwd, env: shellEnvironment(env, workspaceDir) }),

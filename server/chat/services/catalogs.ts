@@ -6,11 +6,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
-import { SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
 import { PROVIDERS, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
@@ -45,13 +46,15 @@ export class CatalogService {
     return paths;
   }
 
-  private settingsOf(owner: string): SettingsManager {
+  /** Async because pi loads on first use, not at startup (see pi-sdk.ts). */
+  private async settingsOf(owner: string): Promise<SettingsManager> {
+    const { SettingsManager } = await loadPi();
     const { workspaceDir, agentDir } = this.paths(owner);
     return SettingsManager.create(workspaceDir, agentDir);
   }
 
-  modelsFor(owner: string) {
-    const settings = this.settingsOf(owner);
+  async modelsFor(owner: string) {
+    const settings = await this.settingsOf(owner);
     const stored = this.store.providerKeys(owner);
     const provider = settings.getDefaultProvider();
     const model = settings.getDefaultModel();
@@ -69,7 +72,7 @@ export class CatalogService {
           contextWindow: m.contextWindow,
         });
     }
-    list.push(...customModelInfo(join(this.paths(owner).agentDir, "models.json")));
+    list.push(...(await customModelInfo(join(this.paths(owner).agentDir, "models.json"))));
     const diagnostics: string[] = [];
     if (chosen.diagnostic) diagnostics.push(`Default model from settings not used: ${chosen.diagnostic}`);
     if (chosen.source === "offline")
@@ -137,7 +140,7 @@ export class CatalogService {
   }
 
   async commands(owner: string) {
-    const settings = this.settingsOf(owner);
+    const settings = await this.settingsOf(owner);
     const loader = await loadResources(this.paths(owner), settings);
     const commands: {
       name: string;
@@ -175,7 +178,7 @@ export class CatalogService {
   }
 
   async resources(owner: string) {
-    const settings = this.settingsOf(owner);
+    const settings = await this.settingsOf(owner);
     const loader = await loadResources(this.paths(owner), settings);
     return {
       packages: settings.getPackages(),
@@ -201,8 +204,8 @@ export class CatalogService {
     };
   }
 
-  settings(owner: string) {
-    return effective(this.settingsOf(owner));
+  async settings(owner: string) {
+    return effective(await this.settingsOf(owner));
   }
 
   /** Merges a partial update into `<workspace>/.pi/settings.json`; live sessions reload their settings. */
@@ -236,7 +239,7 @@ export class CatalogService {
       live.session.setSteeringMode(live.settings.getSteeringMode());
       live.session.setFollowUpMode(live.settings.getFollowUpMode());
     }
-    const settings = this.settingsOf(owner);
+    const settings = await this.settingsOf(owner);
     diagnostics.push(...settings.drainErrors().map((e) => `${e.scope}: ${e.error.message}`));
     return {
       diagnostics,

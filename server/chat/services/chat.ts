@@ -15,6 +15,7 @@ import { AppError } from "../../http/errors.ts";
 import type { Producer } from "../../http/stream.ts";
 import type { Logger } from "../../log.ts";
 import { ensureModelAuth, resolveForOwner } from "../../models/pi-bridge.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
 import { ownerPaths } from "../paths.ts";
 import type { ChatEvent } from "../runtime/events.ts";
@@ -45,8 +46,9 @@ export class ChatService {
   async chat(owner: string, input: ChatInput): Promise<ChatOutcome> {
     const paths = ownerPaths(this.dataDir, owner);
     const modelsJson = join(paths.agentDir, "models.json");
+    const pi = await loadPi();
     const prepared = prepareChat(input, paths.sessionsDir, (id) =>
-      resolveForOwner(this.models, modelsJson, id),
+      resolveForOwner(pi, this.models, modelsJson, id),
     );
     const { live, sessionReset, diagnostics } = await this.host.open(owner, prepared.target, prepared.model);
     if (live.activeRunId || live.session.isStreaming) {
