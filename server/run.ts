@@ -50,8 +50,10 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
 
   // Handlers go in before the port is bound, so a signal during startup also ends in a clean stop.
   const signalled = new Promise<string>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
+    // Handlers stay installed (`on`, not `once`): libraries such as pi's file locks (signal-exit) re-raise
+    // a signal when they find themselves its only listener, which would kill us mid-drain.
+    process.on("SIGINT", () => resolve("SIGINT"));
+    process.on("SIGTERM", () => resolve("SIGTERM"));
     // A supervisor (the desktop shell) keeps our stdin open while it lives: when it dies, even by
     // SIGKILL, the pipe closes and we stop instead of lingering as an orphan.
     if (env.get(EXIT_WITH_STDIN) === "1") {

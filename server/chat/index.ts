@@ -5,7 +5,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
-import { loadPi } from "../models/pi-sdk.ts";
 import { catalogRoutes } from "./catalog-routes.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { chatRoutes } from "./routes.ts";
@@ -32,13 +31,6 @@ export const chatFamily: Family = {
     return new Elysia({ name: "atrium/chat" })
       .use(chatRoutes(ctx, services))
       .use(catalogRoutes(ctx, services));
-  },
-  /**
-   * Starts loading the pi SDK without waiting for it: readiness does not depend on it (about 900 ms), and
-   * the first chat request awaits the same load if it has not finished.
-   */
-  async start() {
-    loadPi().catch(() => {});
   },
   /** Called after the server stopped accepting requests: closes the sessions of the contexts shutting down. */
   async stop() {

@@ -175,6 +175,22 @@ describe("the server process", () => {
     expect(await server.laterStdout).toBe("");
   });
 
+  test.each(["SIGTERM", "SIGINT"] as const)(
+    "%s after a chat turn (pi and its signal handlers loaded) still stops cleanly",
+    async (signal) => {
+      const server = await startServerProcess(["--port", "0", "--data-dir", dataDir()]);
+      await waitForOk(`${server.url}/health/ready`);
+      const turn = await fetch(`${server.url}/api/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: "hello" }),
+      });
+      expect((await turn.text()).trim().split("\n").at(-1)).toContain('"type":"done"');
+      server.proc.kill(signal);
+      expect(await server.exited).toBe(0);
+    },
+  );
+
   test("a port in use is a clear error", async () => {
     const first = await startServerProcess(["--port", "0", "--data-dir", dataDir()]);
     const port = new URL(first.url).port;
