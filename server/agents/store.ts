@@ -116,15 +116,18 @@ export class AgentStore {
   }
 
   deleteAgent(owner: string, id: string): void {
+    this.deleteHolder(owner, "agent", id);
+  }
+
+  /** Deletes an agent or a fleet together with the memory entries it holds. */
+  private deleteHolder(owner: string, kind: "agent" | "fleet", id: string): void {
+    const table = kind === "agent" ? "agents" : "fleets";
     this.store.tx(() => {
       this.store.run(
-        "DELETE FROM memory_entries WHERE owner_id = $owner AND holder_type = 'agent' AND holder_id = $id",
-        {
-          owner,
-          id,
-        },
+        "DELETE FROM memory_entries WHERE owner_id = $owner AND holder_type = $kind AND holder_id = $id",
+        { owner, kind, id },
       );
-      this.store.run("DELETE FROM agents WHERE id = $id AND owner_id = $owner", { id, owner });
+      this.store.run(`DELETE FROM ${table} WHERE id = $id AND owner_id = $owner`, { id, owner });
     });
   }
 
@@ -215,16 +218,7 @@ export class AgentStore {
   }
 
   deleteFleet(owner: string, id: string): void {
-    this.store.tx(() => {
-      this.store.run(
-        "DELETE FROM memory_entries WHERE owner_id = $owner AND holder_type = 'fleet' AND holder_id = $id",
-        {
-          owner,
-          id,
-        },
-      );
-      this.store.run("DELETE FROM fleets WHERE id = $id AND owner_id = $owner", { id, owner });
-    });
+    this.deleteHolder(owner, "fleet", id);
   }
 
   private fleetOf(owner: string, row: FleetRow): FleetRecord {
