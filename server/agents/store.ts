@@ -46,6 +46,21 @@ function agentOf(row: AgentRow): AgentRecord {
   return { ...row, capabilities: JSON.parse(row.capabilities), config: JSON.parse(row.config) };
 }
 
+/** Statement parameters for a record (bindings a statement does not name are ignored). */
+function agentBindings(owner: string, agent: AgentRecord) {
+  return {
+    ...agent,
+    capabilities: JSON.stringify(agent.capabilities),
+    config: JSON.stringify(agent.config),
+    owner,
+  };
+}
+
+function fleetBindings(owner: string, fleet: FleetRecord) {
+  const { agent_ids: _members, ...fields } = fleet;
+  return { ...fields, config: JSON.stringify(fleet.config), owner };
+}
+
 export class AgentStore {
   constructor(private readonly store: Store) {}
 
@@ -53,12 +68,7 @@ export class AgentStore {
     this.store.run(
       `INSERT INTO agents (${AGENT_COLUMNS}, owner_id)
        VALUES ($id, $name, $role, $description, $capabilities, $model, $instructions, $config, $status, $created_at, $updated_at, $owner)`,
-      {
-        ...agent,
-        capabilities: JSON.stringify(agent.capabilities),
-        config: JSON.stringify(agent.config),
-        owner,
-      },
+      agentBindings(owner, agent),
     );
   }
 
@@ -67,19 +77,7 @@ export class AgentStore {
       `UPDATE agents SET name = $name, role = $role, description = $description, capabilities = $capabilities,
          model = $model, instructions = $instructions, config = $config, status = $status, updated_at = $updated_at
        WHERE id = $id AND owner_id = $owner`,
-      {
-        id: agent.id,
-        name: agent.name,
-        role: agent.role,
-        description: agent.description,
-        capabilities: JSON.stringify(agent.capabilities),
-        model: agent.model,
-        instructions: agent.instructions,
-        config: JSON.stringify(agent.config),
-        status: agent.status,
-        updated_at: agent.updated_at,
-        owner,
-      },
+      agentBindings(owner, agent),
     );
   }
 
@@ -145,18 +143,7 @@ export class AgentStore {
       this.store.run(
         `INSERT INTO fleets (${FLEET_COLUMNS}, owner_id)
          VALUES ($id, $name, $description, $type, $coordination_pattern, $config, $status, $created_at, $updated_at, $owner)`,
-        {
-          id: fleet.id,
-          name: fleet.name,
-          description: fleet.description,
-          type: fleet.type,
-          coordination_pattern: fleet.coordination_pattern,
-          config: JSON.stringify(fleet.config),
-          status: fleet.status,
-          created_at: fleet.created_at,
-          updated_at: fleet.updated_at,
-          owner,
-        },
+        fleetBindings(owner, fleet),
       );
       this.setMembers(owner, fleet.id, fleet.agent_ids);
     });
@@ -168,17 +155,7 @@ export class AgentStore {
         `UPDATE fleets SET name = $name, description = $description, type = $type,
            coordination_pattern = $coordination_pattern, config = $config, status = $status, updated_at = $updated_at
          WHERE id = $id AND owner_id = $owner`,
-        {
-          id: fleet.id,
-          name: fleet.name,
-          description: fleet.description,
-          type: fleet.type,
-          coordination_pattern: fleet.coordination_pattern,
-          config: JSON.stringify(fleet.config),
-          status: fleet.status,
-          updated_at: fleet.updated_at,
-          owner,
-        },
+        fleetBindings(owner, fleet),
       );
       this.store.run("DELETE FROM fleet_agents WHERE fleet_id = $id AND owner_id = $owner", {
         id: fleet.id,
