@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { carriesDesktopToken, DESKTOP_TOKEN_COOKIE } from "../../server/auth/desktop-token.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
+import { PROBE_PATHS, PUBLIC_GET_PATHS, probeRoutes } from "../helpers/probes.ts";
 
 const TOKEN = "k3y-of-this-launch_0123456789abcdefABCDEF";
 const cookie = (value: string) => ({ cookie: `theme=dark; ${DESKTOP_TOKEN_COOKIE}=${value}; other=1` });
@@ -52,15 +52,7 @@ describe("local mode started by the desktop shell", () => {
   });
 
   test("public routes stay open without it", async () => {
-    for (const path of [
-      "/",
-      "/health",
-      "/health/ready",
-      "/api/health",
-      "/swagger",
-      "/swagger/json",
-      "/app/",
-    ]) {
+    for (const path of PUBLIC_GET_PATHS) {
       const response = await t.request(path);
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
     }

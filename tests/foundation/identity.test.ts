@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { isPublicRoute } from "../../server/auth/identity.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
+import { PROBE_PATHS, PUBLIC_GET_PATHS, probeRoutes } from "../helpers/probes.ts";
 
 let t: TestApp | undefined;
 afterEach(() => {
@@ -48,15 +48,7 @@ describe("protected mode", () => {
 
   test("public routes stay open", async () => {
     t = await createTestApp({ env: PROTECTED_ENVS[0] });
-    for (const path of [
-      "/",
-      "/health",
-      "/health/ready",
-      "/api/health",
-      "/swagger",
-      "/swagger/json",
-      "/app/",
-    ]) {
+    for (const path of PUBLIC_GET_PATHS) {
       const response = await t.request(path);
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
     }

@@ -30,3 +30,14 @@ export function probeRoutes(ctx: AppContext) {
   }
   return app;
 }
+
+/** GET routes that answer without any credential, in every mode. */
+export const PUBLIC_GET_PATHS = [
+  "/",
+  "/health",
+  "/health/ready",
+  "/api/health",
+  "/swagger",
+  "/swagger/json",
+  "/app/",
+];
