@@ -171,8 +171,39 @@ test("a settings file written before this rule: code entries outside the agent d
   expect(settings.body).toMatchObject({ extensions: [], packages: [] });
   await chatOnce("legacy");
   expect(existsSync(marker)).toBe(false);
-  // pi's switch against npm and git installs (and tool downloads) is on for the whole process.
-  expect(process.env.PI_OFFLINE).toBe("1");
+});
+
+test("grep and find never download ripgrep or fd (pi's offline switch is on)", async () => {
+  const fetched: string[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = Object.assign(
+    (input: string | URL | Request, init?: RequestInit) => {
+      fetched.push(String(input instanceof Request ? input.url : input));
+      return realFetch(input, init);
+    },
+    { preconnect: realFetch.preconnect },
+  );
+  try {
+    const model = scripted(t, [
+      fauxAssistantMessage(
+        [
+          fauxToolCall("grep", { pattern: "x" }, { id: "g" }),
+          fauxToolCall("find", { pattern: "*.ts" }, { id: "f" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const events = await lines(
+      await t.request("/api/chat", postJson({ message: "search", model: model.id })),
+    );
+    model.dispose();
+    expect(events.at(-1)?.type).toBe("done");
+    expect(fetched.filter((url) => url.includes("github"))).toEqual([]);
+    expect(process.env.PI_OFFLINE).toBe("1");
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });
 
 test("protected mode: settings cannot name extensions or packages at all (403)", async () => {
