@@ -13,7 +13,10 @@ const ThinkingLevel = t.Union([
   t.Literal("high"),
   t.Literal("xhigh"),
 ]);
-const SessionFile = t.String({ maxLength: 4096, description: "session file path (in your sessions folder)" });
+const SessionFile = t.String({
+  maxLength: 4096,
+  description: "session file name, relative to your sessions folder, as responses give it",
+});
 const SessionId = t.String({ minLength: 1, maxLength: 200 });
 
 export const ChatRequest = t.Object({
@@ -72,8 +75,19 @@ export const ChatSettingsUpdate = t.Object(
     defaultModel: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     defaultThinkingLevel: t.Optional(ThinkingLevel),
     enabledModels: t.Optional(t.Array(t.String({ maxLength: 300 }), { maxItems: 500 })),
-    extensions: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-    packages: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    extensions: t.Optional(
+      t.Array(t.String({ maxLength: 4096 }), {
+        maxItems: 200,
+        description: "local mode only: paths inside your pi agent dir (protected mode: 403)",
+      }),
+    ),
+    packages: t.Optional(
+      t.Array(t.String({ maxLength: 4096 }), {
+        maxItems: 200,
+        description:
+          "local mode only: folders inside your pi agent dir; never npm or git (protected mode: 403)",
+      }),
+    ),
     prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
     skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
     themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
@@ -121,7 +135,10 @@ export const AttachStream = t.String({
   description:
     "Server-Sent Events of the session's events (another client's turn, compaction, queue changes); resumable with Last-Event-ID",
 });
-export const NewSession = t.Object({ sessionFile: t.String(), sessionId: t.String() });
+const SessionFileName = t.String({
+  description: "the session file's name, relative to your sessions folder (never a server path)",
+});
+export const NewSession = t.Object({ sessionFile: SessionFileName, sessionId: t.String() });
 export const Hydrated = t.Object({
   session: Open,
   messages: t.Array(t.Unknown()),
@@ -132,7 +149,7 @@ export const Aborted = t.Object({ aborted: t.Boolean() });
 export const SessionDeleted = t.Object({
   ok: t.Literal(true),
   sessionId: t.String(),
-  sessionFile: t.String(),
+  sessionFile: SessionFileName,
 });
 export const SessionDeleteMissing = t.Object({
   ok: t.Literal(false),
@@ -201,7 +218,9 @@ export const SettingsUpdated = t.Object({
   diagnostics: t.Array(t.String()),
   effective: Open,
   project: Open,
-  projectPath: t.String(),
+  projectPath: t.String({
+    description: "the settings file written, relative to your folders: pi-agent/settings.json",
+  }),
   updateImpact: t.Object({ newSessionRecommended: t.Boolean(), resourceReloadRequired: t.Boolean() }),
 });
 export const Runs = t.Object({ runs: t.Array(Open) });

@@ -25,7 +25,7 @@ function ownerOf(identity: { id: string } | undefined): string {
   return identity.id;
 }
 
-export function catalogRoutes(ctx: AppContext, { catalogs }: ChatServices) {
+export function catalogRoutes(ctx: AppContext, { catalogs, settings }: ChatServices) {
   return new Elysia({ name: "atrium/chat/catalogs" })
     .use(ctx.identity)
     .get("/api/chat/models", ({ identity }) => catalogs.modelsFor(ownerOf(identity)), {
@@ -68,17 +68,17 @@ export function catalogRoutes(ctx: AppContext, { catalogs }: ChatServices) {
       response: { 200: Resources },
       detail: { summary: "pi resources: packages, skills, prompts, extensions, themes, AGENTS files", tags },
     })
-    .get("/api/chat/settings", ({ identity }) => catalogs.settings(ownerOf(identity)), {
+    .get("/api/chat/settings", ({ identity }) => settings.settings(ownerOf(identity)), {
       response: { 200: Settings },
       detail: { summary: "Effective chat settings", tags },
     })
-    .post(
-      "/api/chat/settings",
-      ({ body, identity }) => catalogs.updateSettings(ownerOf(identity), body.settings),
-      {
-        body: SettingsUpdateBody,
-        response: { 200: SettingsUpdated, 400: ChatError },
-        detail: { summary: "Update settings (partial); answers the effective settings and the impact", tags },
+    .post("/api/chat/settings", ({ body, identity }) => settings.update(ownerOf(identity), body.settings), {
+      body: SettingsUpdateBody,
+      response: { 200: SettingsUpdated, 400: ChatError, 403: ChatError },
+      detail: {
+        summary:
+          "Update settings (partial); answers the effective settings and the impact. extensions and packages: local mode only, paths inside your pi agent dir",
+        tags,
       },
-    );
+    });
 }

@@ -3,10 +3,13 @@
  *   sessions/<owner>/*.jsonl      pi session files (the transcripts)
  *   workspaces/<owner>/           the agent's working directory (the project dir pi sees)
  *   pi-agent/<owner>/             pi's agent dir: settings.json, models.json, skills, prompts, extensions
- * and the one check every request path goes through: a session file named by a client must be a
- * `.jsonl` file directly inside the caller's own sessions folder.
+ * the one check every request path goes through: a session file named by a client must be a `.jsonl`
+ * file directly inside the caller's own sessions folder; and how a path appears in a response: never
+ * the server's absolute path (it tells a client where the data dir is, and whose folder it reads), only
+ * a path relative to the owner's folder it lies in.
  */
-import { mkdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 
 export interface OwnerPaths {
@@ -15,9 +18,14 @@ export interface OwnerPaths {
   agentDir: string;
 }
 
-/** Owner ids are used as folder names: anything outside a safe alphabet is hex-encoded. */
+/**
+ * Owner ids are used as folder names: an id outside a safe alphabet becomes `=` and the SHA-256 of the
+ * id. The `=` is outside that alphabet, so no other owner's id can name the same folder (the former
+ * `x<hex>` form could be chosen as an id, and its truncation made long ids share a folder).
+ */
 function folderName(owner: string): string {
-  return /^[A-Za-z0-9_-]{1,64}$/.test(owner) ? owner : `x${Buffer.from(owner).toString("hex").slice(0, 120)}`;
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(owner)) return owner;
+  return `=${createHash("sha256").update(owner).digest("hex")}`;
 }
 
 export function ownerPaths(dataDir: string, owner: string): OwnerPaths {
@@ -39,6 +47,57 @@ export function ensureOwnerDirs(paths: OwnerPaths): void {
  * `.jsonl` file directly inside `sessionsDir` (traversal, another owner's folder, other files).
  * A bare file name is taken relative to the sessions folder.
  */
+/**
+ * A session file as responses name it: its file name, relative to the owner's sessions folder. That is
+ * also what a client sends back (`confineSessionFile` takes a bare name relative to that folder).
+ */
+export function publicSessionFile(sessionFile: string | undefined): string | undefined {
+  return sessionFile ? basename(sessionFile) : undefined;
+}
+
+/** Labels of the owner's folders in responses: `workspace/AGENTS.md`, `pi-agent/extensions/x.ts`. */
+function labelled(paths: OwnerPaths): [string, string][] {
+  const roots: [string, string][] = [
+    [paths.sessionsDir, "sessions"],
+    [paths.workspaceDir, "workspace"],
+    [paths.agentDir, "pi-agent"],
+  ];
+  // The real path too: pi reports some paths with symlinks resolved (a temp dir under /tmp, say).
+  for (const [dir, label] of [...roots]) {
+    const real = realPath(dir);
+    if (real !== dir) roots.push([real, label]);
+  }
+  return roots;
+}
+
+/**
+ * A path as responses show it: relative to the owner's folder it is in (`workspace/…`, `pi-agent/…`,
+ * `sessions/…`), or its bare file name when it lies in none of them.
+ */
+export function publicPath(paths: OwnerPaths, path: string): string {
+  for (const [dir, label] of labelled(paths)) {
+    if (path === dir) return label;
+    if (path.startsWith(`${dir}/`)) return `${label}/${path.slice(dir.length + 1)}`;
+  }
+  return basename(path);
+}
+
+/** A message with every occurrence of the owner's folders (and the data dir) replaced by its label. */
+export function scrubPaths(paths: OwnerPaths, dataDir: string, text: string): string {
+  let out = text;
+  for (const [dir, label] of labelled(paths)) out = out.replaceAll(dir, label);
+  for (const dir of new Set([dataDir, realPath(dataDir)])) out = out.replaceAll(dir, "<data dir>");
+  return out;
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 export function confineSessionFile(sessionsDir: string, requested: string): string | undefined {
   if (requested.includes("\0")) return undefined;
   const root = resolve(sessionsDir);

@@ -157,7 +157,10 @@ test("commands and resources come from pi's resource loader over the owner's fol
   const resources = await t.json<Event>("/api/chat/resources");
   expect(resources.body.skills.map((s: Event) => s.name)).toEqual(["tidy"]);
   expect(resources.body.prompts.map((p: Event) => p.name)).toEqual(["review"]);
-  expect(resources.body.agentsFiles.map((f: Event) => f.path)).toEqual([`${workspace}/AGENTS.md`]);
+  // Paths relative to the owner's folders, never the server's absolute paths.
+  expect(resources.body.agentsFiles.map((f: Event) => f.path)).toEqual(["workspace/AGENTS.md"]);
+  expect(resources.body.skills.map((s: Event) => s.filePath)).toEqual(["pi-agent/skills/tidy/SKILL.md"]);
+  expect(JSON.stringify(resources.body)).not.toContain(t.dataDir);
   expect(resources.body).toMatchObject({ packages: [], extensions: [], diagnostics: [] });
 
   const update = await t.json<Event>(
@@ -169,7 +172,7 @@ test("commands and resources come from pi's resource loader over the owner's fol
   expect(fewer.body.commands.every((c) => c.source === "builtin")).toBe(true);
 });
 
-test("settings: pi's defaults, a partial update merges into the project file", async () => {
+test("settings: pi's defaults, a partial update merges into the owner's settings file in their agent dir", async () => {
   const before = await t.json<Event>("/api/chat/settings");
   expect(before.body).toMatchObject({
     transport: "auto", // pi 0.73's default
@@ -182,7 +185,10 @@ test("settings: pi's defaults, a partial update merges into the project file", a
     postJson({ settings: { steeringMode: "all", compaction: { reserveTokens: 9000 } } }),
   );
   expect(update.status).toBe(200);
-  expect(update.body.projectPath).toBe(`${t.dataDir}/workspaces/local/.pi/settings.json`);
+  expect(update.body.projectPath).toBe("pi-agent/settings.json");
+  expect(await Bun.file(`${t.dataDir}/pi-agent/local/settings.json`).json()).toMatchObject({
+    steeringMode: "all",
+  });
   expect(update.body.project).toMatchObject({ steeringMode: "all", compaction: { reserveTokens: 9000 } });
   expect(update.body.effective).toMatchObject({
     steeringMode: "all",

@@ -70,7 +70,7 @@ test("a context over the threshold compacts after the turn: compaction start and
   expect(end).toMatchObject({ phase: "end", reason: "threshold", aborted: false });
   expect(end?.errorMessage).toBeUndefined();
   // The summary is in the session file: the session now starts from it.
-  const file = await Bun.file(first[0]?.sessionFile).text();
+  const file = await Bun.file(`${t.dataDir}/sessions/local/${first[0]?.sessionFile}`).text();
   expect(file).toContain('"type":"compaction"');
   const stream = types(second).includes("compaction") ? second : first;
   expect(types(stream).lastIndexOf("compaction")).toBeLessThan(types(stream).indexOf("done"));

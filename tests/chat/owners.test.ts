@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
+import { ownerPaths } from "../../server/chat/paths.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { lines, scripted } from "./helpers.ts";
 
@@ -26,9 +27,12 @@ afterAll(() => t.close());
 async function sessionOf(who: string, model: string, message: string) {
   const events = await lines(await t.request("/api/chat", postJson({ message, model }, as(who))));
   expect(events.at(-1)?.type).toBe("done");
+  const sessionFile = events[0]?.sessionFile as string;
   return {
     sessionId: events[0]?.sessionId as string,
-    sessionFile: events[0]?.sessionFile as string,
+    sessionFile,
+    /** Where it is on disk: responses name it relative to the owner's sessions folder. */
+    path: `${t.dataDir}/sessions/${who}/${sessionFile}`,
     runId: events[0]?.runId as string,
   };
 }
@@ -42,17 +46,24 @@ test("each owner has their own sessions folder, workspace and list", async () =>
   const model = scripted(t, [fauxAssistantMessage("a"), fauxAssistantMessage("b")]);
   const alice = await sessionOf("alice", model.id, "alice's chat");
   const bob = await sessionOf("bob", model.id, "bob's chat");
-  expect(alice.sessionFile).toStartWith(`${t.dataDir}/sessions/alice/`);
-  expect(bob.sessionFile).toStartWith(`${t.dataDir}/sessions/bob/`);
+  expect(existsSync(alice.path)).toBe(true);
+  expect(existsSync(bob.path)).toBe(true);
   const aliceList = await t.json<{ sessions: { id: string }[] }>("/api/chat/sessions", {
     headers: as("alice"),
   });
   expect(aliceList.body.sessions.map((s) => s.id)).toEqual([alice.sessionId]);
   // Bob cannot read, hydrate by file, attach to, or inspect the runs of alice's session.
-  const byFile = await t.request(`/api/chat/session?sessionFile=${encodeURIComponent(alice.sessionFile)}`, {
+  const byPath = await t.request(`/api/chat/session?sessionFile=${encodeURIComponent(alice.path)}`, {
     headers: as("bob"),
   });
-  expect(byFile.status).toBe(400);
+  expect(byPath.status).toBe(400);
+  // Alice's file name is taken in bob's own folder: not there, so bob gets a fresh session of his own.
+  const byName = await t.json<{ session: { id: string }; messages: unknown[]; sessionReset: boolean }>(
+    `/api/chat/session?sessionFile=${encodeURIComponent(alice.sessionFile)}`,
+    { headers: as("bob") },
+  );
+  expect(byName.body).toMatchObject({ sessionReset: true, messages: [] });
+  expect(byName.body.session.id).not.toBe(alice.sessionId);
   expect((await t.request("/api/attach", postJson({ sessionId: alice.sessionId }, as("bob")))).status).toBe(
     404,
   );
@@ -80,14 +91,14 @@ test("session delete: another owner's session is 404 and untouched; the owner's 
   const query = `/api/chat/session?sessionId=${alice.sessionId}`;
   const denied = await t.json(query, { method: "DELETE", headers: as("bob") });
   expect(denied).toMatchObject({ status: 404, body: { ok: false, reason: "session-not-owned-or-missing" } });
-  expect(existsSync(alice.sessionFile)).toBe(true);
+  expect(existsSync(alice.path)).toBe(true);
 
   const deleted = await t.json(query, { method: "DELETE", headers: as("alice") });
   expect(deleted).toMatchObject({
     status: 200,
     body: { ok: true, sessionId: alice.sessionId, sessionFile: alice.sessionFile },
   });
-  expect(existsSync(alice.sessionFile)).toBe(false);
+  expect(existsSync(alice.path)).toBe(false);
   for (const [table, column] of [
     ["chat_runs", "id"],
     ["chat_tool_calls", "run_id"],
@@ -137,7 +148,7 @@ test("account erase removes every session and stored key of the caller only", as
     erasedProviders: 1,
   });
   expect(typeof erased.body.message).toBe("string");
-  expect(existsSync(bob1.sessionFile)).toBe(false);
+  expect(existsSync(bob1.path)).toBe(false);
   expect(
     (await t.json<{ sessions: unknown[] }>("/api/chat/sessions", { headers: as("bob") })).body.sessions,
   ).toEqual([]);
@@ -148,7 +159,7 @@ test("account erase removes every session and stored key of the caller only", as
   expect(bobProviders.body.providers.find((p) => p.id === "openai")?.configured).toBe(false);
 
   // Alice's data is untouched.
-  expect(existsSync(alice.sessionFile)).toBe(true);
+  expect(existsSync(alice.path)).toBe(true);
   const aliceList = await t.json<{ sessions: { id: string }[] }>("/api/chat/sessions", {
     headers: as("alice"),
   });
@@ -169,4 +180,12 @@ test("without a chat database, protected mode answers 501 to session delete", as
   });
   expect(response.status).toBe(501);
   other.close();
+});
+
+test("owner folders never coincide: an id cannot name the folder an encoded id gets", () => {
+  const folders = ["a.b", "x612e62", "=a", `${"long-id/".repeat(20)}1`, `${"long-id/".repeat(20)}2`].map(
+    (owner) => ownerPaths("/data", owner).workspaceDir,
+  );
+  expect(new Set(folders).size).toBe(folders.length);
+  for (const folder of folders) expect(folder.startsWith("/data/workspaces/")).toBe(true);
 });

@@ -1,5 +1,7 @@
 /** POST /api/chat streams pi's events as NDJSON: text, thinking, tools, errors, and the mirror records the run. */
+
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxText, fauxThinking, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { chat, type Event, lines, scripted, types } from "./helpers.ts";
@@ -18,7 +20,9 @@ test("a text turn: start first, deltas, exactly one done with the final message"
   const events = await lines(response);
   expect(events[0]).toMatchObject({ type: "start" });
   expect(typeof events[0]?.runId).toBe("string");
-  expect(events[0]?.sessionFile).toStartWith(`${t.dataDir}/sessions/local/`);
+  // Named relative to the owner's sessions folder: no server path in a response.
+  expect(events[0]?.sessionFile).toMatch(/^[\w.-]+\.jsonl$/);
+  expect(existsSync(`${t.dataDir}/sessions/local/${events[0]?.sessionFile}`)).toBe(true);
   const text = events
     .filter((e) => e.type === "delta")
     .map((e) => e.text)

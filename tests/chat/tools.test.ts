@@ -1,6 +1,7 @@
 /** Tool limits: file tools stay in the owner's workspace; shell commands run on the host only in local mode. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
@@ -50,6 +51,76 @@ test("file tools cannot leave the workspace: absolute paths, .., ~ and symlinks 
   expect(r.ok?.isError).toBe(false);
   expect(JSON.stringify(r.ok?.result)).toContain("fine");
   expect(await Bun.file(`${t.dataDir}/planted.txt`).exists()).toBe(false);
+  model.dispose();
+});
+
+test("pi's own `@` and `~` expansion cannot reach the server user's home (agent and plan mode)", async () => {
+  const planted = `${homedir()}/atrium-planted-${crypto.randomUUID()}`;
+  const calls = (prefix: string) => [
+    fauxToolCall("read", { path: "@~/.profile" }, { id: `${prefix}read` }),
+    fauxToolCall("ls", { path: "@~" }, { id: `${prefix}ls` }),
+    fauxToolCall("grep", { pattern: "PATH", path: "@~" }, { id: `${prefix}grep` }),
+    fauxToolCall("find", { pattern: "*", path: "~" }, { id: `${prefix}find` }),
+    fauxToolCall("read", { path: "@/etc/hostname" }, { id: `${prefix}abs` }),
+  ];
+  const model = scripted(t, [
+    fauxAssistantMessage(
+      [
+        ...calls("agent-"),
+        fauxToolCall("write", { path: `@~/${planted.split("/").at(-1)}`, content: "x" }, { id: "write" }),
+      ],
+      toolUse,
+    ),
+    fauxAssistantMessage("done"),
+    fauxAssistantMessage(calls("plan-"), toolUse),
+    fauxAssistantMessage("Plan:\n1. Nothing"),
+  ]);
+  try {
+    const agent = results(
+      await lines(await t.request("/api/chat", postJson({ message: "home", model: model.id }))),
+    );
+    const plan = results(
+      await lines(await t.request("/api/chat", postJson({ message: "home", mode: "plan", model: model.id }))),
+    );
+    for (const [id, part] of Object.entries({ ...agent, ...plan }) as [string, Event][]) {
+      expect({ id, isError: part.isError }).toEqual({ id, isError: true });
+      expect({ id, text: JSON.stringify(part.result) }).toEqual({
+        id,
+        text: expect.stringContaining("outside your workspace"),
+      });
+    }
+    expect(Object.keys({ ...agent, ...plan })).toHaveLength(11);
+    expect(existsSync(planted)).toBe(false);
+  } finally {
+    rmSync(planted, { force: true });
+    model.dispose();
+  }
+});
+
+test("a symlink the shell makes in the same batch is seen by the next tool's check (bash runs sequentially)", async () => {
+  mkdirSync(`${t.dataDir}/elsewhere`, { recursive: true });
+  writeFileSync(`${t.dataDir}/elsewhere/secret.txt`, "host secret");
+  const model = scripted(t, [
+    fauxAssistantMessage(
+      [
+        fauxToolCall("bash", { command: `ln -s ${t.dataDir}/elsewhere made-link` }, { id: "ln" }),
+        fauxToolCall("read", { path: "made-link/secret.txt" }, { id: "through" }),
+        fauxToolCall("write", { path: "made-link/planted.txt", content: "x" }, { id: "plant" }),
+      ],
+      toolUse,
+    ),
+    fauxAssistantMessage("done"),
+  ]);
+  const r = results(
+    await lines(await t.request("/api/chat", postJson({ message: "link", model: model.id }))),
+  );
+  expect(r.ln?.isError).toBe(false);
+  for (const id of ["through", "plant"]) {
+    expect({ id, isError: r[id]?.isError }).toEqual({ id, isError: true });
+    expect(JSON.stringify(r[id]?.result)).toContain("outside your workspace");
+    expect(JSON.stringify(r[id]?.result)).not.toContain("host secret");
+  }
+  expect(existsSync(`${t.dataDir}/elsewhere/planted.txt`)).toBe(false);
   model.dispose();
 });
 

@@ -1,14 +1,16 @@
 /**
- * Limits on what the agent's tools may touch, checked in pi's tool_call hook before a tool runs:
- * file tools stay inside the owner's workspace (an absolute path, `..` or a symlink out of it is
- * refused), and shell commands run only where the server may run code on its host: in local mode (the
- * user's own machine). Protected mode needs the sandbox (DESIGN.md), which chat tools do not have yet,
- * so `bash` is refused there with a clear reason.
+ * Limits on what the agent's tools may touch, checked in pi's tool_call hook before a tool runs and
+ * again when it starts (file-tools.ts):
+ * - file tools reach only the owner's workspace: the check is on the file pi will open (tool-paths.ts:
+ *   pi's own `@`/`~`/Unicode-space resolution, then every symlink on disk), so `@~/x`, `~user`, absolute
+ *   paths, `..` and symlinks out are refused;
+ * - nothing the agent writes becomes code the server loads: `write` and `edit` refuse the workspace's
+ *   `.pi/` folder, where pi looks for extensions and settings (the resource loader does not read it for
+ *   code either: see resources.ts);
+ * - shell commands run only where the server may run code on its host: in local mode (the user's own
+ *   machine). Protected mode needs the sandbox (DESIGN.md), which chat tools do not have yet.
  */
-import { existsSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, resolve, sep } from "node:path";
-
-const PATH_TOOLS = new Set(["read", "write", "edit", "grep", "find", "ls"]);
+import { placeIn, toolTarget } from "./tool-paths.ts";
 
 export interface GuardOptions {
   workspaceDir: string;
@@ -19,21 +21,17 @@ export interface GuardOptions {
 export function toolRefusal(options: GuardOptions, toolName: string, input: unknown): string | undefined {
   if (toolName === "bash" && !options.hostCommands)
     return "Shell commands are disabled on this server: protected mode runs code only in the sandbox.";
-  if (!PATH_TOOLS.has(toolName)) return undefined;
-  const path = (input as { path?: unknown } | undefined)?.path;
-  if (path === undefined || path === null || path === "") return undefined;
-  if (typeof path !== "string" || !insideWorkspace(options.workspaceDir, path))
-    return `The path '${String(path)}' is outside your workspace; use a path relative to it.`;
-  return undefined;
+  return pathRefusal(options.workspaceDir, toolName, input);
 }
 
-function insideWorkspace(workspaceDir: string, path: string): boolean {
-  if (path.startsWith("~") || path.includes("\0")) return false;
-  const root = realpathSync(workspaceDir);
-  let target = resolve(root, isAbsolute(path) ? path : path.replace(/^@/, ""));
-  // Resolve symlinks through the deepest part that exists (a new file's folder may not exist yet).
-  let existing = target;
-  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
-  target = realpathSync(existing) + target.slice(existing.length);
-  return target === root || target.startsWith(`${root}${sep}`);
+/** Why a file tool call may not run, or undefined when it stays inside the workspace. */
+export function pathRefusal(workspaceDir: string, toolName: string, input: unknown): string | undefined {
+  const target = toolTarget(toolName, input, workspaceDir);
+  if (!target) return undefined;
+  const place = target.physical && !target.home ? placeIn(workspaceDir, target.physical) : "outside";
+  if (place === "outside")
+    return `The path '${target.requested}' is outside your workspace; use a path relative to it.`;
+  if (place === "pi-config" && target.writes)
+    return `The path '${target.requested}' is in .pi/, the workspace's pi configuration: the agent's tools do not write there.`;
+  return undefined;
 }

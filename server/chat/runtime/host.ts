@@ -16,6 +16,7 @@ import type { ModelService } from "../../models/service.ts";
 import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { ChatStore } from "../store.ts";
 import { LiveSession } from "./live-session.ts";
+import { ownerSettings } from "./pi-settings.ts";
 
 export interface HostOptions {
   dataDir: string;
@@ -28,6 +29,8 @@ export interface HostOptions {
   idleMs?: number;
   /** Shell commands on the host: true in local mode only. */
   hostCommands: boolean;
+  /** Extensions and packages named in an owner's settings (inside their agent dir): local mode only. */
+  settingsCode: boolean;
 }
 
 export interface SessionTarget {
@@ -95,7 +98,7 @@ export class RuntimeHost {
 
   private async load(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
     // pi loads on first use, not at startup (see pi-sdk.ts).
-    const { SessionManager, SettingsManager } = await loadPi();
+    const { SessionManager } = await loadPi();
     const named = Boolean(target.sessionFile || target.sessionId);
     const paths = ownerPaths(this.options.dataDir, owner);
     ensureOwnerDirs(paths);
@@ -127,7 +130,7 @@ export class RuntimeHost {
       await createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
     );
-    const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);
+    const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
     const startModel = model ?? this.defaultModel(settings);
     ensureModelAuth(live.auth, this.options.models, startModel);
     const diagnostics = await live.start(manager, startModel, settings);

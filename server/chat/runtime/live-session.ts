@@ -17,6 +17,7 @@ import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { OwnerPaths } from "../paths.ts";
 import { type ChatEvent, EventMapper } from "./events.ts";
+import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
 import {
   ALL_TOOLS,
@@ -129,6 +130,9 @@ export class LiveSession {
     this.settings = settings;
     const loader = await loadResources(this.paths, settings, [this.modeExtension()]);
     const { createAgentSession } = await loadPi();
+    // pi runs a batch of parallel tool calls' hooks before any of them: a shell command in the batch
+    // (which may add a symlink) makes the batch sequential, so each path is checked after it ran.
+    const bash = { ...(await workspaceBashTool(workspaceDir)), executionMode: "sequential" as const };
     const { session, modelFallbackMessage } = await createAgentSession({
       cwd: workspaceDir,
       agentDir,
@@ -136,7 +140,11 @@ export class LiveSession {
       modelRegistry: this.auth.modelRegistry,
       model,
       tools: ALL_TOOLS,
-      customTools: [questionnaireTool(this.broker), await workspaceBashTool(workspaceDir)],
+      customTools: [
+        questionnaireTool(this.broker),
+        bash,
+        ...(await workspaceFileTools(workspaceDir, settings)),
+      ],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,

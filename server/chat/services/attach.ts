@@ -6,7 +6,7 @@
 import { AppError } from "../../http/errors.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { Producer } from "../../http/stream.ts";
-import { ownerPaths } from "../paths.ts";
+import { ownerPaths, publicSessionFile } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
 import type { BufferedEvent } from "../runtime/live-session.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
@@ -42,7 +42,11 @@ export class AttachService {
       try {
         yield {
           event: "attached",
-          data: { sessionId: live.sessionId, sessionFile: live.sessionFile, lastEventId: live.lastSeq },
+          data: {
+            sessionId: live.sessionId,
+            sessionFile: publicSessionFile(live.sessionFile),
+            lastEventId: live.lastSeq,
+          },
         };
         if (lastEventId !== undefined) {
           for (const b of live.since(lastEventId)) {

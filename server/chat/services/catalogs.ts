@@ -1,23 +1,22 @@
 /**
  * Chat catalogs: models (with the default and diagnostics), provider discovery, the eight providers and
- * the caller's stored keys, slash commands, pi resources, and settings (effective read, partial update
- * into the project settings file of the owner's workspace).
+ * the caller's stored keys, slash commands and pi resources. Resource paths and diagnostics name the
+ * owner's folders (`workspace/AGENTS.md`), never the server's absolute paths. Settings: settings.ts.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
-import type { SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
 import { PROVIDERS, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
-import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
-import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
+import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
 import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
 import type { ChatStore } from "../store.ts";
 import { discoverModels } from "./discover.ts";
+import type { SettingsService } from "./settings.ts";
 
 const BUILTIN_COMMANDS = [
   { name: "model", description: "Pick the model for this chat" },
@@ -28,8 +27,6 @@ const BUILTIN_COMMANDS = [
   { name: "session", description: "Show this session's details" },
   { name: "config", description: "Configure providers and resources" },
 ];
-const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
-const NESTED_KEYS = new Set(["compaction", "retry"]);
 
 export class CatalogService {
   constructor(
@@ -38,6 +35,7 @@ export class CatalogService {
     private readonly models: ModelService,
     private readonly env: EnvSource,
     private readonly dataDir: string,
+    private readonly ownerSettings: SettingsService,
   ) {}
 
   private paths(owner: string) {
@@ -46,11 +44,14 @@ export class CatalogService {
     return paths;
   }
 
-  /** Async because pi loads on first use, not at startup (see pi-sdk.ts). */
-  private async settingsOf(owner: string): Promise<SettingsManager> {
-    const { SettingsManager } = await loadPi();
-    const { workspaceDir, agentDir } = this.paths(owner);
-    return SettingsManager.create(workspaceDir, agentDir);
+  private settingsOf(owner: string): Promise<SettingsManager> {
+    return this.ownerSettings.manager(owner);
+  }
+
+  /** Diagnostics with the owner's folders in place of server paths. */
+  private diagnostics(owner: string, loader: DefaultResourceLoader): string[] {
+    const paths = this.paths(owner);
+    return resourceDiagnostics(loader).map((line) => scrubPaths(paths, this.dataDir, line));
   }
 
   async modelsFor(owner: string) {
@@ -174,117 +175,37 @@ export class CatalogService {
           source: "extension",
           passThrough: true,
         });
-    return { commands, diagnostics: resourceDiagnostics(loader) };
+    return { commands, diagnostics: this.diagnostics(owner, loader) };
   }
 
   async resources(owner: string) {
     const settings = await this.settingsOf(owner);
-    const loader = await loadResources(this.paths(owner), settings);
+    const paths = this.paths(owner);
+    const loader = await loadResources(paths, settings);
+    const shown = (path: string) => publicPath(paths, path);
     return {
       packages: settings.getPackages(),
       skills: loader
         .getSkills()
-        .skills.map((s) => ({ name: s.name, description: s.description, filePath: s.filePath })),
+        .skills.map((s) => ({ name: s.name, description: s.description, filePath: shown(s.filePath) })),
       prompts: loader.getPrompts().prompts.map((p) => ({
         name: p.name,
         description: p.description,
         argumentHint: p.argumentHint,
-        filePath: p.filePath,
+        filePath: shown(p.filePath),
       })),
       extensions: loader.getExtensions().extensions.map((e) => ({
-        path: e.path,
+        path: shown(e.path),
         commands: [...e.commands.keys()],
         tools: [...e.tools.keys()],
       })),
-      themes: loader.getThemes().themes.map((t) => ({ name: t.name ?? null, path: t.sourcePath ?? null })),
+      themes: loader
+        .getThemes()
+        .themes.map((t) => ({ name: t.name ?? null, path: t.sourcePath ? shown(t.sourcePath) : null })),
       agentsFiles: loader
         .getAgentsFiles()
-        .agentsFiles.map((f) => ({ path: f.path, bytes: f.content.length })),
-      diagnostics: resourceDiagnostics(loader),
+        .agentsFiles.map((f) => ({ path: shown(f.path), bytes: f.content.length })),
+      diagnostics: this.diagnostics(owner, loader),
     };
   }
-
-  async settings(owner: string) {
-    return effective(await this.settingsOf(owner));
-  }
-
-  /** Merges a partial update into `<workspace>/.pi/settings.json`; live sessions reload their settings. */
-  async updateSettings(owner: string, update: Record<string, unknown>) {
-    const keys = Object.keys(update).filter((k) => update[k] !== undefined);
-    // Unknown keys are dropped by validation: an update left with nothing known changes nothing.
-    if (keys.length === 0)
-      throw new AppError("invalid", "Invalid request: body.settings: no known setting in the update", {
-        issues: [{ loc: ["body", "settings"], msg: "no known setting in the update", type: "value_error" }],
-      });
-    const projectPath = join(this.paths(owner).workspaceDir, ".pi", "settings.json");
-    const project = readJson(projectPath);
-    for (const [key, value] of Object.entries(update)) {
-      if (value === undefined) continue;
-      project[key] =
-        NESTED_KEYS.has(key) && isObject(project[key])
-          ? { ...(project[key] as object), ...(value as object) }
-          : value;
-    }
-    mkdirSync(dirname(projectPath), { recursive: true });
-    writeFileSync(projectPath, `${JSON.stringify(project, null, 2)}\n`);
-    const diagnostics: string[] = [];
-    const provider = project.defaultProvider as string | undefined;
-    const model = project.defaultModel as string | undefined;
-    if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
-      const chosen = this.models.defaultModel(`${provider}/${model}`);
-      if (chosen.diagnostic) diagnostics.push(`defaultModel: ${chosen.diagnostic}`);
-    }
-    for (const live of this.host.ownerSessions(owner)) {
-      await live.settings.reload();
-      live.session.setSteeringMode(live.settings.getSteeringMode());
-      live.session.setFollowUpMode(live.settings.getFollowUpMode());
-    }
-    const settings = await this.settingsOf(owner);
-    diagnostics.push(...settings.drainErrors().map((e) => `${e.scope}: ${e.error.message}`));
-    return {
-      diagnostics,
-      effective: effective(settings),
-      project,
-      projectPath,
-      updateImpact: {
-        newSessionRecommended: keys.length > 0,
-        resourceReloadRequired: keys.some((k) => RELOAD_KEYS.includes(k)),
-      },
-    };
-  }
-}
-
-function effective(s: SettingsManager) {
-  return {
-    compaction: s.getCompactionSettings(),
-    retry: s.getRetrySettings(),
-    defaultProvider: s.getDefaultProvider() ?? null,
-    defaultModel: s.getDefaultModel() ?? null,
-    defaultThinkingLevel: s.getDefaultThinkingLevel() ?? "medium",
-    enabledModels: s.getEnabledModels() ?? null,
-    extensions: s.getExtensionPaths(),
-    packages: s.getPackages(),
-    prompts: s.getPromptTemplatePaths(),
-    skills: s.getSkillPaths(),
-    themes: s.getThemePaths(),
-    theme: s.getTheme() ?? null,
-    transport: s.getTransport(),
-    steeringMode: s.getSteeringMode(),
-    followUpMode: s.getFollowUpMode(),
-    enableSkillCommands: s.getEnableSkillCommands(),
-  };
-}
-
-function readJson(path: string): Record<string, unknown> {
-  if (!existsSync(path)) return {};
-  try {
-    const value = JSON.parse(readFileSync(path, "utf8"));
-    return isObject(value) ? value : {};
-  } catch {
-    return {};
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

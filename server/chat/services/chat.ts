@@ -17,7 +17,7 @@ import type { Logger } from "../../log.ts";
 import { ensureModelAuth, resolveForOwner } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
-import { ownerPaths } from "../paths.ts";
+import { ownerPaths, publicSessionFile, scrubPaths } from "../paths.ts";
 import type { ChatEvent } from "../runtime/events.ts";
 import { planEvent } from "../runtime/events.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
@@ -96,7 +96,9 @@ export class ChatService {
     const runId = crypto.randomUUID();
     // Claimed now, so a second request arriving before the stream is pulled sees the session busy.
     live.activeRunId = runId;
-    const deps: RunDeps = { store: this.store, models: this.models };
+    const paths = ownerPaths(this.dataDir, owner);
+    const scrub = (text: string) => scrubPaths(paths, this.dataDir, text);
+    const deps: RunDeps = { store: this.store, models: this.models, scrub };
     // The run starts when the response is created, not when the body is first pulled: a client that
     // disconnects before reading still aborts it (the signal) and the session is released.
     return (signal: AbortSignal) => {
@@ -133,6 +135,8 @@ class RunAborted extends Error {
 interface RunDeps {
   store: ChatStore;
   models: ModelService;
+  /** Server paths out of a message before a client sees it. */
+  scrub: (text: string) => string;
 }
 
 async function execute(
@@ -141,7 +145,7 @@ async function execute(
   prepared: PreparedChat,
   runId: string,
   opened: { sessionReset: boolean; diagnostics: string[]; signal: AbortSignal },
-  { store, models }: RunDeps,
+  { store, models, scrub }: RunDeps,
 ): Promise<void> {
   const session = live.session;
   const reset = opened.sessionReset || undefined;
@@ -167,10 +171,10 @@ async function execute(
     type: "start",
     id: runId,
     runId,
-    sessionFile: live.sessionFile,
+    sessionFile: publicSessionFile(live.sessionFile),
     sessionId: live.sessionId,
     ...(reset ? { sessionReset: true } : {}),
-    ...(opened.diagnostics.length ? { diagnostics: opened.diagnostics } : {}),
+    ...(opened.diagnostics.length ? { diagnostics: opened.diagnostics.map(scrub) } : {}),
   });
   store.markFirstEvent(owner, runId);
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
@@ -219,7 +223,7 @@ async function execute(
       store.finishRun(owner, runId, { status: "aborted", error: "Run aborted", usage });
       terminal = { type: "error", message: "Run aborted", runId };
     } else if (final.stopReason === "error") {
-      const message = final.errorMessage ?? "The model failed";
+      const message = scrub(final.errorMessage ?? "The model failed");
       store.finishRun(owner, runId, { status: "failed", error: message, usage });
       terminal = { type: "error", message, runId };
     } else {
@@ -228,14 +232,14 @@ async function execute(
         type: "done",
         runId,
         message: final,
-        sessionFile: live.sessionFile,
+        sessionFile: publicSessionFile(live.sessionFile),
         sessionId: live.sessionId,
         ...(reset ? { sessionReset: true } : {}),
       };
     }
   } catch (error) {
     const aborted = error instanceof RunAborted;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = scrub(error instanceof Error ? error.message : String(error));
     store.finishRun(owner, runId, { status: aborted ? "aborted" : "failed", error: message, usage });
     terminal = { type: "error", message, runId };
   } finally {

@@ -7,6 +7,7 @@ import { CatalogService } from "./catalogs.ts";
 import { ChatService } from "./chat.ts";
 import { ProvenanceService } from "./provenance.ts";
 import { SessionService } from "./sessions.ts";
+import { SettingsService } from "./settings.ts";
 
 export interface ChatServices {
   host: RuntimeHost;
@@ -16,6 +17,7 @@ export interface ChatServices {
   attach: AttachService;
   provenance: ProvenanceService;
   catalogs: CatalogService;
+  settings: SettingsService;
 }
 
 export interface ChatServiceOptions {
@@ -26,18 +28,22 @@ export interface ChatServiceOptions {
 export function createChatServices(ctx: AppContext, options: ChatServiceOptions = {}): ChatServices {
   const store = new ChatStore(ctx.store);
   const dataDir = ctx.config.dataDir;
+  // The owner's own machine: shell commands on the host, and settings that name extensions and
+  // packages in the owner's pi agent dir. Protected mode has neither.
+  const local = ctx.config.mode.kind === "local";
   const host = new RuntimeHost({
     dataDir,
     models: ctx.models,
     env: ctx.env,
     store,
     log: ctx.log,
-    // Shell commands run on the host only in local mode (the user's own machine).
-    hostCommands: ctx.config.mode.kind === "local",
+    hostCommands: local,
+    settingsCode: local,
     ...options,
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (DESIGN.md 5).
-  const mirrorEnabled = ctx.config.mode.kind === "local" || ctx.env.has("APP_CHAT_DATABASE_URL");
+  const mirrorEnabled = local || ctx.env.has("APP_CHAT_DATABASE_URL");
+  const settings = new SettingsService(host, ctx.models, dataDir, local);
   return {
     host,
     store,
@@ -45,6 +51,7 @@ export function createChatServices(ctx: AppContext, options: ChatServiceOptions 
     sessions: new SessionService(host, store, dataDir, mirrorEnabled),
     attach: new AttachService(host, store, dataDir),
     provenance: new ProvenanceService(store),
-    catalogs: new CatalogService(host, store, ctx.models, ctx.env, dataDir),
+    catalogs: new CatalogService(host, store, ctx.models, ctx.env, dataDir, settings),
+    settings,
   };
 }

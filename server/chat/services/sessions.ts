@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { AppError } from "../../http/errors.ts";
-import { confineSessionFile, ownerPaths } from "../paths.ts";
+import { confineSessionFile, ownerPaths, publicSessionFile } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
 import type { LiveSession } from "../runtime/live-session.ts";
 import { type Answer, AnswerError } from "../runtime/questionnaire.ts";
@@ -36,7 +36,7 @@ export class SessionService {
 
   async create(owner: string): Promise<{ sessionFile: string; sessionId: string }> {
     const { live } = await this.host.open(owner, {});
-    return { sessionFile: live.sessionFile ?? "", sessionId: live.sessionId };
+    return { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
   }
 
   /** Opens (or reopens) a session and returns it with its messages; a lost session comes back fresh. */
@@ -59,7 +59,7 @@ export class SessionService {
       sessions: this.store.sessions(owner, limit, offset).map((row) => ({
         id: row.id,
         sessionId: row.id,
-        sessionFile: row.session_file,
+        sessionFile: publicSessionFile(row.session_file) ?? "",
         title: row.title ?? "New chat",
         createdAt: row.created_at,
         updatedAt: row.updated_at,
@@ -78,7 +78,7 @@ export class SessionService {
     await this.host.close(owner, row.id);
     this.store.deleteSession(owner, row.id);
     this.removeFile(owner, row.session_file);
-    return { ok: true, sessionId: row.id, sessionFile: row.session_file };
+    return { ok: true, sessionId: row.id, sessionFile: publicSessionFile(row.session_file) ?? "" };
   }
 
   async abort(owner: string, query: SessionQuery): Promise<{ aborted: boolean }> {
@@ -147,7 +147,7 @@ function describe(live: LiveSession, row: SessionRow | undefined) {
   return {
     id: live.sessionId,
     sessionId: live.sessionId,
-    sessionFile: live.sessionFile,
+    sessionFile: publicSessionFile(live.sessionFile),
     title: row?.title ?? "New chat",
     createdAt: row?.created_at,
     updatedAt: row?.updated_at,
