@@ -47,8 +47,13 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** Longest time in line; then SandboxQueueTimeout. Default: no limit. */
   queueTimeoutMs?: number;
-  /** Told how many are ahead (0: next) when the wait starts and each time the line moves. */
-  onQueue?: (ahead: number) => void;
+  /**
+   * Told how many are ahead (0: next) when the wait starts and each time the line moves, and
+   * `undefined` when it leaves the line (served or given up). Never called when no wait was needed.
+   */
+  onQueue?: (ahead: number | undefined) => void;
+  /** Told when the interpreter it gets is still starting (pyodide loading: seconds). */
+  onStarting?: () => void;
 }
 
 /** No interpreter became free within the queue deadline. */
@@ -63,7 +68,7 @@ interface Waiter {
   child: boolean;
   grant(interpreter: Interpreter): void;
   fail(error: unknown): void;
-  onQueue?: (ahead: number) => void;
+  onQueue?: (ahead: number | undefined) => void;
   lastAhead?: number;
 }
 
@@ -112,6 +117,7 @@ export class SandboxPool {
     if (this.closed) throw new Error("the sandbox is shut down");
     const child = options.child === true;
     const interpreter = this.take(child, false) ?? (await this.wait(child, options));
+    if (!interpreter.isReady) options.onStarting?.();
     return this.whenReady(interpreter);
   }
 
@@ -174,8 +180,14 @@ export class SandboxPool {
     if (!interpreter && this.live.size < this.max) interpreter = this.spawn();
     if (!interpreter) return undefined;
     if (!child) this.turnHeld.add(interpreter);
-    // Start the replacement a moment later, so its start-up does not compete with this turn's first steps.
-    this.scheduleRefill();
+    // Start the replacement a moment after this one is ready, so the two start-ups (CPU-bound) do not
+    // compete, nor the replacement with this turn's first steps.
+    if (interpreter.isReady) this.scheduleRefill();
+    else
+      void interpreter.ready.then(
+        () => this.scheduleRefill(),
+        () => this.scheduleRefill(),
+      );
     return interpreter;
   }
 
@@ -188,6 +200,7 @@ export class SandboxPool {
         options.signal?.removeEventListener("abort", onAbort);
         const at = this.waiting.indexOf(waiter);
         if (at !== -1) this.waiting.splice(at, 1);
+        options.onQueue?.(undefined);
       };
       const waiter: Waiter = {
         child,

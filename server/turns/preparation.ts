@@ -3,7 +3,8 @@
  * `runtime.heartbeat_seconds` while the turn is claimed and its interpreter made ready, and the
  * preparation deadline. A turn that waits in line for a sandbox (the pool is at its ceiling) says so,
  * with its place in line, each time the line moves; time spent in line does not count against the
- * preparation deadline (the pool's queue deadline bounds it instead).
+ * preparation deadline (the pool's queue deadline bounds it instead). A turn whose interpreter is still
+ * starting (a cold pyodide: seconds) says that too, instead of sending contentless keep-alives.
  */
 import type { TurnEvent } from "./events.ts";
 
@@ -11,6 +12,8 @@ import type { TurnEvent } from "./events.ts";
 export class SandboxLine {
   /** Turns ahead of this one; undefined while not in line. */
   ahead: number | undefined;
+  /** The interpreter this turn got is still starting. */
+  starting = false;
   private enteredAt = 0;
   private waited = 0;
   private wake: (() => void) | undefined;
@@ -20,6 +23,12 @@ export class SandboxLine {
     if (ahead !== undefined && this.ahead === undefined) this.enteredAt = Date.now();
     if (ahead === undefined && this.ahead !== undefined) this.waited += Date.now() - this.enteredAt;
     this.ahead = ahead;
+    this.wake?.();
+  };
+
+  /** The pool's report that the interpreter handed to this turn is still starting. */
+  readonly reportStarting = (): void => {
+    this.starting = true;
     this.wake?.();
   };
 
@@ -53,14 +62,19 @@ export interface KeepAliveOptions {
 type StatusEvent = Extract<TurnEvent, { type: "turn_status" }>;
 
 function status(line: SandboxLine): StatusEvent {
-  return line.ahead === undefined
-    ? { type: "turn_status", phase: "preparation", status: "running", message: null }
-    : {
-        type: "turn_status",
-        phase: "preparation",
-        status: "waiting",
-        message: `waiting for a sandbox (place ${line.ahead + 1} in line)`,
-      };
+  if (line.ahead === undefined)
+    return {
+      type: "turn_status",
+      phase: "preparation",
+      status: "running",
+      message: line.starting ? "starting a sandbox" : null,
+    };
+  return {
+    type: "turn_status",
+    phase: "preparation",
+    status: "waiting",
+    message: `waiting for a sandbox (place ${line.ahead + 1} in line)`,
+  };
 }
 
 /**

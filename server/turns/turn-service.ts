@@ -211,7 +211,11 @@ export class TurnService {
         untimedTools: UNTIMED_TOOLS,
       },
       hostToolHandler(toolsInput),
-      { onQueue: line.report, queueTimeoutMs: runtime.sandbox_queue_timeout_seconds * 1000 },
+      {
+        onQueue: line.report,
+        onStarting: line.reportStarting,
+        queueTimeoutMs: runtime.sandbox_queue_timeout_seconds * 1000,
+      },
     );
     const aborted = new Promise<"timeout">((resolve) => {
       if (timedOut.aborted) resolve("timeout");
