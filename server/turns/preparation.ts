@@ -93,9 +93,16 @@ export async function* keepAlive<T>(
     if (o.shutdown.aborted) resolve("shutdown");
     else o.shutdown.addEventListener("abort", () => resolve("shutdown"), { once: true });
   });
-  let shown = status(o.line);
+  // The spec's opening chunk first (running, no message); what the sandbox is doing follows.
+  let shown: StatusEvent = { type: "turn_status", phase: "preparation", status: "running", message: null };
   yield shown;
   for (;;) {
+    // A change (a place in line, a starting sandbox) is told at once; heartbeats repeat the last status.
+    const current = status(o.line);
+    if (current.message !== shown.message) {
+      shown = current;
+      yield shown;
+    }
     const now = Date.now();
     const deadline = o.started + o.timeoutMs + o.line.waitedMs(now);
     const inLine = o.line.ahead !== undefined;
@@ -112,11 +119,6 @@ export async function* keepAlive<T>(
       o.timeout.abort(next === "shutdown" ? "shutdown" : "timeout");
       return await settled;
     }
-    const now2 = status(o.line);
-    // Heartbeats repeat the status; a move in line is told at once.
-    if (next === "tick" || now2.message !== shown.message) {
-      shown = now2;
-      yield shown;
-    }
+    if (next === "tick") yield shown;
   }
 }
