@@ -6,10 +6,13 @@
  *    difference is the step overhead (aim < 5 ms).
  * 2. Cold interpreter start (spawn → pyodide ready), which the warm pool hides.
  * 3. Turn open → `turn_start` on a real server with a warm pool, offline model.
+ * 4. The first turn right after a server process starts (the pool warms once it listens).
+ * 5. A burst of concurrent turns on a server process with the default interpreter ceiling: do all finish,
+ *    how many interpreters were alive at most, and the peak RSS of the server and its sandboxes.
  *
- *   bun bench/turns.ts [--steps 300] [--turns 10]
+ *   bun bench/turns.ts [--steps 300] [--turns 10] [--burst 20]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -23,13 +26,19 @@ import { Interpreter } from "../server/sandbox/interpreter.ts";
 import { pyodideDir, sandboxCommand } from "../server/sandbox/isolation.ts";
 import { SandboxPool } from "../server/sandbox/pool.ts";
 import { servicesOf } from "../server/turns/index.ts";
+import { coldStart, rssMiB } from "./lib/process.ts";
 import { fmt, median, percentile } from "./lib/stats.ts";
 
 const { values } = parseArgs({
-  options: { steps: { type: "string", default: "300" }, turns: { type: "string", default: "10" } },
+  options: {
+    steps: { type: "string", default: "300" },
+    turns: { type: "string", default: "10" },
+    burst: { type: "string", default: "20" },
+  },
 });
 const steps = Number(values.steps);
 const turns = Number(values.turns);
+const burstSize = Number(values.burst);
 const repo = join(import.meta.dir, "..");
 
 async function stepRoundTrip() {
@@ -123,7 +132,130 @@ async function turnOpen() {
   }
 }
 
+/** A process and all its descendants (the server, bubblewrap, the sandboxes). */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${name}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {}
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i] as number) ?? []));
+  return out;
+}
+
+const treeRss = (root: number) =>
+  processTree(root).reduce((sum, pid) => {
+    try {
+      return sum + rssMiB(pid);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
+/** Interpreter processes under a server (the sandbox subcommand, not its bubblewrap parent). */
+const interpreters = (root: number) =>
+  processTree(root).filter((pid) => {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      return cmd.includes("sandbox") && !cmd[0]?.endsWith("bwrap");
+    } catch {
+      return false;
+    }
+  }).length;
+
+async function post(url: string, path: string, body: unknown, key?: string) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (key) headers["idempotency-key"] = key;
+  return fetch(`${url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+/** Reads a turn stream to its end: time to turn_start, to [DONE], and the events seen. */
+async function followTurn(response: Response, t0: number) {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  let opened = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    seen += decoder.decode(r.value, { stream: true });
+    if (!opened && seen.includes("event: turn_start")) opened = performance.now() - t0;
+  }
+  return { opened, done: performance.now() - t0, text: seen };
+}
+
+async function firstTurnAfterStart() {
+  const data = mkdtempSync(join(tmpdir(), "atrium-bench-first-"));
+  const server = await coldStart([process.execPath, join(repo, "server", "main.ts")], repo, data);
+  try {
+    const t0 = performance.now();
+    const session = (await (await post(server.url, "/api/sessions", { title: "first" })).json()) as {
+      id: string;
+    };
+    const response = await post(
+      server.url,
+      `/api/sessions/${session.id}/turns`,
+      { text: "```python\nprint(1)\n```" },
+      crypto.randomUUID(),
+    );
+    const turn = await followTurn(response, t0);
+    const heartbeats = turn.text.split("event: turn_status").length - 1;
+    console.log(
+      `First turn right after a server process is ready (ready in ${fmt(server.readyMs)} ms): turn_start after ${fmt(turn.opened)} ms, [DONE] after ${fmt(turn.done)} ms, ${heartbeats} preparation status event(s)`,
+    );
+  } finally {
+    server.proc.kill("SIGTERM");
+    await server.proc.exited;
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+async function burst(n: number) {
+  const data = mkdtempSync(join(tmpdir(), "atrium-bench-burst-"));
+  const server = await coldStart([process.execPath, join(repo, "server", "main.ts")], repo, data);
+  let peakRss = 0;
+  let peakInterpreters = 0;
+  const watch = setInterval(() => {
+    peakRss = Math.max(peakRss, treeRss(server.proc.pid));
+    peakInterpreters = Math.max(peakInterpreters, interpreters(server.proc.pid));
+  }, 100);
+  try {
+    const t0 = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const session = (await (await post(server.url, "/api/sessions", { title: `burst ${i}` })).json()) as {
+          id: string;
+        };
+        const response = await post(
+          server.url,
+          `/api/sessions/${session.id}/turns`,
+          { text: "```python\nprint(sum(range(10**6)))\n```" },
+          crypto.randomUUID(),
+        );
+        return followTurn(response, t0);
+      }),
+    );
+    const finished = results.filter((r) => r.text.includes('"status":"completed"')).length;
+    const waited = results.filter((r) => r.text.includes("waiting for a sandbox")).length;
+    const places = results.flatMap((r) =>
+      [...r.text.matchAll(/place (\d+) in line/g)].map((m) => Number(m[1])),
+    );
+    console.log(
+      `Burst of ${n} concurrent one-step turns on a server process (default ceiling): ${finished}/${n} completed in ${fmt(Math.max(...results.map((r) => r.done)))} ms; ${waited} waited in line (deepest place ${Math.max(0, ...places)}); at most ${peakInterpreters} interpreters alive; peak RSS of server + sandboxes ${fmt(peakRss)} MiB; median turn_start ${fmt(median(results.map((r) => r.opened)))} ms`,
+    );
+  } finally {
+    clearInterval(watch);
+    server.proc.kill("SIGTERM");
+    await server.proc.exited;
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
 await stepRoundTrip();
 await coldInterpreter();
 await turnOpen();
+await firstTurnAfterStart();
+if (burstSize > 0) await burst(burstSize);
 process.exit(0);

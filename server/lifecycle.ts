@@ -78,5 +78,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await stop();
     throw error;
   }
+  for (const family of families) family.serving?.(ctx);
   return { url, port: server.port ?? config.port, ctx, stop };
 }

@@ -1,7 +1,9 @@
 /**
- * The server's handle on one sandbox subprocess: waits for it to be ready, runs steps, serves the host
- * tool calls the Python makes while a step runs, and enforces the per-step time limit with a hard kill.
- * The time spent inside a host tool (a model call, a child run) does not count against the step.
+ * The server's handle on one sandbox subprocess: waits for it to be ready (within a start deadline), runs
+ * steps, serves the host tool calls the Python makes while a step runs, and enforces the per-step time
+ * limit with a hard kill. The step's clock is wall-clock and keeps running through host tools (files,
+ * artifacts: the Python could loop on them); it pauses only for the tools the caller names as model calls,
+ * which run under deadlines of their own.
  */
 import type { Subprocess } from "bun";
 import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
@@ -13,21 +15,31 @@ export type ToolHandler = (name: string, args: unknown[]) => Promise<unknown>;
 
 export class SandboxKilled extends Error {
   override name = "SandboxKilled";
-  constructor(readonly reason: "timeout" | "cancelled" | "exited") {
+  constructor(readonly reason: "timeout" | "cancelled" | "exited" | "start_timeout") {
     super(
       reason === "timeout"
         ? "The step ran past its time limit and the interpreter was stopped"
         : reason === "cancelled"
           ? "The interpreter was stopped"
-          : "The interpreter exited unexpectedly",
+          : reason === "start_timeout"
+            ? "The interpreter did not become ready in time and was stopped"
+            : "The interpreter exited unexpectedly",
     );
   }
 }
 
 export interface RunOptions {
+  /** Wall-clock limit of the step, host tool calls included. */
   timeoutMs: number;
   onToolCall?: ToolHandler;
+  /** Tools whose calls pause the step's clock (model calls, which have deadlines of their own). */
+  untimedTools?: ReadonlySet<string>;
   signal?: AbortSignal;
+}
+
+export interface InterpreterOptions {
+  /** Killed (ready rejects with SandboxKilled "start_timeout") when not ready within this time. */
+  startTimeoutMs?: number;
 }
 
 interface Waiter {
@@ -45,21 +57,33 @@ export class Interpreter {
   /** True once pyodide has loaded and the interpreter answers. */
   isReady = false;
 
-  constructor(command: string[]) {
+  constructor(command: string[], options: InterpreterOptions = {}) {
     this.proc = Bun.spawn(command, { env: {}, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
     void this.readLoop();
     void this.proc.exited.then(() => {
       this.exited = true;
       for (const listener of this.exitListeners) listener();
     });
-    this.ready = this.next((m) => m.type === "ready").then((m) => ({
-      python: (m as { python: string }).python,
-    }));
+    let startTimedOut = false;
+    const startTimer =
+      options.startTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            startTimedOut = true;
+            this.kill();
+          }, options.startTimeoutMs);
+    this.ready = this.next((m) => m.type === "ready").then(
+      (m) => ({ python: (m as { python: string }).python }),
+      (error: unknown) => {
+        throw startTimedOut ? new SandboxKilled("start_timeout") : error;
+      },
+    );
     this.ready.then(
       () => {
+        clearTimeout(startTimer);
         this.isReady = true;
       },
-      () => {},
+      () => clearTimeout(startTimer),
     );
   }
 
@@ -87,11 +111,19 @@ export class Interpreter {
     const id = ++this.nextRunId;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let killedFor: SandboxKilled["reason"] | undefined;
+    // The step's clock: `left` ms remain, counted from `armedAt` while the timer runs.
+    let left = options.timeoutMs;
+    let armedAt = 0;
     const arm = () => {
+      armedAt = performance.now();
       timer = setTimeout(() => {
         killedFor = "timeout";
         this.kill();
-      }, options.timeoutMs);
+      }, left);
+    };
+    const pause = () => {
+      clearTimeout(timer);
+      left = Math.max(0, left - (performance.now() - armedAt));
     };
     const onAbort = () => {
       killedFor ??= "cancelled";
@@ -110,11 +142,13 @@ export class Interpreter {
         });
         if (message.type === "result") return normalise(message.result);
         if (message.type !== "tool_call") continue;
-        clearTimeout(timer);
-        const reply = await this.serve(message, options.onToolCall);
-        if (killedFor) throw new SandboxKilled(killedFor);
+        const untimed = options.untimedTools?.has(String(message.name)) === true;
+        if (untimed) pause();
+        // A kill (time limit, cancellation) ends the step at once, even while the tool still works.
+        const reply = await Promise.race([this.serve(message, options.onToolCall), this.gone()]);
+        if (killedFor || !reply) throw new SandboxKilled(killedFor ?? "exited");
         this.send(reply);
-        arm();
+        if (untimed) arm();
       }
     } finally {
       clearTimeout(timer);
@@ -125,6 +159,11 @@ export class Interpreter {
 
   kill(): void {
     if (!this.exited) this.proc.kill("SIGKILL");
+  }
+
+  /** Resolves (with nothing) when the process has exited. */
+  private gone(): Promise<undefined> {
+    return this.proc.exited.then(() => undefined);
   }
 
   private async serve(call: SandboxMessage & { type: "tool_call" }, handler?: ToolHandler) {

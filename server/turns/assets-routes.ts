@@ -35,6 +35,7 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
         const bytes = new Uint8Array(await file.arrayBuffer());
         if (bytes.length > maxUpload)
           throw new AppError("too_large", `Uploads are limited to ${maxUpload} bytes`);
+        services.quota.check(me, bytes.length);
         const name = (file as File).name || "upload";
         const row = assets.addAttachment(
           me,

@@ -38,10 +38,15 @@ const conflict = (message: string, code = "conflict") => new AppError("conflict"
 export class WorkspaceFiles {
   readonly root: string;
 
+  /**
+   * `reserve(adding, replacing)` is asked before every write and throws when it does not fit the owner's
+   * quota (quota.ts).
+   */
   constructor(
     dataDir: string,
     owner: string,
     private readonly maxBytes: number,
+    private readonly reserve: (adding: number, replacing: number) => void = () => {},
   ) {
     this.root = join(dataDir, "workspaces", encodeURIComponent(owner), "files");
   }
@@ -145,6 +150,7 @@ export class WorkspaceFiles {
     }
     if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
     this.checkSize(Buffer.byteLength(content));
+    this.reserve(Buffer.byteLength(content), stat?.size ?? 0);
     return this.write(abs, path, content);
   }
 
@@ -154,6 +160,7 @@ export class WorkspaceFiles {
     if (stat?.isDirectory()) throw conflict(`${path} is a directory`);
     if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
     this.checkSize((stat?.size ?? 0) + Buffer.byteLength(content));
+    this.reserve(Buffer.byteLength(content), 0);
     mkdirSync(join(abs, ".."), { recursive: true });
     appendFileSync(abs, content);
     return this.written(abs, path);
@@ -169,6 +176,7 @@ export class WorkspaceFiles {
       throw conflict("`old` occurs more than once in the file", "patch_ambiguous");
     const next = text.slice(0, first) + replacement + text.slice(first + old.length);
     this.checkSize(Buffer.byteLength(next));
+    this.reserve(Buffer.byteLength(next), Buffer.byteLength(text));
     return this.write(abs, path, next);
   }
 

@@ -1,11 +1,14 @@
 /**
  * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Its start hook
- * marks runs a crash left running as failed, discards their artifact candidates, and warms the sandbox.
+ * marks runs a crash left running as failed, discards their artifact candidates, and builds the sandbox
+ * pool; once the server serves, the pool warms in the background (pyodide loads in its subprocesses, so
+ * neither readiness nor the event loop waits). At shutdown, running turns fail with `server_stopping`
+ * and the family waits a moment for them to commit before the database closes.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
-import { SandboxPool } from "../sandbox/pool.ts";
+import { defaultMaxInterpreters, SandboxPool } from "../sandbox/pool.ts";
 import { assetRoutes } from "./assets-routes.ts";
 import { filesRoutes } from "./files-routes.ts";
 import { turnsMigrations } from "./migrations/index.ts";
@@ -27,6 +30,8 @@ export function servicesOf(ctx: AppContext): TurnServices {
 }
 
 const started = new Set<TurnServices>();
+/** How long shutdown waits for running turns to commit their failure. */
+const SETTLE_MS = 3000;
 
 export const turnsFamily: Family = {
   name: "turns",
@@ -51,9 +56,13 @@ export const turnsFamily: Family = {
     services.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
     const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
+    const { runtime, rlm } = services.settings;
     try {
       services.pool = new SandboxPool({
         warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
+        max: runtime.max_interpreters || defaultMaxInterpreters(),
+        reservedForChildren: rlm.recursion_enabled ? 1 : 0,
+        startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
         keepOut: [ctx.config.dataDir],
       });
     } catch (error) {
@@ -64,11 +73,15 @@ export const turnsFamily: Family = {
     }
     started.add(services);
     ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
-    // Interpreters are warmed on the family's first request (sessions, turns), not here: an app that
-    // never serves a turn (tests of other families, a search-only deployment) never starts pyodide.
+  },
+  // Only a listening server warms (an app composed in a test that never runs a turn starts no pyodide).
+  serving(ctx) {
+    servicesOf(ctx).warmSandbox();
   },
   async stop() {
-    for (const services of started) stopServices(services);
+    const stopping = [...started];
+    for (const services of stopping) stopServices(services);
+    await Promise.all(stopping.map((services) => services.live.settled(SETTLE_MS)));
   },
 };
 

@@ -52,6 +52,21 @@ export class LiveRuns {
 
   remove(id: string): void {
     this.runs.delete(id);
+    if (this.runs.size === 0) for (const wake of this.emptied.splice(0)) wake();
+  }
+
+  private readonly emptied: (() => void)[] = [];
+
+  /** Resolves when no run is executing any more, or after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<void> {
+    if (this.runs.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.emptied.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   all(): LiveRun[] {

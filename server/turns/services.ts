@@ -15,6 +15,7 @@ import { Analytics } from "./analytics.ts";
 import { Assets } from "./assets.ts";
 import { WorkspaceFiles } from "./files.ts";
 import { LiveRuns } from "./live-run.ts";
+import { OwnerQuota } from "./quota.ts";
 import { TurnStore } from "./store.ts";
 import { Tracer } from "./tracing.ts";
 
@@ -27,6 +28,7 @@ export class TurnServices {
   readonly settings: PolicySettings;
   readonly models: ModelService;
   readonly log: Logger;
+  readonly quota: OwnerQuota;
   /** Started by the family's start hook (it spawns processes); routes wait for it through `sandbox()`. */
   pool: SandboxPool | undefined;
 
@@ -36,6 +38,11 @@ export class TurnServices {
     this.settings = ctx.config.policy.settings;
     this.models = ctx.models;
     this.log = ctx.log;
+    this.quota = new OwnerQuota(
+      ctx.store,
+      (owner) => join(this.volumeRoot(owner), "files"),
+      this.settings.storage.workspace_quota_bytes,
+    );
     const secrets = Object.values(ctx.config.policy.secrets).filter(
       (v): v is string => typeof v === "string",
     );
@@ -51,7 +58,7 @@ export class TurnServices {
 
   private warming = false;
 
-  /** Starts the warm interpreters once, in the background. */
+  /** Starts the warm interpreters once, in the background (a listening server, right after composing). */
   warmSandbox(): void {
     if (this.warming || !this.pool) return;
     this.warming = true;
@@ -59,7 +66,12 @@ export class TurnServices {
   }
 
   files(owner: string): WorkspaceFiles {
-    return new WorkspaceFiles(this.ctx.config.dataDir, owner, this.settings.storage.max_upload_bytes);
+    return new WorkspaceFiles(
+      this.ctx.config.dataDir,
+      owner,
+      this.settings.storage.max_upload_bytes,
+      (adding, replacing) => this.quota.check(owner, adding, replacing),
+    );
   }
 
   /** The mounted volume of an owner: the workspace folder holding `files/`. */

@@ -27,7 +27,8 @@ import { CompatEncoder, type TurnEvent } from "./events.ts";
 import { turnRecord } from "./history.ts";
 import type { TurnServices } from "./services.ts";
 import type { SessionRow } from "./store.ts";
-import { parseSkillSelections, TurnService } from "./turn-service.ts";
+import { parseSkillSelections } from "./turn-input.ts";
+import { TurnService } from "./turn-service.ts";
 
 const sessionView = (r: SessionRow) => ({
   id: r.id,
@@ -65,7 +66,6 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .post(
       "/api/sessions",
       ({ identity, body }) => {
-        services.warmSandbox();
         const row = store.createSession(
           owner(identity),
           `ses_${crypto.randomUUID().replaceAll("-", "")}`,
@@ -83,7 +83,6 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .get(
       "/api/sessions",
       ({ identity, query }) => {
-        services.warmSandbox();
         const limit = query.limit ?? 50;
         const offset = query.offset ?? 0;
         const me = owner(identity);
@@ -152,7 +151,6 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
       "/api/sessions/:session_id/turns",
       ({ identity, params, body, query, request }) => {
         const me = owner(identity);
-        services.warmSandbox();
         const key = request.headers.get("idempotency-key")?.trim();
         if (!key)
           throw new AppError("invalid", "The Idempotency-Key header is required", {
@@ -170,8 +168,10 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
           attachment_ids: body.attachment_ids ?? [],
           skill_selections: parseSkillSelections(body.skill_selections),
         };
-        const signal = AbortSignal.any([request.signal, ctx.shutdown]);
-        const events = turns.open(me, params.session_id, key, input, signal);
+        // Not ended by the server's shutdown signal: at shutdown the turn fails with `server_stopping`
+        // and the stream ends with that terminal event and [DONE], within the server's grace period.
+        const signal = request.signal;
+        const events = turns.open(me, params.session_id, key, input, signal, ctx.shutdown);
         return sseResponse(frames(events, query.format === "ui-message-stream"), {
           signal,
           done: true,

@@ -3,97 +3,32 @@
  * its interpreter made ready, then either the live run, a replay of the committed run for a repeated
  * Idempotency-Key, or a preparation failure (`turn_error` then `turn_finish`) with the spec's messages.
  */
-import { createHash } from "node:crypto";
-import { AppError } from "../http/errors.ts";
 import { UnknownModelError } from "../models/service.ts";
-import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
+import { SandboxKilled } from "../sandbox/interpreter.ts";
+import { SandboxQueueTimeout } from "../sandbox/pool.ts";
+import type { TurnEvent } from "./events.ts";
 import type { TurnInput } from "./history.ts";
 import { LiveRun } from "./live-run.ts";
+import { keepAlive, SandboxLine } from "./preparation.ts";
 import { childRunner } from "./runtime/children.ts";
-import { hostToolHandler, toolNames } from "./runtime/host-tools.ts";
+import { hostToolHandler, toolNames, UNTIMED_TOOLS } from "./runtime/host-tools.ts";
 import { systemPrompt } from "./runtime/prompt.ts";
 import { Repl } from "./runtime/repl.ts";
 import { UsageMeter } from "./runtime/usage.ts";
 import type { TurnServices } from "./services.ts";
 import { SKILLS, type Skill, skillById } from "./skills/catalog.ts";
-import type { RunRow } from "./store.ts";
+import { fingerprint, PreparationError, replayable } from "./turn-input.ts";
 import { emitterFor, executeTurn } from "./turn-runner.ts";
 
-/** A preparation failure: the stream answers `turn_error` (this message and code) then `turn_finish`. */
-export class PreparationError extends Error {
-  override name = "PreparationError";
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
-
-const MAX_SELECTIONS = 4;
-
-/** Structural check of `skill_selections` (before streaming: 422 `invalid_skill_selection`). */
-export function parseSkillSelections(raw: unknown): TurnInput["skill_selections"] {
-  if (raw === undefined) return [];
-  const fail = (message: string): never => {
-    throw new AppError("invalid", message, { code: "invalid_skill_selection" });
-  };
-  if (!Array.isArray(raw)) fail("skill_selections must be an array");
-  const list = raw as unknown[];
-  if (list.length > MAX_SELECTIONS) fail(`skill_selections holds at most ${MAX_SELECTIONS} entries`);
-  const seen = new Set<string>();
-  return list.map((entry, i) => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry))
-      fail(`skill_selections[${i}] must be an object`);
-    const { id, expected_version, ...rest } = entry as Record<string, unknown>;
-    if (Object.keys(rest).length > 0)
-      fail(`skill_selections[${i}] has unknown fields: ${Object.keys(rest).join(", ")}`);
-    if (typeof id !== "string" || id === "" || id.length > 100)
-      fail(`skill_selections[${i}].id must be a non-empty string`);
-    if (typeof expected_version !== "string" || expected_version === "" || expected_version.length > 50)
-      fail(`skill_selections[${i}].expected_version must be a non-empty string`);
-    if (seen.has(id as string)) fail(`skill_selections has '${id}' twice`);
-    seen.add(id as string);
-    return { id: id as string, expected_version: expected_version as string };
-  });
-}
-
-/**
- * A committed run's events as a replay sends them: always closed by the spec's terminal shape, also for
- * a run that failed in preparation (turn_error, then turn_finish) or was cut by a crash (no terminal).
- */
-function replayable(events: TurnEvent[], run: RunRow): TurnEvent[] {
-  const out = [...events];
-  const last = out.at(-1);
-  if (!last || !TERMINAL_TYPES.has(last.type)) {
-    out.push({
-      type: "turn_error",
-      message: run.error_message ?? "The turn did not finish",
-      code: run.error_code ?? "execution_failed",
-      durationMs: run.duration_ms ?? 0,
-    });
-  }
-  if (out[0]?.type !== "turn_start") {
-    out.push({
-      type: "turn_finish",
-      finishReason: "error",
-      status: "failed",
-      checkpointVersion: 0,
-      durationMs: run.duration_ms ?? 0,
-      traceId: null,
-    });
-  }
-  return out;
-}
-
-/** SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. */
-export function fingerprint(input: TurnInput): string {
-  const canonical = JSON.stringify({
-    attachment_ids: input.attachment_ids,
-    skill_selections: input.skill_selections.map((s) => ({ expected_version: s.expected_version, id: s.id })),
-    text: input.text,
-  });
-  return createHash("sha256").update(canonical).digest("hex");
+/** Why the turn's interpreter could not be opened, as the stream says it. */
+function openingFailure(reason: "timeout" | Error, stopping: boolean): PreparationError {
+  if (stopping) return new PreparationError("Turn is unavailable", "server_stopping");
+  if (reason === "timeout") return new PreparationError("Turn preparation timed out", "preparation_timeout");
+  if (reason instanceof SandboxQueueTimeout)
+    return new PreparationError("Turn is unavailable", "sandbox_queue_timeout");
+  if (reason instanceof SandboxKilled && reason.reason === "start_timeout")
+    return new PreparationError("Turn is unavailable", "sandbox_start_timeout");
+  return new PreparationError("Turn is unavailable", "sandbox_unavailable");
 }
 
 type Prepared = { kind: "replay"; events: TurnEvent[] } | { kind: "live"; live: LiveRun };
@@ -103,42 +38,33 @@ const TEXT_MEDIA = /^(text\/|application\/(json|xml|x-ndjson|csv|yaml|x-yaml|tom
 export class TurnService {
   constructor(private readonly services: TurnServices) {}
 
-  /** The whole stream of one POST: preparation keep-alives, then the turn's events. */
+  /**
+   * The whole stream of one POST: preparation keep-alives, then the turn's events. `signal` is the
+   * client's (gone: stop streaming, the turn goes on); at `shutdown` the stream still ends with one
+   * terminal event (the live run fails with `server_stopping`) before the server closes it.
+   */
   async *open(
     owner: string,
     sessionId: string,
     key: string,
     input: TurnInput,
     signal: AbortSignal,
+    shutdown: AbortSignal,
   ): AsyncGenerator<TurnEvent> {
     const { runtime } = this.services.settings;
     const started = Date.now();
-    const status: TurnEvent = { type: "turn_status", phase: "preparation", status: "running", message: null };
-    yield status;
+    const line = new SandboxLine();
     const timeout = new AbortController();
-    const preparing = this.prepare(owner, sessionId, key, input, timeout.signal).then(
-      (prepared) => ({ prepared }),
-      (error: unknown) => ({ error }),
-    );
-    const deadline = started + runtime.preparation_timeout_seconds * 1000;
-    let outcome: Awaited<typeof preparing> | undefined;
-    while (!outcome) {
-      const wait = Math.max(0, Math.min(runtime.heartbeat_seconds * 1000, deadline - Date.now()));
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const tick = new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), wait);
-      });
-      outcome = await Promise.race([preparing, tick]);
-      clearTimeout(timer);
-      if (outcome) break;
-      if (signal.aborted) return;
-      if (Date.now() >= deadline) {
-        timeout.abort();
-        outcome = await preparing;
-        break;
-      }
-      yield status;
-    }
+    const outcome = yield* keepAlive(this.prepare(owner, sessionId, key, input, timeout.signal, line), {
+      started,
+      heartbeatMs: runtime.heartbeat_seconds * 1000,
+      timeoutMs: runtime.preparation_timeout_seconds * 1000,
+      line,
+      signal,
+      timeout,
+      shutdown,
+    });
+    if (!outcome) return;
     if ("error" in outcome) {
       const error = outcome.error;
       const failure =
@@ -159,7 +85,7 @@ export class TurnService {
       };
       return;
     }
-    const prepared = outcome.prepared;
+    const prepared = outcome.value;
     if (prepared.kind === "replay") {
       for (const event of prepared.events)
         yield event.type === "turn_start" ? { ...event, delivery: "replay" } : event;
@@ -175,6 +101,7 @@ export class TurnService {
     key: string,
     input: TurnInput,
     timedOut: AbortSignal,
+    line: SandboxLine,
   ): Promise<Prepared> {
     const s = this.services;
     if (!s.store.session(owner, sessionId))
@@ -240,18 +167,22 @@ export class TurnService {
         : undefined;
     const context = single ? new TextDecoder().decode(s.assets.attachmentBytes(single)) : undefined;
     const loadable = selected ?? [...SKILLS];
+    const { rlm, runtime } = s.settings;
     const toolsInput = {
       models: s.models,
       model,
       usage,
       signal: live.controller.signal,
       emit,
+      modelCallTimeoutMs: rlm.model_call_timeout_seconds * 1000,
+      maxToolCalls: rlm.max_tool_calls,
       root: {
         runId,
         owner,
         files: s.files(owner),
         assets: s.assets,
         maxArtifactBytes: s.settings.storage.max_artifact_bytes,
+        checkQuota: (bytes: number) => s.quota.check(owner, bytes),
         loadable,
         memoryCategories: s.settings.rlm.autonomous_memory_categories,
         memories,
@@ -275,10 +206,16 @@ export class TurnService {
       {
         tools,
         vars: context === undefined ? {} : { context },
-        outputLimit: s.settings.rlm.max_output_chars,
-        stepTimeoutMs: s.settings.rlm.step_timeout_seconds * 1000,
+        outputLimit: rlm.max_output_chars,
+        stepTimeoutMs: rlm.step_timeout_seconds * 1000,
+        untimedTools: UNTIMED_TOOLS,
       },
       hostToolHandler(toolsInput),
+      {
+        onQueue: line.report,
+        onStarting: line.reportStarting,
+        queueTimeoutMs: runtime.sandbox_queue_timeout_seconds * 1000,
+      },
     );
     const aborted = new Promise<"timeout">((resolve) => {
       if (timedOut.aborted) resolve("timeout");
@@ -290,10 +227,7 @@ export class TurnService {
         (r) => r.close(),
         () => {},
       );
-      const failure =
-        repl === "timeout"
-          ? new PreparationError("Turn preparation timed out", "preparation_timeout")
-          : new PreparationError("Turn is unavailable", "sandbox_unavailable");
+      const failure = openingFailure(repl, s.ctx.shutdown.aborted || timedOut.reason === "shutdown");
       s.store.tx(() => {
         s.store.commit(runId, {
           status: "failed",

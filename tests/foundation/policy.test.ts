@@ -58,6 +58,43 @@ describe("the committed policy", () => {
     expect(s.analytics.host).toBe("https://us.i.posthog.com");
   });
 
+  test("carries the budgets model code cannot stretch", () => {
+    const { runtime, rlm, storage } = policy.settings;
+    expect(runtime).toMatchObject({
+      max_interpreters: 0,
+      sandbox_queue_timeout_seconds: 300,
+      sandbox_start_timeout_seconds: 25,
+    });
+    expect(storage.workspace_quota_bytes).toBe(1024 ** 3);
+    expect(rlm).toMatchObject({
+      step_timeout_seconds: 60,
+      turn_timeout_seconds: 900,
+      model_call_timeout_seconds: 180,
+      max_tool_calls: 1000,
+      max_events_per_step: 400,
+      max_events_per_turn: 4000,
+      max_event_chars: 131072,
+      max_stored_bytes_per_turn: 16 * 1024 ** 2,
+      max_answer_chars: 131072,
+      recursion_child_timeout_seconds: 300,
+    });
+  });
+
+  test("budgets that would switch a bound off fail", () => {
+    for (const [key, bad] of [
+      ["max_interpreters = 0", "max_interpreters = -1"],
+      ["sandbox_start_timeout_seconds = 25", "sandbox_start_timeout_seconds = 0"],
+      ["turn_timeout_seconds = 900", "turn_timeout_seconds = 0"],
+      ["max_tool_calls = 1000", "max_tool_calls = 0"],
+      ["max_events_per_step = 400", "max_events_per_step = 5"],
+      ["max_stored_bytes_per_turn = 16777216", "max_stored_bytes_per_turn = 1000"],
+      ["workspace_quota_bytes = 1073741824", "workspace_quota_bytes = 0"],
+    ] as const) {
+      const name = key.split(" ")[0] as string;
+      expect(failure(policyFile(committedText.replace(key, bad)))).toContain(`.${name}'`);
+    }
+  });
+
   test("holds no secret values, only variable names", () => {
     expect(committedText).not.toMatch(/sk-|api_key\s*=|token\s*=/i);
     expect(policy.secrets).toEqual({

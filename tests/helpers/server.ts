@@ -16,9 +16,18 @@ export interface ServerProcess {
   exited: Promise<number>;
 }
 
-/** A minimal environment: the developer's variables (keys, modes) must not leak into a test. */
+/**
+ * A minimal environment: the developer's variables (keys, modes) must not leak into a test. No warm
+ * Python interpreters (a server warms its pool once listening): tests that run turns pass
+ * APP_SANDBOX_WARM themselves.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...extra };
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    APP_SANDBOX_WARM: "0",
+    ...extra,
+  };
 }
 
 export function spawn(args: string[], options: { env?: Record<string, string>; entry?: string } = {}) {

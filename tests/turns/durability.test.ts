@@ -19,7 +19,9 @@ afterAll(() => {
 });
 
 async function start() {
-  const server = await startServerProcess(["--port", "0", "--data-dir", dir.path]);
+  const server = await startServerProcess(["--port", "0", "--data-dir", dir.path], {
+    env: { APP_SANDBOX_WARM: "1" },
+  });
   procs.push(server);
   await waitForOk(`${server.url}/health/ready`);
   return server;

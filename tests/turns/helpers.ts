@@ -30,6 +30,8 @@ export async function turnsApp(
     policyPath: policy.path,
     env: { APP_SANDBOX_WARM: "1", ...options.env },
   });
+  // A listening server warms its pool once composed; a test app does it here (APP_SANDBOX_WARM=0: none).
+  servicesOf(t.ctx).warmSandbox();
   const close = t.close;
   return {
     ...t,

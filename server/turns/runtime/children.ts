@@ -2,13 +2,14 @@
  * Child RLM runs (`rlm_query`): each child gets a fresh interpreter of its own, model queries only (no
  * host tools), the child caps of the policy, and depth 1 (a child cannot start children). At most
  * `recursion_max_parallel_children` run at once; each reports `child_progress` to the parent's stream.
+ * A child runs under its own wall-clock deadline (`recursion_child_timeout_seconds`) and the turn's.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { SandboxPool } from "../../sandbox/pool.ts";
 import type { TurnEvent } from "../events.ts";
-import { hostToolHandler, toolNames } from "./host-tools.ts";
+import { hostToolHandler, toolNames, UNTIMED_TOOLS } from "./host-tools.ts";
 import { systemPrompt } from "./prompt.ts";
 import { Repl } from "./repl.ts";
 import { AbortedError, runRlm } from "./rlm.ts";
@@ -86,10 +87,20 @@ export function childRunner(input: ChildRunnerInput) {
     await slots.acquire();
     started = Date.now();
     const usage = new UsageMeter(rlm.recursion_child_max_llm_calls, input.usage);
-    const tools = { models: input.models, model: input.model, usage, signal: input.signal, emit: () => {} };
+    const deadline = AbortSignal.timeout(rlm.recursion_child_timeout_seconds * 1000);
+    const signal = AbortSignal.any([input.signal, deadline]);
+    const modelCallTimeoutMs = rlm.model_call_timeout_seconds * 1000;
+    const tools = {
+      models: input.models,
+      model: input.model,
+      usage,
+      signal,
+      emit: () => {},
+      modelCallTimeoutMs,
+    };
     let repl: Repl | undefined;
     try {
-      if (input.signal.aborted) throw new AbortedError();
+      if (signal.aborted) throw new AbortedError();
       progress("running");
       repl = await Repl.open(
         input.pool,
@@ -98,8 +109,10 @@ export function childRunner(input: ChildRunnerInput) {
           vars: {},
           outputLimit: rlm.recursion_child_max_output_chars,
           stepTimeoutMs: rlm.step_timeout_seconds * 1000,
+          untimedTools: UNTIMED_TOOLS,
         },
         hostToolHandler(tools),
+        { child: true, signal },
       );
       const result = await runRlm({
         models: input.models,
@@ -120,8 +133,9 @@ export function childRunner(input: ChildRunnerInput) {
           maxOutputChars: rlm.recursion_child_max_output_chars,
         },
         usage,
-        signal: input.signal,
+        signal,
         emit: () => {},
+        modelCallTimeoutMs,
       });
       const answer = result.answer.slice(0, rlm.recursion_child_max_output_chars);
       repl.close();
@@ -136,12 +150,18 @@ export function childRunner(input: ChildRunnerInput) {
       return answer;
     } catch (error) {
       repl?.close();
-      const cancelled = input.signal.aborted || error instanceof AbortedError;
-      progress(cancelled ? "cancelled" : "failed", {
-        outcome: cancelled ? null : excerpt((error as Error).message),
+      const cancelled = input.signal.aborted;
+      if (!cancelled && deadline.aborted) {
+        const message = `the child run ran past its limit of ${rlm.recursion_child_timeout_seconds} s`;
+        progress("timed_out", { outcome: message, gaps: [message], cleanupState: "done" });
+        throw new Error(message);
+      }
+      const aborted = cancelled || error instanceof AbortedError;
+      progress(aborted ? "cancelled" : "failed", {
+        outcome: aborted ? null : excerpt((error as Error).message),
         cleanupState: "done",
       });
-      throw cancelled ? new AbortedError() : error;
+      throw aborted ? new AbortedError() : error;
     } finally {
       slots.release();
     }

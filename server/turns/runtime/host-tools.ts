@@ -1,7 +1,9 @@
 /**
  * The host tools a turn's Python calls through the sandbox pipe: model queries, child runs, workspace
  * files, skills, artifacts and memory proposals. Each call is validated here (the sandbox is untrusted)
- * and shows in the stream as a tool_call / tool_result pair.
+ * and shows in the stream as a tool_call / tool_result pair. Budgets: a turn makes at most
+ * `maxToolCalls` calls (past it: one warning, then every call fails in Python and nothing more is
+ * recorded); each model query has its own deadline, on top of the turn's signal.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ModelService } from "../../models/service.ts";
@@ -14,6 +16,8 @@ import type { UsageMeter } from "./usage.ts";
 export const MODEL_TOOLS = ["llm_query", "llm_query_batched"];
 export const CHILD_TOOLS = ["rlm_query", "rlm_query_batched"];
 export const HOST_TOOLS = ["list_files", "read_file", "write_file", "load_skill", "create_artifact"];
+/** Model calls: they pause the step's clock (interpreter.ts) and run under their own deadlines. */
+export const UNTIMED_TOOLS: ReadonlySet<string> = new Set([...MODEL_TOOLS, ...CHILD_TOOLS]);
 const MAX_BATCH = 16;
 const MAX_SKILL_LOADS = 4;
 
@@ -23,6 +27,10 @@ export interface HostToolsInput {
   usage: UsageMeter;
   signal: AbortSignal;
   emit: (event: TurnEvent) => void;
+  /** Deadline of one model query. */
+  modelCallTimeoutMs: number;
+  /** Calls per turn; past it every call fails. Default: unbounded (a child: its model calls are capped). */
+  maxToolCalls?: number;
   /** Root only: absent in a child, which gets model queries and nothing else. */
   root?: {
     runId: string;
@@ -30,6 +38,8 @@ export interface HostToolsInput {
     files: WorkspaceFiles;
     assets: Assets;
     maxArtifactBytes: number;
+    /** Throws when `bytes` more do not fit the owner's storage quota. */
+    checkQuota: (bytes: number) => void;
     /** Skills load_skill may load: the explicit selection, or the whole catalog (up to four loads). */
     loadable: Skill[];
     memoryCategories: string[];
@@ -65,13 +75,18 @@ export function hostToolHandler(input: HostToolsInput) {
   const loaded = new Set<string>();
   let callCounter = 0;
 
+  let refused = false;
+
   const ask = async (prompt: string): Promise<string> => {
     input.usage.countCall();
+    const deadline = AbortSignal.timeout(input.modelCallTimeoutMs);
     const reply = await input.models.complete(
       input.model,
       { messages: [{ role: "user", content: prompt, timestamp: Date.now() }] },
-      { signal: input.signal },
+      { signal: AbortSignal.any([input.signal, deadline]) },
     );
+    if (deadline.aborted && !input.signal.aborted)
+      throw new Error(`the model call ran past its limit of ${input.modelCallTimeoutMs / 1000} s`);
     if (reply.stopReason === "error" || reply.stopReason === "aborted")
       throw new Error(reply.errorMessage ?? "model call failed");
     input.usage.add(reply.usage);
@@ -127,6 +142,7 @@ export function hostToolHandler(input: HostToolsInput) {
       const bytes = new TextEncoder().encode(str(content, "content"));
       if (bytes.length > r.maxArtifactBytes)
         throw new Error(`artifacts are limited to ${r.maxArtifactBytes} bytes`);
+      r.checkQuota(bytes.length);
       const row = r.assets.addArtifactCandidate(
         r.owner,
         r.runId,
@@ -173,6 +189,18 @@ export function hostToolHandler(input: HostToolsInput) {
   }
 
   return async (name: string, args: unknown[]): Promise<unknown> => {
+    if (input.maxToolCalls !== undefined && callCounter >= input.maxToolCalls) {
+      const message = `the limit of ${input.maxToolCalls} tool calls per turn is reached`;
+      if (!refused) {
+        refused = true;
+        input.emit({
+          type: "warning",
+          message: `This turn ${message}; further calls fail`,
+          code: "tool_call_limit",
+        });
+      }
+      throw new Error(message);
+    }
     const impl = offered.has(name) ? implementations[name] : undefined;
     const toolCallId = `call_${++callCounter}`;
     input.emit({ type: "tool_call", toolCallId, toolName: name, input: args });

@@ -4,7 +4,7 @@
  * starts a fresh interpreter so the turn can go on (its Python state is gone, and the model is told so).
  */
 import { type Interpreter, SandboxKilled, type ToolHandler } from "../../sandbox/interpreter.ts";
-import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { AcquireOptions, SandboxPool } from "../../sandbox/pool.ts";
 import type { StepResult } from "../../sandbox/protocol.ts";
 
 export interface ReplSetup {
@@ -12,6 +12,8 @@ export interface ReplSetup {
   vars: Record<string, string>;
   outputLimit: number;
   stepTimeoutMs: number;
+  /** Tools that pause the step's clock: model calls, which have deadlines of their own. */
+  untimedTools: ReadonlySet<string>;
 }
 
 export interface StepOutcome {
@@ -28,8 +30,13 @@ export class Repl {
     private readonly onToolCall: ToolHandler,
   ) {}
 
-  static async open(pool: SandboxPool, setup: ReplSetup, onToolCall: ToolHandler): Promise<Repl> {
-    const interpreter = await pool.acquire();
+  static async open(
+    pool: SandboxPool,
+    setup: ReplSetup,
+    onToolCall: ToolHandler,
+    acquire: AcquireOptions = {},
+  ): Promise<Repl> {
+    const interpreter = await pool.acquire(acquire);
     try {
       await interpreter.init(setup.tools, setup.vars, setup.outputLimit);
     } catch (error) {
@@ -45,13 +52,14 @@ export class Repl {
       const result = await this.interpreter.run(code, {
         timeoutMs: this.setup.stepTimeoutMs,
         onToolCall: this.onToolCall,
+        untimedTools: this.setup.untimedTools,
         signal,
       });
       return { output: formatOutput(result), result, timedOut: false };
     } catch (error) {
       if (!(error instanceof SandboxKilled) || error.reason === "cancelled" || signal.aborted) throw error;
-      this.pool.release(this.interpreter);
-      this.interpreter = await this.pool.acquire();
+      // A fresh interpreter in the same pool slot: the turn does not queue again behind other turns.
+      this.interpreter = await this.pool.replace(this.interpreter);
       await this.interpreter.init(this.setup.tools, this.setup.vars, this.setup.outputLimit);
       const seconds = this.setup.stepTimeoutMs / 1000;
       return {

@@ -30,6 +30,8 @@ export interface RlmInput {
   emit: (event: TurnEvent) => void;
   /** Distinguishes stream ids when several loops share a stream. */
   streamPrefix?: string;
+  /** Deadline of one model call (the turn's own deadline aborts `signal`). */
+  modelCallTimeoutMs: number;
 }
 
 export interface RlmResult {
@@ -166,10 +168,11 @@ async function streamStep(
   step: number,
   streamId: string,
 ): Promise<{ message: AssistantMessage; streamed: string }> {
+  const deadline = AbortSignal.timeout(input.modelCallTimeoutMs);
   const stream = input.models.stream(
     input.model,
     { systemPrompt: input.system, messages },
-    { signal: input.signal },
+    { signal: AbortSignal.any([input.signal, deadline]) },
   );
   let thinking = "";
   let text = "";
@@ -190,7 +193,10 @@ async function streamStep(
       input.emit({ type: "reasoning", streamId, step, text: now, delta, final: false });
     }
   }
-  return { message: await stream.result(), streamed };
+  const message = await stream.result();
+  if (deadline.aborted && !input.signal.aborted)
+    throw new Error(`The model call ran past its limit of ${input.modelCallTimeoutMs / 1000} s`);
+  return { message, streamed };
 }
 
 /** Offline mode: no model; each fenced Python block of the message is one step. */

@@ -1,0 +1,138 @@
+/**
+ * The sandbox pool's ceiling and line, with stand-in sandbox processes (a few lines of JavaScript that
+ * report ready, or never do), so the mechanics run in milliseconds: at most `max` interpreters alive,
+ * first come first served with each waiter told its place, children ahead of turns and a slot kept for
+ * them, the queue deadline, the start deadline (killed, reported, replaced), and a slot kept across a
+ * restart after a timed-out step.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
+import { defaultMaxInterpreters, SandboxPool, SandboxQueueTimeout } from "../../server/sandbox/pool.ts";
+
+/** A process that reports ready at once and then idles, like a warm interpreter. */
+const READY = [
+  process.execPath,
+  "-e",
+  `console.log('{"type":"ready","python":"stand-in"}'); setInterval(() => {}, 1e6)`,
+];
+/** A process that never reports ready (pyodide hanging at start). */
+const HANGS = [process.execPath, "-e", "setInterval(() => {}, 1e6)"];
+
+const pools: SandboxPool[] = [];
+function pool(options: ConstructorParameters<typeof SandboxPool>[0]) {
+  const p = new SandboxPool({ isolation: "none", ...options });
+  pools.push(p);
+  return p;
+}
+afterEach(() => {
+  for (const p of pools.splice(0)) p.close();
+});
+
+async function until(check: () => boolean, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await Bun.sleep(10);
+  }
+}
+
+describe("sandbox pool ceiling", () => {
+  test("the default ceiling follows cores and memory, never below 2", () => {
+    const GiB = 1024 ** 3;
+    expect(defaultMaxInterpreters(2, 24 * GiB)).toBe(4);
+    expect(defaultMaxInterpreters(16, 4 * GiB)).toBe(4);
+    expect(defaultMaxInterpreters(1, 1 * GiB)).toBe(2);
+  });
+
+  test("beyond the ceiling turns wait in line, first come first served, told their place", async () => {
+    const p = pool({ command: READY, max: 2, warm: 0 });
+    const places: number[][] = [[], [], [], [], []];
+    const served: number[] = [];
+    const acquiring = places.map((seen, i) =>
+      p.acquire({ onQueue: (ahead) => (ahead === undefined ? served.push(i) : seen.push(ahead)) }),
+    );
+    const first = await acquiring[0];
+    await acquiring[1];
+    expect(p.stats()).toMatchObject({ max: 2, live: 2, waiting: 3 });
+    expect(places.map((s) => s.at(-1))).toEqual([undefined, undefined, 0, 1, 2]);
+    p.release(first as never);
+    await acquiring[2];
+    expect(served).toEqual([2]);
+    // The line moved up: the last waiter was told it is now second.
+    expect(places[4]).toEqual([2, 1]);
+    expect(p.stats().live).toBe(2);
+    for (const i of [1, 2]) p.release((await acquiring[i]) as never);
+    await Promise.all(acquiring);
+    expect(served).toEqual([2, 3, 4]);
+    expect(p.stats()).toMatchObject({ live: 2, waiting: 0 });
+  });
+
+  test("children go ahead of waiting turns, and one slot is kept for them", async () => {
+    const p = pool({ command: READY, max: 2, reservedForChildren: 1, warm: 0 });
+    const turn = await p.acquire();
+    // A second turn may not take the kept slot...
+    let secondTurn = false;
+    const waitingTurn = p.acquire().then((i) => {
+      secondTurn = true;
+      return i;
+    });
+    await Bun.sleep(50);
+    expect(secondTurn).toBe(false);
+    // ...but the first turn's child can.
+    const child = await p.acquire({ child: true });
+    expect(p.stats().live).toBe(2);
+    // With both slots taken, a second child waits, and is served before the waiting turn.
+    const order: string[] = [];
+    void waitingTurn.then(() => order.push("turn"));
+    const secondChild = p.acquire({ child: true }).then((i) => {
+      order.push("child");
+      return i;
+    });
+    p.release(child);
+    await until(() => order.length === 1);
+    expect(order).toEqual(["child"]);
+    p.release(await secondChild);
+    p.release(turn);
+    await until(() => order.length === 2);
+    expect(order).toEqual(["child", "turn"]);
+  });
+
+  test("a turn gives up at its queue deadline", async () => {
+    const p = pool({ command: READY, max: 1, warm: 0 });
+    const held = await p.acquire();
+    const started = Date.now();
+    const error = await p.acquire({ queueTimeoutMs: 150 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxQueueTimeout);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(p.stats()).toMatchObject({ live: 1, waiting: 0 });
+    p.release(held);
+  });
+
+  test("an interpreter that never reports ready is killed at its start deadline, reported, and replaced", async () => {
+    const p = pool({ command: HANGS, max: 2, warm: 1, startTimeoutMs: 200 });
+    void p.warm();
+    await until(() => p.stats().live === 1);
+    const error = await p.acquire().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxKilled);
+    expect((error as SandboxKilled).reason).toBe("start_timeout");
+    // The hung warm one freed its slot and a replacement was started in its place: the ceiling holds.
+    await until(() => p.stats().live === 1 && p.stats().idle === 1);
+    expect(p.stats().live).toBeLessThanOrEqual(2);
+  });
+
+  test("a step restart keeps the turn's slot instead of queueing behind other turns", async () => {
+    const p = pool({ command: READY, max: 1, warm: 0 });
+    const first = await p.acquire();
+    let other = false;
+    const waiting = p.acquire().then((i) => {
+      other = true;
+      return i;
+    });
+    const fresh = await p.replace(first);
+    expect(fresh.pid).not.toBe(first.pid);
+    await until(() => !first.alive);
+    expect(other).toBe(false);
+    p.release(fresh);
+    p.release(await waiting);
+  });
+});
