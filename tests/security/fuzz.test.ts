@@ -9,11 +9,9 @@
  * only: an accepted body would start a Python turn per request.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
 import fc from "fast-check";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { stateHash } from "./support.ts";
 
 interface Schema {
   type?: string | string[];
@@ -87,29 +85,6 @@ const send = (op: Operation, text: string) =>
     headers: { "content-type": "application/json" },
     body: text,
   });
-
-/** A hash of every row of every table and every file in the data dir (the database files aside). */
-function snapshot(): string {
-  const hash = createHash("sha256");
-  const tables = t.ctx.db
-    .query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .all() as { name: string }[];
-  for (const { name } of tables) {
-    hash.update(name);
-    hash.update(JSON.stringify(t.ctx.db.query(`SELECT * FROM "${name}"`).all()));
-  }
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir).sort()) {
-      const path = join(dir, entry);
-      if (/^app\.db/.test(entry)) continue;
-      hash.update(relative(t.dataDir, path));
-      if (statSync(path).isDirectory()) walk(path);
-      else hash.update(readFileSync(path));
-    }
-  };
-  walk(t.dataDir);
-  return hash.digest("hex");
-}
 
 const typeOf = (schema: Schema) => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
 const propertyNames = (schema: Schema) => Object.keys(schema.properties ?? {});
@@ -203,7 +178,7 @@ test("every JSON body of the API is an object, as the shared layer requires", ()
 
 test("hostile bodies are refused with a 4xx on every write operation, and nothing changes", async () => {
   expect(operations.length).toBeGreaterThan(25);
-  const before = snapshot();
+  const before = stateHash(t);
   const reached = new Set<string>();
   for (const op of operations) {
     await fc.assert(
@@ -224,7 +199,7 @@ test("hostile bodies are refused with a 4xx on every write operation, and nothin
       { numRuns: 12 },
     );
   }
-  expect(snapshot()).toBe(before);
+  expect(stateHash(t)).toBe(before);
   // Every operation was reached with the hostile bodies, not only the first.
   expect(reached.size).toBe(operations.length);
 }, 30_000);

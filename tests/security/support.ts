@@ -1,7 +1,12 @@
 /**
  * Helpers for the local-surface tests: a raw HTTP/1.1 exchange over a socket (for WebSocket upgrades,
- * whose status a WebSocket client never shows) and the headers a browser page of some origin sends.
+ * whose status a WebSocket client never shows), the headers of an upgrade, and a fingerprint of
+ * everything a server stores, to show that refused requests changed nothing.
  */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { TestApp } from "../helpers/app.ts";
 
 export interface RawResponse {
   status: number;
@@ -73,4 +78,29 @@ export function upgradeHeaders(host: string, extra: Record<string, string> = {})
     "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
     ...extra,
   };
+}
+
+/** A hash of every row of every table and of every file in the data dir (the database files aside). */
+export function stateHash(t: TestApp): string {
+  const hash = createHash("sha256");
+  const tables = t.ctx.db
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all() as {
+    name: string;
+  }[];
+  for (const { name } of tables) {
+    hash.update(name);
+    hash.update(JSON.stringify(t.ctx.db.query(`SELECT * FROM "${name}"`).all()));
+  }
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir).sort()) {
+      const path = join(dir, entry);
+      if (/^app\.db/.test(entry)) continue;
+      hash.update(relative(t.dataDir, path));
+      if (statSync(path).isDirectory()) walk(path);
+      else hash.update(readFileSync(path));
+    }
+  };
+  walk(t.dataDir);
+  return hash.digest("hex");
 }
