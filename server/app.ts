@@ -42,7 +42,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}) {
     errorHandling(ctx.log),
   ) as AnyElysia;
   if (options.surfaceGuard !== false) {
-    app = app.use(surfaceGuard({ host: ctx.config.host, publicOrigins: ctx.config.publicOrigins }));
+    const { host, publicOrigins } = ctx.config;
+    app = app.use(surfaceGuard({ host, publicOrigins }, () => app.server?.port));
   }
   app = app
     .use(bodyLimit(ctx.config.bodyLimitBytes))

@@ -70,11 +70,16 @@ export class SurfacePolicy {
   /** Why this request may not be served, or undefined when it may. */
   check(request: Request, boundPort: number | undefined): AppError | undefined {
     const headers = request.headers;
-    const authority = (headers.get("host") ?? authorityOf(request.url)).toLowerCase();
+    const authority = headers.get("host") ?? authorityOf(request.url);
     // Handled in-process (tests) there is no bound port: the request's own port stands in for it.
     const tables = this.tablesFor(boundPort ?? portOf(authority));
     const method = request.method;
-    if (!tables.hosts.has(authority) && !isProbe(method, request)) {
+    // Browsers send host names in lower case: the second lookup is for other clients.
+    if (
+      !tables.hosts.has(authority) &&
+      !tables.hosts.has(authority.toLowerCase()) &&
+      !isProbe(method, request)
+    ) {
       return misdirected(authority, tables.own);
     }
     if (!STATE_CHANGING.has(method) && headers.get("upgrade")?.toLowerCase() !== "websocket") return;
@@ -88,11 +93,17 @@ export class SurfacePolicy {
   }
 }
 
-/** Mount before identity: a refused request learns nothing about routes, identity or readiness. */
-export function surfaceGuard(options: SurfaceOptions) {
+/**
+ * Mount before identity: a refused request learns nothing about routes, identity or readiness.
+ * `boundPort` reads the listening port (undefined while handled in process), kept once known. Elysia's
+ * `server` in the hook's context would do too, but asking for it made every request ~1.5 us slower.
+ */
+export function surfaceGuard(options: SurfaceOptions, boundPort: () => number | undefined) {
   const policy = new SurfacePolicy(options);
-  return new Elysia({ name: "atrium/surface" }).onRequest(({ request, server }) => {
-    const refusal = policy.check(request, server?.port);
+  let port: number | undefined;
+  return new Elysia({ name: "atrium/surface" }).onRequest(({ request }) => {
+    port ??= boundPort();
+    const refusal = policy.check(request, port);
     if (refusal) throw refusal;
   });
 }
@@ -126,8 +137,10 @@ function authorityOf(url: string): string {
 
 /** The port an authority names, else the http default. */
 function portOf(authority: string): number {
-  const match = /:(\d{1,5})$/.exec(authority);
-  return match ? Number(match[1]) : 80;
+  const colon = authority.lastIndexOf(":");
+  if (colon < 0 || authority.endsWith("]")) return 80;
+  const port = Number(authority.slice(colon + 1));
+  return Number.isInteger(port) ? port : 80;
 }
 
 function bracketed(host: string): string {
