@@ -1,7 +1,7 @@
 /**
  * Composes the Elysia app: cross-cutting plugins first (errors, the local surface guard, body limit,
- * readiness gate, identity, body types), then health, docs, the UI, and one plugin per family. Importable by tests, which call `app.handle()`
- * without listening.
+ * readiness gate, identity, body types), then health, docs, the UI, and one plugin per family.
+ * Importable by tests, which call `app.handle()` without listening.
  */
 import { type AnyElysia, Elysia } from "elysia";
 import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";

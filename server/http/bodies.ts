@@ -41,11 +41,6 @@ export class UploadRoutes {
         p.segments.every((s, i) => s === segments[i] || (s.startsWith(":") && segments[i] !== "")),
     );
   }
-
-  /** `METHOD /path` of each, for tests and the docs. */
-  list(): string[] {
-    return this.patterns.map((p) => `${p.method} ${p.segments.join("/")}`);
-  }
 }
 
 export function requestBodies(uploads: UploadRoutes) {

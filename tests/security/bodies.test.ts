@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { UploadRoutes } from "../../server/http/bodies.ts";
 import { inspectJson, MAX_JSON_DEPTH } from "../../server/http/json-body.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
@@ -114,6 +115,21 @@ describe("body types", () => {
 
 /** `levels` objects nested in one another around 1. */
 const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+
+test("upload routes are learned from the routes' declared type; a :param matches one segment", () => {
+  const uploads = new UploadRoutes();
+  uploads.learn([
+    { method: "POST", path: "/api/attachments", hooks: { type: "multipart/form-data" } },
+    { method: "POST", path: "/api/sessions/:id/files", hooks: { type: "multipart/form-data" } },
+    { method: "POST", path: "/api/files/append", hooks: {} },
+  ] as unknown as Parameters<UploadRoutes["learn"]>[0]);
+  expect(uploads.has("POST", "/api/attachments")).toBe(true);
+  expect(uploads.has("POST", "/api/sessions/s1/files")).toBe(true);
+  expect(uploads.has("POST", "/api/sessions//files")).toBe(false);
+  expect(uploads.has("POST", "/api/sessions/s1/files/x")).toBe(false);
+  expect(uploads.has("PUT", "/api/attachments")).toBe(false);
+  expect(uploads.has("POST", "/api/files/append")).toBe(false);
+});
 
 describe("JSON limits", () => {
   const post = (path: string, text: string) => send(path, text, { "content-type": "application/json" });
