@@ -1,17 +1,20 @@
 /**
- * HTTP overhead of the full app. GET /health and GET /api/health through every plugin (request id,
- * errors, body limit, readiness, identity, routing) against a raw Bun.serve answering the same bytes,
- * both in one child process and measured in interleaved rounds. Also: cold start of `bun server/main.ts`
- * to /health/ready 200 on an empty data dir, and the idle RSS of a fresh server.
+ * HTTP overhead of the full app. GET /health and GET /api/health through every plugin (errors, the
+ * local-surface guard, body limit, readiness, identity, routing) against a raw Bun.serve answering the
+ * same bytes, each in its own child process and measured in interleaved rounds. Then what the
+ * local-surface guard (Host allow-list, Origin check) costs, against the same app without it (aim <= 0.02
+ * of raw). Also: cold start of `bun server/main.ts` to /health/ready 200 on an empty data dir, and the
+ * idle RSS of a fresh server.
  *
- *   bun bench/http.ts [--seconds 3] [--rounds 3] [--connections 32]
+ *   bun bench/http.ts [--seconds 3] [--rounds 3] [--connections 32] [--skip-cold-start]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { handleTimes } from "./lib/handle-time.ts";
 import { load } from "./lib/load.ts";
-import { coldStart, rssMiB } from "./lib/process.ts";
+import { coldStart, cpuSeconds, rssMiB } from "./lib/process.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "3" },
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "32" },
+    "skip-cold-start": { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -26,25 +30,26 @@ const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const repo = join(import.meta.dir, "..");
 
-async function throughput() {
-  const servers = Bun.spawn([process.execPath, join(import.meta.dir, "lib", "servers.ts")], {
+/** Starts one server of bench/lib/servers.ts in its own process; resolves with its port. */
+async function spawnServer(kind: "app" | "unguarded" | "raw") {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "lib", "servers.ts"), kind], {
     stdout: "pipe",
     stderr: "inherit",
     cwd: repo,
   });
-  const reader = servers.stdout.getReader();
-  const first = new TextDecoder().decode((await reader.read()).value);
-  const ports = JSON.parse(first) as { app: number; raw: number };
+  const first = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
+  return { proc, port: (JSON.parse(first) as { port: number }).port };
+}
+
+async function throughput() {
+  const servers = { raw: await spawnServer("raw"), app: await spawnServer("app") };
   const results: Record<string, number[]> = {};
   let tool = "";
   try {
     for (let round = 0; round < rounds; round++) {
       for (const path of ["/health", "/api/health"]) {
-        for (const [name, port] of [
-          ["raw", ports.raw],
-          ["app", ports.app],
-        ] as const) {
-          const result = await load(`http://127.0.0.1:${port}${path}`, seconds, connections);
+        for (const name of ["raw", "app"] as const) {
+          const result = await load(`http://127.0.0.1:${servers[name].port}${path}`, seconds, connections);
           tool = result.tool;
           const key = `${name} ${path}`;
           results[key] = [...(results[key] ?? []), result.requestsPerSecond];
@@ -52,7 +57,7 @@ async function throughput() {
       }
     }
   } finally {
-    servers.kill();
+    for (const server of Object.values(servers)) server.proc.kill();
   }
   console.log(
     `HTTP throughput (${tool}, ${connections} connections, ${rounds} interleaved rounds of ${seconds}s, median req/s)`,
@@ -64,6 +69,49 @@ async function throughput() {
       `  GET ${path.padEnd(12)} raw Bun.serve ${fmt(raw).padStart(8)}   Atrium ${fmt(app).padStart(8)}   ratio ${fmt(app / raw, 2)} (aim >= 0.85)`,
     );
   }
+  return median(results["raw /api/health"] ?? []);
+}
+
+/**
+ * What the Host/Origin guard costs on GET /api/health, as a share of raw Bun.serve (aim <= 0.02):
+ * (raw / unguarded) - (raw / guarded), where each is the server's CPU time per request while wrk loads
+ * it (from /proc, over rounds of raw, guarded and unguarded in alternating order). Throughput on a
+ * shared 2-core machine wandered 5-15% between identical servers; CPU time per request is what
+ * throughput is the inverse of when the server is the bottleneck, and other load barely moves it.
+ * The in-process figure times app.handle with and without the guard in alternating batches.
+ */
+async function guardCost(rawRps: number) {
+  const servers = {
+    raw: await spawnServer("raw"),
+    app: await spawnServer("app"),
+    unguarded: await spawnServer("unguarded"),
+  };
+  const cpu: Record<string, number[]> = { raw: [], app: [], unguarded: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order =
+        round % 2 ? (["unguarded", "app", "raw"] as const) : (["raw", "app", "unguarded"] as const);
+      for (const name of order) {
+        const { proc, port } = servers[name];
+        const before = cpuSeconds(proc.pid);
+        const { requestsPerSecond } = await load(`http://127.0.0.1:${port}/api/health`, seconds, connections);
+        cpu[name]?.push((cpuSeconds(proc.pid) - before) / (requestsPerSecond * seconds));
+      }
+    }
+  } finally {
+    for (const server of Object.values(servers)) server.proc.kill();
+  }
+  const costs = (cpu.raw ?? []).map((r, i) => r / (cpu.unguarded?.[i] ?? 1) - r / (cpu.app?.[i] ?? 1));
+  const us = (name: string) => fmt(median(cpu[name] ?? []) * 1e6, 2);
+  const handle = await handleTimes("/api/health");
+  const extra = handle.extra;
+  console.log("Host/Origin guard on GET /api/health (aim <= 0.02 of raw Bun.serve):");
+  console.log(
+    `  HTTP, server CPU per request: raw ${us("raw")} us, guarded ${us("app")} us, unguarded ${us("unguarded")} us; the guard costs ${fmt(median(costs), 3)} of raw (median of ${rounds} rounds: ${costs.map((c) => fmt(c, 3)).join(", ")})`,
+  );
+  console.log(
+    `  in process: ${fmt(handle.guarded, 2)} vs ${fmt(handle.unguarded, 2)} us per request, median difference +${fmt(extra, 2)} us = ${fmt((extra * rawRps) / 1e6, 3)} of a raw request at ${fmt(rawRps)} req/s`,
+  );
 }
 
 async function coldStarts(runs = 5) {
@@ -85,5 +133,5 @@ async function coldStarts(runs = 5) {
   if (rss.length) console.log(`Idle RSS after start: median ${fmt(median(rss), 1)} MiB`);
 }
 
-await coldStarts();
-await throughput();
+if (!values["skip-cold-start"]) await coldStarts();
+await guardCost(await throughput());

@@ -23,6 +23,8 @@ export interface StartOptions {
   onListening?: (url: string) => void;
   /** How long in-flight requests may take to finish on shutdown. */
   graceMs?: number;
+  /** false only in bench/http.ts, to measure the Host/Origin guard's cost (AppOptions.surfaceGuard). */
+  surfaceGuard?: boolean;
 }
 
 export interface RunningServer {
@@ -37,7 +39,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const families = options.families ?? FAMILIES;
   const shutdown = new AbortController();
   const ctx = createContext({ config, env, log, shutdown: shutdown.signal });
-  const app = createApp(ctx, { families, plugins: options.plugins });
+  const app = createApp(ctx, { families, plugins: options.plugins, surfaceGuard: options.surfaceGuard });
 
   app.listen({
     hostname: config.host,

@@ -1,4 +1,7 @@
-/** Measuring a server process from outside: its resident memory, and a cold start to readiness. */
+/**
+ * Measuring a server process from outside: its resident memory, the CPU time it has used, and a cold
+ * start to readiness.
+ */
 import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 
@@ -7,6 +10,15 @@ export function rssMiB(pid: number): number {
   if (process.platform !== "linux") return 0;
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+}
+
+/** User plus system CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
+export function cpuSeconds(pid: number): number {
+  if (process.platform !== "linux") return 0;
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export interface ColdStart {

@@ -15,6 +15,8 @@ export interface CliOptions {
   dataDir: string;
   policyPath: string;
   allowNonLoopbackBind: boolean;
+  /** `--public-origin` values as given (validated with APP_PUBLIC_ORIGINS by loadConfig). */
+  publicOrigins?: string[];
 }
 
 export type CliResult =
@@ -60,6 +62,7 @@ export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult
       dataDir: values["data-dir"] ?? defaultDataDir(env),
       policyPath: values.policy ?? defaultPolicyPath(cwd),
       allowNonLoopbackBind: values["allow-non-loopback-bind"] ?? false,
+      publicOrigins: values["public-origin"] ?? [],
     },
   };
 }
@@ -75,6 +78,7 @@ function parseFlags(argv: string[]) {
       "data-dir": { type: "string" },
       policy: { type: "string" },
       "allow-non-loopback-bind": { type: "boolean" },
+      "public-origin": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -108,6 +112,10 @@ Flags:
                                copy of the committed one)
   --allow-non-loopback-bind    required to listen on anything but loopback (a team server); set the
                                protected-mode variables below when you do
+  --public-origin URL          an origin browsers may use to reach this server besides loopback
+                               (e.g. https://atrium.example.com); repeatable. Without it the server
+                               answers only Host localhost, 127.0.0.1 and [::1] (421 otherwise) and
+                               refuses state-changing requests from any other Origin (403)
   -h, --help                   show this help
   -v, --version                print the version
 
@@ -122,6 +130,7 @@ Environment (read by name; the process environment wins over ./.env):
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*)
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
+  APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
   APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
   SANDBOX_API_KEY                  enables the per-user sandbox

@@ -6,6 +6,7 @@ import { policyFileToLoad } from "./builtin-policy.ts";
 import { type CliOptions, isLoopbackHost } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
 import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
+import { PublicOriginError, publicOriginsFrom } from "./public-origins.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -23,6 +24,11 @@ export interface AppConfig {
   dataDir: string;
   policy: ResolvedPolicy;
   mode: Mode;
+  /**
+   * Origins besides loopback that browsers may use (`--public-origin`, `APP_PUBLIC_ORIGINS`), canonical
+   * (`https://host[:port]`). Their hosts join the Host allow-list and they pass the Origin check.
+   */
+  publicOrigins: string[];
   auth: { secret?: string; managedAuthUrl?: string; desktopToken?: string };
   /** Largest request body accepted; bigger ones get 413 before they are read. */
   bodyLimitBytes: number;
@@ -45,6 +51,13 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     if (error instanceof PolicyError) throw new ConfigError(error.message);
     throw error;
   }
+  let publicOrigins: string[];
+  try {
+    publicOrigins = publicOriginsFrom(cli.publicOrigins ?? [], env.get("APP_PUBLIC_ORIGINS"));
+  } catch (error) {
+    if (error instanceof PublicOriginError) throw new ConfigError(error.message);
+    throw error;
+  }
   const logLevel = env.get("APP_LOG_LEVEL") ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`APP_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${logLevel}'`);
@@ -55,6 +68,7 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     dataDir: cli.dataDir,
     policy,
     mode: detectMode(env),
+    publicOrigins,
     auth: {
       secret: env.get("APP_AUTH_SECRET"),
       managedAuthUrl: env.get("APP_MANAGED_AUTH_URL"),

@@ -2,7 +2,8 @@
  * API docs: the OpenAPI 3.1 document at /swagger/json and Swagger UI at /swagger, built by
  * @elysiajs/openapi from the routes' TypeBox schemas. Swagger UI's assets come from the swagger-ui-dist
  * package and are served here (embedded in a compiled binary), so the page works offline instead of
- * loading them from a CDN.
+ * loading them from a CDN. Request bodies are documented with the one type each route takes (bodies.ts):
+ * the generator would list JSON, urlencoded and multipart for every body.
  */
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
@@ -10,6 +11,7 @@ import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import type { Family } from "../family.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
+import type { UploadRoutes } from "./bodies.ts";
 
 const ASSETS = "/swagger/assets";
 
@@ -20,8 +22,28 @@ function asset(path: string, contentType: string) {
     });
 }
 
-export function docs(families: Family[]) {
+type Operation = { requestBody?: { content?: Record<string, unknown> } };
+type Document = { paths?: Record<string, Record<string, Operation>> };
+
+/** Keeps, per operation, only the body type the route takes. Idempotent: the document is cached. */
+function documentBodyTypes(document: Document, uploads: UploadRoutes): void {
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const content = operation.requestBody?.content;
+      if (!content) continue;
+      const type = uploads.has(method.toUpperCase(), path) ? "multipart/form-data" : "application/json";
+      for (const key of Object.keys(content)) if (key !== type) delete content[key];
+    }
+  }
+}
+
+export function docs(families: Family[], uploads: UploadRoutes) {
   return new Elysia({ name: "atrium/docs" })
+    .onAfterHandle(({ path, response }) => {
+      if (path === "/swagger/json" && typeof response === "object" && response !== null) {
+        documentBodyTypes(response as Document, uploads);
+      }
+    })
     .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
       detail: { hide: true },
     })

@@ -25,6 +25,7 @@ describe("parseCli", () => {
         dataDir: "/home/u/.local/share/atrium",
         policyPath: "/repo/config/policy.toml",
         allowNonLoopbackBind: false,
+        publicOrigins: [],
       },
     });
     expect(parseCli([], { XDG_DATA_HOME: "/xdg", HOME: "/h" }, "/r")).toMatchObject({
@@ -46,10 +47,21 @@ describe("parseCli", () => {
       "--policy",
       "/p.toml",
       "--allow-non-loopback-bind",
+      "--public-origin",
+      "https://a.example",
+      "--public-origin",
+      "http://b.example:8080",
     ];
     expect(parseCli(argv, {}, "/r")).toEqual({
       kind: "serve",
-      options: { host: "::1", port: 0, dataDir: "/d", policyPath: "/p.toml", allowNonLoopbackBind: true },
+      options: {
+        host: "::1",
+        port: 0,
+        dataDir: "/d",
+        policyPath: "/p.toml",
+        allowNonLoopbackBind: true,
+        publicOrigins: ["https://a.example", "http://b.example:8080"],
+      },
     });
   });
 
@@ -79,6 +91,7 @@ describe("parseCli", () => {
       "--data-dir",
       "--policy",
       "--allow-non-loopback-bind",
+      "--public-origin",
       "--help",
       "--version",
     ];
@@ -92,6 +105,7 @@ describe("parseCli", () => {
       "APP_AUTH_SECRET",
       "APP_CHAT_DATABASE_URL",
       "APP_DESKTOP_TOKEN",
+      "APP_PUBLIC_ORIGINS",
       "SANDBOX_API_KEY",
       "SANDBOX_WEBHOOK_SECRET",
       "AWS_ACCESS_KEY_ID",

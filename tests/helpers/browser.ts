@@ -7,7 +7,8 @@ import { type Browser, chromium } from "playwright";
 
 export const CHROMIUM = process.env.APP_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export async function launchBrowser(): Promise<Browser> {
+/** `extraArgs`: further Chromium switches (the rebinding test maps a name with --host-resolver-rules). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set APP_CHROMIUM_PATH`,
@@ -22,6 +23,7 @@ export async function launchBrowser(): Promise<Browser> {
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
+      ...extraArgs,
     ],
   });
 }

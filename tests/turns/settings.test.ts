@@ -133,13 +133,17 @@ describe("settings", () => {
       .flat()
       .find((i) => i && i.family === "IPv4" && !i.internal)?.address;
     expect(external).toBeDefined();
-    const r = await fetch(`http://${external}:${port}/api/settings`);
+    // Addressed by that IP, the Host allow-list answers first (421); with a loopback Host the request
+    // reaches the route, whose own rule looks at the client's address, not at names.
+    expect((await fetch(`http://${external}:${port}/api/settings`)).status).toBe(421);
+    const host = `127.0.0.1:${port}`;
+    const r = await fetch(`http://${external}:${port}/api/settings`, { headers: { host } });
     expect(r.status).toBe(403);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("loopback_required");
     const p = await fetch(`http://${external}:${port}/api/settings`, {
       method: "PATCH",
       body: "{}",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", host },
     });
     expect(p.status).toBe(403);
     // Without a socket there is no client address to trust: refused too.
