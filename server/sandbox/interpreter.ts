@@ -4,6 +4,7 @@
  * The time spent inside a host tool (a model call, a child run) does not count against the step.
  */
 import type { Subprocess } from "bun";
+import type { Confinement } from "./confinement.ts";
 import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
 
 /** Longer than any legitimate message (outputs are bounded far below this). */
@@ -13,13 +14,15 @@ export type ToolHandler = (name: string, args: unknown[]) => Promise<unknown>;
 
 export class SandboxKilled extends Error {
   override name = "SandboxKilled";
-  constructor(readonly reason: "timeout" | "cancelled" | "exited") {
+  constructor(readonly reason: "timeout" | "cancelled" | "exited" | "memory") {
     super(
       reason === "timeout"
         ? "The step ran past its time limit and the interpreter was stopped"
         : reason === "cancelled"
           ? "The interpreter was stopped"
-          : "The interpreter exited unexpectedly",
+          : reason === "memory"
+            ? "The code used more memory than the sandbox allows (policy sandbox.memory_mb) and the interpreter was stopped"
+            : "The interpreter exited unexpectedly",
     );
   }
 }
@@ -45,10 +48,16 @@ export class Interpreter {
   /** True once pyodide has loaded and the interpreter answers. */
   isReady = false;
 
-  constructor(command: string[]) {
+  /** Why the process died when the sandbox stopped it (its memory bound), else undefined. */
+  private deathReason: "memory" | undefined;
+
+  constructor(command: string[], confinement?: Confinement) {
     this.proc = Bun.spawn(command, { env: {}, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const pid = this.proc.pid;
+    confinement?.watch(pid, () => this.kill());
     void this.readLoop();
     void this.proc.exited.then(() => {
+      this.deathReason = confinement?.exited(pid);
       this.exited = true;
       for (const listener of this.exitListeners) listener();
     });
@@ -106,7 +115,7 @@ export class Interpreter {
         const message = await this.next(
           (m) => (m.type === "result" && m.id === id) || m.type === "tool_call",
         ).catch(() => {
-          throw new SandboxKilled(killedFor ?? "exited");
+          throw new SandboxKilled(killedFor ?? this.deathReason ?? "exited");
         });
         if (message.type === "result") return normalise(message.result);
         if (message.type !== "tool_call") continue;

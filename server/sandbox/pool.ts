@@ -4,8 +4,10 @@
  * own. Interpreters are never reused across turns: Python state belongs to one turn.
  */
 import { resolve } from "node:path";
+import { type Confinement, confinementFor } from "./confinement.ts";
 import { Interpreter } from "./interpreter.ts";
 import { detectIsolation, type Isolation, sandboxCommand } from "./isolation.ts";
+import { DEFAULT_LIMITS, type SandboxLimits } from "./limits.ts";
 
 const REFILL_DELAY_MS = 250;
 
@@ -16,11 +18,14 @@ export interface SandboxOptions {
   isolation?: Isolation;
   /** Paths the jail must never show (the data dir when it lies inside the checkout). */
   keepOut?: string[];
+  /** Limits of each interpreter (policy `[sandbox]`); default: the committed policy's. */
+  limits?: SandboxLimits;
 }
 
 export class SandboxPool {
   readonly isolation: Isolation;
   private readonly command: string[];
+  private readonly confinement: Confinement;
   private readonly warmTarget: number;
   private readonly idle: Interpreter[] = [];
   private readonly live = new Set<Interpreter>();
@@ -28,10 +33,13 @@ export class SandboxPool {
 
   constructor(options: SandboxOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
+    const limits = options.limits ?? DEFAULT_LIMITS;
     this.command = sandboxCommand(
       this.isolation,
       (options.keepOut ?? []).map((p) => resolve(p)),
+      limits,
     );
+    this.confinement = confinementFor(this.isolation, limits);
     this.warmTarget = options.warm ?? 1;
   }
 
@@ -77,10 +85,11 @@ export class SandboxPool {
     for (const interpreter of this.live) interpreter.kill();
     this.live.clear();
     this.idle.length = 0;
+    this.confinement.close();
   }
 
   private spawn(): Interpreter {
-    const interpreter = new Interpreter(this.command);
+    const interpreter = new Interpreter(this.command, this.confinement);
     this.live.add(interpreter);
     interpreter.ready.catch(() => this.live.delete(interpreter));
     return interpreter;

@@ -5,6 +5,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
+import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { SandboxPool } from "../sandbox/pool.ts";
 import { assetRoutes } from "./assets-routes.ts";
 import { filesRoutes } from "./files-routes.ts";
@@ -55,6 +56,7 @@ export const turnsFamily: Family = {
       services.pool = new SandboxPool({
         warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
         keepOut: [ctx.config.dataDir],
+        limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
       });
     } catch (error) {
       // The rest of the server still serves; turns answer "Turn is unavailable" until this is fixed.
