@@ -35,8 +35,12 @@ export interface JailSpec {
   system: string[];
   /** Read-only binds: [host path, path inside]. */
   readOnly: [string, string][];
+  /** Read-only binds at their own path, skipped when absent on this host. */
+  readOnlyIfPresent?: string[];
   /** Read-write binds: [host path, path inside]. */
   readWrite?: [string, string][];
+  /** Paths inside the read-write binds that stay read-only (bound over themselves; they must exist). */
+  readOnlyWithin?: string[];
   /** tmpfs mounts of `limits.scratchBytes` each. */
   tmpfs: string[];
   chdir: string;
@@ -109,13 +113,16 @@ exec "$@"`;
   if (plan.seccomp) bwrap.push("--seccomp", String(SECCOMP_FD));
   if (spec.infoFd !== undefined) bwrap.push("--info-fd", String(spec.infoFd));
   if (spec.blockFd !== undefined) bwrap.push("--block-fd", String(spec.blockFd));
-  bwrap.push(...systemBinds(spec.system));
-  if (plan.innerProcessLimit) bwrap.push("--ro-bind", plan.prlimit, plan.prlimit);
-  for (const [host, inside] of spec.readOnly) bwrap.push("--ro-bind", host, inside);
-  for (const [host, inside] of spec.readWrite ?? []) bwrap.push("--bind", host, inside);
+  // tmpfs first, so a bind below one of them (a workspace under /tmp) stays visible.
   bwrap.push("--proc", "/proc", "--dev", "/dev");
   for (const dir of ["/dev/shm", ...spec.tmpfs])
     bwrap.push("--size", String(limits.scratchBytes), "--tmpfs", dir);
+  bwrap.push(...systemBinds(spec.system));
+  if (plan.innerProcessLimit) bwrap.push("--ro-bind", plan.prlimit, plan.prlimit);
+  for (const [host, inside] of spec.readOnly) bwrap.push("--ro-bind", host, inside);
+  for (const path of spec.readOnlyIfPresent ?? []) bwrap.push("--ro-bind-try", path, path);
+  for (const [host, inside] of spec.readWrite ?? []) bwrap.push("--bind", host, inside);
+  for (const path of spec.readOnlyWithin ?? []) bwrap.push("--ro-bind", path, path);
   // Read-only last (mount points are made first): the jail's root and /dev are tmpfs without a size,
   // and /proc/sys must not be writable. bubblewrap leaves /proc/sys writable under --unshare-user,
   // which is harmless to a real unprivileged uid but not to host root, even without capabilities

@@ -16,6 +16,7 @@ import type { ModelService } from "../../models/service.ts";
 import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { ChatStore } from "../store.ts";
 import { LiveSession } from "./live-session.ts";
+import type { ShellOptions } from "./shell.ts";
 
 export interface HostOptions {
   dataDir: string;
@@ -28,6 +29,8 @@ export interface HostOptions {
   idleMs?: number;
   /** Shell commands on the host: true in local mode only. */
   hostCommands: boolean;
+  /** How shell commands run: the jail's limits and network (policy `[sandbox]`). */
+  shell?: ShellOptions;
 }
 
 export interface SessionTarget {
@@ -126,6 +129,7 @@ export class RuntimeHost {
       paths,
       await createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
+      this.options.shell,
     );
     const settings = SettingsManager.create(paths.workspaceDir, paths.agentDir);
     const startModel = model ?? this.defaultModel(settings);

@@ -29,7 +29,7 @@ import {
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
-import { workspaceBashTool } from "./shell.ts";
+import { type ShellOptions, workspaceBashTool } from "./shell.ts";
 
 export interface BufferedEvent {
   seq: number;
@@ -64,6 +64,7 @@ export class LiveSession {
     readonly auth: PiAuth,
     /** Whether shell commands may run on the host (local mode). */
     private readonly hostCommands: boolean,
+    private readonly shell: ShellOptions = {},
   ) {
     this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
   }
@@ -136,7 +137,7 @@ export class LiveSession {
       modelRegistry: this.auth.modelRegistry,
       model,
       tools: ALL_TOOLS,
-      customTools: [questionnaireTool(this.broker), await workspaceBashTool(workspaceDir)],
+      customTools: [questionnaireTool(this.broker), await workspaceBashTool(workspaceDir, this.shell)],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,
