@@ -9,6 +9,8 @@
  *
  * bubblewrap writes the jail's pid on its info fd and waits on its block fd; pasta is attached to that
  * pid's network namespace before the command is let go, so the command never runs without its network.
+ * Where pasta cannot attach (not installed; a host whose /dev/net/tun only root may open, for a server
+ * that is not root) the command runs with no network at all and its output says so: egress fails closed.
  */
 import { readFileSync, readSync, writeSync } from "node:fs";
 
