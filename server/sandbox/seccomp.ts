@@ -6,11 +6,12 @@
  *
  * libseccomp (Debian's libseccomp2) compiles the filter, through bun:ffi: it knows each architecture's
  * numbers and makes a foreign-architecture call (x32, i386 from a 64-bit process) kill the process. The
- * compiled program is written once per server to a private file; bubblewrap loads it (`--seccomp FD`)
+ * compiled program is written to a file in a folder private to this uid; bubblewrap loads it (`--seccomp FD`)
  * into the sandbox as its last step before exec. Where libseccomp is missing the jail runs without it and
  * /health/ready says so.
  */
-import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -68,18 +69,39 @@ const SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1;
 
 let compiled: { path: string } | null | undefined;
 
+/**
+ * A folder only this uid can use, stable across runs: a server killed with SIGKILL leaves nothing new
+ * behind (the filter's file is named after its content and written once). Anything else found at that
+ * path (another owner, a symlink, open permissions) is not used.
+ */
+function privateDir(): string | undefined {
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(tmpdir(), `atrium-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch {}
+  try {
+    const stat = lstatSync(dir);
+    if (stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0) return dir;
+  } catch {}
+  return undefined;
+}
+
 /** The compiled filter's file, or undefined when libseccomp is not available here. Built once. */
 export function seccompFilterFile(): string | undefined {
   if (compiled !== undefined) return compiled?.path;
   compiled = null;
   if (process.platform !== "linux") return undefined;
+  const dir = privateDir();
+  if (!dir) return undefined;
   try {
-    const dir = mkdtempSync(join(tmpdir(), "atrium-seccomp-"));
-    const path = join(dir, "filter.bpf");
-    if (compile(path)) {
+    const temp = join(dir, `seccomp.${process.pid}.tmp`);
+    if (compile(temp)) {
+      const bytes = readFileSync(temp);
+      const path = join(dir, `seccomp-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.bpf`);
+      renameSync(temp, path);
       compiled = { path };
-      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    } else rmSync(dir, { recursive: true, force: true });
+    } else rmSync(temp, { force: true });
   } catch {
     compiled = null;
   }
