@@ -36,17 +36,42 @@ export const Health = t.Object({
   version: t.String({ examples: ["0.1.0"] }),
 });
 
+/** What confines model-written code on this server (turns' Python, the local-mode shell). */
+export const SandboxReport = t.Object(
+  {
+    isolation: t.Union([t.Literal("bubblewrap"), t.Literal("none")], {
+      description: "bubblewrap: code runs jailed; none: no jail (protected mode then refuses to run code)",
+    }),
+    capabilities: t.Union([t.Literal("dropped"), t.Literal("unchanged")], {
+      description: "dropped: the jail holds no capability, even when the server runs as root",
+    }),
+    user: t.Union([t.Literal("unprivileged"), t.Literal("root_without_capabilities"), t.Literal("server")], {
+      description:
+        "whom the interpreters run as on the host: a real unprivileged uid; host root without any capability (a root server where unprivileged user namespaces are off); or the server's own user (no jail)",
+    }),
+    processLimit: t.Union([t.Literal("cgroup"), t.Literal("uid"), t.Literal("rlimit"), t.Literal("none")], {
+      description:
+        "what bounds the processes of one sandbox: a pids cgroup, RLIMIT_NPROC under a real unprivileged uid (root without cgroups), RLIMIT_NPROC (non-root), or nothing",
+    }),
+    memoryLimit: t.Union([t.Literal("cgroup"), t.Literal("watchdog"), t.Literal("none")], {
+      description:
+        "what bounds one sandbox's real memory: a memory cgroup, or the server stopping it past the limit",
+    }),
+    seccomp: t.Union([t.Literal("filter"), t.Literal("none")], {
+      description: "filter: mount, ptrace, bpf, keyctl, namespaces and the like fail inside the jail",
+    }),
+  },
+  { description: "The sandbox in force (policy [sandbox] sets its limits)" },
+);
+export type SandboxReport = typeof SandboxReport.static;
+
 export const Ready = t.Object({
   status: t.Literal("ready"),
   name: t.String(),
   version: t.String(),
   database: t.Union([t.Literal("ok"), t.Literal("not_configured")]),
   mode: t.Union([t.Literal("local"), t.Literal("protected")]),
-  sandbox: t.Object({
-    isolation: t.Union([t.Literal("bubblewrap"), t.Literal("none")], {
-      description: "bubblewrap: code runs jailed; none: no jail (protected mode then refuses to run code)",
-    }),
-  }),
+  sandbox: SandboxReport,
 });
 
 export const ApiHealth = t.Object({

@@ -3,6 +3,7 @@
  * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
  */
 import { t } from "elysia";
+import { SandboxReport } from "./common.ts";
 
 const Id = t.String({ minLength: 1, maxLength: 100 });
 
@@ -207,7 +208,7 @@ export const SettingsView = t.Object({
   defaults: t.Record(t.String(), t.Unknown()),
   overrides: t.Record(t.String(), t.Unknown()),
   effective: t.Record(t.String(), t.Unknown()),
-  sandbox: t.Object({ isolation: t.Union([t.Literal("bubblewrap"), t.Literal("none")]) }),
+  sandbox: SandboxReport,
   appliesAfterRestart: t.Literal(true),
 });
 

@@ -34,7 +34,22 @@ export const PolicySettingsSchema = Type.Object(
       },
       Closed,
     ),
-    sandbox: Type.Object({ api_key_env: EnvName }, Closed),
+    sandbox: Type.Object(
+      {
+        api_key_env: EnvName,
+        // Limits on every sandboxed process (turns' Python, the local-mode shell): server/sandbox/limits.ts.
+        memory_mb: Type.Integer({ minimum: 256, maximum: 1048576 }),
+        // pyodide reserves its WebAssembly memory up front: below 4 GiB it hangs or aborts at start.
+        address_space_mb: Type.Integer({ minimum: 4096, maximum: 1048576 }),
+        processes: Type.Integer({ minimum: 32, maximum: 65536 }),
+        cpu_seconds: PositiveInt,
+        file_size_mb: PositiveInt,
+        open_files: Type.Integer({ minimum: 64, maximum: 1048576 }),
+        scratch_mb: PositiveInt,
+        network: Type.Union([Type.Literal("none"), Type.Literal("egress")]),
+      },
+      Closed,
+    ),
     database: Type.Object({ url_env: EnvName, required: Type.Boolean() }, Closed),
     storage: Type.Object(
       {

@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import Negotiator from "negotiator";
 import { ApiHealth, Health, Ready, Redirect, RootProbe, TurnsError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
-import { detectIsolation } from "../sandbox/isolation.ts";
+import { sandboxReport } from "../sandbox/isolation.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import { AppError } from "./errors.ts";
 
@@ -42,7 +42,8 @@ export function healthRoutes(ctx: AppContext) {
         }
         const mode: "local" | "protected" = ctx.config.mode.kind;
         // How code runs (DESIGN.md, "Sandbox isolation"): "none" means protected mode refuses to run it.
-        const sandbox = { isolation: detectIsolation() };
+        // Detected once per process (isolation.ts caches it), so this costs nothing per request.
+        const sandbox = sandboxReport();
         return { status: "ready" as const, ...health, database: "ok" as const, mode, sandbox };
       },
       {

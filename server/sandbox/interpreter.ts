@@ -6,6 +6,7 @@
  * which run under deadlines of their own.
  */
 import type { Subprocess } from "bun";
+import type { Confinement } from "./confinement.ts";
 import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
 
 /** Longer than any legitimate message (outputs are bounded far below this). */
@@ -15,7 +16,7 @@ export type ToolHandler = (name: string, args: unknown[]) => Promise<unknown>;
 
 export class SandboxKilled extends Error {
   override name = "SandboxKilled";
-  constructor(readonly reason: "timeout" | "cancelled" | "exited" | "start_timeout") {
+  constructor(readonly reason: "timeout" | "cancelled" | "exited" | "start_timeout" | "memory") {
     super(
       reason === "timeout"
         ? "The step ran past its time limit and the interpreter was stopped"
@@ -23,7 +24,9 @@ export class SandboxKilled extends Error {
           ? "The interpreter was stopped"
           : reason === "start_timeout"
             ? "The interpreter did not become ready in time and was stopped"
-            : "The interpreter exited unexpectedly",
+            : reason === "memory"
+              ? "The code used more memory than the sandbox allows (policy sandbox.memory_mb) and the interpreter was stopped"
+              : "The interpreter exited unexpectedly",
     );
   }
 }
@@ -40,6 +43,8 @@ export interface RunOptions {
 export interface InterpreterOptions {
   /** Killed (ready rejects with SandboxKilled "start_timeout") when not ready within this time. */
   startTimeoutMs?: number;
+  /** Bounds the process (cgroups or a watchdog) and tells why it died. */
+  confinement?: Confinement;
 }
 
 interface Waiter {
@@ -57,10 +62,17 @@ export class Interpreter {
   /** True once pyodide has loaded and the interpreter answers. */
   isReady = false;
 
+  /** Why the process died when the sandbox stopped it (its memory bound), else undefined. */
+  private deathReason: "memory" | undefined;
+
   constructor(command: string[], options: InterpreterOptions = {}) {
+    const { confinement } = options;
     this.proc = Bun.spawn(command, { env: {}, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const pid = this.proc.pid;
+    confinement?.watch(pid, () => this.kill());
     void this.readLoop();
     void this.proc.exited.then(() => {
+      this.deathReason = confinement?.exited(pid);
       this.exited = true;
       for (const listener of this.exitListeners) listener();
     });
@@ -138,7 +150,7 @@ export class Interpreter {
         const message = await this.next(
           (m) => (m.type === "result" && m.id === id) || m.type === "tool_call",
         ).catch(() => {
-          throw new SandboxKilled(killedFor ?? "exited");
+          throw new SandboxKilled(killedFor ?? this.deathReason ?? "exited");
         });
         if (message.type === "result") return normalise(message.result);
         if (message.type !== "tool_call") continue;

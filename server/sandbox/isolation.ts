@@ -1,25 +1,37 @@
 /**
  * How a sandbox subprocess is started (DESIGN.md, "Sandbox isolation"): the server spawns itself with the
- * `sandbox` subcommand, with an empty environment, and on Linux under bubblewrap with no namespaces
- * shared, only the runtime bound read-only (the executable and its libraries, the checkout's sources and
- * packages without dotfiles such as .env, never the data dir, and pyodide's files), and a tmpfs scratch as
- * working dir.
+ * `sandbox` subcommand, with an empty environment, and on Linux in the jail of jail.ts: no namespace
+ * shared, every capability dropped, only the runtime bound read-only (the executable and its libraries,
+ * the checkout's sources and packages without dotfiles such as .env, never the data dir, and pyodide's
+ * files), tmpfs scratch space of a bounded size as working dir, and the limits of limits.ts.
  * Where bubblewrap is missing the isolation is "none": the same subprocess, empty environment, no jail.
+ *
+ * What is in force is decided once per process (detectSandbox) and reported by /health/ready and the
+ * settings view.
  */
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { SandboxReport } from "../../schemas/common.ts";
+import { detectCgroups, sweepCgroups } from "./cgroup.ts";
+import { type JailPlan, jailArgs } from "./jail.ts";
+import { DEFAULT_LIMITS, type SandboxLimits } from "./limits.ts";
 import { EMBEDDED_PYODIDE } from "./pyodide-embedded.ts";
 import { extractPyodide } from "./pyodide-files.ts";
+import { seccompFilterFile } from "./seccomp.ts";
 
 export type Isolation = "bubblewrap" | "none";
+export type { SandboxReport };
 
 let extracted: string | undefined;
 
 const require = createRequire(import.meta.url);
 
+/** The uid an unprivileged jail runs as when the server is root and no pids cgroup is available. */
+const NOBODY = 65534;
+
 /** The server's source root when running from source; undefined inside a compiled binary. */
-function sourceRoot(): string | undefined {
+export function sourceRoot(): string | undefined {
   if (Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:\\~BUN")) return undefined;
   return join(import.meta.dir, "..", "..");
 }
@@ -58,12 +70,120 @@ export function findBubblewrap(): string | undefined {
   return bwrapPath ?? undefined;
 }
 
+/** "bubblewrap" when the whole jail of jail.ts works here, else "none". */
 export function detectIsolation(): Isolation {
-  return findBubblewrap() ? "bubblewrap" : "none";
+  return detectSandbox().plan ? "bubblewrap" : "none";
+}
+
+interface Detected {
+  /** The jail of turns' interpreters. */
+  plan?: JailPlan;
+  /** The jail of the local-mode shell: it writes the owner's workspace, so it keeps the server's uid. */
+  shellPlan?: JailPlan;
+  report: SandboxReport;
+}
+
+let detected: Detected | undefined;
+
+const UNJAILED: SandboxReport = {
+  isolation: "none",
+  capabilities: "unchanged",
+  user: "server",
+  processLimit: "none",
+  memoryLimit: process.platform === "linux" ? "watchdog" : "none",
+  seccomp: "none",
+};
+
+/** Runs `command` in a jail of `plan`; true when it exits 0 (the plan works on this host). */
+function probe(plan: JailPlan, command: string[], readOnly: [string, string][] = []): boolean {
+  const system = ["/usr", "/bin", "/lib", "/lib64"];
+  const args = jailArgs(plan, DEFAULT_LIMITS, { system, readOnly, tmpfs: [], chdir: "/", command });
+  const ok = Bun.spawnSync(args, { env: {}, stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  if (plan.cgroups) sweepCgroups(plan.cgroups);
+  return ok;
+}
+
+/**
+ * Started by root, the interpreters' jail runs as a real unprivileged uid where the host allows it
+ * (unprivileged user namespaces, and that uid can read the runtime): inside a user namespace made by
+ * root, "uid 65534" is host root again, and the kernel still treats host root specially without any
+ * capability (file owner checks, sysctl writes, RLIMIT_NPROC never applied).
+ */
+function unprivileged(plan: JailPlan): JailPlan | undefined {
+  const setpriv = Bun.which("setpriv");
+  if (!setpriv) return undefined;
+  const candidate: JailPlan = { ...plan, dropTo: { setpriv, uid: NOBODY }, innerProcessLimit: true };
+  const checkout = sourceRoot();
+  const main = checkout ? join(checkout, "server", "main.ts") : realpathSync(process.execPath);
+  const pyodide = pyodideDir();
+  const binds: [string, string][] = [
+    [dirname(main), dirname(main)],
+    [pyodide, pyodide],
+  ];
+  const readable = ["/usr/bin/test", "-r", main, "-a", "-r", join(pyodide, "pyodide.asm.wasm")];
+  return probe(candidate, readable, binds) ? candidate : undefined;
+}
+
+/** What bounds a sandbox here; decided once per process. */
+export function detectSandbox(): Detected {
+  if (detected) return detected;
+  const bwrap = findBubblewrap();
+  const prlimit = bwrap ? Bun.which("prlimit") : null;
+  if (!bwrap || !prlimit) {
+    detected = { report: UNJAILED };
+    return detected;
+  }
+  const root = process.getuid?.() === 0;
+  const cgroups = detectCgroups();
+  // What is still busy at exit (sandboxes dying with the server) the next start removes (cgroup.ts).
+  if (cgroups) process.once("exit", () => sweepCgroups(cgroups, true));
+  const shellPlan: JailPlan = {
+    bwrap,
+    prlimit,
+    cgroups,
+    seccomp: seccompFilterFile(),
+    innerProcessLimit: !root,
+  };
+  if (!probe(shellPlan, ["/bin/true"])) {
+    // bubblewrap works but not with these options (an old version without --disable-userns or --size).
+    detected = { report: UNJAILED };
+    return detected;
+  }
+  const plan = (root && unprivileged(shellPlan)) || shellPlan;
+  const processLimit = cgroups?.pids
+    ? "cgroup"
+    : plan.innerProcessLimit
+      ? plan.dropTo
+        ? "uid"
+        : "rlimit"
+      : "none";
+  detected = {
+    plan,
+    shellPlan,
+    report: {
+      isolation: "bubblewrap",
+      capabilities: "dropped",
+      user: root && !plan.dropTo ? "root_without_capabilities" : "unprivileged",
+      processLimit,
+      memoryLimit: cgroups?.memory ? "cgroup" : "watchdog",
+      seccomp: shellPlan.seccomp ? "filter" : "none",
+    },
+  };
+  return detected;
+}
+
+/** The report for a pool forced to an isolation (tests of the "none" path), else what is in force. */
+export function sandboxReport(isolation?: Isolation): SandboxReport {
+  if (isolation === "none") return UNJAILED;
+  return detectSandbox().report;
 }
 
 /** The command line of one sandbox subprocess; `keepOut` paths are never visible inside the jail. */
-export function sandboxCommand(isolation: Isolation, keepOut: string[] = []): string[] {
+export function sandboxCommand(
+  isolation: Isolation,
+  keepOut: string[] = [],
+  limits: SandboxLimits = DEFAULT_LIMITS,
+): string[] {
   const exe = realpathSync(process.execPath);
   const root = sourceRoot();
   const pyodide = pyodideDir();
@@ -71,22 +191,26 @@ export function sandboxCommand(isolation: Isolation, keepOut: string[] = []): st
   inner.push("sandbox", "--pyodide", pyodide);
   if (isolation === "none") return inner;
 
-  const bwrap = findBubblewrap();
-  if (!bwrap) throw new Error("bubblewrap is not available");
-  const args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"];
-  for (const lib of ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]) args.push("--ro-bind-try", lib, lib);
-  args.push("--ro-bind", exe, exe);
+  const { plan } = detectSandbox();
+  if (!plan) throw new Error("bubblewrap is not available");
+  const readOnly: [string, string][] = [[exe, exe]];
   if (root) {
     // The server's own sources and installed packages: every top-level entry of the checkout except
     // dotfiles (.env, .git) and any folder holding a path to keep out (the data dir).
     for (const name of readdirSync(root)) {
       const path = join(root, name);
       if (name.startsWith(".") || keepOut.some((k) => k === path || k.startsWith(`${path}/`))) continue;
-      args.push("--ro-bind", realpathSync(path), path);
+      readOnly.push([realpathSync(path), path]);
     }
   }
-  args.push("--ro-bind", pyodide, pyodide);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/scratch", "--chdir", "/scratch");
-  args.push("--", ...inner);
-  return args;
+  readOnly.push([pyodide, pyodide]);
+  // The runtime's shared libraries and nothing else of the system.
+  const system = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"];
+  return jailArgs(plan, limits, {
+    system,
+    readOnly,
+    tmpfs: ["/scratch", "/tmp"],
+    chdir: "/scratch",
+    command: inner,
+  });
 }

@@ -11,8 +11,10 @@
  */
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
+import { type Confinement, confinementFor } from "./confinement.ts";
 import { Interpreter, SandboxKilled } from "./interpreter.ts";
 import { detectIsolation, type Isolation, sandboxCommand } from "./isolation.ts";
+import { DEFAULT_LIMITS, type SandboxLimits } from "./limits.ts";
 
 const REFILL_DELAY_MS = 250;
 /** What one ready pyodide interpreter costs, measured here (~175 MB RSS), with headroom. */
@@ -38,6 +40,8 @@ export interface SandboxOptions {
   keepOut?: string[];
   /** The sandbox command line (tests start a process that never gets ready); default: the jail's. */
   command?: string[];
+  /** Limits of each interpreter (policy `[sandbox]`); default: the committed policy's. */
+  limits?: SandboxLimits;
 }
 
 export interface AcquireOptions {
@@ -76,6 +80,7 @@ export class SandboxPool {
   readonly isolation: Isolation;
   readonly max: number;
   private readonly command: string[];
+  private readonly confinement: Confinement;
   private readonly warmTarget: number;
   private readonly turnSlots: number;
   private readonly startTimeoutMs: number;
@@ -91,12 +96,15 @@ export class SandboxPool {
 
   constructor(options: SandboxOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
+    const limits = options.limits ?? DEFAULT_LIMITS;
     this.command =
       options.command ??
       sandboxCommand(
         this.isolation,
         (options.keepOut ?? []).map((p) => resolve(p)),
+        limits,
       );
+    this.confinement = confinementFor(this.isolation, limits);
     this.max = Math.max(1, options.max ?? defaultMaxInterpreters());
     this.turnSlots = Math.max(1, this.max - (options.reservedForChildren ?? 0));
     this.warmTarget = Math.min(options.warm ?? 1, this.max);
@@ -160,6 +168,7 @@ export class SandboxPool {
     this.turnHeld.clear();
     this.idle.length = 0;
     for (const waiter of this.waiting.splice(0)) waiter.fail(new Error("the sandbox is shut down"));
+    this.confinement.close();
   }
 
   /**
@@ -274,7 +283,10 @@ export class SandboxPool {
   }
 
   private spawn(): Interpreter {
-    const interpreter = new Interpreter(this.command, { startTimeoutMs: this.startTimeoutMs });
+    const interpreter = new Interpreter(this.command, {
+      startTimeoutMs: this.startTimeoutMs,
+      confinement: this.confinement,
+    });
     this.live.add(interpreter);
     // A warm interpreter that dies or never gets ready frees its slot, and a replacement starts.
     void interpreter.ready.catch(() => {

@@ -85,10 +85,14 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   watchParent();
-  // jsglobals: an empty object, so `import js` reaches nothing of this process.
+  // jsglobals: an empty object, so `import js` reaches nothing of this process. Emscripten otherwise
+  // names the program after this script's path on the host, in sys.executable and in the `_` variable:
+  // a neutral name instead, and `_` left out (a value set to undefined is dropped from the environment).
   const pyodide = await loadPyodide({
     indexURL: indexURL.endsWith("/") ? indexURL : `${indexURL}/`,
     jsglobals: {},
+    _sysExecutable: "python",
+    env: { HOME: "/home/pyodide", _: undefined } as unknown as Record<string, string>,
     stdout: () => {},
     stderr: () => {},
   });

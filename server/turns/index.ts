@@ -8,6 +8,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Family } from "../family.ts";
+import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { defaultMaxInterpreters, SandboxPool } from "../sandbox/pool.ts";
 import { assetRoutes } from "./assets-routes.ts";
 import { filesRoutes } from "./files-routes.ts";
@@ -64,6 +65,7 @@ export const turnsFamily: Family = {
         reservedForChildren: rlm.recursion_enabled ? 1 : 0,
         startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
         keepOut: [ctx.config.dataDir],
+        limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
       });
     } catch (error) {
       // The rest of the server still serves; turns answer "Turn is unavailable" until this is fixed.

@@ -9,7 +9,7 @@ import { SettingsPatch, SettingsView } from "../../schemas/turns.ts";
 import { policyFileToWrite } from "../config/builtin-policy.ts";
 import type { AppContext } from "../context.ts";
 import { AppError } from "../http/errors.ts";
-import { detectIsolation } from "../sandbox/isolation.ts";
+import { sandboxReport } from "../sandbox/isolation.ts";
 import type { TurnServices } from "./services.ts";
 import { SettingsService } from "./settings.ts";
 
@@ -26,7 +26,7 @@ export function settingsRoutes(ctx: AppContext, services: TurnServices) {
   const settings = new SettingsService(
     ctx.config.policy.path,
     policyFileToWrite(ctx.config.policy.path, ctx.config.dataDir),
-    () => services.pool?.isolation ?? detectIsolation(),
+    () => sandboxReport(services.pool?.isolation),
   );
   const loopbackOnly = ({
     request,

@@ -9,7 +9,7 @@ import type { EnvSource } from "../config/env.ts";
 import { PolicyError, resolvePolicy } from "../config/policy.ts";
 import { readPolicyText, writePolicyAtomically } from "../config/policy-file.ts";
 import { AppError } from "../http/errors.ts";
-import type { Isolation } from "../sandbox/isolation.ts";
+import type { SandboxReport } from "../sandbox/isolation.ts";
 
 type Table = Record<string, unknown>;
 
@@ -39,7 +39,7 @@ export class SettingsService {
   constructor(
     private path: string,
     private readonly writePath: string,
-    private readonly isolation: () => Isolation,
+    private readonly sandbox: () => SandboxReport,
   ) {}
 
   read() {
@@ -135,7 +135,7 @@ export class SettingsService {
       defaults: isTable(doc.defaults) ? doc.defaults : {},
       overrides: isTable(profiles[profile]) ? (profiles[profile] as Table) : {},
       effective,
-      sandbox: { isolation: this.isolation() },
+      sandbox: this.sandbox(),
       appliesAfterRestart: true as const,
     };
   }

@@ -17,6 +17,7 @@ import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
 import type { ChatStore } from "../store.ts";
 import { LiveSession } from "./live-session.ts";
 import { ownerSettings } from "./pi-settings.ts";
+import type { ShellOptions } from "./shell.ts";
 
 export interface HostOptions {
   dataDir: string;
@@ -31,6 +32,8 @@ export interface HostOptions {
   hostCommands: boolean;
   /** Extensions and packages named in an owner's settings (inside their agent dir): local mode only. */
   settingsCode: boolean;
+  /** How shell commands run: the jail's limits and network (policy `[sandbox]`). */
+  shell?: ShellOptions;
 }
 
 export interface SessionTarget {
@@ -129,6 +132,7 @@ export class RuntimeHost {
       paths,
       await createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
+      this.options.shell,
     );
     const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
     const startModel = model ?? this.defaultModel(settings);

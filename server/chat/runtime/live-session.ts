@@ -30,7 +30,7 @@ import {
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
-import { workspaceBashTool } from "./shell.ts";
+import { type ShellOptions, workspaceBashTool } from "./shell.ts";
 
 export interface BufferedEvent {
   seq: number;
@@ -65,6 +65,7 @@ export class LiveSession {
     readonly auth: PiAuth,
     /** Whether shell commands may run on the host (local mode). */
     private readonly hostCommands: boolean,
+    private readonly shell: ShellOptions = {},
   ) {
     this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
   }
@@ -132,7 +133,10 @@ export class LiveSession {
     const { createAgentSession } = await loadPi();
     // pi runs a batch of parallel tool calls' hooks before any of them: a shell command in the batch
     // (which may add a symlink) makes the batch sequential, so each path is checked after it ran.
-    const bash = { ...(await workspaceBashTool(workspaceDir)), executionMode: "sequential" as const };
+    const bash = {
+      ...(await workspaceBashTool(workspaceDir, this.shell)),
+      executionMode: "sequential" as const,
+    };
     const { session, modelFallbackMessage } = await createAgentSession({
       cwd: workspaceDir,
       agentDir,

@@ -1,9 +1,18 @@
 /**
- * The agent's `bash` tool in local mode: pi's own shell tool, spawned with an allow-listed environment.
- * The server's environment holds provider keys and secrets (DESIGN.md: secrets never reach code a model
- * writes), so the shell sees only what a command needs to run, and HOME is the owner's workspace.
+ * The agent's `bash` tool in local mode: pi's own shell tool, its commands run in the sandbox's jail
+ * (server/sandbox/shell-jail.ts: the owner's workspace read-write, the system read-only, nothing else of
+ * the data dir or the checkout, no network unless the policy allows egress, the policy's limits).
+ * Where bubblewrap is missing (/health/ready says isolation "none"), commands run on the host as the
+ * user's own shell would, in the workspace, with an allow-listed environment: the server's environment
+ * holds provider keys and secrets (DESIGN.md: secrets never reach code a model writes), so the shell
+ * sees only what a command needs to run, and HOME is the owner's workspace.
  */
+import type { PolicySettings } from "../../config/policy-schema.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
+import { confinementFor } from "../../sandbox/confinement.ts";
+import { detectSandbox, type Isolation } from "../../sandbox/isolation.ts";
+import { DEFAULT_LIMITS, limitsFromPolicy, type SandboxLimits } from "../../sandbox/limits.ts";
+import { jailedExec, type ShellJail } from "../../sandbox/shell-jail.ts";
 
 /** Variables a shell needs to behave normally; none of them carries a credential. */
 const PASSED = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "SHELL", "TMPDIR"];
@@ -15,10 +24,41 @@ export function shellEnvironment(env: NodeJS.ProcessEnv, workspaceDir: string): 
   return out;
 }
 
+export interface ShellOptions {
+  /** Forces an isolation (tests of the "none" path); default: detected. */
+  isolation?: Isolation;
+  limits?: SandboxLimits;
+  network?: "none" | "egress";
+}
+
+/** The shell's options from the policy's `[sandbox]` table. */
+export function shellOptions(sandbox: PolicySettings["sandbox"]): ShellOptions {
+  return { limits: limitsFromPolicy(sandbox), network: sandbox.network };
+}
+
+function shellJail(options: ShellOptions): ShellJail | undefined {
+  if (options.isolation === "none") return undefined;
+  const plan = detectSandbox().shellPlan;
+  if (!plan) return undefined;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  return {
+    plan,
+    limits,
+    network: options.network ?? "none",
+    confinement: confinementFor("bubblewrap", limits),
+  };
+}
+
 /** Registered under pi's name `bash`, so it replaces the built-in tool of the same name. */
-export async function workspaceBashTool(workspaceDir: string) {
+export async function workspaceBashTool(workspaceDir: string, options: ShellOptions = {}) {
   // pi loads lazily (see pi-sdk.ts); the session start that needs this tool awaits it anyway.
   const { createBashToolDefinition, defineTool } = await loadPi();
+  const jail = shellJail(options);
+  if (jail) {
+    return defineTool(
+      createBashToolDefinition(workspaceDir, { operations: { exec: jailedExec(jail, workspaceDir) } }),
+    );
+  }
   return defineTool(
     createBashToolDefinition(workspaceDir, {
       spawnHook: ({ command, cwd, env }) => ({ command, cwd, env: shellEnvironment(env, workspaceDir) }),

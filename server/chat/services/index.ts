@@ -1,6 +1,7 @@
 /** Builds the chat family's services over one app context (one runtime host per context). */
 import type { AppContext } from "../../context.ts";
 import { RuntimeHost } from "../runtime/host.ts";
+import { shellOptions } from "../runtime/shell.ts";
 import { ChatStore } from "../store.ts";
 import { AttachService } from "./attach.ts";
 import { CatalogService } from "./catalogs.ts";
@@ -39,6 +40,8 @@ export function createChatServices(ctx: AppContext, options: ChatServiceOptions 
     log: ctx.log,
     hostCommands: local,
     settingsCode: local,
+    // Shell commands run in the sandbox's jail, with the policy's limits and network (shell.ts).
+    shell: shellOptions(ctx.config.policy.settings.sandbox),
     ...options,
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (DESIGN.md 5).

@@ -1,0 +1,66 @@
+/**
+ * Resource limits of one sandbox (policy `[sandbox]`): the same numbers bound turns' Python interpreters
+ * and the local-mode shell. Per-process limits are kernel rlimits set by util-linux `prlimit` right before
+ * bubblewrap starts (inherited by everything inside, and a process without capabilities cannot raise a
+ * hard limit again); the per-sandbox totals (memory, process count) come from cgroups where the host
+ * offers them (cgroup.ts), else from the fallbacks isolation.ts reports.
+ */
+import type { PolicySettings } from "../config/policy-schema.ts";
+
+const MIB = 1024 * 1024;
+
+export interface SandboxLimits {
+  /** Real memory of the whole sandbox (bytes). */
+  memoryBytes: number;
+  /** Virtual memory per process (bytes); pyodide needs at least 4 GiB. */
+  addressSpaceBytes: number;
+  /** Processes and threads of the whole sandbox. */
+  processes: number;
+  /** CPU time per process (seconds). */
+  cpuSeconds: number;
+  /** Largest file a process may write (bytes). */
+  fileSizeBytes: number;
+  /** Open file descriptors per process. */
+  openFiles: number;
+  /** Size of each tmpfs inside the jail: /scratch, /tmp, /dev/shm (bytes). */
+  scratchBytes: number;
+}
+
+/** The committed policy's values, for callers without a policy (benchmarks, tools). */
+export const DEFAULT_LIMITS: SandboxLimits = {
+  memoryBytes: 2048 * MIB,
+  addressSpaceBytes: 8192 * MIB,
+  processes: 256,
+  cpuSeconds: 900,
+  fileSizeBytes: 256 * MIB,
+  openFiles: 1024,
+  scratchBytes: 256 * MIB,
+};
+
+export function limitsFromPolicy(sandbox: PolicySettings["sandbox"]): SandboxLimits {
+  return {
+    memoryBytes: sandbox.memory_mb * MIB,
+    addressSpaceBytes: sandbox.address_space_mb * MIB,
+    processes: sandbox.processes,
+    cpuSeconds: sandbox.cpu_seconds,
+    fileSizeBytes: sandbox.file_size_mb * MIB,
+    openFiles: sandbox.open_files,
+    scratchBytes: sandbox.scratch_mb * MIB,
+  };
+}
+
+/**
+ * `prlimit` options setting soft and hard limits together. `nproc` only where the kernel applies it: never
+ * to real root, whatever the uid inside a user namespace (isolation.ts decides).
+ */
+export function prlimitOptions(limits: SandboxLimits, nproc: boolean): string[] {
+  const options = [
+    `--as=${limits.addressSpaceBytes}`,
+    `--cpu=${limits.cpuSeconds}`,
+    `--fsize=${limits.fileSizeBytes}`,
+    `--nofile=${limits.openFiles}`,
+    "--core=0",
+  ];
+  if (nproc) options.push(`--nproc=${limits.processes}`);
+  return options;
+}
