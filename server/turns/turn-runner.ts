@@ -5,7 +5,9 @@
  * tombstone). The turn has a wall-clock deadline; it, the event budget and server shutdown end it as
  * failed with their own codes, a cancellation request as cancelled.
  */
+
 import type { Api, Model } from "@mariozechner/pi-ai";
+import { SandboxKilled } from "../sandbox/interpreter.ts";
 import { compactForStorage, EventBudget } from "./event-budget.ts";
 import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
 import { assistantParts, tombstoneParts } from "./history.ts";
@@ -204,8 +206,9 @@ export async function executeTurn(
       services.assets.settleCandidates(run.id, false);
       span.end("error", { cancelled: true });
     } else {
+      const memory = error instanceof SandboxKilled && error.reason === "memory";
       const message = stopped?.message(policy) ?? ((error as Error).message || "The turn failed");
-      const code = stopped?.code ?? "execution_failed";
+      const code = stopped?.code ?? (memory ? "sandbox_memory_limit" : "execution_failed");
       const failure: TurnEvent = { type: "turn_error", message, code, durationMs: elapsed() };
       services.store.tx(() => {
         services.store.commit(run.id, {

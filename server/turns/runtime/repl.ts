@@ -58,6 +58,8 @@ export class Repl {
       return { output: formatOutput(result), result, timedOut: false };
     } catch (error) {
       if (!(error instanceof SandboxKilled) || error.reason === "cancelled" || signal.aborted) throw error;
+      // Past its memory bound the code would only fill memory again: the turn fails with that reason.
+      if (error.reason === "memory") throw error;
       // A fresh interpreter in the same pool slot: the turn does not queue again behind other turns.
       this.interpreter = await this.pool.replace(this.interpreter);
       await this.interpreter.init(this.setup.tools, this.setup.vars, this.setup.outputLimit);
