@@ -4,9 +4,9 @@
  * model call, max_turns, resume, end_session, invalid frames, refused connections and oversized frames.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { agentModel, as, chat, contributions, type ModelCall, speakers } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
-import { agentModel, as, chat, contributions, type ModelCall, speakers } from "./support.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 /** An agent backed by its own scripted model; `reply` sees the prompt. */

@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
-import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, type Event, eventReader, lines, scripted } from "./helpers.ts";
+import { chat, scripted } from "../helpers/chat.ts";
+import { type Event, eventReader, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,11 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const host = () => {
-  const services = chatServicesOf(t.ctx);
-  if (!services) throw new Error("chat family not mounted");
-  return services.host;
-};
+const host = () => t.family("chat").services.host;
 
 test("new → chat in it → hydrate and resume show the messages; the list is newest first with titles", async () => {
   const model = scripted(t, [fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);

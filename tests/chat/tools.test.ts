@@ -4,8 +4,9 @@ import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:
 import { homedir } from "node:os";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
-import { type Event, lines, scripted } from "./helpers.ts";
+import { type Event, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -176,7 +177,7 @@ test("protected mode refuses shell commands (no sandbox for chat tools yet)", as
   expect(sh?.isError).toBe(true);
   expect(JSON.stringify(sh?.result)).toContain("Shell commands are disabled");
   model.dispose();
-  other.close();
+  await other.close();
 });
 
 test("POST /api/post-chat streams the same NDJSON events as /api/chat", async () => {

@@ -17,8 +17,8 @@ import type { Browser, Page } from "playwright";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { listen } from "../helpers/listen.ts";
+import { stateHash } from "../helpers/surface.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { stateHash } from "../security/support.ts";
 
 const SECRET = "sk-e2e-provider-key-0123456789";
 
@@ -72,7 +72,7 @@ afterAll(async () => {
   attacker.stop(true);
   recorder.stop(true);
   await server.stop();
-  t.close();
+  await t.close();
   markerDir.remove();
 });
 

@@ -4,7 +4,8 @@ import { Elysia } from "elysia";
 import { ndjsonResponse } from "../../server/http/ndjson.ts";
 import { encodeSse, sseResponse } from "../../server/http/sse.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { listen, readChunks } from "../helpers/listen.ts";
+import { listen } from "../helpers/listen.ts";
+import { readChunks } from "../helpers/streams.ts";
 
 /** What the producers behind the probe routes did, for the tests to inspect. */
 const state = {
@@ -95,7 +96,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 describe("NDJSON", () => {

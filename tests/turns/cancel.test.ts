@@ -8,8 +8,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
+import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, readFrames, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);

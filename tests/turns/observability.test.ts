@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
-import { servicesOf } from "../../server/turns/index.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -58,7 +58,7 @@ describe("analytics and tracing", () => {
     expect(memory.body.content).toBe("- likes short answers\n");
     const failed = await runTurn(t, "ses_missing", { text: "x" });
     expect(failed.events.find((e) => e.type === "turn_error")?.message).toBe("Session not found");
-    await servicesOf(t.ctx).analytics.drain();
+    await t.family("turns").services.analytics.drain();
     const names = captured.map((c) => c.event);
     expect(names).toContain("session_created");
     expect(names).toContain("skill_listed");
@@ -76,7 +76,7 @@ describe("analytics and tracing", () => {
     const finish = events.find((e) => e.type === "turn_finish");
     expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(finish?.traceId).toBe(start?.traceId);
-    const spans = servicesOf(t.ctx).tracer.spans("local", start?.traceId);
+    const spans = t.family("turns").services.tracer.spans("local", start?.traceId);
     expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
     expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
   });
@@ -90,27 +90,22 @@ describe("analytics and tracing", () => {
       const count = captured.length;
       await createSession(quiet);
       await quiet.request("/api/skills");
-      await servicesOf(quiet.ctx).analytics.drain();
+      await quiet.family("turns").services.analytics.drain();
       expect(captured.length).toBe(count);
-      expect(servicesOf(quiet.ctx).analytics.enabled).toBe(false);
+      expect(quiet.family("turns").services.analytics.enabled).toBe(false);
     } finally {
-      quiet.close();
+      await quiet.close();
     }
   });
 });
 
 describe("isolation policy", () => {
   test("protected mode refuses to run code when isolation is none", async () => {
-    const t = await turnsApp({
-      env: { APP_SANDBOX_WARM: "0", APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-      resolvers: [
-        (request) => (request.headers.get("x-test-user") ? { id: "alice", kind: "bearer" } : undefined),
-      ],
-    });
+    const t = await turnsApp(twoUsers({ env: { APP_SANDBOX_WARM: "0" } }));
     try {
-      servicesOf(t.ctx).pool?.close();
-      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
-      const headers = { "content-type": "application/json", "x-test-user": "1" };
+      t.family("turns").services.pool?.close();
+      t.family("turns").services.pool = new SandboxPool({ warm: 0, isolation: "none" });
+      const headers = asUser("alice", { "content-type": "application/json" });
       const created = await t.json<{ id: string }>("/api/sessions", {
         method: "POST",
         headers,
@@ -128,7 +123,7 @@ describe("isolation policy", () => {
       // Unauthenticated requests never reach the family.
       expect((await t.request("/api/sessions")).status).toBe(401);
     } finally {
-      t.close();
+      await t.close();
     }
   });
 
@@ -136,8 +131,8 @@ describe("isolation policy", () => {
     const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     process.env.ATRIUM_NONE_CANARY = "canary-none-123";
     try {
-      servicesOf(t.ctx).pool?.close();
-      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
+      t.family("turns").services.pool?.close();
+      t.family("turns").services.pool = new SandboxPool({ warm: 0, isolation: "none" });
       const session = await createSession(t);
       const { events } = await runTurn(t, session, {
         text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",
@@ -148,7 +143,7 @@ describe("isolation policy", () => {
       expect(events.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });
     } finally {
       delete process.env.ATRIUM_NONE_CANARY;
-      t.close();
+      await t.close();
     }
   });
 });
