@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { agentModel, as, chat, contributions, type ModelCall, speakers } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -262,8 +263,7 @@ describe("sessions on the socket", () => {
     await c.next((f) => f.type === "stream");
     c.close();
     await c.closed;
-    for (let i = 0; i < 500 && !slow.calls[0]?.signal?.aborted; i++) await Bun.sleep(10);
-    expect(slow.calls[0]?.signal?.aborted).toBe(true);
+    await waitFor(() => slow.calls[0]?.signal?.aborted, { what: "the model call to be aborted" });
     const history = (await api.get(`/v1/chat/sessions/${session_id}/history`)).body.messages;
     expect(history.map((m: { type: string }) => m.type)).toEqual(["user"]);
   });

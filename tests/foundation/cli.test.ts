@@ -8,6 +8,7 @@ import { REPO_ROOT } from "../helpers/app.ts";
 import { spawn, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { readChunks } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -241,7 +242,10 @@ describe("the server process", () => {
       const frames = readChunks(stream.body!, "\n\n");
       expect((await frames.next()).value).toBe('event: open\ndata: {"ok":true}');
       const slow = fetch(`${server.url}/api/sessions/__slow`);
-      await Bun.sleep(100);
+      const inFlight = async () =>
+        ((await (await fetch(`${server.url}/api/sessions/__slow/in-flight`)).json()) as { count: number })
+          .count;
+      await waitFor(async () => (await inFlight()) === 1, { what: "the slow request to be in flight" });
       server.proc.kill(signal);
       const response = await slow;
       expect(response.status).toBe(200);

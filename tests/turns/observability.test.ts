@@ -12,6 +12,7 @@ import { startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { createSession, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -178,18 +179,10 @@ describe("sandbox lifetime", () => {
       expect(children.length).toBeGreaterThan(0);
       server.proc.kill("SIGKILL");
       await server.exited;
-      let alive = children;
-      for (let i = 0; i < 50 && alive.length > 0; i++) {
-        await Bun.sleep(100);
-        alive = alive.filter((pid) => {
-          try {
-            return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-          } catch {
-            return false;
-          }
-        });
-      }
-      expect(alive).toEqual([]);
+      await waitFor(() => children.every(processGone), {
+        timeoutMs: 5000,
+        what: "the sandbox processes to exit",
+      });
     } finally {
       server.proc.kill("SIGKILL");
       dir.remove();

@@ -17,6 +17,7 @@ import { REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { createSession, type Ev, runTurn, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(180_000);
@@ -34,14 +35,6 @@ beforeAll(async () => {
   });
 });
 afterAll(() => t.close());
-
-async function until(check: () => boolean, ms = 60_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await Bun.sleep(20);
-  }
-}
 
 /** A turn's events, and how long it took from the POST to its `turn_start`. */
 async function timedTurn(session: string, text: string): Promise<{ events: Ev[]; openedMs: number }> {
@@ -61,7 +54,7 @@ async function timedTurn(session: string, text: string): Promise<{ events: Ev[];
 describe("a burst beyond the ceiling", () => {
   test("six turns on a ceiling of two all finish, wait in line with their place, never past the ceiling", async () => {
     const pool = t.family("turns").services.pool as SandboxPool;
-    await until(() => pool.readyCount === 2);
+    await waitFor(() => pool.readyCount === 2, { timeoutMs: 60_000, what: "warm interpreters" });
     let peak = 0;
     const watching = setInterval(() => {
       peak = Math.max(peak, pool.stats().live);
@@ -111,7 +104,7 @@ describe("warming", () => {
       // Ready before pyodide is: the warm interpreter is starting, not awaited.
       expect(pool.stats().live).toBe(1);
       // No request touched the turns family, and the interpreter becomes ready on its own.
-      await until(() => pool.readyCount === 1);
+      await waitFor(() => pool.readyCount === 1, { timeoutMs: 60_000, what: "warm interpreters" });
     } finally {
       await server.stop();
       data.remove();
