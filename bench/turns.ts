@@ -25,7 +25,6 @@ import { silentLogger } from "../server/log.ts";
 import { Interpreter } from "../server/sandbox/interpreter.ts";
 import { pyodideDir, sandboxCommand } from "../server/sandbox/isolation.ts";
 import { SandboxPool } from "../server/sandbox/pool.ts";
-import { servicesOf } from "../server/turns/index.ts";
 import { coldStart, rssMiB } from "./lib/process.ts";
 import { fmt, median, percentile } from "./lib/stats.ts";
 
@@ -106,7 +105,7 @@ async function turnOpen() {
     const whole: number[] = [];
     for (let i = 0; i < turns; i++) {
       // Let the pool refill: this measures a turn that finds a warm interpreter, as the pool intends.
-      while ((servicesOf(server.ctx).pool?.readyCount ?? 0) < 1) await Bun.sleep(50);
+      while ((server.family("turns").services.pool?.readyCount ?? 0) < 1) await Bun.sleep(50);
       const t0 = performance.now();
       const response = await fetch(`${server.url}/api/sessions/${session.id}/turns`, {
         method: "POST",

@@ -3,7 +3,7 @@
  * history, and the frames of the WebSocket /v1/chat. Schemas only: no runtime code.
  */
 import { t } from "elysia";
-import { Paging } from "./common.ts";
+import { PageLimit, Paging } from "./common.ts";
 
 export const CAPABILITIES = [
   "CODE_REVIEW",
@@ -249,7 +249,7 @@ export const SessionListQuery = t.Composite([
   }),
 ]);
 export const HistoryQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  limit: t.Optional(PageLimit),
   before: t.Optional(t.String({ description: "ISO 8601 timestamp: only messages strictly older" })),
   after: t.Optional(t.String({ description: "ISO 8601 timestamp: only messages strictly newer" })),
   thread_id: t.Optional(Id),

@@ -3,6 +3,7 @@
  * bodies validate; response schemas document (inner records stay open, as the spec leaves them).
  */
 import { t } from "elysia";
+import { Paging } from "./common.ts";
 
 const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
 const ThinkingLevel = t.Union([
@@ -111,16 +112,9 @@ export const ProviderUpdate = t.Object({
 });
 
 export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
-export const RunsQuery = t.Object({
-  sessionId: SessionId,
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
-});
+export const RunsQuery = t.Object({ sessionId: SessionId, ...Paging.properties });
 export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
-export const SessionsQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
-});
+export const SessionsQuery = Paging;
 export const DiscoverQuery = t.Object({ provider: t.Optional(t.String({ minLength: 1, maxLength: 100 })) });
 
 // --- responses (documented; inner records open) ------------------------------------------------------

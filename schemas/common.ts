@@ -93,8 +93,14 @@ export const Redirect = t.String({
   description: "Redirect: the target is in the Location header; empty body",
 });
 
-/** `limit` 1..200 (default 50) and `offset` >= 0 for every list route (DESIGN.md ruling 9). */
-export const Paging = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+/** Page bounds of every list route (DESIGN.md ruling 9); server/http/paging.ts applies the defaults. */
+export const PAGE_LIMIT = { min: 1, max: 200, default: 50 } as const;
+export const PageLimit = t.Integer({
+  minimum: PAGE_LIMIT.min,
+  maximum: PAGE_LIMIT.max,
+  default: PAGE_LIMIT.default,
 });
+export const PageOffset = t.Integer({ minimum: 0, default: 0 });
+
+/** `limit` 1..200 (default 50) and `offset` >= 0 for every list route. */
+export const Paging = t.Object({ limit: t.Optional(PageLimit), offset: t.Optional(PageOffset) });

@@ -3,7 +3,7 @@
  * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
  */
 import { t } from "elysia";
-import { SandboxReport } from "./common.ts";
+import { Paging, SandboxReport } from "./common.ts";
 
 const Id = t.String({ minLength: 1, maxLength: 100 });
 
@@ -32,11 +32,7 @@ export const SessionList = t.Object({
   offset: t.Integer(),
 });
 
-export const SessionListQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
-  archived: t.Optional(t.Boolean()),
-});
+export const SessionListQuery = t.Object({ ...Paging.properties, archived: t.Optional(t.Boolean()) });
 
 export const SessionParams = t.Object({ session_id: Id });
 

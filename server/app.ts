@@ -1,17 +1,20 @@
 /**
- * Composes the Elysia app: cross-cutting plugins first (errors, the local surface guard, body limit,
- * readiness gate, identity, body types), then health, docs, the UI, and one plugin per family.
- * Importable by tests, which call `app.handle()` without listening.
+ * Composes the app over a context: one instance of each family, and the Elysia app with the
+ * cross-cutting plugins first (errors, the local surface guard, body limit, readiness gate, identity,
+ * body types), then health, docs, the UI, and each family's routes. The same `App` is driven by the
+ * server (lifecycle.ts: listen, compose, serving, close) and by tests (`elysia.handle()` without
+ * listening, then compose and close), so families start and stop the same way in both.
  */
 import { type AnyElysia, Elysia } from "elysia";
 import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
-import type { Family } from "./family.ts";
+import type { FamilyInstance } from "./family.ts";
+import { healthRoutes } from "./health.ts";
 import { requestBodies, UploadRoutes } from "./http/bodies.ts";
 import { docs } from "./http/docs.ts";
 import { errorHandling } from "./http/error-handler.ts";
-import { healthRoutes } from "./http/health.ts";
+import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
@@ -21,10 +24,15 @@ import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
 import { webRoutes } from "./web.ts";
 
-export const FAMILIES: Family[] = [chatFamily, turnsFamily, searchFamily, agentsFamily];
+/** Every family, in mounting order (docs tags follow it; stopping goes the other way). */
+export const FAMILIES = [chatFamily, turnsFamily, searchFamily, agentsFamily] as const;
+
+type Declared = (typeof FAMILIES)[number];
+export type FamilyName = Declared["name"];
+/** Each family's instance type by name: what `App.family(name)` returns. */
+export type FamilyInstances = { [F in Declared as F["name"]]: ReturnType<F["create"]> };
 
 export interface AppOptions {
-  families?: Family[];
   /** Extra plugins mounted after the families (tests use this for probe routes). */
   plugins?: ((ctx: AppContext) => AnyElysia)[];
   /**
@@ -34,12 +42,31 @@ export interface AppOptions {
   surfaceGuard?: boolean;
 }
 
-export function createApp(ctx: AppContext, options: AppOptions = {}) {
-  const families = options.families ?? FAMILIES;
+export interface App {
+  /** The Elysia app: `listen()` in lifecycle.ts, `handle()` in tests. */
+  elysia: AnyElysia;
+  /** The instance of a family in this app. */
+  family<N extends FamilyName>(name: N): FamilyInstances[N];
+  /**
+   * Finishes startup: applies pending migrations, starts each family's runtime, then opens the gate.
+   * Until it resolves, only the health probes answer.
+   */
+  compose(): Promise<void>;
+  /** Background warm-up once a listening server is composed (readiness does not wait for it). */
+  serving(): void;
+  /** Stops the families (last mounted first), then closes the database. Runs once; later calls wait for it. */
+  close(): Promise<void>;
+}
+
+export function createApp(ctx: AppContext, options: AppOptions = {}): App {
+  const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
+  const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
+  const envelopeOf = pathOwners(FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })));
+
   // Bun applies one WebSocket frame limit to the whole server: larger frames are closed with 1009.
   const uploads = new UploadRoutes();
   let app = new Elysia({ name: "atrium", websocket: { maxPayloadLength: WS_MAX_FRAME_BYTES } }).use(
-    errorHandling(ctx.log),
+    errorHandling(ctx.log, envelopeOf),
   ) as AnyElysia;
   if (options.surfaceGuard !== false) {
     const { host, publicOrigins } = ctx.config;
@@ -51,25 +78,41 @@ export function createApp(ctx: AppContext, options: AppOptions = {}) {
     .use(ctx.identity)
     .use(requestBodies(uploads))
     .use(healthRoutes(ctx))
-    .use(docs(families, uploads))
+    .use(
+      docs(
+        FAMILIES.map((f) => f.tag),
+        uploads,
+      ),
+    )
     .use(webRoutes()) as AnyElysia;
-  for (const family of families) app = app.use(family.routes(ctx));
+  for (const family of mounted) app = app.use(family.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
-  return app;
+
+  let closing: Promise<void> | undefined;
+  return {
+    elysia: app,
+    family: (name) => instances[name],
+    async compose() {
+      const applied = migrate(ctx.db, migrationSets());
+      if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      for (const family of mounted) await family.start?.();
+      ctx.readiness.markComposed();
+    },
+    serving() {
+      for (const family of mounted) family.serving?.();
+    },
+    close() {
+      closing ??= (async () => {
+        for (const family of [...mounted].reverse()) await family.stop?.();
+        ctx.db.close();
+      })();
+      return closing;
+    },
+  };
 }
 
-export function migrationSets(families: Family[] = FAMILIES): MigrationSet[] {
-  return [coreMigrations, ...families.map((f) => ({ scope: f.name, migrations: f.migrations }))];
-}
-
-/**
- * Finishes startup: applies pending migrations, starts each family's runtime, then opens the gate.
- * Until it resolves, only the health probes answer.
- */
-export async function compose(ctx: AppContext, families: Family[] = FAMILIES): Promise<void> {
-  const applied = migrate(ctx.db, migrationSets(families));
-  if (applied.length > 0) ctx.log.info("migrations applied", { applied });
-  for (const family of families) await family.start?.(ctx);
-  ctx.readiness.markComposed();
+/** The migration sets of the core tables and of each family (the index CLI applies them too). */
+export function migrationSets(): MigrationSet[] {
+  return [coreMigrations, ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations }))];
 }

@@ -12,7 +12,8 @@ export const COMMANDS: Record<string, Command> = {
   index: {
     summary:
       "build or update a search index from text files: index <files or dirs> [--name N] [--data-dir D]",
-    load: () => import("./search/index/cli.ts"),
+    // The app's modules include pi's: pi-package.ts first, as main.ts does for the server.
+    load: () => import("./pi-package.ts").then(() => import("./index-command.ts")),
   },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
@@ -25,4 +26,12 @@ export function commandOf(argv: string[]): { name: string; command: Command } | 
   const name = argv[0];
   if (name === undefined || !Object.hasOwn(COMMANDS, name)) return undefined;
   return { name, command: COMMANDS[name] as Command };
+}
+
+/** The Commands section of `--help` (run.ts appends it to the flags' help). */
+export function commandsHelp(): string {
+  const names = Object.keys(COMMANDS);
+  const width = Math.max(...names.map((name) => name.length)) + 2;
+  const lines = names.map((name) => `  ${name.padEnd(width)}${COMMANDS[name]?.summary}`);
+  return `Commands:\n${lines.join("\n")}\n`;
 }

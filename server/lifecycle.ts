@@ -6,18 +6,16 @@
  * release their runtimes, and SQLite closes (checkpointing the WAL).
  */
 import type { AnyElysia } from "elysia";
-import { compose, createApp, FAMILIES } from "./app.ts";
+import { type App, createApp } from "./app.ts";
 import type { EnvSource } from "./config/env.ts";
 import type { AppConfig } from "./config/index.ts";
 import { type AppContext, createContext } from "./context.ts";
-import type { Family } from "./family.ts";
 import type { Logger } from "./log.ts";
 
 export interface StartOptions {
   config: AppConfig;
   env: EnvSource;
   log: Logger;
-  families?: Family[];
   plugins?: ((ctx: AppContext) => AnyElysia)[];
   /** Called as soon as the port is bound, before composition finishes. */
   onListening?: (url: string) => void;
@@ -31,15 +29,17 @@ export interface RunningServer {
   url: string;
   port: number;
   ctx: AppContext;
+  /** The instance of a family in this server (tests reach a family's services through it). */
+  family: App["family"];
   stop(): Promise<void>;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config, env, log, graceMs = 10_000 } = options;
-  const families = options.families ?? FAMILIES;
   const shutdown = new AbortController();
   const ctx = createContext({ config, env, log, shutdown: shutdown.signal });
-  const app = createApp(ctx, { families, plugins: options.plugins, surfaceGuard: options.surfaceGuard });
+  const composed = createApp(ctx, { plugins: options.plugins, surfaceGuard: options.surfaceGuard });
+  const app = composed.elysia;
 
   app.listen({
     hostname: config.host,
@@ -67,19 +67,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       const timer = setTimeout(() => void server.stop(true), graceMs);
       await graceful;
       clearTimeout(timer);
-      for (const family of [...families].reverse()) await family.stop?.();
-      ctx.db.close();
+      await composed.close();
       log.info("stopped");
     })();
     return stopping;
   };
 
   try {
-    await compose(ctx, families);
+    await composed.compose();
   } catch (error) {
     await stop();
     throw error;
   }
-  for (const family of families) family.serving?.(ctx);
-  return { url, port: server.port ?? config.port, ctx, stop };
+  composed.serving();
+  return { url, port: server.port ?? config.port, ctx, family: composed.family, stop };
 }

@@ -5,6 +5,7 @@
  * secrets, database URLs, read once at startup) is replaced with `[redacted]` before a line is written,
  * whatever field it hides in.
  */
+import { isoNow } from "./lib/clock.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
@@ -48,7 +49,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const make = (base: LogFields): Logger => {
     const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
       if (LEVELS[level] < threshold) return;
-      const record = { time: new Date().toISOString(), level, msg, ...base, ...fields };
+      const record = { time: isoNow(), level, msg, ...base, ...fields };
       sink.write(`${scrub(JSON.stringify(record, errorReplacer))}\n`);
     };
     return {

@@ -4,6 +4,7 @@
  * errors print one line and give a non-zero exit code.
  */
 import type { AnyElysia } from "elysia";
+import { commandsHelp } from "./commands.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
 import { ConfigError, loadConfig, secretValues } from "./config/index.ts";
@@ -24,7 +25,11 @@ export interface RunOptions {
 /** Runs the server until a signal stops it; resolves with the process exit code. */
 export async function run(argv: string[], options: RunOptions = {}): Promise<number> {
   const cli = parseCli(argv, process.env, process.cwd());
-  if (cli.kind === "help" || cli.kind === "version") {
+  if (cli.kind === "help") {
+    process.stdout.write(`${cli.text}\n${commandsHelp()}`);
+    return 0;
+  }
+  if (cli.kind === "version") {
     process.stdout.write(`${cli.text}\n`);
     return 0;
   }

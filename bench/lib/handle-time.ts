@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compose, createApp } from "../../server/app.ts";
+import { createApp } from "../../server/app.ts";
 import { parseCli } from "../../server/config/cli.ts";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
@@ -23,13 +23,14 @@ async function appWith(surfaceGuard: boolean) {
   if (cli.kind !== "serve") throw new Error("bad bench arguments");
   const env = createEnvSource({});
   const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger });
-  const app = createApp(ctx, { surfaceGuard });
-  await compose(ctx);
+  const composed = createApp(ctx, { surfaceGuard });
+  await composed.compose();
+  const app = composed.elysia;
   app.listen({ hostname: "127.0.0.1", port: 0, reusePort: false, development: false });
   const port = app.server?.port ?? 0;
   const close = () => {
     void app.server?.stop(true);
-    ctx.db.close();
+    void composed.close();
     rmSync(dir, { recursive: true, force: true });
   };
   return { app, port, close };

@@ -5,9 +5,12 @@
  */
 import type { Capability, FleetType, Pattern, RecordStatus } from "../../schemas/agents.ts";
 import { AppError } from "../http/errors.ts";
+import type { Page } from "../http/paging.ts";
 import type { Issue } from "../http/validation.ts";
+import { isoNow } from "../lib/clock.ts";
+import { newId } from "../lib/ids.ts";
 import type { ModelService } from "../models/service.ts";
-import { type AgentRecord, type AgentStore, type FleetRecord, nowIso } from "./store.ts";
+import type { AgentRecord, AgentStore, FleetRecord } from "./store.ts";
 
 export interface AgentInput {
   name?: string;
@@ -28,11 +31,6 @@ export interface FleetInput {
   coordination_pattern?: Pattern;
   config?: Record<string, unknown>;
   status?: RecordStatus;
-}
-
-export interface Page {
-  limit: number;
-  offset: number;
 }
 
 export const invalid = (issues: Issue[]) =>
@@ -64,9 +62,9 @@ export class AgentService {
 
   createAgent(owner: string, input: AgentInput): AgentRecord {
     this.checkModel(input.model);
-    const now = nowIso();
+    const now = isoNow();
     const agent: AgentRecord = {
-      id: `agent_${crypto.randomUUID()}`,
+      id: newId("agent", "uuid"),
       name: input.name ?? "",
       role: input.role ?? "",
       description: input.description ?? "",
@@ -99,7 +97,7 @@ export class AgentService {
       ...agent,
       ...definedOnly(input),
       model: input.model === undefined ? agent.model : input.model,
-      updated_at: nowIso(),
+      updated_at: isoNow(),
     };
     this.agents.updateAgent(owner, updated);
     return updated;
@@ -141,9 +139,9 @@ export class AgentService {
   }
 
   createFleet(owner: string, input: FleetInput): FleetRecord {
-    const now = nowIso();
+    const now = isoNow();
     const fleet: FleetRecord = {
-      id: `fleet_${crypto.randomUUID()}`,
+      id: newId("fleet", "uuid"),
       name: input.name ?? "",
       description: input.description ?? "",
       type: input.type ?? "CUSTOM",
@@ -171,7 +169,7 @@ export class AgentService {
 
   updateFleet(owner: string, id: string, input: FleetInput): FleetRecord {
     const fleet = this.getFleet(owner, id);
-    const updated: FleetRecord = { ...fleet, ...definedOnly(input), updated_at: nowIso() };
+    const updated: FleetRecord = { ...fleet, ...definedOnly(input), updated_at: isoNow() };
     this.checkFleet(owner, updated);
     this.agents.updateFleet(owner, updated);
     return updated;

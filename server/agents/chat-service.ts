@@ -10,6 +10,8 @@
  */
 import type { Capability, Pattern } from "../../schemas/agents.ts";
 import { AppError } from "../http/errors.ts";
+import { type Clock, isoNow } from "../lib/clock.ts";
+import { newId } from "../lib/ids.ts";
 import type { ModelService } from "../models/service.ts";
 import type { AgentService } from "./agents-service.ts";
 import type { ChatStore, MessageRecord, SessionRecord } from "./chat-store.ts";
@@ -56,7 +58,7 @@ export class ChatService {
     private readonly agents: AgentService,
     private readonly memory: MemoryService,
     private readonly models: ModelService,
-    private readonly now: () => number = Date.now,
+    private readonly now: Clock = Date.now,
   ) {}
 
   /** Opens a new session on a target, or resumes `session_id` (whose target, if given, must match). */
@@ -90,13 +92,13 @@ export class ChatService {
     if (params.max_turns !== undefined) config.max_turns = params.max_turns;
     if (params.temperature !== undefined) config.temperature = params.temperature;
     const session: SessionRecord = {
-      id: `chat_${crypto.randomUUID()}`,
+      id: newId("chat", "uuid"),
       target_id: target.id,
       target_type: target.type,
       status: "active",
       config,
       message_count: 0,
-      created_at: new Date(this.now()).toISOString(),
+      created_at: isoNow(this.now),
       last_message_at: null,
       ended_at: null,
     };
@@ -129,7 +131,7 @@ export class ChatService {
   }
 
   end(owner: string, sessionId: string): string {
-    const timestamp = new Date(this.now()).toISOString();
+    const timestamp = isoNow(this.now);
     this.chat.setStatus(owner, sessionId, "ended", timestamp);
     return timestamp;
   }
@@ -149,7 +151,7 @@ export class ChatService {
     const plan = this.plan(owner, session, frame.context);
     const context = frame.context ?? {};
     // Each top-level message starts a thread named after it; follow-ups name the thread in context.
-    const userId = `msg_${crypto.randomUUID()}`;
+    const userId = newId("msg", "uuid");
     const threadId = typeof context.thread_id === "string" ? context.thread_id : userId;
     const userMessage = this.store(owner, session, {
       id: userId,
@@ -161,7 +163,7 @@ export class ChatService {
       parent_id: typeof context.parent_id === "string" ? context.parent_id : null,
       metadata: {},
     });
-    const replyId = `msg_${crypto.randomUUID()}`;
+    const replyId = newId("msg", "uuid");
     const streaming = context.stream !== false;
     const spoke: { agent_id: string; agent_name: string; phase: Phase }[] = [];
     const conversation = this.conversation(owner, session.id, userMessage.id);
@@ -213,7 +215,7 @@ export class ChatService {
           code: error.code,
           message: error.message,
           message_id: replyId,
-          timestamp: new Date(this.now()).toISOString(),
+          timestamp: isoNow(this.now),
         });
         return;
       }
@@ -226,7 +228,7 @@ export class ChatService {
         type: "response",
         message_id: replyId,
         content: answer,
-        timestamp: new Date(this.now()).toISOString(),
+        timestamp: isoNow(this.now),
         metadata,
       });
   }
@@ -333,7 +335,7 @@ export class ChatService {
   ): MessageRecord {
     const record: MessageRecord = {
       ...message,
-      id: message.id ?? `msg_${crypto.randomUUID()}`,
+      id: message.id ?? newId("msg", "uuid"),
       session_id: session.id,
       type: "text",
       timestamp: this.chat.nextTimestamp(owner, session.id, this.now()),

@@ -4,7 +4,8 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { Family } from "../family.ts";
+import { defineFamily } from "../family.ts";
+import { detailEnvelope } from "../http/errors.ts";
 import { AgentService } from "./agents-service.ts";
 import { ChatService } from "./chat-service.ts";
 import { ChatStore } from "./chat-store.ts";
@@ -19,7 +20,7 @@ import { chatSocketRoute } from "./ws.ts";
 /** Largest WebSocket frame accepted; larger ones are closed with 1009 by Bun (set on the server in app.ts). */
 export const WS_MAX_FRAME_BYTES = 256 * 1024;
 
-export function agentsServices(ctx: AppContext) {
+function agentsServices(ctx: AppContext) {
   const agentStore = new AgentStore(ctx.store);
   const agents = new AgentService(agentStore, ctx.models);
   const memory = new MemoryService(new MemoryStore(ctx.store), agentStore);
@@ -28,7 +29,7 @@ export function agentsServices(ctx: AppContext) {
   return { agents, memory, chat, sessions: new SessionService(chatStore) };
 }
 
-export const agentsFamily: Family = {
+export const agentsFamily = defineFamily({
   name: "agents",
   tag: {
     name: "agents",
@@ -36,13 +37,17 @@ export const agentsFamily: Family = {
       "Agents, fleets with coordination patterns, memory, and chat over the WebSocket /v1/chat (specs/graph-search-and-agent-platform-api.md, area B). The WebSocket protocol is described on GET /v1/chat/sessions.",
   },
   migrations: [{ version: 1, name: "agents", sql: migration1 }],
-  routes: (ctx) => {
+  paths: { prefixes: ["/v1"] },
+  envelope: detailEnvelope,
+  create(ctx) {
     const { agents, memory, chat, sessions } = agentsServices(ctx);
-    return new Elysia({ name: "atrium/agents" })
-      .use(agentRoutes(ctx, agents))
-      .use(fleetRoutes(ctx, agents))
-      .use(memoryRoutes(ctx, memory))
-      .use(sessionRoutes(ctx, sessions))
-      .use(chatSocketRoute(chat, ctx.identity as unknown as Elysia, ctx.log, ctx.shutdown));
+    return {
+      routes: new Elysia({ name: "atrium/agents" })
+        .use(agentRoutes(ctx, agents))
+        .use(fleetRoutes(ctx, agents))
+        .use(memoryRoutes(ctx, memory))
+        .use(sessionRoutes(ctx, sessions))
+        .use(chatSocketRoute(chat, ctx.identity as unknown as Elysia, ctx.log, ctx.shutdown)),
+    };
   },
-};
+});

@@ -5,9 +5,11 @@
  */
 import type { MemoryType } from "../../schemas/agents.ts";
 import { AppError } from "../http/errors.ts";
+import { isoNow } from "../lib/clock.ts";
+import { newId } from "../lib/ids.ts";
 import { invalid } from "./agents-service.ts";
 import { type MemoryRecord, type MemoryStore, matchExpression } from "./memory-store.ts";
-import { type AgentStore, nowIso } from "./store.ts";
+import type { AgentStore } from "./store.ts";
 
 export interface MemoryInput {
   owner_id?: string;
@@ -70,9 +72,9 @@ export class MemoryService {
     input: Required<Pick<MemoryInput, "owner_id" | "owner_type" | "type" | "content">> & MemoryInput,
   ) {
     this.checkHolder(owner, input.owner_id, input.owner_type);
-    const now = nowIso();
+    const now = isoNow();
     const entry: MemoryRecord = {
-      id: `mem_${crypto.randomUUID()}`,
+      id: newId("mem", "uuid"),
       holder_id: input.owner_id,
       holder_type: input.owner_type,
       type: input.type,
@@ -102,7 +104,7 @@ export class MemoryService {
       tags: input.tags ?? entry.tags,
       metadata: input.metadata ?? entry.metadata,
       importance: input.importance ?? entry.importance,
-      updated_at: nowIso(),
+      updated_at: isoNow(),
     };
     this.memory.update(owner, updated);
     return updated;

@@ -8,12 +8,12 @@ import * as S from "../../schemas/agents.ts";
 import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
 import { AppError } from "../http/errors.ts";
+import { pageOf } from "../http/paging.ts";
 import { type AgentService, invalid } from "./agents-service.ts";
 import { type MemoryService, memoryView } from "./memory-service.ts";
 import type { SessionService } from "./sessions-service.ts";
 
 const errors = { 404: DetailError, 409: DetailError, 422: HTTPValidationError };
-const page = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? 50, offset: q.offset ?? 0 });
 const ownerOf = (identity: { id: string } | undefined) => {
   if (!identity) throw new AppError("unauthorized", "Authentication required");
   return identity.id;
@@ -48,13 +48,13 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
       "/v1/agents",
       ({ query, identity }) => {
         const { items, total } = agents.listAgents(ownerOf(identity), {
-          ...page(query),
+          ...pageOf(query),
           status: query.status,
         });
         return {
           agents: items.map((a) => agents.view(a)),
           total,
-          has_more: (query.offset ?? 0) + items.length < total,
+          has_more: pageOf(query).offset + items.length < total,
         };
       },
       {
@@ -120,11 +120,11 @@ export function fleetRoutes(ctx: AppContext, agents: AgentService) {
       "/v1/fleets",
       ({ query, identity }) => {
         const { items, total } = agents.listFleets(ownerOf(identity), {
-          ...page(query),
+          ...pageOf(query),
           type: query.type,
           status: query.status,
         });
-        return { fleets: items, total, has_more: (query.offset ?? 0) + items.length < total };
+        return { fleets: items, total, has_more: pageOf(query).offset + items.length < total };
       },
       {
         query: S.FleetListQuery,
@@ -185,7 +185,7 @@ export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
     })
     .get(
       "/v1/memory/search",
-      ({ query, identity }) => memory.search(ownerOf(identity), { ...query, ...page(query) }),
+      ({ query, identity }) => memory.search(ownerOf(identity), { ...query, ...pageOf(query) }),
       {
         query: S.MemorySearchQuery,
         response: { 200: S.MemorySearchResult, 422: HTTPValidationError },
@@ -233,7 +233,7 @@ export function sessionRoutes(ctx: AppContext, sessions: SessionService) {
       "/v1/chat/sessions",
       ({ query, identity }) =>
         sessions.list(ownerOf(identity), {
-          ...page(query),
+          ...pageOf(query),
           status: query.status,
           target_id: query.target_id,
           target_type: query.target_type,
@@ -252,7 +252,7 @@ export function sessionRoutes(ctx: AppContext, sessions: SessionService) {
       "/v1/chat/sessions/:session_id/history",
       ({ params, query, identity }) =>
         sessions.history(ownerOf(identity), params.session_id, {
-          limit: query.limit ?? 50,
+          limit: pageOf(query).limit,
           before: cursor(query.before, "before"),
           after: cursor(query.after, "after"),
           thread_id: query.thread_id,

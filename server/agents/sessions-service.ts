@@ -3,12 +3,13 @@
  * current) and a session's history page by page.
  */
 import { AppError } from "../http/errors.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { ChatStore } from "./chat-store.ts";
 
 export class SessionService {
   constructor(
     private readonly chat: ChatStore,
-    private readonly now: () => number = Date.now,
+    private readonly now: Clock = Date.now,
   ) {}
 
   list(

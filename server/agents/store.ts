@@ -40,8 +40,6 @@ const AGENT_COLUMNS =
 const FLEET_COLUMNS =
   "id, name, description, type, coordination_pattern, config, status, created_at, updated_at";
 
-export const nowIso = () => new Date().toISOString();
-
 function agentOf(row: AgentRow): AgentRecord {
   return { ...row, capabilities: JSON.parse(row.capabilities), config: JSON.parse(row.config) };
 }

@@ -8,6 +8,7 @@
  */
 import { Elysia } from "elysia";
 import type { Identity } from "../auth/identity.ts";
+import { isoNow } from "../lib/clock.ts";
 import type { Logger } from "../log.ts";
 import { ChatError, type ChatError as ChatErrorType, type ChatService, type Frame } from "./chat-service.ts";
 
@@ -34,7 +35,7 @@ const errorFrame = (code: string, message: string, extra: Record<string, unknown
   type: "error",
   code,
   message,
-  timestamp: new Date().toISOString(),
+  timestamp: isoNow(),
   ...extra,
 });
 

@@ -3,7 +3,7 @@
  * POST /api/chat and /api/post-chat (NDJSON), /api/attach (SSE), sessions, abort, question, account,
  * runs and provenance. Catalog routes are in catalog-routes.ts.
  */
-import { Elysia } from "elysia";
+import { Elysia, type Static } from "elysia";
 import {
   Aborted,
   AccountErased,
@@ -27,15 +27,24 @@ import {
   SessionsQuery,
 } from "../../schemas/chat.ts";
 import { ChatError } from "../../schemas/common.ts";
+import type { Identity } from "../auth/identity.ts";
 import type { AppContext } from "../context.ts";
+import { requestOrShutdown } from "../http/abort.ts";
 import { AppError } from "../http/errors.ts";
 import { ndjsonResponse } from "../http/ndjson.ts";
+import { pageOf } from "../http/paging.ts";
 import { sseResponse } from "../http/sse.ts";
 import type { ChatEvent } from "./runtime/events.ts";
 import type { ChatOutcome } from "./services/chat.ts";
 import type { ChatServices } from "./services/index.ts";
 
 const tags = ["chat"];
+
+interface TurnSubmission {
+  body: Static<typeof ChatRequest>;
+  identity: Identity | undefined;
+  request: Request;
+}
 
 function ownerOf(identity: { id: string } | undefined): string {
   if (!identity) throw new AppError("unauthorized", "Authentication required");
@@ -44,7 +53,7 @@ function ownerOf(identity: { id: string } | undefined): string {
 
 export function chatRoutes(ctx: AppContext, services: ChatServices) {
   const streamOf = (outcome: ChatOutcome, request: Request) => {
-    const signal = AbortSignal.any([request.signal, ctx.shutdown]);
+    const signal = requestOrShutdown(request, ctx.shutdown);
     if (outcome.kind === "queued") {
       const event = outcome.event;
       return ndjsonResponse<ChatEvent>(async function* () {
@@ -59,36 +68,29 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     });
   };
   const streamDoc = { 200: ChatStream, 400: ChatError, 409: ChatError };
+  // POST /api/chat and its companion /api/post-chat are one handler.
+  const submitTurn = async ({ body, identity, request }: TurnSubmission) =>
+    streamOf(await services.chat.chat(ownerOf(identity), body), request);
 
   return new Elysia({ name: "atrium/chat/routes" })
     .use(ctx.identity)
-    .post(
-      "/api/chat",
-      async ({ body, identity, request }) =>
-        streamOf(await services.chat.chat(ownerOf(identity), body), request),
-      {
-        body: ChatRequest,
-        response: streamDoc,
-        detail: { summary: "Stream an assistant turn as NDJSON", tags },
-      },
-    )
-    .post(
-      "/api/post-chat",
-      async ({ body, identity, request }) =>
-        streamOf(await services.chat.chat(ownerOf(identity), body), request),
-      {
-        body: ChatRequest,
-        response: streamDoc,
-        detail: { summary: "Companion route: submit a turn, same NDJSON stream as /api/chat", tags },
-      },
-    )
+    .post("/api/chat", submitTurn, {
+      body: ChatRequest,
+      response: streamDoc,
+      detail: { summary: "Stream an assistant turn as NDJSON", tags },
+    })
+    .post("/api/post-chat", submitTurn, {
+      body: ChatRequest,
+      response: streamDoc,
+      detail: { summary: "Companion route: submit a turn, same NDJSON stream as /api/chat", tags },
+    })
     .post(
       "/api/attach",
       async ({ body, identity, request }) => {
         const header = request.headers.get("last-event-id")?.trim();
         const lastEventId = header && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
         const producer = await services.attach.attach(ownerOf(identity), body, lastEventId);
-        return sseResponse(producer, { signal: AbortSignal.any([request.signal, ctx.shutdown]) });
+        return sseResponse(producer, { signal: requestOrShutdown(request, ctx.shutdown) });
       },
       {
         body: SessionRef,
@@ -112,8 +114,7 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     })
     .get(
       "/api/chat/sessions",
-      ({ query, identity }) =>
-        services.sessions.list(ownerOf(identity), query.limit ?? 50, query.offset ?? 0),
+      ({ query, identity }) => services.sessions.list(ownerOf(identity), pageOf(query)),
       {
         query: SessionsQuery,
         response: { 200: SessionList },
@@ -155,8 +156,7 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     )
     .get(
       "/api/chat/runs",
-      ({ query, identity }) =>
-        services.provenance.runs(ownerOf(identity), query.sessionId, query.limit ?? 50, query.offset ?? 0),
+      ({ query, identity }) => services.provenance.runs(ownerOf(identity), query.sessionId, pageOf(query)),
       {
         query: RunsQuery,
         response: { 200: Runs, 400: ChatError },

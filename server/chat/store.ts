@@ -2,6 +2,7 @@
  * The chat mirror's SQL: sessions, runs, tool calls, file mutations and stored provider keys. Every
  * statement is scoped by owner; a row of another owner is simply not found.
  */
+import { isoNow } from "../lib/clock.ts";
 import type { Store } from "../storage/store.ts";
 
 export interface SessionRow {
@@ -58,8 +59,6 @@ export interface NewRun {
   settings: unknown;
 }
 
-const now = () => new Date().toISOString();
-
 export class ChatStore {
   constructor(private readonly store: Store) {}
 
@@ -100,7 +99,7 @@ export class ChatStore {
     this.store.run(
       `UPDATE chat_sessions SET updated_at = $now, title = COALESCE(title, $title)
        WHERE owner_id = $owner AND id = $id`,
-      { now: now(), title: firstPrompt ? titleOf(firstPrompt) : null, owner, id },
+      { now: isoNow(), title: firstPrompt ? titleOf(firstPrompt) : null, owner, id },
     );
   }
 
@@ -139,7 +138,7 @@ export class ChatStore {
         model: run.model,
         thinking: run.thinkingLevel ?? null,
         settings: JSON.stringify(run.settings),
-        now: now(),
+        now: isoNow(),
       },
     );
   }
@@ -147,7 +146,7 @@ export class ChatStore {
   markFirstEvent(owner: string, runId: string): void {
     this.store.run(
       "UPDATE chat_runs SET first_event_at = ? WHERE owner_id = ? AND id = ? AND first_event_at IS NULL",
-      [now(), owner, runId],
+      [isoNow(), owner, runId],
     );
   }
 
@@ -190,7 +189,7 @@ export class ChatStore {
     this.store.run(
       `INSERT OR IGNORE INTO chat_tool_calls (owner_id, run_id, tool_call_id, tool_name, args_json, started_at)
        VALUES (?, ?, ?, ?, ?, ?)`,
-      [owner, runId, toolCallId, toolName, JSON.stringify(args ?? null), now()],
+      [owner, runId, toolCallId, toolName, JSON.stringify(args ?? null), isoNow()],
     );
   }
 
@@ -198,7 +197,7 @@ export class ChatStore {
     this.store.run(
       `UPDATE chat_tool_calls SET output_json = ?, is_error = ?, ended_at = ?
        WHERE owner_id = ? AND run_id = ? AND tool_call_id = ?`,
-      [JSON.stringify(output ?? null), isError ? 1 : 0, now(), owner, runId, toolCallId],
+      [JSON.stringify(output ?? null), isError ? 1 : 0, isoNow(), owner, runId, toolCallId],
     );
   }
 

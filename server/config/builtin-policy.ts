@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import policyFile from "../../config/policy.toml" with { type: "file" };
-import { defaultPolicyPath } from "./cli.ts";
+import { defaultPolicyPath } from "./paths.ts";
 
 // bun-types declare .toml imports as parsed tables; `type: "file"` makes it a path like any other file.
 export const BUILTIN_POLICY_PATH = policyFile as unknown as string;

@@ -1,13 +1,11 @@
 /**
  * The command line of `bun server/main.ts`: flags, their defaults, and the help text that documents
- * every flag and environment variable.
+ * every flag and environment variable (run.ts adds the subcommands, listed in commands.ts).
  */
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { COMMANDS } from "../commands.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import type { EnvRecord } from "./env.ts";
+import { defaultDataDir, defaultPolicyPath } from "./paths.ts";
 
 export interface CliOptions {
   host: string;
@@ -27,12 +25,6 @@ export type CliResult =
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8000;
-
-export function defaultDataDir(env: EnvRecord): string {
-  if (env.APP_DATA_DIR) return env.APP_DATA_DIR;
-  const xdg = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
-  return join(xdg, "atrium");
-}
 
 export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult {
   let parsed: ReturnType<typeof parseFlags>;
@@ -85,11 +77,6 @@ function parseFlags(argv: string[]) {
   });
 }
 
-/** `./config/policy.toml`; when it does not exist, the built-in copy is used (builtin-policy.ts). */
-export function defaultPolicyPath(cwd: string): string {
-  return join(cwd, "config", "policy.toml");
-}
-
 /** True for addresses that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -100,7 +87,7 @@ function helpText(env: EnvRecord): string {
   return `${APP_NAME} ${APP_VERSION}: a local-first agent server (chat, turns, search, agents) with a chat UI and Swagger UI.
 
 Usage: bun server/main.ts [flags]
-       bun server/main.ts <command> [args]   (commands: ${Object.keys(COMMANDS).join(", ") || "none"})
+       bun server/main.ts <command> [args]   (commands below)
 
 Flags:
   --host HOST                  address to listen on (default ${DEFAULT_HOST})

@@ -9,7 +9,6 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import type { Family } from "../family.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import type { UploadRoutes } from "./bodies.ts";
 
@@ -37,7 +36,8 @@ function documentBodyTypes(document: Document, uploads: UploadRoutes): void {
   }
 }
 
-export function docs(families: Family[], uploads: UploadRoutes) {
+/** `tags`: one per family, in the order the families are mounted. */
+export function docs(tags: { name: string; description: string }[], uploads: UploadRoutes) {
   return new Elysia({ name: "atrium/docs" })
     .onAfterHandle(({ path, response }) => {
       if (path === "/swagger/json" && typeof response === "object" && response !== null) {
@@ -59,7 +59,7 @@ export function docs(families: Family[], uploads: UploadRoutes) {
             description:
               "A local-first agent server: four API families (chat, turns, search, agents) in one process. Paths and shapes follow the family specs; see the README for modes and configuration.",
           },
-          tags: families.map((f) => f.tag),
+          tags,
         },
         swagger: {
           cdn: `${ASSETS}/swagger-ui-bundle.js`,

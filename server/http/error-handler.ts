@@ -8,8 +8,14 @@
  */
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log.ts";
-import { AppError, type ErrorInfo, errorInfo, errorResponse } from "./errors.ts";
-import { familyOf } from "./families.ts";
+import {
+  AppError,
+  codeEnvelope,
+  type ErrorEnvelope,
+  type ErrorInfo,
+  errorInfo,
+  errorResponse,
+} from "./errors.ts";
 import { type Issue, issuesFrom } from "./validation.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -28,14 +34,15 @@ export function summarize(issues: Issue[]): string {
   return `Invalid request: ${where}: ${first.msg}${more}`;
 }
 
-export function errorHandling(log: Logger) {
+/** `envelopeOf` names the envelope of the family that owns a path (undefined outside every family). */
+export function errorHandling(log: Logger, envelopeOf: (path: string) => ErrorEnvelope | undefined) {
   return new Elysia({ name: "atrium/errors" }).onError({ as: "global" }, ({ code, error, request, path }) => {
     const requestId = requestIdOf(request);
     const info = toErrorInfo(code, error, request, path);
     if (info.kind === "internal") {
       log.error("request failed", { requestId, method: request.method, path, error });
     }
-    return errorResponse(info, familyOf(path), requestId);
+    return errorResponse(info, envelopeOf(path) ?? codeEnvelope, requestId);
   });
 }
 

@@ -1,12 +1,12 @@
 /**
  * Errors and the three error envelopes (DESIGN.md, ruling 8).
  *
- * Services throw AppError with a kind ("not_found", "conflict", ...); the family of the path decides the
- * status and body: chat `{message, errors?}` (400 for validation), turns `{error: {code, message}}`
- * (422 `invalid_request`), search and agents FastAPI-style (`{detail: [{loc, msg, type}]}` for validation,
- * `{detail: "..."}` otherwise). Nothing here knows Elysia.
+ * Services throw AppError with a kind ("not_found", "conflict", ...); the envelope the path's family
+ * declares decides the status and body: `messageEnvelope` (chat: `{message, errors?}`, 400 for
+ * validation), `codeEnvelope` (turns, and paths outside every family: `{error: {code, message}}`, 422
+ * `invalid_request`), `detailEnvelope` (search and agents, FastAPI-style: `{detail: [{loc, msg, type}]}`
+ * for validation, `{detail: "..."}` otherwise). Nothing here knows Elysia or the families.
  */
-import type { FamilyName } from "./families.ts";
 import type { Issue } from "./validation.ts";
 
 export type ErrorKind =
@@ -88,30 +88,36 @@ export function errorInfo(error: AppError): ErrorInfo {
   return { kind: error.kind, message: error.message, ...error.options };
 }
 
-/** The status for a kind in a family: validation is 400 in chat, 422 elsewhere. */
-export function statusFor(info: ErrorInfo, family: FamilyName | undefined): number {
-  if (info.status) return info.status;
-  if (info.kind === "invalid" && family === "chat") return 400;
-  return STATUS[info.kind];
+/** How errors look on the wire in one family: the status of an error and its JSON body. */
+export interface ErrorEnvelope {
+  status(info: ErrorInfo): number;
+  body(info: ErrorInfo): unknown;
 }
 
-/** The JSON body for an error in a family's envelope. */
-export function errorBody(info: ErrorInfo, family: FamilyName | undefined): unknown {
-  switch (family) {
-    case "chat":
-      return info.issues?.length ? { message: info.message, errors: info.issues } : { message: info.message };
-    case "search":
-    case "agents":
-      return info.kind === "invalid" && info.issues?.length
-        ? { detail: info.issues }
-        : { detail: info.message };
-    default:
-      return { error: { code: info.code ?? CODE[info.kind], message: info.message } };
-  }
-}
+const statusOf = (info: ErrorInfo) => info.status ?? STATUS[info.kind];
 
-export function errorResponse(info: ErrorInfo, family: FamilyName | undefined, requestId?: string): Response {
+/** Chat's `{message, errors?}`; validation is 400 there. */
+export const messageEnvelope: ErrorEnvelope = {
+  status: (info) => info.status ?? (info.kind === "invalid" ? 400 : STATUS[info.kind]),
+  body: (info) =>
+    info.issues?.length ? { message: info.message, errors: info.issues } : { message: info.message },
+};
+
+/** Turns' `{error: {code, message}}`: also the envelope of paths outside every family. */
+export const codeEnvelope: ErrorEnvelope = {
+  status: statusOf,
+  body: (info) => ({ error: { code: info.code ?? CODE[info.kind], message: info.message } }),
+};
+
+/** FastAPI's (search, agents): `{detail: [{loc, msg, type}]}` for validation, `{detail: "..."}` else. */
+export const detailEnvelope: ErrorEnvelope = {
+  status: statusOf,
+  body: (info) =>
+    info.kind === "invalid" && info.issues?.length ? { detail: info.issues } : { detail: info.message },
+};
+
+export function errorResponse(info: ErrorInfo, envelope: ErrorEnvelope, requestId?: string): Response {
   const headers: Record<string, string> = { "content-type": "application/json", ...info.headers };
   if (requestId) headers["x-request-id"] = requestId;
-  return new Response(JSON.stringify(errorBody(info, family)), { status: statusFor(info, family), headers });
+  return new Response(JSON.stringify(envelope.body(info)), { status: envelope.status(info), headers });
 }

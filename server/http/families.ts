@@ -1,39 +1,32 @@
 /**
- * Which API family a path belongs to (DESIGN.md, "The four API families"). The error envelope, the
- * 401 body and the docs tag follow from it.
+ * Which family a request path belongs to, from the paths each family declares (server/family.ts): the
+ * error envelope follows from it. Knows nothing about the families themselves, only their declarations.
  */
 
-export type FamilyName = "chat" | "turns" | "search" | "agents";
+/** The paths a family owns: every path equal to or under a prefix, and exact paths (`GET /`). */
+export interface FamilyPaths {
+  prefixes: readonly string[];
+  exact?: readonly string[];
+}
 
-const PREFIXES: [string, FamilyName][] = [
-  ["/api/chat", "chat"],
-  ["/api/workspace", "chat"],
-  ["/api/sandbox", "chat"],
-  ["/api/webhooks", "chat"],
-  ["/api/auth", "chat"],
-  ["/api/health", "chat"],
-  ["/api/post-chat", "chat"],
-  ["/api/attach", "chat"],
-  ["/api/sessions", "turns"],
-  ["/api/attachments", "turns"],
-  ["/api/artifacts", "turns"],
-  ["/api/files", "turns"],
-  ["/api/volume", "turns"],
-  ["/api/skills", "turns"],
-  ["/api/runs", "turns"],
-  ["/api/settings", "turns"],
-  ["/health", "turns"],
-  ["/search", "search"],
-  ["/generate_questions", "search"],
-  ["/monitor-debug", "search"],
-  ["/v1", "agents"],
-];
-
-/** The family of a path, or undefined for paths outside every family (UI, Swagger, unknown). */
-export function familyOf(path: string): FamilyName | undefined {
-  if (path === "/") return "search";
-  for (const [prefix, family] of PREFIXES) {
-    if (path === prefix || path.startsWith(`${prefix}/`)) return family;
+/** A lookup from a path to the value declared for the family that owns it, or undefined for paths
+ * outside every family (UI, Swagger, unknown). A prefix owns itself and what lies under `prefix/`. */
+export function pathOwners<T>(
+  declared: readonly { paths: FamilyPaths; value: T }[],
+): (path: string) => T | undefined {
+  const exact = new Map<string, T>();
+  const prefixes: [string, T][] = [];
+  for (const { paths, value } of declared) {
+    for (const path of paths.exact ?? []) exact.set(path, value);
+    for (const prefix of paths.prefixes) {
+      exact.set(prefix, value);
+      prefixes.push([`${prefix}/`, value]);
+    }
   }
-  return undefined;
+  return (path) => {
+    const owner = exact.get(path);
+    if (owner !== undefined) return owner;
+    for (const [under, value] of prefixes) if (path.startsWith(under)) return value;
+    return undefined;
+  };
 }

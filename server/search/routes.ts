@@ -16,6 +16,7 @@ import {
   SearchResponse,
 } from "../../schemas/search.ts";
 import type { AppContext } from "../context.ts";
+import { requestOrShutdown } from "../http/abort.ts";
 import { AppError } from "../http/errors.ts";
 import { type SseFrame, sseResponse } from "../http/sse.ts";
 import { type Answer, drain } from "./query/answer.ts";
@@ -37,7 +38,7 @@ export function searchRoutes(ctx: AppContext) {
     if (!identity) throw new AppError("unauthorized", "Authentication required");
     return identity.id;
   };
-  const signalOf = (request: Request) => AbortSignal.any([request.signal, ctx.shutdown]);
+  const signalOf = (request: Request) => requestOrShutdown(request, ctx.shutdown);
   const respond = async (answer: Answer, signal: AbortSignal) => ({
     response: await drain(answer, signal).catch(modelFailure),
     context_data: answer.context_data,

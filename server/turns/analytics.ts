@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isoNow } from "../lib/clock.ts";
 import type { Logger } from "../log.ts";
 import { APP_VERSION } from "../version.ts";
 
@@ -57,7 +58,7 @@ export class Analytics {
       event,
       distinct_id: this.instanceId(),
       properties: { ...properties, app_version: APP_VERSION, $process_person_profile: false },
-      timestamp: new Date().toISOString(),
+      timestamp: isoNow(),
     };
     const sent = fetch(`${this.options.host}/capture/`, {
       method: "POST",

@@ -6,9 +6,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../http/errors.ts";
+import { isoNow } from "../lib/clock.ts";
+import { newId } from "../lib/ids.ts";
 import type { Store } from "../storage/store.ts";
 import { sha256 } from "./files.ts";
-import { now } from "./store.ts";
 
 export interface AttachmentRow {
   id: string;
@@ -70,7 +71,7 @@ export class Assets {
   }
 
   addAttachment(owner: string, filename: string, mediaType: string, bytes: Uint8Array): AttachmentRow {
-    const id = `att_${crypto.randomUUID().replaceAll("-", "")}`;
+    const id = newId("att");
     const path = this.attachmentPath(owner, id);
     mkdirSync(join(path, ".."), { recursive: true });
     writeFileSync(path, bytes);
@@ -83,7 +84,7 @@ export class Assets {
         mediaType || "application/octet-stream",
         bytes.length,
         sha256(bytes),
-        now(),
+        isoNow(),
       ],
     );
     return this.attachment(owner, id) as AttachmentRow;
@@ -107,14 +108,14 @@ export class Assets {
     meta: { kind: string; title: string; mediaType: string },
     bytes: Uint8Array,
   ): ArtifactRow {
-    const id = `art_${crypto.randomUUID().replaceAll("-", "")}`;
+    const id = newId("art");
     const path = this.artifactPath(owner, id);
     mkdirSync(join(path, ".."), { recursive: true });
     writeFileSync(path, bytes);
     this.store.run(
       `INSERT INTO turn_artifacts (id, owner_id, run_id, kind, title, media_type, byte_size, sha256, state, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'candidate', ?)`,
-      [id, owner, runId, meta.kind, meta.title, meta.mediaType, bytes.length, sha256(bytes), now()],
+      [id, owner, runId, meta.kind, meta.title, meta.mediaType, bytes.length, sha256(bytes), isoNow()],
     );
     return this.store.get<ArtifactRow>("SELECT * FROM turn_artifacts WHERE id = ?", [id]) as ArtifactRow;
   }

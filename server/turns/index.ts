@@ -7,7 +7,8 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { Family } from "../family.ts";
+import { defineFamily } from "../family.ts";
+import { codeEnvelope } from "../http/errors.ts";
 import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { defaultMaxInterpreters, SandboxPool } from "../sandbox/pool.ts";
 import { assetRoutes } from "./assets-routes.ts";
@@ -18,23 +19,10 @@ import { sessionRoutes } from "./sessions-routes.ts";
 import { settingsRoutes } from "./settings-routes.ts";
 import { skillsRoutes } from "./skills-routes.ts";
 
-const byContext = new WeakMap<AppContext, TurnServices>();
-
-/** The family's services for an app (tests stop the sandbox pool of their apps with it). */
-export function servicesOf(ctx: AppContext): TurnServices {
-  let services = byContext.get(ctx);
-  if (!services) {
-    services = new TurnServices(ctx);
-    byContext.set(ctx, services);
-  }
-  return services;
-}
-
-const started = new Set<TurnServices>();
 /** How long shutdown waits for running turns to commit their failure. */
 const SETTLE_MS = 3000;
 
-export const turnsFamily: Family = {
+export const turnsFamily = defineFamily({
   name: "turns",
   tag: {
     name: "turns",
@@ -42,17 +30,45 @@ export const turnsFamily: Family = {
       "Recursive-language-model turns over SSE: the model writes Python that runs in a sandbox; sessions, attachments, artifacts, files, skills, settings and health (specs/turn-service-api.md).",
   },
   migrations: turnsMigrations,
-  routes: (ctx) => {
-    const services = servicesOf(ctx);
-    return new Elysia({ name: "atrium/turns" })
+  paths: {
+    prefixes: [
+      "/api/sessions",
+      "/api/attachments",
+      "/api/artifacts",
+      "/api/files",
+      "/api/volume",
+      "/api/skills",
+      "/api/runs",
+      "/api/settings",
+      // The liveness and readiness probes (server/health.ts) are the turn service's.
+      "/health",
+    ],
+  },
+  envelope: codeEnvelope,
+  create: (ctx) => new TurnsInstance(ctx),
+});
+
+/** The turns family of one app: its services, and the sandbox pool they run turns in. */
+class TurnsInstance {
+  /** What the routes and runtime share (tests reach the pool, tracer and analytics through it). */
+  readonly services: TurnServices;
+  readonly routes;
+  private started = false;
+  private released = false;
+
+  constructor(private readonly ctx: AppContext) {
+    const services = new TurnServices(ctx);
+    this.services = services;
+    this.routes = new Elysia({ name: "atrium/turns" })
       .use(sessionRoutes(ctx, services))
       .use(assetRoutes(ctx, services))
       .use(filesRoutes(ctx, services))
       .use(skillsRoutes(ctx, services))
       .use(settingsRoutes(ctx, services));
-  },
-  async start(ctx) {
-    const services = servicesOf(ctx);
+  }
+
+  async start() {
+    const { ctx, services } = this;
     const failed = services.store.failInterruptedRuns();
     services.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
@@ -73,23 +89,29 @@ export const turnsFamily: Family = {
         error: (error as Error).message,
       });
     }
-    started.add(services);
-    ctx.shutdown.addEventListener("abort", () => stopServices(services), { once: true });
-  },
-  // Only a listening server warms (an app composed in a test that never runs a turn starts no pyodide).
-  serving(ctx) {
-    servicesOf(ctx).warmSandbox();
-  },
-  async stop() {
-    const stopping = [...started];
-    for (const services of stopping) stopServices(services);
-    await Promise.all(stopping.map((services) => services.live.settled(SETTLE_MS)));
-  },
-};
+    this.started = true;
+    // Running turns fail with `server_stopping` as soon as shutdown begins, not after the drain.
+    ctx.shutdown.addEventListener("abort", () => this.release(), { once: true });
+  }
 
-export function stopServices(services: TurnServices) {
-  for (const live of services.live.all()) live.controller.abort("shutdown");
-  services.pool?.close();
-  services.tracer.flush();
-  started.delete(services);
+  /** Only a listening server warms (an app composed in a test that never runs a turn starts no pyodide). */
+  serving() {
+    this.services.warmSandbox();
+  }
+
+  async stop() {
+    if (!this.started) return;
+    this.release();
+    await this.services.live.settled(SETTLE_MS);
+  }
+
+  /** Stops running turns, the sandbox pool and the tracer's buffer; idempotent. */
+  private release() {
+    if (this.released) return;
+    this.released = true;
+    const { services } = this;
+    for (const live of services.live.all()) live.controller.abort("shutdown");
+    services.pool?.close();
+    services.tracer.flush();
+  }
 }

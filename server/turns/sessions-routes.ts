@@ -22,7 +22,9 @@ import {
 } from "../../schemas/turns.ts";
 import type { AppContext } from "../context.ts";
 import { AppError } from "../http/errors.ts";
+import { pageOf } from "../http/paging.ts";
 import { type SseFrame, sseResponse } from "../http/sse.ts";
+import { newId } from "../lib/ids.ts";
 import { CompatEncoder, type TurnEvent } from "./events.ts";
 import { turnRecord } from "./history.ts";
 import type { TurnServices } from "./services.ts";
@@ -66,11 +68,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .post(
       "/api/sessions",
       ({ identity, body }) => {
-        const row = store.createSession(
-          owner(identity),
-          `ses_${crypto.randomUUID().replaceAll("-", "")}`,
-          body.title,
-        );
+        const row = store.createSession(owner(identity), newId("ses"), body.title);
         analytics.capture("session_created");
         return sessionView(row);
       },
@@ -83,8 +81,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     .get(
       "/api/sessions",
       ({ identity, query }) => {
-        const limit = query.limit ?? 50;
-        const offset = query.offset ?? 0;
+        const { limit, offset } = pageOf(query);
         const me = owner(identity);
         return {
           items: store.sessions(me, limit, offset, query.archived).map(sessionView),
@@ -132,8 +129,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
       ({ identity, params, query }) => {
         const me = owner(identity);
         if (!store.session(me, params.session_id)) throw AppError.notFound("Session not found");
-        const limit = query.limit ?? 50;
-        const offset = query.offset ?? 0;
+        const { limit, offset } = pageOf(query);
         return {
           items: store.committedRuns(me, params.session_id, limit, offset).map(turnRecord),
           limit,

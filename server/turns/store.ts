@@ -2,6 +2,7 @@
  * SQL for sessions, runs (turns) and their event log. Every query is scoped by owner: a row of another
  * owner is never returned (the routes answer 404).
  */
+import { isoNow } from "../lib/clock.ts";
 import type { Store } from "../storage/store.ts";
 import type { TurnEvent } from "./events.ts";
 
@@ -34,8 +35,6 @@ export interface RunRow {
   finished_at: string | null;
 }
 
-export const now = () => new Date().toISOString();
-
 export class TurnStore {
   constructor(private readonly store: Store) {}
 
@@ -44,7 +43,7 @@ export class TurnStore {
   }
 
   createSession(owner: string, id: string, title: string): SessionRow {
-    const at = now();
+    const at = isoNow();
     this.store.run(
       "INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
       [id, owner, title, at, at],
@@ -95,7 +94,7 @@ export class TurnStore {
       [
         patch.title ?? current.title,
         patch.archived === undefined ? current.archived : patch.archived ? 1 : 0,
-        now(),
+        isoNow(),
         id,
         owner,
       ],
@@ -128,7 +127,15 @@ export class TurnStore {
       this.store.run(
         `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
-        [row.id, row.owner_id, row.session_id, row.idempotency_key, row.fingerprint, row.input_json, now()],
+        [
+          row.id,
+          row.owner_id,
+          row.session_id,
+          row.idempotency_key,
+          row.fingerprint,
+          row.input_json,
+          isoNow(),
+        ],
       );
       return true;
     } catch (error) {
@@ -183,7 +190,7 @@ export class TurnStore {
         outcome.errorCode ?? null,
         outcome.errorMessage ?? null,
         outcome.durationMs,
-        now(),
+        isoNow(),
         runId,
       ],
     );
@@ -209,7 +216,7 @@ export class TurnStore {
       `UPDATE turn_runs SET status = 'failed', committed = 1, parts_json = ?, usage_json = 'null',
          error_code = 'interrupted', error_message = 'The server stopped during this turn', finished_at = ?
        WHERE status = 'running'`,
-      [parts, now()],
+      [parts, isoNow()],
     ).changes;
   }
 }

@@ -5,8 +5,8 @@
  * `tracing.async_logging` is on.
  */
 import type { PolicySettings } from "../config/policy-schema.ts";
+import { isoNow } from "../lib/clock.ts";
 import type { Store } from "../storage/store.ts";
-import { now } from "./store.ts";
 
 export interface Span {
   end(status?: "ok" | "error", attributes?: Record<string, unknown>): void;
@@ -43,7 +43,7 @@ export class Tracer {
   ): Span {
     if (!traceId) return NOOP;
     const id = crypto.randomUUID().replaceAll("-", "").slice(0, 16);
-    const startedAt = now();
+    const startedAt = isoNow();
     const began = Date.now();
     return {
       end: (status = "ok", more = {}) => {

@@ -3,6 +3,7 @@
  * its interpreter made ready, then either the live run, a replay of the committed run for a repeated
  * Idempotency-Key, or a preparation failure (`turn_error` then `turn_finish`) with the spec's messages.
  */
+import { newId } from "../lib/ids.ts";
 import { UnknownModelError } from "../models/service.ts";
 import { SandboxKilled } from "../sandbox/interpreter.ts";
 import { SandboxQueueTimeout } from "../sandbox/pool.ts";
@@ -138,7 +139,7 @@ export class TurnService {
         throw new PreparationError("Turn is unavailable", "model_unavailable");
       throw error;
     }
-    const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
+    const runId = newId("run");
     const claimed = s.store.claimRun({
       id: runId,
       owner_id: owner,

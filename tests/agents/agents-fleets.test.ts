@@ -1,8 +1,9 @@
 /** Agents and fleets over HTTP: CRUD, validation, list filters and paging, delete rules, ownership. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { as } from "../helpers/agents.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { createTestApp } from "../helpers/app.ts";
-import { as, twoUserApp } from "./support.ts";
+import { twoUsers } from "../helpers/users.ts";
 
 let t: TestApp;
 let api: ReturnType<typeof as>;
@@ -202,7 +203,7 @@ describe("fleets", () => {
 
 describe("ownership", () => {
   test("another owner's agents and fleets are invisible (404), and cannot be fleet members", async () => {
-    const app = await twoUserApp();
+    const app = await createTestApp(twoUsers());
     try {
       const alice = as(app, "alice");
       const bob = as(app, "bob");
@@ -221,7 +222,7 @@ describe("ownership", () => {
       const anonymous = await app.request("/v1/agents");
       expect(anonymous.status).toBe(401);
     } finally {
-      app.close();
+      await app.close();
     }
   });
 });

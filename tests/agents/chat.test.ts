@@ -4,9 +4,10 @@
  * model call, max_turns, resume, end_session, invalid frames, refused connections and oversized frames.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { agentModel, as, chat, contributions, type ModelCall, speakers } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
-import { agentModel, as, chat, contributions, type ModelCall, speakers } from "./support.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 /** An agent backed by its own scripted model; `reply` sees the prompt. */
@@ -262,8 +263,7 @@ describe("sessions on the socket", () => {
     await c.next((f) => f.type === "stream");
     c.close();
     await c.closed;
-    for (let i = 0; i < 500 && !slow.calls[0]?.signal?.aborted; i++) await Bun.sleep(10);
-    expect(slow.calls[0]?.signal?.aborted).toBe(true);
+    await waitFor(() => slow.calls[0]?.signal?.aborted, { what: "the model call to be aborted" });
     const history = (await api.get(`/v1/chat/sessions/${session_id}/history`)).body.messages;
     expect(history.map((m: { type: string }) => m.type)).toEqual(["user"]);
   });

@@ -1,8 +1,9 @@
 /** Memory over HTTP: CRUD with the owner checked, FTS5/BM25 search, all-of tag filters, paging, isolation. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { as } from "../helpers/agents.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { createTestApp } from "../helpers/app.ts";
-import { as, twoUserApp } from "./support.ts";
+import { twoUsers } from "../helpers/users.ts";
 
 let t: TestApp;
 let api: ReturnType<typeof as>;
@@ -179,7 +180,7 @@ describe("memory search", () => {
 });
 
 test("memory is isolated between owners", async () => {
-  const app = await twoUserApp();
+  const app = await createTestApp(twoUsers());
   try {
     const alice = as(app, "alice");
     const bob = as(app, "bob");
@@ -202,6 +203,6 @@ test("memory is isolated between owners", async () => {
     ).toBe(422);
     expect((await alice.get("/v1/memory/search?content_query=secret")).body.total).toBe(1);
   } finally {
-    app.close();
+    await app.close();
   }
 });

@@ -4,10 +4,11 @@
  * isolation between owners (HTTP and WebSocket).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { agentModel, as, chat } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { agentModel, appOn, as, chat, twoUserApp, USER_HEADER } from "./support.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -19,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 async function agentWithModel(name: string) {
@@ -192,20 +193,19 @@ describe("session list and the inactivity rule", () => {
 test("shutdown closes sockets (1001) and a restart loses nothing", async () => {
   const dir = tempDir();
   try {
-    const shutdown = new AbortController();
-    const first = await appOn(dir.path, shutdown.signal);
+    const first = await createTestApp({ dataDir: dir.path });
     const s1 = listen(first);
     const agent = (await as(first).post("/v1/agents", { name: "Durable", role: "r" })).body;
     const c = await chat(s1.url, { target_id: agent.id, target_type: "agent" });
     const { session_id } = await c.next((f) => f.type === "connected");
     await c.ask("remember me");
     // Shutting down closes open sockets with 1001.
-    shutdown.abort();
+    first.shutdown();
     expect((await c.closed).code).toBe(1001);
     await s1.stop();
-    first.close();
+    await first.close();
 
-    const second = await appOn(dir.path);
+    const second = await createTestApp({ dataDir: dir.path });
     const s2 = listen(second);
     const api2 = as(second);
     expect((await api2.get(`/v1/agents/${agent.id}`)).body.name).toBe("Durable");
@@ -215,32 +215,28 @@ test("shutdown closes sockets (1001) and a restart loses nothing", async () => {
     expect((await resumed.next((f) => f.type === "connected")).session_id).toBe(session_id);
     resumed.close();
     await s2.stop();
-    second.close();
+    await second.close();
   } finally {
     dir.remove();
   }
 });
 
 test("sessions are isolated between owners, on HTTP and on the socket", async () => {
-  const app = await twoUserApp();
+  const app = await createTestApp(twoUsers());
   const s = listen(app);
   try {
     const alice = as(app, "alice");
     const bob = as(app, "bob");
     const agent = (await alice.post("/v1/agents", { name: "Private", role: "r" })).body;
-    const c = await chat(s.url, { target_id: agent.id, target_type: "agent" }, { [USER_HEADER]: "alice" });
+    const c = await chat(s.url, { target_id: agent.id, target_type: "agent" }, asUser("alice"));
     const { session_id } = await c.next((f) => f.type === "connected");
     await c.ask("alice's secret");
     c.close();
     expect((await bob.get("/v1/chat/sessions")).body).toEqual({ sessions: [], total: 0, has_more: false });
     expect((await bob.get(`/v1/chat/sessions/${session_id}/history`)).status).toBe(404);
-    const bobTarget = await chat(
-      s.url,
-      { target_id: agent.id, target_type: "agent" },
-      { [USER_HEADER]: "bob" },
-    );
+    const bobTarget = await chat(s.url, { target_id: agent.id, target_type: "agent" }, asUser("bob"));
     expect((await bobTarget.closed).code).toBe(4404);
-    const bobResume = await chat(s.url, { session_id }, { [USER_HEADER]: "bob" });
+    const bobResume = await chat(s.url, { session_id }, asUser("bob"));
     expect((await bobResume.closed).code).toBe(4404);
     expect((await alice.get("/v1/chat/sessions")).body.total).toBe(1);
     // auth_token carries the credential for clients that cannot set headers (browsers).
@@ -272,6 +268,6 @@ test("sessions are isolated between owners, on HTTP and on the socket", async ()
     expect((await app.request("/v1/agents?auth_token=token-alice")).status).toBe(401);
   } finally {
     await s.stop();
-    app.close();
+    await app.close();
   }
 });

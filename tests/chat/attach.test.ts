@@ -2,8 +2,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { listen, readChunks } from "../helpers/listen.ts";
-import { type Event, lines, scripted } from "./helpers.ts";
+import { scripted } from "../helpers/chat.ts";
+import { listen } from "../helpers/listen.ts";
+import { type Event, lines, readChunks } from "../helpers/streams.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
@@ -13,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 interface Frame {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat } from "./helpers.ts";
+import { chat } from "../helpers/chat.ts";
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 /** Catalog routes: models, discovery, providers (stored keys, env wins), commands, resources, settings. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { type Event, scripted } from "./helpers.ts";
+import { scripted } from "../helpers/chat.ts";
+import type { Event } from "../helpers/streams.ts";
 
 // A local server speaking Ollama's /api/tags.
 const ollama = Bun.serve({
@@ -21,8 +21,8 @@ beforeAll(async () => {
     env: { OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}`, GROQ_API_KEY: "gsk-env" },
   });
 });
-afterAll(() => {
-  t.close();
+afterAll(async () => {
+  await t.close();
   ollama.stop(true);
 });
 
@@ -66,7 +66,7 @@ test("discover: Ollama's local tags, and a clear diagnostic when a provider is u
   expect(down.body.diagnostics[0]).toContain("unreachable");
   const unset = await other.json<Event>("/api/chat/models/discover?provider=openai");
   expect(unset.body.diagnostics[0]).toContain("OPENAI_API_KEY");
-  other.close();
+  await other.close();
 });
 
 test("providers: the eight; a stored key marks one configured, is never echoed, reaches the runtime; env wins", async () => {
@@ -109,7 +109,7 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
   // The runtime uses it: a session's pi auth resolves the stored key; for groq the env variable wins.
   await t.request("/api/chat/providers", postJson({ provider: "groq", apiKey: "gsk-stored" }));
   const { sessionId } = (await t.json<{ sessionId: string }>("/api/chat/new", { method: "POST" })).body;
-  const live = chatServicesOf(t.ctx)?.host.find("local", { sessionId });
+  const live = t.family("chat").services.host.find("local", { sessionId });
   expect(await live?.auth.authStorage.getApiKey("openai")).toBe("sk-stored-secret");
   expect(await live?.auth.authStorage.getApiKey("groq")).toBe("gsk-env");
   const groq = await t.json<Event>(

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { type Event, lines, scripted } from "./helpers.ts";
+import { scripted } from "../helpers/chat.ts";
+import { type Event, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 let workspace: string;
@@ -222,5 +223,5 @@ test("protected mode: settings cannot name extensions or packages at all (403)",
   // A file that names them anyway (an older server wrote it) is not followed either.
   writeFileSync(`${carolAgentDir}/settings.json`, JSON.stringify({ extensions: ["ext/x.ts"] }));
   expect((await other.json<Event>("/api/chat/settings")).body.extensions).toEqual([]);
-  other.close();
+  await other.close();
 });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { type Event, lines } from "./helpers.ts";
+import { type Event, lines } from "../helpers/streams.ts";
 
 const seen: { authorization: string | null; model: string }[] = [];
 const chunk = (delta: object, finish: string | null = null) => ({
@@ -48,8 +48,8 @@ beforeAll(async () => {
     }),
   );
 });
-afterAll(() => {
-  t.close();
+afterAll(async () => {
+  await t.close();
   server.stop(true);
 });
 

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, lines, scripted, types } from "./helpers.ts";
+import { chat, scripted, types } from "../helpers/chat.ts";
+import { lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
-import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, type Event, eventReader, lines, scripted } from "./helpers.ts";
+import { chat, scripted } from "../helpers/chat.ts";
+import { type Event, eventReader, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -39,7 +39,7 @@ test("plan → execute with todos, progress and completion; the plan survives ev
   const sessionId = planned[0]?.sessionId;
 
   // Evicted between planning and executing: the plan comes back from the session file.
-  chatServicesOf(t.ctx)?.host.sweep(Date.now() + 24 * 3600_000);
+  t.family("chat").services.host.sweep(Date.now() + 24 * 3600_000);
 
   model.append([
     fauxAssistantMessage(

@@ -2,25 +2,17 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import type { CredentialResolver } from "../../server/auth/identity.ts";
 import { ownerPaths } from "../../server/chat/paths.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { lines, scripted } from "./helpers.ts";
+import { scripted } from "../helpers/chat.ts";
+import { lines } from "../helpers/streams.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
 
-const resolver: CredentialResolver = (request) => {
-  const token = request.headers.get("authorization");
-  if (token === "Bearer alice") return { id: "alice", kind: "bearer" };
-  if (token === "Bearer bob") return { id: "bob", kind: "bearer" };
-  return undefined;
-};
-const as = (who: string) => ({ authorization: `Bearer ${who}` });
+const as = (who: string) => asUser(who);
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({
-    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", APP_CHAT_DATABASE_URL: "sqlite" },
-    resolvers: [resolver],
-  });
+  t = await createTestApp(twoUsers({ env: { APP_CHAT_DATABASE_URL: "sqlite" } }));
 });
 afterAll(() => t.close());
 
@@ -173,13 +165,13 @@ test("account erase removes every session and stored key of the caller only", as
 });
 
 test("without a chat database, protected mode answers 501 to session delete", async () => {
-  const other = await createTestApp({ env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" }, resolvers: [resolver] });
+  const other = await createTestApp(twoUsers());
   const response = await other.request("/api/chat/session?sessionId=x", {
     method: "DELETE",
     headers: as("alice"),
   });
   expect(response.status).toBe(501);
-  other.close();
+  await other.close();
 });
 
 test("owner folders never coincide: an id cannot name the folder an encoded id gets", () => {

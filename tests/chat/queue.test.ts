@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { chat, eventReader, lines, scripted, types } from "./helpers.ts";
+import { chat, scripted, types } from "../helpers/chat.ts";
+import { eventReader, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {

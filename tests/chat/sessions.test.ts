@@ -2,9 +2,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
-import { chatServicesOf } from "../../server/chat/index.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { chat, type Event, eventReader, lines, scripted } from "./helpers.ts";
+import { chat, scripted } from "../helpers/chat.ts";
+import { type Event, eventReader, lines } from "../helpers/streams.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,11 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const host = () => {
-  const services = chatServicesOf(t.ctx);
-  if (!services) throw new Error("chat family not mounted");
-  return services.host;
-};
+const host = () => t.family("chat").services.host;
 
 test("new → chat in it → hydrate and resume show the messages; the list is newest first with titles", async () => {
   const model = scripted(t, [fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);
@@ -143,8 +140,7 @@ test("a client disconnect aborts the run", async () => {
   await reader.until((e) => e.type === "delta");
   await reader.cancel();
   const live = host().find("local", { sessionId: start.sessionId });
-  for (let i = 0; i < 200 && live?.activeRunId; i++) await Bun.sleep(10);
-  expect(live?.activeRunId).toBeUndefined();
+  await waitFor(() => live?.activeRunId === undefined, { what: "the run to end" });
   const provenance = await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`);
   expect(provenance.body.status).toBe("aborted");
   model.dispose();
@@ -177,8 +173,7 @@ test("a client that goes away before reading anything does not leave the session
   const response = await chat(t, { sessionId, message: "long", model: model.id });
   await response.body?.cancel();
   const live = host().find("local", { sessionId });
-  for (let i = 0; i < 300 && live?.activeRunId; i++) await Bun.sleep(10);
-  expect(live?.activeRunId).toBeUndefined();
+  await waitFor(() => live?.activeRunId === undefined, { what: "the run to end" });
   const next = await lines(await chat(t, { sessionId, message: "again", model: model.id }));
   expect(next.at(-1)?.type).toBe("done");
   model.dispose();

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxText, fauxThinking, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { chat, type Event, lines, scripted, types } from "./helpers.ts";
+import { chat, scripted, types } from "../helpers/chat.ts";
+import { type Event, lines } from "../helpers/streams.ts";
 
 let t: TestApp;
 beforeAll(async () => {

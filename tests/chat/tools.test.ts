@@ -4,8 +4,10 @@ import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:
 import { homedir } from "node:os";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
-import { type Event, lines, scripted } from "./helpers.ts";
+import { type Event, lines } from "../helpers/streams.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -176,7 +178,7 @@ test("protected mode refuses shell commands (no sandbox for chat tools yet)", as
   expect(sh?.isError).toBe(true);
   expect(JSON.stringify(sh?.result)).toContain("Shell commands are disabled");
   model.dispose();
-  other.close();
+  await other.close();
 });
 
 test("POST /api/post-chat streams the same NDJSON events as /api/chat", async () => {
@@ -209,11 +211,10 @@ test("over a real socket, a client that disconnects mid-stream aborts the run", 
   const start = JSON.parse(first.split("\n")[0] ?? "{}");
   expect(start.type).toBe("start");
   controller.abort();
-  let status = "running";
-  for (let i = 0; i < 300 && status === "running"; i++) {
-    await Bun.sleep(10);
-    status = (await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`)).body.status;
-  }
+  const status = await waitFor(async () => {
+    const run = (await t.json<Event>(`/api/chat/provenance?runId=${start.runId}`)).body.status;
+    return run !== "running" && run;
+  });
   expect(status).toBe("aborted");
   model.dispose();
   await server.stop();

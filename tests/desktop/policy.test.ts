@@ -8,9 +8,10 @@ import {
   policyFileToWrite,
   savedPolicyPath,
 } from "../../server/config/builtin-policy.ts";
-import { defaultPolicyPath, parseCli } from "../../server/config/cli.ts";
+import { parseCli } from "../../server/config/cli.ts";
 import { createEnvSource } from "../../server/config/env.ts";
 import { ConfigError, loadConfig } from "../../server/config/index.ts";
+import { defaultPolicyPath } from "../../server/config/paths.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 

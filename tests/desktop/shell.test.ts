@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { TOKEN_COOKIE } from "../../desktop/supervisor.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { FakeElectron } from "./fake-electron.ts";
 
 const dir = tempDir("atrium-shell-");
@@ -30,14 +31,9 @@ async function launch(fake: FakeElectron): Promise<() => void> {
   };
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = probe();
-    if (value) return value;
-    await Bun.sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** Waits (up to 15 s) for `probe` to return something truthy. */
+const until = <T>(what: string, probe: () => T) =>
+  waitFor(probe, { what, timeoutMs: 15_000, intervalMs: 25 });
 
 /** The pid of the server process started with this data dir (Linux: from /proc). */
 function serverPid(dataDir: string): number | undefined {

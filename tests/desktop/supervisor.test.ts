@@ -22,6 +22,7 @@ import { DESKTOP_TOKEN_COOKIE } from "../../server/auth/desktop-token.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { cleanEnv } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -55,9 +56,9 @@ function alive(pid: number): boolean {
   return !(existsSync(stat) && /^\d+ \(.*\) Z/.test(readFileSync(stat, "utf8")));
 }
 
-async function eventuallyGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200 && alive(pid); i++) await Bun.sleep(25);
-  return !alive(pid);
+/** True once the process is gone; false if it is still there after 5 s. */
+function eventuallyGone(pid: number): Promise<boolean> {
+  return waitFor(() => !alive(pid), { timeoutMs: 5000, intervalMs: 25 }).catch(() => false);
 }
 
 describe("pure parts", () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { carriesDesktopToken, DESKTOP_TOKEN_COOKIE } from "../../server/auth/desktop-token.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { PROBE_PATHS, PUBLIC_GET_PATHS, probeRoutes } from "../helpers/probes.ts";
+import { twoUsers } from "../helpers/users.ts";
 
 const TOKEN = "k3y-of-this-launch_0123456789abcdefABCDEF";
 const cookie = (value: string) => ({ cookie: `theme=dark; ${DESKTOP_TOKEN_COOKIE}=${value}; other=1` });
@@ -60,20 +61,14 @@ describe("local mode started by the desktop shell", () => {
 });
 
 test("protected mode with a desktop token needs both the token and an identity", async () => {
-  const resolver = (request: Request) =>
-    request.headers.get("x-test-user") === "alice" ? { id: "alice", kind: "session" as const } : undefined;
-  const t = await createTestApp({
-    env: { APP_DESKTOP_TOKEN: TOKEN, APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-    plugins: [probeRoutes],
-    resolvers: [resolver],
-  });
+  const t = await createTestApp(twoUsers({ env: { APP_DESKTOP_TOKEN: TOKEN }, plugins: [probeRoutes] }));
   try {
     expect((await t.request(PROBE_PATHS.turns, { headers: { "x-test-user": "alice" } })).status).toBe(401);
     expect((await t.request(PROBE_PATHS.turns, { headers: cookie(TOKEN) })).status).toBe(401);
     const both = await t.json(PROBE_PATHS.turns, { headers: { ...cookie(TOKEN), "x-test-user": "alice" } });
     expect(both).toMatchObject({ status: 200, body: { identity: { id: "alice" } } });
   } finally {
-    t.close();
+    await t.close();
   }
 });
 
@@ -82,7 +77,7 @@ test("without APP_DESKTOP_TOKEN local mode needs no token", async () => {
   try {
     expect((await t.request(PROBE_PATHS.turns)).status).toBe(200);
   } finally {
-    t.close();
+    await t.close();
   }
 });
 

@@ -17,8 +17,9 @@ import type { Browser, Page } from "playwright";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { listen } from "../helpers/listen.ts";
+import { stateHash } from "../helpers/surface.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { stateHash } from "../security/support.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const SECRET = "sk-e2e-provider-key-0123456789";
 
@@ -72,7 +73,7 @@ afterAll(async () => {
   attacker.stop(true);
   recorder.stop(true);
   await server.stop();
-  t.close();
+  await t.close();
   markerDir.remove();
 });
 
@@ -107,8 +108,7 @@ async function headersSentTo(page: Page, url: string) {
 
 /** Polls until `count` answers arrived (they are reported asynchronously). */
 async function settle(seen: Seen[], count: number): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (seen.length < count && Date.now() < until) await Bun.sleep(20);
+  await waitFor(() => seen.length >= count, { what: `${count} answers` }).catch(() => {});
   expect(seen).toHaveLength(count);
 }
 

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser.close();
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 /** A page that may only talk to our server: anything else (a CDN) is aborted and recorded. */

@@ -2,11 +2,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { COMMANDS } from "../../server/commands.ts";
 import { isLoopbackHost, parseCli } from "../../server/config/cli.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { readChunks } from "../helpers/listen.ts";
 import { spawn, startServerProcess, waitForOk } from "../helpers/server.ts";
+import { readChunks } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -129,10 +131,14 @@ describe("parseCli", () => {
 });
 
 describe("the server process", () => {
-  test("--help prints the usage and exits 0", async () => {
+  test("--help prints the usage and every subcommand with its summary, and exits 0", async () => {
     const proc = spawn(["--help"]);
     expect(await proc.exited).toBe(0);
-    expect(await new Response(proc.stdout).text()).toContain("Usage: bun server/main.ts [flags]");
+    const help = await new Response(proc.stdout).text();
+    expect(help).toContain("Usage: bun server/main.ts [flags]");
+    expect(Object.keys(COMMANDS).length).toBeGreaterThan(0);
+    for (const [name, command] of Object.entries(COMMANDS))
+      expect(help).toMatch(new RegExp(`^  ${name} +${RegExp.escape(command.summary)}$`, "m"));
   });
 
   test("a non-loopback host without the flag is refused with one line and a non-zero exit", async () => {
@@ -236,7 +242,10 @@ describe("the server process", () => {
       const frames = readChunks(stream.body!, "\n\n");
       expect((await frames.next()).value).toBe('event: open\ndata: {"ok":true}');
       const slow = fetch(`${server.url}/api/sessions/__slow`);
-      await Bun.sleep(100);
+      const inFlight = async () =>
+        ((await (await fetch(`${server.url}/api/sessions/__slow/in-flight`)).json()) as { count: number })
+          .count;
+      await waitFor(async () => (await inFlight()) === 1, { what: "the slow request to be in flight" });
       server.proc.kill(signal);
       const response = await slow;
       expect(response.status).toBe(200);

@@ -1,11 +1,10 @@
 /** Liveness, readiness, the chat health probe and the root probe (DESIGN.md rulings 2 and 3). */
 import { afterEach, describe, expect, test } from "bun:test";
-import { compose } from "../../server/app.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp | undefined;
-afterEach(() => {
-  t?.close();
+afterEach(async () => {
+  await t?.close();
   t = undefined;
 });
 
@@ -24,7 +23,7 @@ describe("before composition", () => {
     const other = await t.request("/swagger/json");
     expect(other.status).toBe(503);
 
-    await compose(t.ctx);
+    await t.compose();
     const after = await t.json("/health/ready");
     expect(after.status).toBe(200);
     expect(after.body).toEqual({

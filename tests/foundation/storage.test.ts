@@ -1,7 +1,7 @@
 /** bun:sqlite in the data dir: pragmas, numbered migrations, the store helper, owner_id everywhere. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { FAMILIES, migrationSets } from "../../server/app.ts";
+import { migrationSets } from "../../server/app.ts";
 import { openDatabase } from "../../server/storage/database.ts";
 import { MigrationError, type MigrationSet, migrate } from "../../server/storage/migrate.ts";
 import { Store } from "../../server/storage/store.ts";
@@ -80,7 +80,7 @@ describe("migrate", () => {
 
   test("every user-data table of every family carries owner_id", () => {
     const db = freshDb();
-    migrate(db, migrationSets(FAMILIES));
+    migrate(db, migrationSets());
     const system = new Set(["schema_migrations", "users"]);
     const tables = db
       .query<{ name: string }, []>(

@@ -1,16 +1,17 @@
 /**
  * A real app over a temp data dir, driven with `app.handle(new Request(...))`: the committed policy, a
- * controlled environment (never the developer's), real SQLite.
+ * controlled environment (never the developer's), real SQLite. It is composed, started and closed the
+ * way the server does it (server/app.ts): `close()` ends the shutdown signal, stops every family (their
+ * runtimes, sandbox pools, live sessions) and closes the database.
  */
 import { join } from "node:path";
 import type { AnyElysia } from "elysia";
-import { compose, createApp } from "../../server/app.ts";
+import { type App, createApp } from "../../server/app.ts";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
 import { parseCli } from "../../server/config/cli.ts";
 import { createEnvSource, type EnvRecord } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
-import type { Family } from "../../server/family.ts";
 import { createLogger, type Logger, silentLogger } from "../../server/log.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -19,47 +20,75 @@ export const BASE = "http://localhost";
 
 export interface TestAppOptions {
   env?: EnvRecord;
-  families?: Family[];
   plugins?: ((ctx: AppContext) => AnyElysia)[];
   resolvers?: CredentialResolver[];
   /** Run migrations and family start hooks (default true). */
   compose?: boolean;
+  /**
+   * Then run the families' `serving` hooks, as a listening server does (turns warms its sandbox pool).
+   * Default false: most tests never run Python.
+   */
+  serving?: boolean;
   log?: Logger;
   policyPath?: string;
+  /** An existing data dir (a restart on the same data): kept on close. Default: a fresh temp dir. */
+  dataDir?: string;
 }
 
 export interface TestApp {
+  /** The Elysia app (listen.ts serves it on a port). */
   app: AnyElysia;
   ctx: AppContext;
   dataDir: string;
+  /** The instance of a family in this app, typed per family: `t.family("turns").services.pool`. */
+  family: App["family"];
   request(path: string, init?: RequestInit): Promise<Response>;
   json<T = unknown>(path: string, init?: RequestInit): Promise<{ status: number; body: T; headers: Headers }>;
-  close(): void;
+  /** Finishes startup when created with `compose: false`. */
+  compose(): Promise<void>;
+  /** Aborts the app's shutdown signal, as a server's SIGTERM does (streams end, sockets close 1001). */
+  shutdown(): void;
+  /** Shuts down, stops the families, closes the database and removes the temp data dir. */
+  close(): Promise<void>;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const dir = tempDir();
-  const cli = parseCli(["--data-dir", dir.path, "--port", "0"], {}, REPO_ROOT);
+  const dir = options.dataDir === undefined ? tempDir() : undefined;
+  const dataDir = options.dataDir ?? (dir?.path as string);
+  const cli = parseCli(["--data-dir", dataDir, "--port", "0"], {}, REPO_ROOT);
   if (cli.kind !== "serve") throw new Error("unexpected CLI result");
   const env = createEnvSource(options.env ?? {});
   const policyPath = options.policyPath ?? cli.options.policyPath;
   const config = loadConfig({ ...cli.options, policyPath }, env);
-  const ctx = createContext({ config, env, log: options.log ?? silentLogger, resolvers: options.resolvers });
-  const app = createApp(ctx, { families: options.families, plugins: options.plugins });
-  if (options.compose !== false) await compose(ctx, options.families);
+  const shutdown = new AbortController();
+  const ctx = createContext({
+    config,
+    env,
+    log: options.log ?? silentLogger,
+    resolvers: options.resolvers,
+    shutdown: shutdown.signal,
+  });
+  const composed = createApp(ctx, { plugins: options.plugins });
+  if (options.compose !== false) await composed.compose();
+  if (options.compose !== false && options.serving) composed.serving();
+  const app = composed.elysia;
   const request = (path: string, init?: RequestInit) => app.handle(new Request(`${BASE}${path}`, init));
   return {
     app,
     ctx,
-    dataDir: dir.path,
+    dataDir,
+    family: composed.family,
     request,
     async json(path, init) {
       const response = await request(path, init);
       return { status: response.status, body: await response.json(), headers: response.headers };
     },
-    close() {
-      ctx.db.close();
-      dir.remove();
+    compose: () => composed.compose(),
+    shutdown: () => shutdown.abort(),
+    async close() {
+      shutdown.abort();
+      await composed.close();
+      dir?.remove();
     },
   };
 }

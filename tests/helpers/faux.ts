@@ -13,7 +13,20 @@ export interface ScriptedModel {
   /** The id to pass wherever a model id is accepted. */
   id: string;
   registration: FauxProviderRegistration;
+  /** Queues more responses after the ones given. */
+  append(responses: FauxResponseStep[]): void;
+  /** Responses not consumed yet. */
+  pending(): number;
+  /** How many times the model was called. */
+  calls(): number;
   dispose(): void;
+}
+
+export interface ScriptedOptions {
+  tokensPerSecond?: number;
+  reasoning?: boolean;
+  /** The model's context window (small ones make chat compact). */
+  contextWindow?: number;
 }
 
 let counter = 0;
@@ -21,12 +34,12 @@ let counter = 0;
 export function scriptedModel(
   models: ModelService,
   responses: FauxResponseStep[],
-  options: { tokensPerSecond?: number; reasoning?: boolean } = {},
+  options: ScriptedOptions = {},
 ): ScriptedModel {
   const provider = `faux${++counter}`;
   const registration = registerFauxProvider({
     provider,
-    models: [{ id: "scripted", reasoning: options.reasoning ?? false }],
+    models: [{ id: "scripted", reasoning: options.reasoning ?? false, contextWindow: options.contextWindow }],
     tokensPerSecond: options.tokensPerSecond,
   });
   registration.setResponses(responses);
@@ -34,6 +47,9 @@ export function scriptedModel(
   return {
     id,
     registration,
+    append: (more) => registration.appendResponses(more),
+    pending: () => registration.getPendingResponseCount(),
+    calls: () => registration.state.callCount,
     dispose() {
       models.unregister(id);
       registration.unregister();

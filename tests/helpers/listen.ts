@@ -7,22 +7,3 @@ export function listen(t: TestApp): { url: string; stop(): Promise<void> } {
   if (!server) throw new Error("not listening");
   return { url: `http://127.0.0.1:${server.port}`, stop: async () => void (await server.stop(true)) };
 }
-
-/** Reads a streamed body line by line (or frame by frame with a custom separator). */
-export async function* readChunks(
-  body: ReadableStream<Uint8Array>,
-  separator = "\n",
-): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let at = buffer.indexOf(separator);
-    while (at !== -1) {
-      yield buffer.slice(0, at);
-      buffer = buffer.slice(at + separator.length);
-      at = buffer.indexOf(separator);
-    }
-  }
-  if (buffer) yield buffer;
-}

@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { REPO_ROOT } from "./app.ts";
+import { waitFor } from "./wait.ts";
 
 export const MAIN = join(REPO_ROOT, "server", "main.ts");
 
@@ -66,14 +67,10 @@ export async function startServerProcess(
 
 /** Polls until the URL answers 200 (or the deadline passes). */
 export async function waitForOk(url: string, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (Date.now() < until) {
-    const ok = await fetch(url).then(
+  const ok = () =>
+    fetch(url).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`${url} never answered 200`);
+  await waitFor(ok, { timeoutMs: deadlineMs, what: `${url} to answer 200` });
 }

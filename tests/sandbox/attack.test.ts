@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { detectSandbox } from "../../server/sandbox/isolation.ts";
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { createSession, runTurn, turnsApp } from "../turns/helpers.ts";
-import { checkoutHash, viaJs } from "./helpers.ts";
+import { checkoutHash, viaJs } from "../helpers/jail.ts";
+import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
 
 setDefaultTimeout(240_000);
 
@@ -26,9 +26,9 @@ beforeAll(async () => {
   writeFileSync(join(t.dataDir, "secret.txt"), CANARY);
 });
 
-afterAll(() => {
+afterAll(async () => {
   delete process.env.ATRIUM_JAIL_CANARY;
-  t.close();
+  await t.close();
 });
 
 const LIBC = `const fs = process.getBuiltinModule("fs");

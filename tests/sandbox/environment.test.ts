@@ -8,7 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { homedir } from "node:os";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { viaJs } from "./helpers.ts";
+import { viaJs } from "../helpers/jail.ts";
 
 setDefaultTimeout(120_000);
 

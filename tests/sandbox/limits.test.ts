@@ -11,10 +11,9 @@ import { detectSandbox } from "../../server/sandbox/isolation.ts";
 import { type JailPlan, jailArgs } from "../../server/sandbox/jail.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../../server/sandbox/limits.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
-import { servicesOf } from "../../server/turns/index.ts";
+import { descendants, hostUid, viaJs } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
-import { turnsApp } from "../turns/helpers.ts";
-import { descendants, hostUid, viaJs } from "./helpers.ts";
+import { turnsApp } from "../helpers/turns.ts";
 
 setDefaultTimeout(180_000);
 
@@ -47,8 +46,8 @@ describe("what is in force", () => {
       expect((await (await fetch(`${server.url}/health/ready`)).json()).sandbox).toEqual(report);
       expect((await (await fetch(`${server.url}/api/settings`)).json()).sandbox).toEqual(report);
       // A pool forced to run without the jail says so in the settings view.
-      servicesOf(t.ctx).pool?.close();
-      servicesOf(t.ctx).pool = pool({ isolation: "none" });
+      t.family("turns").services.pool?.close();
+      t.family("turns").services.pool = pool({ isolation: "none" });
       expect((await (await fetch(`${server.url}/api/settings`)).json()).sandbox).toMatchObject({
         isolation: "none",
         capabilities: "unchanged",
@@ -56,7 +55,7 @@ describe("what is in force", () => {
       });
     } finally {
       await server.stop();
-      t.close();
+      await t.close();
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, runTurn, turnsApp } from "../turns/helpers.ts";
+import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
 
 setDefaultTimeout(180_000);
 

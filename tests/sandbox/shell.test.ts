@@ -10,9 +10,10 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { workspaceBashTool } from "../../server/chat/runtime/shell.ts";
-import { type Event, lines, scripted } from "../chat/helpers.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
+import { type Event, lines } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 setDefaultTimeout(60_000);
@@ -25,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  t.close();
+  await t.close();
 });
 
 const toolUse = { stopReason: "toolUse" as const };

@@ -4,7 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, memoryLogger, postJson, type TestApp } from "../helpers/app.ts";
-import { listen, readChunks } from "../helpers/listen.ts";
+import { listen } from "../helpers/listen.ts";
+import { readChunks } from "../helpers/streams.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
 import { fixtureDocuments } from "./fixtures.ts";
 
 type Row = Record<string, string | number | boolean>;
@@ -279,13 +281,9 @@ describe("validation: FastAPI's 422 shape, and nothing changes", () => {
 
 describe("owner scoping in protected mode", () => {
   test("one user's index is invisible to another", async () => {
-    const resolver = (request: Request) => {
-      const who = request.headers.get("authorization")?.replace("Bearer ", "");
-      return who === "alice" || who === "bob" ? { id: who, kind: "bearer" as const } : undefined;
-    };
-    const p = await createTestApp({ env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" }, resolvers: [resolver] });
+    const p = await createTestApp(twoUsers());
     try {
-      const as = (who: string) => ({ authorization: `Bearer ${who}` });
+      const as = (who: string) => asUser(who);
       p.ctx.db.run("INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')");
       const built = await p.request(
         "/search/index",
@@ -308,7 +306,7 @@ describe("owner scoping in protected mode", () => {
       ).toEqual([]);
       expect((await p.request("/search/local", postJson({ query: "x" }))).status).toBe(401);
     } finally {
-      p.close();
+      await p.close();
     }
   });
 });

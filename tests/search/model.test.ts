@@ -19,7 +19,8 @@ import { parseReport } from "../../server/search/index/reports.ts";
 import { parsePoints } from "../../server/search/query/global.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scriptedModel } from "../helpers/faux.ts";
-import { listen, readChunks } from "../helpers/listen.ts";
+import { listen } from "../helpers/listen.ts";
+import { readChunks } from "../helpers/streams.ts";
 
 const NO_ANSWER = "I am sorry but I am unable to answer this question given the provided data.";
 

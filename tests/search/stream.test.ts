@@ -4,6 +4,7 @@ import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scriptedModel } from "../helpers/faux.ts";
 import { listen } from "../helpers/listen.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -43,8 +44,7 @@ test("disconnecting from a local stream aborts the model's request", async () =>
     expect(signal?.aborted).toBe(false);
     client.abort();
     await reader.cancel().catch(() => {});
-    for (let i = 0; i < 100 && !signal?.aborted; i++) await Bun.sleep(20);
-    expect(signal?.aborted).toBe(true);
+    await waitFor(() => signal?.aborted, { what: "the model call to be aborted" });
   } finally {
     await server.stop();
     model.dispose();

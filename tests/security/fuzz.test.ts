@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
-import { stateHash } from "./support.ts";
+import { stateHash } from "../helpers/surface.ts";
 
 interface Schema {
   type?: string | string[];

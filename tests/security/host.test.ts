@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
-import { rawRequest, upgradeHeaders } from "./support.ts";
+import { rawRequest, upgradeHeaders } from "../helpers/surface.ts";
 
 const EVIL = "evil.example:8000";
 
@@ -94,7 +94,7 @@ describe("a listening server", () => {
   });
   afterAll(async () => {
     await server.stop();
-    t.close();
+    await t.close();
   });
 
   const statusFor = async (host: string) =>

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
-import { rawRequest, upgradeHeaders } from "./support.ts";
+import { rawRequest, upgradeHeaders } from "../helpers/surface.ts";
 
 /** Origins a hostile page could have; in process the server's own origin is http://localhost. */
 const FOREIGN = [
@@ -141,7 +141,7 @@ describe("public origins", () => {
       );
       expect(http.status).toBe(403);
     } finally {
-      app.close();
+      await app.close();
     }
   });
 });

@@ -10,7 +10,7 @@ import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../server/config/policy-schema.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { type ScriptedModel, scriptedModel } from "../helpers/faux.ts";
-import { createSession, type Ev, runTurn, turnsApp } from "./helpers.ts";
+import { createSession, type Ev, runTurn, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(180_000);

@@ -4,12 +4,14 @@
  * environment or files, nor reach the server's own port).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
+import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, readFrames, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -50,9 +52,12 @@ describe("cancellation", () => {
     reader.releaseLock();
     void mine.cancel();
     const runId = seen.match(/"runId":"(run_[0-9a-f]+)"/)?.[1] as string;
-    await Bun.sleep(300);
-    const busiest = [...sandboxProcesses().entries()].sort((a, b) => b[1] - a[1])[0]?.[0] as number;
-    expect(busiest).toBeGreaterThan(0);
+    // The looping interpreter: the sandbox process whose CPU time keeps growing.
+    const base = sandboxProcesses();
+    const busiest = await waitFor(
+      () => [...sandboxProcesses()].find(([pid, ticks]) => ticks - (base.get(pid) ?? ticks) >= 10)?.[0],
+      { what: "the loop to burn CPU" },
+    );
 
     // A retry of the same key while the turn runs follows it live (it is one durable turn).
     const follower = await t.request(`/api/sessions/${session}/turns`, turnRequest(loop, key));
@@ -87,8 +92,7 @@ describe("cancellation", () => {
     expect(followedEvents.at(-1)?.type).toBe("turn_cancelled");
 
     // The looping interpreter is gone.
-    await Bun.sleep(200);
-    expect(existsSync(`/proc/${busiest}`)).toBe(false);
+    await waitFor(() => processGone(busiest), { what: "the looping interpreter to exit" });
 
     const history = await t.json<{
       items: {
@@ -131,13 +135,14 @@ describe("disconnect", () => {
     let seen = "";
     while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
-    let status = "";
-    for (let i = 0; i < 600 && status !== "completed"; i++) {
-      await Bun.sleep(100);
+    const committed = async () => {
       const history = await t.json<{ items: { status: string }[] }>(`/api/sessions/${session}/turns`);
-      status = history.body.items[0]?.status ?? "";
-    }
-    expect(status).toBe("completed");
+      const status = history.body.items[0]?.status;
+      return status !== "running" && status;
+    };
+    expect(await waitFor(committed, { timeoutMs: 60_000, intervalMs: 100, what: "the turn to commit" })).toBe(
+      "completed",
+    );
     const replay = specEvents(
       await readFrames(await t.request(`/api/sessions/${session}/turns`, turnRequest(body, key))),
     );
@@ -175,6 +180,10 @@ describe("isolation through a turn", () => {
       ];
       const text = blocks.map((b) => `\`\`\`python\n${b}\n\`\`\``).join("\n");
       const session = await createSession(t);
+      // The turn takes the warm interpreter (one, APP_SANDBOX_WARM=1): the one alive now.
+      const pool = t.family("turns").services.pool;
+      await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
+      const warm = [...sandboxProcesses().keys()].filter((pid) => !processGone(pid));
       const response = await fetch(`${server.url}/api/sessions/${session}/turns`, turnRequest({ text }));
       const events = specEvents(await readFrames(response));
       const outputs = events.filter((e) => e.type === "output").map((e) => e.output as string);
@@ -184,7 +193,9 @@ describe("isolation through a turn", () => {
       expect(all).not.toContain("ATRIUM_TURN_CANARY");
       expect(outputs[8]).toContain("refused");
       expect(all).not.toContain("Atrium");
-      await Bun.sleep(1500);
+      // Once the turn's interpreter is gone nothing more can leave it (the list below is a request of our
+      // own through the same server, after anything it sent).
+      await waitFor(() => warm.some(processGone), { what: "the turn's interpreter to exit" });
       const sessions = await t.json<{ items: { title: string }[] }>("/api/sessions?limit=200");
       expect(sessions.body.items.some((s) => s.title === "escaped")).toBe(false);
     } finally {

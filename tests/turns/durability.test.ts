@@ -5,8 +5,9 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
+import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { readFrames, specEvents, turnRequest } from "./helpers.ts";
+import { specEvents, turnRequest } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);

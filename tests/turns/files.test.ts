@@ -11,7 +11,7 @@ import { AppError } from "../../server/http/errors.ts";
 import { WorkspaceFiles } from "../../server/turns/files.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { turnsApp } from "./helpers.ts";
+import { turnsApp } from "../helpers/turns.ts";
 
 let t: TestApp;
 beforeAll(async () => {

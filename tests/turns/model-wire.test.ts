@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, runTurn, turnsApp } from "./helpers.ts";
+import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -37,8 +37,8 @@ beforeAll(async () => {
     edits: [['id = ""', 'id = "local-model"']],
   });
 });
-afterAll(() => {
-  t.close();
+afterAll(async () => {
+  await t.close();
   wire.stop(true);
 });
 

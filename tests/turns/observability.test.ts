@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
-import { servicesOf } from "../../server/turns/index.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -58,7 +59,7 @@ describe("analytics and tracing", () => {
     expect(memory.body.content).toBe("- likes short answers\n");
     const failed = await runTurn(t, "ses_missing", { text: "x" });
     expect(failed.events.find((e) => e.type === "turn_error")?.message).toBe("Session not found");
-    await servicesOf(t.ctx).analytics.drain();
+    await t.family("turns").services.analytics.drain();
     const names = captured.map((c) => c.event);
     expect(names).toContain("session_created");
     expect(names).toContain("skill_listed");
@@ -76,7 +77,7 @@ describe("analytics and tracing", () => {
     const finish = events.find((e) => e.type === "turn_finish");
     expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(finish?.traceId).toBe(start?.traceId);
-    const spans = servicesOf(t.ctx).tracer.spans("local", start?.traceId);
+    const spans = t.family("turns").services.tracer.spans("local", start?.traceId);
     expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
     expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
   });
@@ -90,27 +91,22 @@ describe("analytics and tracing", () => {
       const count = captured.length;
       await createSession(quiet);
       await quiet.request("/api/skills");
-      await servicesOf(quiet.ctx).analytics.drain();
+      await quiet.family("turns").services.analytics.drain();
       expect(captured.length).toBe(count);
-      expect(servicesOf(quiet.ctx).analytics.enabled).toBe(false);
+      expect(quiet.family("turns").services.analytics.enabled).toBe(false);
     } finally {
-      quiet.close();
+      await quiet.close();
     }
   });
 });
 
 describe("isolation policy", () => {
   test("protected mode refuses to run code when isolation is none", async () => {
-    const t = await turnsApp({
-      env: { APP_SANDBOX_WARM: "0", APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-      resolvers: [
-        (request) => (request.headers.get("x-test-user") ? { id: "alice", kind: "bearer" } : undefined),
-      ],
-    });
+    const t = await turnsApp(twoUsers({ env: { APP_SANDBOX_WARM: "0" } }));
     try {
-      servicesOf(t.ctx).pool?.close();
-      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
-      const headers = { "content-type": "application/json", "x-test-user": "1" };
+      t.family("turns").services.pool?.close();
+      t.family("turns").services.pool = new SandboxPool({ warm: 0, isolation: "none" });
+      const headers = asUser("alice", { "content-type": "application/json" });
       const created = await t.json<{ id: string }>("/api/sessions", {
         method: "POST",
         headers,
@@ -128,7 +124,7 @@ describe("isolation policy", () => {
       // Unauthenticated requests never reach the family.
       expect((await t.request("/api/sessions")).status).toBe(401);
     } finally {
-      t.close();
+      await t.close();
     }
   });
 
@@ -136,8 +132,8 @@ describe("isolation policy", () => {
     const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     process.env.ATRIUM_NONE_CANARY = "canary-none-123";
     try {
-      servicesOf(t.ctx).pool?.close();
-      servicesOf(t.ctx).pool = new SandboxPool({ warm: 0, isolation: "none" });
+      t.family("turns").services.pool?.close();
+      t.family("turns").services.pool = new SandboxPool({ warm: 0, isolation: "none" });
       const session = await createSession(t);
       const { events } = await runTurn(t, session, {
         text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",
@@ -148,7 +144,7 @@ describe("isolation policy", () => {
       expect(events.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });
     } finally {
       delete process.env.ATRIUM_NONE_CANARY;
-      t.close();
+      await t.close();
     }
   });
 });
@@ -183,18 +179,10 @@ describe("sandbox lifetime", () => {
       expect(children.length).toBeGreaterThan(0);
       server.proc.kill("SIGKILL");
       await server.exited;
-      let alive = children;
-      for (let i = 0; i < 50 && alive.length > 0; i++) {
-        await Bun.sleep(100);
-        alive = alive.filter((pid) => {
-          try {
-            return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-          } catch {
-            return false;
-          }
-        });
-      }
-      expect(alive).toEqual([]);
+      await waitFor(() => children.every(processGone), {
+        timeoutMs: 5000,
+        what: "the sandbox processes to exit",
+      });
     } finally {
       server.proc.kill("SIGKILL");
       dir.remove();

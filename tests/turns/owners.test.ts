@@ -4,25 +4,18 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
-import { turnsApp } from "./helpers.ts";
+import { turnsApp } from "../helpers/turns.ts";
+import { asUser, twoUsers } from "../helpers/users.ts";
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await turnsApp({
-    env: { APP_SANDBOX_WARM: "0", APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-    resolvers: [
-      (request) => {
-        const user = request.headers.get("x-test-user");
-        return user ? { id: user, kind: "bearer" } : undefined;
-      },
-    ],
-  });
+  t = await turnsApp(twoUsers({ env: { APP_SANDBOX_WARM: "0" } }));
 });
 afterAll(() => t.close());
 
 const as = (user: string, init: RequestInit = {}): RequestInit => ({
   ...init,
-  headers: { ...(init.headers as Record<string, string>), "x-test-user": user },
+  headers: asUser(user, init.headers as Record<string, string>),
 });
 const jsonAs = (user: string, method: string, body: unknown) =>
   as(user, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });

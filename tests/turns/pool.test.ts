@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
 import { defaultMaxInterpreters, SandboxPool, SandboxQueueTimeout } from "../../server/sandbox/pool.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 /** A process that reports ready at once and then idles, like a warm interpreter. */
 const READY = [
@@ -27,14 +28,6 @@ function pool(options: ConstructorParameters<typeof SandboxPool>[0]) {
 afterEach(() => {
   for (const p of pools.splice(0)) p.close();
 });
-
-async function until(check: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await Bun.sleep(10);
-  }
-}
 
 describe("sandbox pool ceiling", () => {
   test("the default ceiling follows cores and memory, never below 2", () => {
@@ -76,10 +69,10 @@ describe("sandbox pool ceiling", () => {
       secondTurn = true;
       return i;
     });
-    await Bun.sleep(50);
-    expect(secondTurn).toBe(false);
-    // ...but the first turn's child can.
+    // ...but the first turn's child can. The turn asked first: had it taken the slot, it would have been
+    // served by the time the child's interpreter is up (and the child, with no slot left, never would).
     const child = await p.acquire({ child: true });
+    expect(secondTurn).toBe(false);
     expect(p.stats().live).toBe(2);
     // With both slots taken, a second child waits, and is served before the waiting turn.
     const order: string[] = [];
@@ -89,11 +82,11 @@ describe("sandbox pool ceiling", () => {
       return i;
     });
     p.release(child);
-    await until(() => order.length === 1);
+    await waitFor(() => order.length === 1);
     expect(order).toEqual(["child"]);
     p.release(await secondChild);
     p.release(turn);
-    await until(() => order.length === 2);
+    await waitFor(() => order.length === 2);
     expect(order).toEqual(["child", "turn"]);
   });
 
@@ -111,12 +104,12 @@ describe("sandbox pool ceiling", () => {
   test("an interpreter that never reports ready is killed at its start deadline, reported, and replaced", async () => {
     const p = pool({ command: HANGS, max: 2, warm: 1, startTimeoutMs: 200 });
     void p.warm();
-    await until(() => p.stats().live === 1);
+    await waitFor(() => p.stats().live === 1);
     const error = await p.acquire().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SandboxKilled);
     expect((error as SandboxKilled).reason).toBe("start_timeout");
     // The hung warm one freed its slot and a replacement was started in its place: the ceiling holds.
-    await until(() => p.stats().live === 1 && p.stats().idle === 1);
+    await waitFor(() => p.stats().live === 1 && p.stats().idle === 1);
     expect(p.stats().live).toBeLessThanOrEqual(2);
   });
 
@@ -130,7 +123,7 @@ describe("sandbox pool ceiling", () => {
     });
     const fresh = await p.replace(first);
     expect(fresh.pid).not.toBe(first.pid);
-    await until(() => !first.alive);
+    await waitFor(() => !first.alive);
     expect(other).toBe(false);
     p.release(fresh);
     p.release(await waiting);

@@ -13,10 +13,11 @@ import { loadConfig } from "../../server/config/index.ts";
 import { startServer } from "../../server/lifecycle.ts";
 import { silentLogger } from "../../server/log.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
-import { servicesOf } from "../../server/turns/index.ts";
 import { REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, type Ev, readFrames, runTurn, specEvents, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, type Ev, runTurn, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(180_000);
@@ -35,14 +36,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function until(check: () => boolean, ms = 60_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await Bun.sleep(20);
-  }
-}
-
 /** A turn's events, and how long it took from the POST to its `turn_start`. */
 async function timedTurn(session: string, text: string): Promise<{ events: Ev[]; openedMs: number }> {
   const posted = Date.now();
@@ -60,8 +53,8 @@ async function timedTurn(session: string, text: string): Promise<{ events: Ev[];
 
 describe("a burst beyond the ceiling", () => {
   test("six turns on a ceiling of two all finish, wait in line with their place, never past the ceiling", async () => {
-    const pool = servicesOf(t.ctx).pool as SandboxPool;
-    await until(() => pool.readyCount === 2);
+    const pool = t.family("turns").services.pool as SandboxPool;
+    await waitFor(() => pool.readyCount === 2, { timeoutMs: 60_000, what: "warm interpreters" });
     let peak = 0;
     const watching = setInterval(() => {
       peak = Math.max(peak, pool.stats().live);
@@ -105,13 +98,13 @@ describe("warming", () => {
     const env = createEnvSource({ APP_SANDBOX_WARM: "1" });
     const server = await startServer({ config: loadConfig(cli.options, env), env, log: silentLogger });
     try {
-      const pool = servicesOf(server.ctx).pool as SandboxPool;
+      const pool = server.family("turns").services.pool as SandboxPool;
       const ready = await fetch(`${server.url}/health/ready`);
       expect(ready.status).toBe(200);
       // Ready before pyodide is: the warm interpreter is starting, not awaited.
       expect(pool.stats().live).toBe(1);
       // No request touched the turns family, and the interpreter becomes ready on its own.
-      await until(() => pool.readyCount === 1);
+      await waitFor(() => pool.readyCount === 1, { timeoutMs: 60_000, what: "warm interpreters" });
     } finally {
       await server.stop();
       data.remove();
@@ -121,9 +114,9 @@ describe("warming", () => {
   test("a test app that never listens starts no interpreter", async () => {
     const quiet = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     try {
-      expect(servicesOf(quiet.ctx).pool?.stats().live).toBe(0);
+      expect(quiet.family("turns").services.pool?.stats().live).toBe(0);
     } finally {
-      quiet.close();
+      await quiet.close();
     }
   });
 });
@@ -131,7 +124,7 @@ describe("warming", () => {
 describe("a sandbox that never gets ready", () => {
   test("the turn fails with sandbox_start_timeout, and history shows it failed", async () => {
     const hung = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
-    const services = servicesOf(hung.ctx);
+    const services = hung.family("turns").services;
     services.pool?.close();
     services.pool = new SandboxPool({
       isolation: "none",
@@ -153,7 +146,7 @@ describe("a sandbox that never gets ready", () => {
         ["failed", "sandbox_start_timeout"],
       ]);
     } finally {
-      hung.close();
+      await hung.close();
     }
   });
 });

@@ -8,7 +8,7 @@ import { type Context, fauxAssistantMessage, fauxText, fauxThinking } from "@mar
 import { readUIMessageStream, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
 import { type ScriptedModel, scriptedModel } from "../helpers/faux.ts";
-import { createSession, type Ev, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+import { createSession, type Ev, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -30,9 +30,9 @@ beforeAll(async () => {
   // The policy names the turn model; this app's policy names the scripted one.
   t.ctx.config.policy.settings.model.id = model.id;
 });
-afterAll(() => {
+afterAll(async () => {
   model.dispose();
-  t.close();
+  await t.close();
 });
 
 const types = (events: Ev[]) => events.map((e) => e.type).filter((ty) => ty !== "turn_status");
@@ -213,7 +213,7 @@ describe("caps", () => {
       expect(events.at(-1)).toMatchObject({ type: "turn_finish", finishReason: "length" });
     } finally {
       scripted.dispose();
-      capped.close();
+      await capped.close();
     }
   });
 });

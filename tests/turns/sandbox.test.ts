@@ -10,6 +10,7 @@ import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
 import { sandboxCommand } from "../../server/sandbox/isolation.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -103,8 +104,7 @@ describe("sandbox", () => {
     const error = await py.run("while True:\n    pass", { timeoutMs: 300 }).catch((e) => e);
     expect(error).toBeInstanceOf(SandboxKilled);
     expect((error as SandboxKilled).reason).toBe("timeout");
-    await Bun.sleep(50);
-    expect(py.alive).toBe(false);
+    await waitFor(() => !py.alive, { what: "the interpreter to be killed" });
     pool.release(py);
   });
 
@@ -143,10 +143,14 @@ describe("sandbox", () => {
         const result = await py.run(code, { timeoutMs: 20_000 });
         outputs.push(`${result.stdout}${result.stderr}${result.error ?? ""}`);
       }
-      await Bun.sleep(200);
     } finally {
       pool.release(py);
     }
+    // Once the interpreter is gone nothing more can leave it; one request of our own through the same
+    // server then comes after anything it sent.
+    await waitFor(() => !py.alive, { what: "the interpreter to exit" });
+    await fetch(`http://127.0.0.1:${server.port}/`);
+    hits--;
     const all = outputs.join("\n");
     expect(all).not.toContain(CANARY);
     expect(all).not.toContain("ATRIUM_TEST_CANARY");

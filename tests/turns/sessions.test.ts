@@ -1,7 +1,7 @@
 /** Sessions: create, list (owned, newest first, paginated), read, rename/archive, history; bad input. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, runTurn, turnsApp } from "./helpers.ts";
+import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);

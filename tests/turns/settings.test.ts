@@ -9,7 +9,7 @@ import { networkInterfaces } from "node:os";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadPolicy } from "../../server/config/policy.ts";
 import type { TestApp } from "../helpers/app.ts";
-import { turnsApp } from "./helpers.ts";
+import { turnsApp } from "../helpers/turns.ts";
 
 const SECRET = "sk-settings-secret-0123456789";
 let t: TestApp & { policyPath: string };
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.app.server?.stop(true);
-  t.close();
+  await t.close();
 });
 
 interface View {

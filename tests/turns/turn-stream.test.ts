@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from "ai";
 import type { TestApp } from "../helpers/app.ts";
-import { createSession, readFrames, runTurn, turnRequest, turnsApp } from "./helpers.ts";
+import { readFrames } from "../helpers/streams.ts";
+import { createSession, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -271,7 +272,7 @@ describe("preparation timing and availability", () => {
         ["turn_finish", undefined],
       ]);
     } finally {
-      slow.close();
+      await slow.close();
     }
   });
 
@@ -286,7 +287,7 @@ describe("preparation timing and availability", () => {
       expect(events.find((e) => e.type === "turn_error")?.message).toBe("Turn is unavailable");
       expect(events.at(-1)?.type).toBe("turn_finish");
     } finally {
-      off.close();
+      await off.close();
     }
   });
 });

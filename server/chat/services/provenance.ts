@@ -1,5 +1,6 @@
 /** Recorded runs of a session and one run's provenance: model, settings snapshot, tool calls, files, timings. */
 import { AppError } from "../../http/errors.ts";
+import type { Page } from "../../http/paging.ts";
 import type { ChatStore, RunRow } from "../store.ts";
 
 const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
@@ -26,7 +27,7 @@ function runRecord(row: RunRow) {
 export class ProvenanceService {
   constructor(private readonly store: ChatStore) {}
 
-  runs(owner: string, sessionId: string, limit: number, offset: number) {
+  runs(owner: string, sessionId: string, { limit, offset }: Page) {
     return { runs: this.store.runs(owner, sessionId, limit, offset).map(runRecord) };
   }
 

@@ -4,6 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { AppError } from "../../http/errors.ts";
+import type { Page } from "../../http/paging.ts";
 import { confineSessionFile, ownerPaths, publicSessionFile } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
 import type { LiveSession } from "../runtime/live-session.ts";
@@ -54,7 +55,7 @@ export class SessionService {
     };
   }
 
-  list(owner: string, limit: number, offset: number) {
+  list(owner: string, { limit, offset }: Page) {
     return {
       sessions: this.store.sessions(owner, limit, offset).map((row) => ({
         id: row.id,

@@ -2,19 +2,14 @@
  * `bun server/main.ts index <files or dirs> [--name N] [--data-dir D] [--owner ID] [--model provider/model]`:
  * builds (or incrementally updates) a search index in the data dir's app.db, with a progress bar per
  * phase (units, extraction, communities, reports) and a summary. Offline extraction unless --model is given.
+ * The app opens the data dir (server/index-command.ts: its own context and migrations); this module
+ * parses, indexes and reports.
  */
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { INDEX_NAME_PATTERN } from "../../../schemas/search.ts";
-import { defaultDataDir } from "../../config/cli.ts";
-import { createEnvSource, readDotenv } from "../../config/env.ts";
-import { ModelService, UnknownModelError } from "../../models/service.ts";
-import { openDatabase } from "../../storage/database.ts";
-import { migrate } from "../../storage/migrate.ts";
-import { coreMigrations } from "../../storage/migrations/index.ts";
-import { Store } from "../../storage/store.ts";
-import { searchMigrations } from "../migrations/index.ts";
+import { type ModelService, UnknownModelError } from "../../models/service.ts";
+import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../store.ts";
 import type { IndexSummary } from "../types.ts";
 import { readDocuments } from "./documents.ts";
@@ -29,7 +24,18 @@ Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive r
   --owner ID      owner of the index (default "local", the local-mode user)
   --model ID      extract and write reports with this model (provider/model)`;
 
-export async function main(argv: string[]): Promise<number> {
+/** The data dir as the server opens it, migrated; `close` releases the database. */
+export interface IndexTarget {
+  store: Store;
+  models: ModelService;
+  close(): void;
+}
+
+/** `open(dataDir)`: the data dir named by `--data-dir` (undefined: the server's default). */
+export async function main(
+  argv: string[],
+  open: (dataDir: string | undefined) => IndexTarget,
+): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -51,26 +57,22 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`atrium index: --name must match ${INDEX_NAME_PATTERN}\n`);
     return 2;
   }
-  const env = createEnvSource(process.env, readDotenv(process.cwd()));
-  let model: IndexOptions["model"];
-  if (values.model) {
-    const models = new ModelService(env);
-    try {
-      model = { models, model: models.resolve(values.model) };
-    } catch (error) {
-      if (!(error instanceof UnknownModelError)) throw error;
-      process.stderr.write(`atrium index: ${error.message}\n`);
-      return 2;
-    }
-  }
-
-  const { documents, warnings } = readDocuments(positionals);
-  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
-  const db = openDatabase(join(values["data-dir"] ?? defaultDataDir(process.env), "app.db"));
+  const target = open(values["data-dir"]);
   try {
-    migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
+    let model: IndexOptions["model"];
+    if (values.model) {
+      try {
+        model = { models: target.models, model: target.models.resolve(values.model) };
+      } catch (error) {
+        if (!(error instanceof UnknownModelError)) throw error;
+        process.stderr.write(`atrium index: ${error.message}\n`);
+        return 2;
+      }
+    }
+    const { documents, warnings } = readDocuments(positionals);
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     const progress = progressReporter();
-    const summary = await runIndex(new SearchStore(new Store(db)), values.owner ?? "local", name, documents, {
+    const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
       model,
       onProgress: progress.update,
     });
@@ -79,7 +81,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(formatSummary({ ...summary, warnings: [...warnings, ...summary.warnings] }));
     return 0;
   } finally {
-    db.close();
+    target.close();
   }
 }
 

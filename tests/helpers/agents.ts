@@ -1,41 +1,12 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: response bodies in tests are read loosely; the assertions check them.
 /**
- * Helpers for the agents tests: an app (optionally protected with two test users told apart by a
- * header), JSON calls as a user, scripted agent models that record what they were asked, and a
- * WebSocket client for /v1/chat that collects frames.
+ * Helpers for the agents tests: JSON calls as a user (tests/helpers/users.ts), scripted agent models that
+ * record what they were asked, and a WebSocket client for /v1/chat that collects frames.
  */
 import { type Context, fauxAssistantMessage, type StreamOptions } from "@mariozechner/pi-ai";
-import { compose, createApp } from "../../server/app.ts";
-import type { Identity } from "../../server/auth/identity.ts";
-import { parseCli } from "../../server/config/cli.ts";
-import { createEnvSource } from "../../server/config/env.ts";
-import { loadConfig } from "../../server/config/index.ts";
-import { createContext } from "../../server/context.ts";
-import { silentLogger } from "../../server/log.ts";
-import { BASE, createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
-import { scriptedModel } from "../helpers/faux.ts";
-
-export const USER_HEADER = "x-test-user";
-
-/**
- * Protected mode with two test resolvers: a header naming the user, and bearer tokens `token-<user>`
- * (what a WebSocket's `auth_token` becomes): two owners in one app.
- */
-export function twoUserApp(): Promise<TestApp> {
-  return createTestApp({
-    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-    resolvers: [
-      (request): Identity | undefined => {
-        const user = request.headers.get(USER_HEADER);
-        return user ? { id: user, kind: "bearer" } : undefined;
-      },
-      (request): Identity | undefined => {
-        const token = request.headers.get("authorization")?.match(/^Bearer token-(\w+)$/)?.[1];
-        return token ? { id: token, kind: "bearer" } : undefined;
-      },
-    ],
-  });
-}
+import type { TestApp } from "./app.ts";
+import { scriptedModel } from "./faux.ts";
+import { USER_HEADER } from "./users.ts";
 
 export function as(t: TestApp, user?: string) {
   const headers = (extra: Record<string, string> = {}) => ({
@@ -177,26 +148,4 @@ export function contributions(frames: Frame[]): Record<string, string> {
     out[key] = (out[key] ?? "") + f.chunk;
   }
   return out;
-}
-
-/** An app over a given data dir (no temp dir of its own), to restart a server on the same data. */
-export async function appOn(dataDir: string, shutdown?: AbortSignal): Promise<TestApp> {
-  const cli = parseCli(["--data-dir", dataDir, "--port", "0"], {}, REPO_ROOT);
-  if (cli.kind !== "serve") throw new Error("unexpected CLI result");
-  const env = createEnvSource({});
-  const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger, shutdown });
-  const app = createApp(ctx);
-  await compose(ctx);
-  const request = (path: string, init?: RequestInit) => app.handle(new Request(`${BASE}${path}`, init));
-  return {
-    app,
-    ctx,
-    dataDir,
-    request,
-    async json(path, init) {
-      const response = await request(path, init);
-      return { status: response.status, body: await response.json(), headers: response.headers };
-    },
-    close: () => ctx.db.close(),
-  };
 }

@@ -1,15 +1,17 @@
 /**
  * Liveness, readiness and the root probe (DESIGN.md ruling 2 and 3). `/health` answers from the first
  * moment the process serves HTTP; `/health/ready` is 503 `service_not_ready` until composition finishes
- * (and again while draining), then proves a database round trip.
+ * (and again while draining), then proves a database round trip. Served beside the families, each on a
+ * path a family declares (its error envelope applies): `/health*` the turn service's, `/api/health`
+ * chat's, `GET /` search's.
  */
 import { Elysia } from "elysia";
 import Negotiator from "negotiator";
-import { ApiHealth, Health, Ready, Redirect, RootProbe, TurnsError } from "../../schemas/common.ts";
-import type { AppContext } from "../context.ts";
-import { sandboxReport } from "../sandbox/isolation.ts";
-import { APP_NAME, APP_VERSION } from "../version.ts";
-import { AppError } from "./errors.ts";
+import { ApiHealth, Health, Ready, Redirect, RootProbe, TurnsError } from "../schemas/common.ts";
+import type { AppContext } from "./context.ts";
+import { AppError } from "./http/errors.ts";
+import { sandboxReport } from "./sandbox/isolation.ts";
+import { APP_NAME, APP_VERSION } from "./version.ts";
 
 const health = { name: APP_NAME, version: APP_VERSION };
 const root = {

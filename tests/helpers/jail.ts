@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "../helpers/app.ts";
+import { REPO_ROOT } from "./app.ts";
 
 /** Python that runs `body` (a JS function body returning a value) and prints it as JSON. */
 export function viaJs(body: string): string {

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { TestApp } from "../helpers/app.ts";
+import type { TestApp } from "./app.ts";
 
 export interface RawResponse {
   status: number;

@@ -1,12 +1,12 @@
 /**
  * Helpers for the turns tests: an app over a policy variant (the committed policy with a few values
- * changed, in a temp file), turn requests, and an SSE reader that returns every frame.
+ * changed, in a temp file) with its sandbox pool warming, sessions, and turn requests.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { servicesOf, stopServices } from "../../server/turns/index.ts";
-import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "../helpers/app.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "./app.ts";
+import { type Frame, readFrames } from "./streams.ts";
+import { tempDir } from "./tmp.ts";
 
 /** The committed policy with `[from, to]` text replacements, written to a temp file. */
 export function policyVariant(edits: [string, string][]): { path: string; remove(): void } {
@@ -25,20 +25,18 @@ export async function turnsApp(
   options: TestAppOptions & { edits?: [string, string][] } = {},
 ): Promise<TestApp & { policyPath: string }> {
   const policy = policyVariant(options.edits ?? []);
+  // Warmed as a listening server warms its pool once composed (APP_SANDBOX_WARM=0: none).
   const t = await createTestApp({
     ...options,
+    serving: true,
     policyPath: policy.path,
     env: { APP_SANDBOX_WARM: "1", ...options.env },
   });
-  // A listening server warms its pool once composed; a test app does it here (APP_SANDBOX_WARM=0: none).
-  servicesOf(t.ctx).warmSandbox();
-  const close = t.close;
   return {
     ...t,
     policyPath: policy.path,
-    close() {
-      stopServices(servicesOf(t.ctx));
-      close();
+    async close() {
+      await t.close();
       policy.remove();
     },
   };
@@ -57,31 +55,6 @@ export function turnRequest(body: unknown, key: string | null = crypto.randomUUI
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key !== null) headers["idempotency-key"] = key;
   return { method: "POST", headers, body: JSON.stringify(body) };
-}
-
-export interface Frame {
-  event?: string;
-  data: string;
-}
-
-/** Every SSE frame of a response body, in order (comments skipped). */
-export async function readFrames(response: Response): Promise<Frame[]> {
-  const text = await response.text();
-  const frames: Frame[] = [];
-  for (const block of text.split("\n\n")) {
-    if (!block.trim()) continue;
-    const frame: Frame = { data: "" };
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue;
-      if (line.startsWith("event: ")) frame.event = line.slice(7);
-      else if (line.startsWith("data: ")) data.push(line.slice(6));
-    }
-    if (data.length === 0) continue;
-    frame.data = data.join("\n");
-    frames.push(frame);
-  }
-  return frames;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: test payloads are inspected field by field
