@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../http/errors.ts";
 import type { Store } from "../storage/store.ts";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 import { sha256 } from "./files.ts";
 import { now } from "./store.ts";
 
@@ -53,8 +54,6 @@ export const artifactView = (r: ArtifactRow) => ({
   createdAt: r.created_at,
 });
 
-const safeName = (owner: string) => encodeURIComponent(owner);
-
 export class Assets {
   constructor(
     private readonly store: Store,
@@ -62,11 +61,11 @@ export class Assets {
   ) {}
 
   private attachmentPath(owner: string, id: string) {
-    return join(this.dataDir, "attachments", safeName(owner), id);
+    return join(ownerFolders(this.dataDir, owner).attachments, id);
   }
 
   private artifactPath(owner: string, id: string) {
-    return join(this.dataDir, "artifacts", safeName(owner), id);
+    return join(ownerFolders(this.dataDir, owner).artifacts, id);
   }
 
   addAttachment(owner: string, filename: string, mediaType: string, bytes: Uint8Array): AttachmentRow {
