@@ -20,6 +20,7 @@ import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
 import { webRoutes } from "./web.ts";
+import { migrateOwnerFolders } from "./workspace/migrate-folders.ts";
 
 export const FAMILIES: Family[] = [chatFamily, turnsFamily, searchFamily, agentsFamily];
 
@@ -70,6 +71,7 @@ export function migrationSets(families: Family[] = FAMILIES): MigrationSet[] {
 export async function compose(ctx: AppContext, families: Family[] = FAMILIES): Promise<void> {
   const applied = migrate(ctx.db, migrationSets(families));
   if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+  migrateOwnerFolders(ctx);
   for (const family of families) await family.start?.(ctx);
   ctx.readiness.markComposed();
 }
