@@ -23,6 +23,7 @@ import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
 import { webRoutes } from "./web.ts";
+import { migrateOwnerFolders } from "./workspace/migrate-folders.ts";
 
 /** Every family, in mounting order (docs tags follow it; stopping goes the other way). */
 export const FAMILIES = [chatFamily, turnsFamily, searchFamily, agentsFamily] as const;
@@ -96,6 +97,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     async compose() {
       const applied = migrate(ctx.db, migrationSets());
       if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      // Per-owner folders named by earlier encodings move to today's names before any family reads them.
+      migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();
       ctx.readiness.markComposed();
     },

@@ -7,17 +7,12 @@ import { Elysia } from "elysia";
 import * as S from "../../schemas/agents.ts";
 import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
-import { AppError } from "../http/errors.ts";
 import { pageOf } from "../http/paging.ts";
 import { type AgentService, invalid } from "./agents-service.ts";
 import { type MemoryService, memoryView } from "./memory-service.ts";
 import type { SessionService } from "./sessions-service.ts";
 
 const errors = { 404: DetailError, 409: DetailError, 422: HTTPValidationError };
-const ownerOf = (identity: { id: string } | undefined) => {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
-};
 
 /** An ISO 8601 cursor, normalised to the stored form; anything else is a 422 naming the parameter. */
 function cursor(value: string | undefined, name: string): string | undefined {
@@ -35,7 +30,8 @@ function cursor(value: string | undefined, name: string): string | undefined {
 export function agentRoutes(ctx: AppContext, agents: AgentService) {
   return new Elysia({ name: "atrium/agents/agents", detail: { tags: ["agents"] } })
     .use(ctx.identity)
-    .post("/v1/agents", ({ body, identity }) => agents.view(agents.createAgent(ownerOf(identity), body)), {
+    .guard({ owner: true })
+    .post("/v1/agents", ({ body, owner }) => agents.view(agents.createAgent(owner, body)), {
       body: S.AgentCreate,
       response: { 200: S.Agent, ...errors },
       detail: {
@@ -46,8 +42,8 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
     })
     .get(
       "/v1/agents",
-      ({ query, identity }) => {
-        const { items, total } = agents.listAgents(ownerOf(identity), {
+      ({ query, owner }) => {
+        const { items, total } = agents.listAgents(owner, {
           ...pageOf(query),
           status: query.status,
         });
@@ -68,7 +64,7 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
     )
     .get(
       "/v1/agents/:agent_id",
-      ({ params, identity }) => agents.view(agents.getAgent(ownerOf(identity), params.agent_id)),
+      ({ params, owner }) => agents.view(agents.getAgent(owner, params.agent_id)),
       {
         response: { 200: S.Agent, 404: DetailError },
         detail: { summary: "Read an agent" },
@@ -76,8 +72,7 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
     )
     .patch(
       "/v1/agents/:agent_id",
-      ({ params, body, identity }) =>
-        agents.view(agents.updateAgent(ownerOf(identity), params.agent_id, body)),
+      ({ params, body, owner }) => agents.view(agents.updateAgent(owner, params.agent_id, body)),
       {
         body: S.AgentUpdate,
         response: { 200: S.Agent, ...errors },
@@ -89,8 +84,8 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
     )
     .delete(
       "/v1/agents/:agent_id",
-      ({ params, identity }) => {
-        agents.deleteAgent(ownerOf(identity), params.agent_id);
+      ({ params, owner }) => {
+        agents.deleteAgent(owner, params.agent_id);
         return { id: params.agent_id, deleted: true as const };
       },
       {
@@ -107,7 +102,8 @@ export function agentRoutes(ctx: AppContext, agents: AgentService) {
 export function fleetRoutes(ctx: AppContext, agents: AgentService) {
   return new Elysia({ name: "atrium/agents/fleets", detail: { tags: ["agents"] } })
     .use(ctx.identity)
-    .post("/v1/fleets", ({ body, identity }) => agents.createFleet(ownerOf(identity), body), {
+    .guard({ owner: true })
+    .post("/v1/fleets", ({ body, owner }) => agents.createFleet(owner, body), {
       body: S.FleetCreate,
       response: { 200: S.Fleet, ...errors },
       detail: {
@@ -118,8 +114,8 @@ export function fleetRoutes(ctx: AppContext, agents: AgentService) {
     })
     .get(
       "/v1/fleets",
-      ({ query, identity }) => {
-        const { items, total } = agents.listFleets(ownerOf(identity), {
+      ({ query, owner }) => {
+        const { items, total } = agents.listFleets(owner, {
           ...pageOf(query),
           type: query.type,
           status: query.status,
@@ -135,17 +131,13 @@ export function fleetRoutes(ctx: AppContext, agents: AgentService) {
         },
       },
     )
-    .get(
-      "/v1/fleets/:fleet_id",
-      ({ params, identity }) => agents.getFleet(ownerOf(identity), params.fleet_id),
-      {
-        response: { 200: S.Fleet, 404: DetailError },
-        detail: { summary: "Read a fleet" },
-      },
-    )
+    .get("/v1/fleets/:fleet_id", ({ params, owner }) => agents.getFleet(owner, params.fleet_id), {
+      response: { 200: S.Fleet, 404: DetailError },
+      detail: { summary: "Read a fleet" },
+    })
     .patch(
       "/v1/fleets/:fleet_id",
-      ({ params, body, identity }) => agents.updateFleet(ownerOf(identity), params.fleet_id, body),
+      ({ params, body, owner }) => agents.updateFleet(owner, params.fleet_id, body),
       {
         body: S.FleetUpdate,
         response: { 200: S.Fleet, ...errors },
@@ -157,8 +149,8 @@ export function fleetRoutes(ctx: AppContext, agents: AgentService) {
     )
     .delete(
       "/v1/fleets/:fleet_id",
-      ({ params, identity }) => {
-        agents.deleteFleet(ownerOf(identity), params.fleet_id);
+      ({ params, owner }) => {
+        agents.deleteFleet(owner, params.fleet_id);
         return { id: params.fleet_id, deleted: true as const };
       },
       {
@@ -174,7 +166,8 @@ export function fleetRoutes(ctx: AppContext, agents: AgentService) {
 export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
   return new Elysia({ name: "atrium/agents/memory", detail: { tags: ["agents"] } })
     .use(ctx.identity)
-    .post("/v1/memory", ({ body, identity }) => memoryView(memory.create(ownerOf(identity), body)), {
+    .guard({ owner: true })
+    .post("/v1/memory", ({ body, owner }) => memoryView(memory.create(owner, body)), {
       body: S.MemoryCreate,
       response: { 200: S.MemoryEntry, ...errors },
       detail: {
@@ -183,30 +176,22 @@ export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
           "An entry belongs to an agent or a fleet (`owner_id` + `owner_type`; it must exist). On every chat message, an agent's context gets its best-matching entries (its own and its fleet's, BM25 over the message's words; when none match, the most important ones), up to the agent's `config.memory_limit` (default 5).",
       },
     })
-    .get(
-      "/v1/memory/search",
-      ({ query, identity }) => memory.search(ownerOf(identity), { ...query, ...pageOf(query) }),
-      {
-        query: S.MemorySearchQuery,
-        response: { 200: S.MemorySearchResult, 422: HTTPValidationError },
-        detail: {
-          summary: "Search memory",
-          description:
-            "Filters: `owner_id`, `owner_type`, `type`, `tags` (every listed tag must be on the entry). `content_query` is full text (FTS5, porter stemming; any word may match) ranked by BM25, best first, with `score` (higher is better). Without it, entries come by importance, newest first. `limit` 1..200, `offset`, `total`, `has_more`.",
-        },
+    .get("/v1/memory/search", ({ query, owner }) => memory.search(owner, { ...query, ...pageOf(query) }), {
+      query: S.MemorySearchQuery,
+      response: { 200: S.MemorySearchResult, 422: HTTPValidationError },
+      detail: {
+        summary: "Search memory",
+        description:
+          "Filters: `owner_id`, `owner_type`, `type`, `tags` (every listed tag must be on the entry). `content_query` is full text (FTS5, porter stemming; any word may match) ranked by BM25, best first, with `score` (higher is better). Without it, entries come by importance, newest first. `limit` 1..200, `offset`, `total`, `has_more`.",
       },
-    )
-    .get(
-      "/v1/memory/:memory_id",
-      ({ params, identity }) => memoryView(memory.get(ownerOf(identity), params.memory_id)),
-      {
-        response: { 200: S.MemoryEntry, 404: DetailError },
-        detail: { summary: "Read a memory entry" },
-      },
-    )
+    })
+    .get("/v1/memory/:memory_id", ({ params, owner }) => memoryView(memory.get(owner, params.memory_id)), {
+      response: { 200: S.MemoryEntry, 404: DetailError },
+      detail: { summary: "Read a memory entry" },
+    })
     .patch(
       "/v1/memory/:memory_id",
-      ({ params, body, identity }) => memoryView(memory.update(ownerOf(identity), params.memory_id, body)),
+      ({ params, body, owner }) => memoryView(memory.update(owner, params.memory_id, body)),
       {
         body: S.MemoryUpdate,
         response: { 200: S.MemoryEntry, ...errors },
@@ -218,8 +203,8 @@ export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
     )
     .delete(
       "/v1/memory/:memory_id",
-      ({ params, identity }) => {
-        memory.delete(ownerOf(identity), params.memory_id);
+      ({ params, owner }) => {
+        memory.delete(owner, params.memory_id);
         return { id: params.memory_id, deleted: true as const };
       },
       { response: { 200: S.Deleted, 404: DetailError }, detail: { summary: "Delete a memory entry" } },
@@ -229,10 +214,11 @@ export function memoryRoutes(ctx: AppContext, memory: MemoryService) {
 export function sessionRoutes(ctx: AppContext, sessions: SessionService) {
   return new Elysia({ name: "atrium/agents/sessions", detail: { tags: ["agents"] } })
     .use(ctx.identity)
+    .guard({ owner: true })
     .get(
       "/v1/chat/sessions",
-      ({ query, identity }) =>
-        sessions.list(ownerOf(identity), {
+      ({ query, owner }) =>
+        sessions.list(owner, {
           ...pageOf(query),
           status: query.status,
           target_id: query.target_id,
@@ -250,9 +236,9 @@ export function sessionRoutes(ctx: AppContext, sessions: SessionService) {
     )
     .get(
       "/v1/chat/sessions/:session_id/history",
-      ({ params, query, identity }) =>
-        sessions.history(ownerOf(identity), params.session_id, {
-          limit: pageOf(query).limit,
+      ({ params, query, owner }) =>
+        sessions.history(owner, params.session_id, {
+          limit: query.limit ?? 50,
           before: cursor(query.before, "before"),
           after: cursor(query.after, "after"),
           thread_id: query.thread_id,

@@ -44,6 +44,12 @@ export interface IdentityOptions {
   desktopToken?: string;
 }
 
+/**
+ * The identity plugin. Every handler sees `identity` (undefined on a public route called anonymously).
+ * A routes plugin that needs an owner writes `.use(ctx.identity).guard({ owner: true })`: the routes
+ * after it see `owner: string`, the id every row and folder of the caller is keyed by, and in protected
+ * mode a request without an identity gets 401 there even if the route were listed as public.
+ */
 export function identityPlugin({ mode, resolvers = [], desktopToken }: IdentityOptions) {
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
@@ -54,12 +60,13 @@ export function identityPlugin({ mode, resolvers = [], desktopToken }: IdentityO
       }
     });
   }
-  // Local mode: one constant identity, attached without per-request work. The cast gives both variants
-  // the derive variant's type: either way handlers see `identity: Identity | undefined`.
+  // Local mode: one constant identity and owner, attached without per-request work (the `owner` macro
+  // adds no hook). The cast gives both variants the protected variant's type: `identity` possibly
+  // undefined everywhere, `owner` only on routes that ask for it.
   if (mode.kind === "local") {
-    return base.decorate("identity", LOCAL_IDENTITY as Identity | undefined) as unknown as ReturnType<
-      typeof protectedIdentity
-    >;
+    return base
+      .decorate({ identity: LOCAL_IDENTITY as Identity | undefined, owner: LOCAL_IDENTITY.id })
+      .macro({ owner: {} }) as unknown as ReturnType<typeof protectedIdentity>;
   }
   return protectedIdentity(base, resolvers);
 }
@@ -82,7 +89,15 @@ function protectedIdentity(base: Elysia<"">, resolvers: CredentialResolver[]) {
         throw new AppError("unauthorized", "Authentication required");
       }
     })
-    .derive({ as: "global" }, ({ request }) => ({ identity: resolved.get(request) }));
+    .derive({ as: "global" }, ({ request }) => ({ identity: resolved.get(request) }))
+    .macro({
+      owner: {
+        resolve({ identity }) {
+          if (!identity) throw new AppError("unauthorized", "Authentication required");
+          return { owner: identity.id };
+        },
+      },
+    });
 }
 
 /**

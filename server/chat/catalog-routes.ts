@@ -15,42 +15,33 @@ import {
 } from "../../schemas/chat.ts";
 import { ChatError } from "../../schemas/common.ts";
 import type { AppContext } from "../context.ts";
-import { AppError } from "../http/errors.ts";
 import type { ChatServices } from "./services/index.ts";
 
 const tags = ["chat"];
 
-function ownerOf(identity: { id: string } | undefined): string {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
-}
-
 export function catalogRoutes(ctx: AppContext, { catalogs, settings }: ChatServices) {
   return new Elysia({ name: "atrium/chat/catalogs" })
     .use(ctx.identity)
-    .get("/api/chat/models", ({ identity }) => catalogs.modelsFor(ownerOf(identity)), {
+    .guard({ owner: true })
+    .get("/api/chat/models", ({ owner }) => catalogs.modelsFor(owner), {
       response: { 200: Models },
       detail: { summary: "Models, the selected default and diagnostics", tags },
     })
-    .get(
-      "/api/chat/models/discover",
-      ({ query, identity }) => catalogs.discover(ownerOf(identity), query.provider),
-      {
-        query: DiscoverQuery,
-        response: { 200: Discovered, 400: ChatError },
-        detail: {
-          summary: "What a configured provider offers (Ollama's local tags, provider model lists)",
-          tags,
-        },
+    .get("/api/chat/models/discover", ({ query, owner }) => catalogs.discover(owner, query.provider), {
+      query: DiscoverQuery,
+      response: { 200: Discovered, 400: ChatError },
+      detail: {
+        summary: "What a configured provider offers (Ollama's local tags, provider model lists)",
+        tags,
       },
-    )
-    .get("/api/chat/providers", ({ identity }) => catalogs.providers(ownerOf(identity)), {
+    })
+    .get("/api/chat/providers", ({ owner }) => catalogs.providers(owner), {
       response: { 200: Providers },
       detail: { summary: "The eight providers and whether each is configured", tags },
     })
     .post(
       "/api/chat/providers",
-      ({ body, identity }) => catalogs.setProvider(ownerOf(identity), body.provider, body.apiKey),
+      ({ body, owner }) => catalogs.setProvider(owner, body.provider, body.apiKey),
       {
         body: ProviderUpdate,
         response: { 200: ProviderUpdated, 400: ChatError },
@@ -60,19 +51,19 @@ export function catalogRoutes(ctx: AppContext, { catalogs, settings }: ChatServi
         },
       },
     )
-    .get("/api/chat/commands", ({ identity }) => catalogs.commands(ownerOf(identity)), {
+    .get("/api/chat/commands", ({ owner }) => catalogs.commands(owner), {
       response: { 200: Commands },
       detail: { summary: "Slash commands: builtin, skill, prompt and extension", tags },
     })
-    .get("/api/chat/resources", ({ identity }) => catalogs.resources(ownerOf(identity)), {
+    .get("/api/chat/resources", ({ owner }) => catalogs.resources(owner), {
       response: { 200: Resources },
       detail: { summary: "pi resources: packages, skills, prompts, extensions, themes, AGENTS files", tags },
     })
-    .get("/api/chat/settings", ({ identity }) => settings.settings(ownerOf(identity)), {
+    .get("/api/chat/settings", ({ owner }) => settings.settings(owner), {
       response: { 200: Settings },
       detail: { summary: "Effective chat settings", tags },
     })
-    .post("/api/chat/settings", ({ body, identity }) => settings.update(ownerOf(identity), body.settings), {
+    .post("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
       body: SettingsUpdateBody,
       response: { 200: SettingsUpdated, 400: ChatError, 403: ChatError },
       detail: {

@@ -1,16 +1,16 @@
 /**
- * Where the chat family keeps things in the data dir, per owner:
- *   sessions/<owner>/*.jsonl      pi session files (the transcripts)
- *   workspaces/<owner>/           the agent's working directory (the project dir pi sees)
- *   pi-agent/<owner>/             pi's agent dir: settings.json, models.json, skills, prompts, extensions
+ * The chat family's view of an owner's folders (workspace/owner-folders.ts names them for every family):
+ *   sessionsDir    sessions/<folder>/*.jsonl   pi session files (the transcripts)
+ *   workspaceDir   workspaces/<folder>/        the agent's working directory (the project dir pi sees)
+ *   agentDir       pi-agent/<folder>/          pi's agent dir: settings.json, models.json, skills, prompts, extensions
  * the one check every request path goes through: a session file named by a client must be a `.jsonl`
  * file directly inside the caller's own sessions folder; and how a path appears in a response: never
  * the server's absolute path (it tells a client where the data dir is, and whose folder it reads), only
  * a path relative to the owner's folder it lies in.
  */
-import { createHash } from "node:crypto";
 import { mkdirSync, realpathSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 
 export interface OwnerPaths {
   sessionsDir: string;
@@ -18,23 +18,9 @@ export interface OwnerPaths {
   agentDir: string;
 }
 
-/**
- * Owner ids are used as folder names: an id outside a safe alphabet becomes `=` and the SHA-256 of the
- * id. The `=` is outside that alphabet, so no other owner's id can name the same folder (the former
- * `x<hex>` form could be chosen as an id, and its truncation made long ids share a folder).
- */
-function folderName(owner: string): string {
-  if (/^[A-Za-z0-9_-]{1,64}$/.test(owner)) return owner;
-  return `=${createHash("sha256").update(owner).digest("hex")}`;
-}
-
 export function ownerPaths(dataDir: string, owner: string): OwnerPaths {
-  const name = folderName(owner);
-  return {
-    sessionsDir: join(dataDir, "sessions", name),
-    workspaceDir: join(dataDir, "workspaces", name),
-    agentDir: join(dataDir, "pi-agent", name),
-  };
+  const folders = ownerFolders(dataDir, owner);
+  return { sessionsDir: folders.sessions, workspaceDir: folders.workspace, agentDir: folders.piAgent };
 }
 
 export function ensureOwnerDirs(paths: OwnerPaths): void {
@@ -42,11 +28,6 @@ export function ensureOwnerDirs(paths: OwnerPaths): void {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
-/**
- * The absolute path of a client-named session file, or undefined when it points anywhere but a
- * `.jsonl` file directly inside `sessionsDir` (traversal, another owner's folder, other files).
- * A bare file name is taken relative to the sessions folder.
- */
 /**
  * A session file as responses name it: its file name, relative to the owner's sessions folder. That is
  * also what a client sends back (`confineSessionFile` takes a bare name relative to that folder).
@@ -98,6 +79,11 @@ function realPath(path: string): string {
   }
 }
 
+/**
+ * The absolute path of a client-named session file, or undefined when it points anywhere but a
+ * `.jsonl` file directly inside `sessionsDir` (traversal, another owner's folder, other files).
+ * A bare file name is taken relative to the sessions folder.
+ */
 export function confineSessionFile(sessionsDir: string, requested: string): string | undefined {
   if (requested.includes("\0")) return undefined;
   const root = resolve(sessionsDir);

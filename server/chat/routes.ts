@@ -27,10 +27,8 @@ import {
   SessionsQuery,
 } from "../../schemas/chat.ts";
 import { ChatError } from "../../schemas/common.ts";
-import type { Identity } from "../auth/identity.ts";
 import type { AppContext } from "../context.ts";
 import { requestOrShutdown } from "../http/abort.ts";
-import { AppError } from "../http/errors.ts";
 import { ndjsonResponse } from "../http/ndjson.ts";
 import { pageOf } from "../http/paging.ts";
 import { sseResponse } from "../http/sse.ts";
@@ -42,13 +40,8 @@ const tags = ["chat"];
 
 interface TurnSubmission {
   body: Static<typeof ChatRequest>;
-  identity: Identity | undefined;
+  owner: string;
   request: Request;
-}
-
-function ownerOf(identity: { id: string } | undefined): string {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
 }
 
 export function chatRoutes(ctx: AppContext, services: ChatServices) {
@@ -69,11 +62,12 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
   };
   const streamDoc = { 200: ChatStream, 400: ChatError, 409: ChatError };
   // POST /api/chat and its companion /api/post-chat are one handler.
-  const submitTurn = async ({ body, identity, request }: TurnSubmission) =>
-    streamOf(await services.chat.chat(ownerOf(identity), body), request);
+  const submitTurn = async ({ body, owner, request }: TurnSubmission) =>
+    streamOf(await services.chat.chat(owner, body), request);
 
   return new Elysia({ name: "atrium/chat/routes" })
     .use(ctx.identity)
+    .guard({ owner: true })
     .post("/api/chat", submitTurn, {
       body: ChatRequest,
       response: streamDoc,
@@ -86,10 +80,10 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     })
     .post(
       "/api/attach",
-      async ({ body, identity, request }) => {
+      async ({ body, owner, request }) => {
         const header = request.headers.get("last-event-id")?.trim();
         const lastEventId = header && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
-        const producer = await services.attach.attach(ownerOf(identity), body, lastEventId);
+        const producer = await services.attach.attach(owner, body, lastEventId);
         return sseResponse(producer, { signal: requestOrShutdown(request, ctx.shutdown) });
       },
       {
@@ -98,33 +92,29 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
         detail: { summary: "Companion route: attach to a session's live events (SSE)", tags },
       },
     )
-    .post("/api/chat/new", async ({ identity }) => services.sessions.create(ownerOf(identity)), {
+    .post("/api/chat/new", async ({ owner }) => services.sessions.create(owner), {
       response: { 200: NewSession },
       detail: { summary: "Create a chat session", tags },
     })
-    .post("/api/chat/resume", ({ body, identity }) => services.sessions.hydrate(ownerOf(identity), body), {
+    .post("/api/chat/resume", ({ body, owner }) => services.sessions.hydrate(owner, body), {
       body: SessionRef,
       response: { 200: Hydrated, 400: ChatError },
       detail: { summary: "Resume a chat session (a lost one comes back fresh with sessionReset)", tags },
     })
-    .get("/api/chat/session", ({ query, identity }) => services.sessions.hydrate(ownerOf(identity), query), {
+    .get("/api/chat/session", ({ query, owner }) => services.sessions.hydrate(owner, query), {
       query: SessionRef,
       response: { 200: Hydrated, 400: ChatError },
       detail: { summary: "Hydrate a chat session: session, messages, sessionReset", tags },
     })
-    .get(
-      "/api/chat/sessions",
-      ({ query, identity }) => services.sessions.list(ownerOf(identity), pageOf(query)),
-      {
-        query: SessionsQuery,
-        response: { 200: SessionList },
-        detail: { summary: "List chat sessions, newest first", tags },
-      },
-    )
+    .get("/api/chat/sessions", ({ query, owner }) => services.sessions.list(owner, pageOf(query)), {
+      query: SessionsQuery,
+      response: { 200: SessionList },
+      detail: { summary: "List chat sessions, newest first", tags },
+    })
     .delete(
       "/api/chat/session",
-      async ({ query, identity, status }) => {
-        const result = await services.sessions.remove(ownerOf(identity), query);
+      async ({ query, owner, status }) => {
+        const result = await services.sessions.remove(owner, query);
         return result.ok ? result : status(404, result);
       },
       {
@@ -133,19 +123,19 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
         detail: { summary: "Delete a session with its runs, tool output, file mutations and file", tags },
       },
     )
-    .post("/api/chat/abort", ({ body, identity }) => services.sessions.abort(ownerOf(identity), body), {
+    .post("/api/chat/abort", ({ body, owner }) => services.sessions.abort(owner, body), {
       body: SessionRef,
       response: { 200: Aborted },
       detail: { summary: "Abort the session's running turn", tags },
     })
-    .delete("/api/chat/account", ({ identity }) => services.sessions.eraseAccount(ownerOf(identity)), {
+    .delete("/api/chat/account", ({ owner }) => services.sessions.eraseAccount(owner), {
       response: { 200: AccountErased },
       detail: { summary: "Erase every mirrored session and stored provider key of the caller", tags },
     })
     .post(
       "/api/chat/question",
-      ({ body, identity, status }) => {
-        const result = services.sessions.answer(ownerOf(identity), body);
+      ({ body, owner, status }) => {
+        const result = services.sessions.answer(owner, body);
         return result.status === 200 ? result.body : status(404, result.body);
       },
       {
@@ -156,7 +146,7 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     )
     .get(
       "/api/chat/runs",
-      ({ query, identity }) => services.provenance.runs(ownerOf(identity), query.sessionId, pageOf(query)),
+      ({ query, owner }) => services.provenance.runs(owner, query.sessionId, pageOf(query)),
       {
         query: RunsQuery,
         response: { 200: Runs, 400: ChatError },
@@ -165,21 +155,16 @@ export function chatRoutes(ctx: AppContext, services: ChatServices) {
     )
     .post(
       "/api/chat/run",
-      async ({ body, identity, request }) =>
-        streamOf(await services.chat.rerun(ownerOf(identity), body.runId), request),
+      async ({ body, owner, request }) => streamOf(await services.chat.rerun(owner, body.runId), request),
       {
         body: RunBody,
         response: { ...streamDoc, 404: ChatError },
         detail: { summary: "Re-execute a recorded run's prompt as a new run (NDJSON)", tags },
       },
     )
-    .get(
-      "/api/chat/provenance",
-      ({ query, identity }) => services.provenance.provenance(ownerOf(identity), query.runId),
-      {
-        query: ProvenanceQuery,
-        response: { 200: Provenance, 400: ChatError, 404: ChatError },
-        detail: { summary: "Provenance of a run: model, settings, tool calls, files touched, timings", tags },
-      },
-    );
+    .get("/api/chat/provenance", ({ query, owner }) => services.provenance.provenance(owner, query.runId), {
+      query: ProvenanceQuery,
+      response: { 200: Provenance, 400: ChatError, 404: ChatError },
+      detail: { summary: "Provenance of a run: model, settings, tool calls, files touched, timings", tags },
+    });
 }

@@ -34,10 +34,6 @@ const streamDoc = {
 
 export function searchRoutes(ctx: AppContext) {
   const service = new SearchService(ctx.store, ctx.models, ctx.log.child({ family: "search" }));
-  const owner = (identity: { id: string } | undefined) => {
-    if (!identity) throw new AppError("unauthorized", "Authentication required");
-    return identity.id;
-  };
   const signalOf = (request: Request) => requestOrShutdown(request, ctx.shutdown);
   const respond = async (answer: Answer, signal: AbortSignal) => ({
     response: await drain(answer, signal).catch(modelFailure),
@@ -66,9 +62,10 @@ export function searchRoutes(ctx: AppContext) {
 
   return new Elysia({ name: "atrium/search" })
     .use(ctx.identity)
+    .guard({ owner: true })
     .post(
       "/search/local",
-      async ({ body, identity, request }) => respond(service.local(owner(identity), body), signalOf(request)),
+      async ({ body, owner, request }) => respond(service.local(owner, body), signalOf(request)),
       {
         body: SearchQuery,
         response: { 200: SearchResponse, ...errors },
@@ -81,9 +78,9 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/search/global",
-      async ({ body, identity, request }) => {
+      async ({ body, owner, request }) => {
         const signal = signalOf(request);
-        return respond(await service.global(owner(identity), body, signal).catch(modelFailure), signal);
+        return respond(await service.global(owner, body, signal).catch(modelFailure), signal);
       },
       {
         body: SearchQuery,
@@ -96,8 +93,7 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/search/local/stream",
-      ({ body, identity, request }) =>
-        stream(Promise.resolve(service.local(owner(identity), body)), signalOf(request)),
+      ({ body, owner, request }) => stream(Promise.resolve(service.local(owner, body)), signalOf(request)),
       {
         body: SearchQuery,
         detail: {
@@ -109,9 +105,9 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/search/global/stream",
-      ({ body, identity, request }) => {
+      ({ body, owner, request }) => {
         const signal = signalOf(request);
-        return stream(service.global(owner(identity), body, signal), signal);
+        return stream(service.global(owner, body, signal), signal);
       },
       {
         body: SearchQuery,
@@ -124,8 +120,8 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/generate_questions",
-      async ({ body, identity, request }) => ({
-        questions: await service.questions(owner(identity), body, signalOf(request)).catch(modelFailure),
+      async ({ body, owner, request }) => ({
+        questions: await service.questions(owner, body, signalOf(request)).catch(modelFailure),
       }),
       {
         body: SearchQuery,
@@ -149,9 +145,9 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/search/index",
-      async ({ body, identity, request }) =>
+      async ({ body, owner, request }) =>
         service.index(
-          owner(identity),
+          owner,
           body.name ?? DEFAULT_INDEX,
           body.documents.map((d) => ({ title: d.name, text: d.text })),
           body.model,
@@ -167,7 +163,7 @@ export function searchRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/search/indexes", ({ identity }) => ({ indexes: service.indexes(owner(identity)) }), {
+    .get("/search/indexes", ({ owner }) => ({ indexes: service.indexes(owner) }), {
       response: { 200: IndexList },
       detail: { tags, summary: "The caller's indexes with their counts and modularity (Atrium extension)" },
     });

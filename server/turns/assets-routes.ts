@@ -15,20 +15,15 @@ import type { TurnServices } from "./services.ts";
 
 const tags = ["turns"];
 
-const owner = (identity: { id: string } | undefined) => {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
-};
-
 export function assetRoutes(ctx: AppContext, services: TurnServices) {
   const { assets, analytics } = services;
   const maxUpload = services.settings.storage.max_upload_bytes;
   return new Elysia({ name: "atrium/turns/assets" })
     .use(ctx.identity)
+    .guard({ owner: true })
     .post(
       "/api/attachments",
-      async ({ identity, body }) => {
-        const me = owner(identity);
+      async ({ owner: me, body }) => {
         const file = body.file;
         if (file.size > maxUpload)
           throw new AppError("too_large", `Uploads are limited to ${maxUpload} bytes`);
@@ -54,8 +49,8 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/attachments/:attachment_id",
-      ({ identity, params }) => {
-        const row = assets.attachment(owner(identity), params.attachment_id);
+      ({ owner, params }) => {
+        const row = assets.attachment(owner, params.attachment_id);
         if (!row) throw AppError.notFound("Attachment not found");
         return attachmentView(row);
       },
@@ -67,8 +62,8 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/artifacts/:artifact_id",
-      ({ identity, params }) => {
-        const row = assets.artifact(owner(identity), params.artifact_id);
+      ({ owner, params }) => {
+        const row = assets.artifact(owner, params.artifact_id);
         if (!row) throw AppError.notFound("Artifact not found");
         analytics.capture("artifact_downloaded", { part: "metadata" });
         return artifactView(row);
@@ -81,8 +76,8 @@ export function assetRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/artifacts/:artifact_id/content",
-      ({ identity, params }) => {
-        const row = assets.artifact(owner(identity), params.artifact_id);
+      ({ owner, params }) => {
+        const row = assets.artifact(owner, params.artifact_id);
         if (!row) throw AppError.notFound("Artifact not found");
         const bytes = assets.artifactBytes(row);
         analytics.capture("artifact_downloaded", { part: "content" });

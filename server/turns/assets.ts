@@ -9,6 +9,7 @@ import { AppError } from "../http/errors.ts";
 import { isoNow } from "../lib/clock.ts";
 import { newId } from "../lib/ids.ts";
 import type { Store } from "../storage/store.ts";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 import { sha256 } from "./files.ts";
 
 export interface AttachmentRow {
@@ -54,8 +55,6 @@ export const artifactView = (r: ArtifactRow) => ({
   createdAt: r.created_at,
 });
 
-const safeName = (owner: string) => encodeURIComponent(owner);
-
 export class Assets {
   constructor(
     private readonly store: Store,
@@ -63,11 +62,11 @@ export class Assets {
   ) {}
 
   private attachmentPath(owner: string, id: string) {
-    return join(this.dataDir, "attachments", safeName(owner), id);
+    return join(ownerFolders(this.dataDir, owner).attachments, id);
   }
 
   private artifactPath(owner: string, id: string) {
-    return join(this.dataDir, "artifacts", safeName(owner), id);
+    return join(ownerFolders(this.dataDir, owner).artifacts, id);
   }
 
   addAttachment(owner: string, filename: string, mediaType: string, bytes: Uint8Array): AttachmentRow {

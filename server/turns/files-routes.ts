@@ -17,7 +17,6 @@ import {
   VolumeTree,
 } from "../../schemas/turns.ts";
 import type { AppContext } from "../context.ts";
-import { AppError } from "../http/errors.ts";
 import { treeOf } from "./files.ts";
 import type { TurnServices } from "./services.ts";
 
@@ -25,29 +24,24 @@ const tags = ["turns"];
 const TREE_LIMIT = 2000;
 const errors = { 404: TurnsError, 409: TurnsError, 413: TurnsError, 422: TurnsError };
 
-const owner = (identity: { id: string } | undefined) => {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
-};
-
 export function filesRoutes(ctx: AppContext, services: TurnServices) {
-  const files = (identity: { id: string } | undefined) => services.files(owner(identity));
   const page = services.settings.storage.file_page_bytes;
   return new Elysia({ name: "atrium/turns/files" })
     .use(ctx.identity)
-    .get("/api/files", ({ identity, query }) => files(identity).list(query.path ?? ""), {
+    .guard({ owner: true })
+    .get("/api/files", ({ owner, query }) => services.files(owner).list(query.path ?? ""), {
       query: FileListQuery,
       response: { 200: FileList, ...errors },
       detail: { summary: "List the workspace files/ namespace (bounded)", tags },
     })
-    .get("/api/files/stat", ({ identity, query }) => files(identity).stat(query.path), {
+    .get("/api/files/stat", ({ owner, query }) => services.files(owner).stat(query.path), {
       query: FileQuery,
       response: { 200: FileStat, ...errors },
       detail: { summary: "File metadata and SHA-256", tags },
     })
     .get(
       "/api/files/content",
-      ({ identity, query }) => files(identity).readPage(query.path, query.offset ?? 0, page),
+      ({ owner, query }) => services.files(owner).readPage(query.path, query.offset ?? 0, page),
       {
         query: FilePageQuery,
         response: { 200: FilePage, ...errors },
@@ -56,8 +50,10 @@ export function filesRoutes(ctx: AppContext, services: TurnServices) {
     )
     .put(
       "/api/files/content",
-      ({ identity, body }) =>
-        files(identity).put(body.path, body.content, { sha256: body.sha256, overwrite: body.overwrite }),
+      ({ owner, body }) =>
+        services
+          .files(owner)
+          .put(body.path, body.content, { sha256: body.sha256, overwrite: body.overwrite }),
       {
         body: FilePut,
         response: { 200: FileWritten, ...errors },
@@ -69,7 +65,7 @@ export function filesRoutes(ctx: AppContext, services: TurnServices) {
     )
     .post(
       "/api/files/append",
-      ({ identity, body }) => files(identity).append(body.path, body.content, { sha256: body.sha256 }),
+      ({ owner, body }) => services.files(owner).append(body.path, body.content, { sha256: body.sha256 }),
       {
         body: FileAppend,
         response: { 200: FileWritten, ...errors },
@@ -78,7 +74,8 @@ export function filesRoutes(ctx: AppContext, services: TurnServices) {
     )
     .patch(
       "/api/files/content",
-      ({ identity, body }) => files(identity).patch(body.path, body.old, body.new, { sha256: body.sha256 }),
+      ({ owner, body }) =>
+        services.files(owner).patch(body.path, body.old, body.new, { sha256: body.sha256 }),
       {
         body: FilePatch,
         response: { 200: FileWritten, ...errors },
@@ -87,7 +84,7 @@ export function filesRoutes(ctx: AppContext, services: TurnServices) {
     )
     .delete(
       "/api/files/content",
-      ({ identity, query }) => files(identity).delete(query.path, { sha256: query.sha256 }),
+      ({ owner, query }) => services.files(owner).delete(query.path, { sha256: query.sha256 }),
       {
         query: FileDeleteQuery,
         response: { 200: FileDeleted, ...errors },
@@ -96,8 +93,8 @@ export function filesRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/volume/tree",
-      ({ identity }) => {
-        const root = services.volumeRoot(owner(identity));
+      ({ owner }) => {
+        const root = services.volumeRoot(owner);
         return { root: "workspace", ...treeOf(root, TREE_LIMIT) };
       },
       {

@@ -1,8 +1,8 @@
 /**
- * The workspace `files/` namespace (`<data>/workspaces/<owner>/files/`), shared by the Files API and the
- * sandbox's host tools. Every path from a request is confined to the root: no absolute paths, no `..`,
- * no NUL, and no symlink anywhere on the way (so nothing resolves outside). Writes that carry a SHA-256
- * precondition fail with 409 when the file changed since it was read.
+ * The workspace `files/` namespace (`<data>/workspaces/<owner folder>/files/`, workspace/owner-folders.ts),
+ * shared by the Files API and the sandbox's host tools. Every path from a request is confined to the
+ * root: no absolute paths, no `..`, no NUL, and no symlink anywhere on the way (so nothing resolves
+ * outside). Writes that carry a SHA-256 precondition fail with 409 when the file changed since it was read.
  */
 import { createHash } from "node:crypto";
 import {
@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { join, sep } from "node:path";
 import { AppError } from "../http/errors.ts";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 
 export const LIST_LIMIT = 1000;
 
@@ -48,7 +49,7 @@ export class WorkspaceFiles {
     private readonly maxBytes: number,
     private readonly reserve: (adding: number, replacing: number) => void = () => {},
   ) {
-    this.root = join(dataDir, "workspaces", encodeURIComponent(owner), "files");
+    this.root = ownerFolders(dataDir, owner).files;
   }
 
   /** The absolute path for a relative one, after checking every segment (no symlink on the way). */

@@ -2,7 +2,6 @@
  * Everything the turns routes and runtime share, built once per app: the store, assets, the sandbox pool,
  * the live runs, tracing, analytics, and the policy settings resolved at startup.
  */
-import { join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../config/policy-schema.ts";
 import type { AppContext } from "../context.ts";
@@ -11,6 +10,7 @@ import { openAiCompatibleModel } from "../models/compatible.ts";
 import { offlineReply } from "../models/offline.ts";
 import type { ModelService } from "../models/service.ts";
 import type { SandboxPool } from "../sandbox/pool.ts";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 import { Analytics } from "./analytics.ts";
 import { Assets } from "./assets.ts";
 import { WorkspaceFiles } from "./files.ts";
@@ -40,7 +40,7 @@ export class TurnServices {
     this.log = ctx.log;
     this.quota = new OwnerQuota(
       ctx.store,
-      (owner) => join(this.volumeRoot(owner), "files"),
+      (owner) => ownerFolders(ctx.config.dataDir, owner).files,
       this.settings.storage.workspace_quota_bytes,
     );
     const secrets = Object.values(ctx.config.policy.secrets).filter(
@@ -76,7 +76,7 @@ export class TurnServices {
 
   /** The mounted volume of an owner: the workspace folder holding `files/`. */
   volumeRoot(owner: string): string {
-    return join(this.ctx.config.dataDir, "workspaces", encodeURIComponent(owner));
+    return ownerFolders(this.ctx.config.dataDir, owner).workspace;
   }
 
   /**

@@ -40,11 +40,6 @@ const sessionView = (r: SessionRow) => ({
   updatedAt: r.updated_at,
 });
 
-const owner = (identity: { id: string } | undefined) => {
-  if (!identity) throw new AppError("unauthorized", "Authentication required");
-  return identity.id;
-};
-
 const tags = ["turns"];
 
 function frames(
@@ -65,10 +60,11 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
   const { store, analytics } = services;
   return new Elysia({ name: "atrium/turns/sessions" })
     .use(ctx.identity)
+    .guard({ owner: true })
     .post(
       "/api/sessions",
-      ({ identity, body }) => {
-        const row = store.createSession(owner(identity), newId("ses"), body.title);
+      ({ owner, body }) => {
+        const row = store.createSession(owner, newId("ses"), body.title);
         analytics.capture("session_created");
         return sessionView(row);
       },
@@ -80,9 +76,8 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/sessions",
-      ({ identity, query }) => {
+      ({ owner: me, query }) => {
         const { limit, offset } = pageOf(query);
-        const me = owner(identity);
         return {
           items: store.sessions(me, limit, offset, query.archived).map(sessionView),
           total: store.countSessions(me, query.archived),
@@ -98,8 +93,8 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/sessions/:session_id",
-      ({ identity, params }) => {
-        const row = store.session(owner(identity), params.session_id);
+      ({ owner, params }) => {
+        const row = store.session(owner, params.session_id);
         if (!row) throw AppError.notFound("Session not found");
         return sessionView(row);
       },
@@ -111,8 +106,8 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .patch(
       "/api/sessions/:session_id",
-      ({ identity, params, body }) => {
-        const row = store.updateSession(owner(identity), params.session_id, body);
+      ({ owner, params, body }) => {
+        const row = store.updateSession(owner, params.session_id, body);
         if (!row) throw AppError.notFound("Session not found");
         analytics.capture("session_updated", { archived: row.archived === 1 });
         return sessionView(row);
@@ -126,8 +121,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .get(
       "/api/sessions/:session_id/turns",
-      ({ identity, params, query }) => {
-        const me = owner(identity);
+      ({ owner: me, params, query }) => {
         if (!store.session(me, params.session_id)) throw AppError.notFound("Session not found");
         const { limit, offset } = pageOf(query);
         return {
@@ -145,8 +139,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .post(
       "/api/sessions/:session_id/turns",
-      ({ identity, params, body, query, request }) => {
-        const me = owner(identity);
+      ({ owner: me, params, body, query, request }) => {
         const key = request.headers.get("idempotency-key")?.trim();
         if (!key)
           throw new AppError("invalid", "The Idempotency-Key header is required", {
@@ -219,8 +212,7 @@ export function sessionRoutes(ctx: AppContext, services: TurnServices) {
     )
     .put(
       "/api/runs/:run_id/cancellation",
-      ({ identity, params, set }) => {
-        const me = owner(identity);
+      ({ owner: me, params, set }) => {
         const run = store.run(me, params.run_id);
         if (!run) throw AppError.notFound("Run not found");
         analytics.capture("run_cancellation_requested");

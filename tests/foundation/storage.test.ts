@@ -81,7 +81,7 @@ describe("migrate", () => {
   test("every user-data table of every family carries owner_id", () => {
     const db = freshDb();
     migrate(db, migrationSets());
-    const system = new Set(["schema_migrations", "users"]);
+    const system = new Set(["schema_migrations", "users", "data_dir_steps"]);
     const tables = db
       .query<{ name: string }, []>(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",

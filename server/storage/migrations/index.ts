@@ -4,8 +4,12 @@
  */
 import type { MigrationSet } from "../migrate.ts";
 import users from "./0001_users.sql" with { type: "text" };
+import dataDirSteps from "./0002_data_dir_steps.sql" with { type: "text" };
 
 export const coreMigrations: MigrationSet = {
   scope: "core",
-  migrations: [{ version: 1, name: "users", sql: users }],
+  migrations: [
+    { version: 1, name: "users", sql: users },
+    { version: 2, name: "data_dir_steps", sql: dataDirSteps },
+  ],
 };
