@@ -33,11 +33,19 @@ async function connectedAgent(name: string): Promise<{ c: ChatClient; calls: Mod
   return { c, calls: model.calls, session: connected.session_id };
 }
 
-/** Sends one frame and resolves with the error frame it got (the next error after what is there now). */
+/**
+ * Sends one frame and resolves with the frame that answers it: an error, or the end of a reply (so a
+ * frame that should have been refused but was answered fails the test at once instead of timing out).
+ */
 async function refused(c: ChatClient, frame: unknown) {
   const from = c.frames.length;
   c.send(frame);
-  return c.next((f) => f.type === "error", from);
+  const answer = await c.next(
+    (f) => f.type === "error" || f.type === "response" || (f.type === "stream" && f.is_complete),
+    from,
+  );
+  expect({ frame, answer: answer.type }).toEqual({ frame, answer: "error" });
+  return answer;
 }
 
 describe("client frames follow their schemas", () => {
