@@ -6,7 +6,7 @@
  * `session_mismatch`) and the socket stays open; server frames and the refusal error live here too.
  */
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import type { ValueError } from "@sinclair/typebox/errors";
+import type { ValueErrorIterator } from "@sinclair/typebox/errors";
 import type { Static } from "elysia";
 import { ClientEndFrame, ClientMessageFrame } from "../../../schemas/agents.ts";
 import { issuesFrom } from "../../http/validation.ts";
@@ -68,9 +68,13 @@ export function readClientFrame(raw: unknown, sessionId: string): ClientFrame {
   return { kind: "message", content: frame.content, context: frame.context };
 }
 
-/** The first problem, worded as before the schemas were enforced where a test or client knows the text. */
-function firstIssue(errors: Iterable<ValueError>): ClientFrame {
-  const [issue] = issuesFrom("frame", [...errors]);
+/**
+ * The first problem only (a hostile frame can hold thousands), worded as before the schemas were
+ * enforced where clients know the text: content and context keep their messages, the rest is `field: msg`.
+ */
+function firstIssue(errors: ValueErrorIterator): ClientFrame {
+  const first = errors.First();
+  const [issue] = issuesFrom("frame", first ? [first] : []);
   if (!issue) return invalid("The frame does not match its schema");
   const loc = issue.loc.slice(1);
   const field = loc.join(".");
