@@ -3,7 +3,7 @@
  * session (a message in the same millisecond as the previous one is stamped a millisecond later), so a
  * timestamp is an exact cursor for history. Every statement is scoped by `owner_id`.
  */
-import type { Store } from "../storage/store.ts";
+import type { Store } from "../../storage/store.ts";
 
 export interface SessionRecord {
   id: string;
@@ -52,7 +52,7 @@ const TARGET_ACTIVE = `CASE s.target_type
                WHERE f.id = s.target_id AND f.owner_id = s.owner_id AND f.status = 'active' AND a.status = 'active')
   END`;
 
-export class ChatStore {
+export class AgentChatStore {
   constructor(private readonly store: Store) {}
 
   insertSession(owner: string, session: SessionRecord): void {

@@ -3,10 +3,9 @@
  * stemming) ranked by BM25; tags are a JSON array on the row, mirrored into `memory_tags` by triggers,
  * and the filter keeps an entry only when every asked tag is on it. Every statement is scoped by `owner_id`.
  */
-
 import type { SQLQueryBindings } from "bun:sqlite";
-import type { MemoryType } from "../../schemas/agents.ts";
-import type { Store } from "../storage/store.ts";
+import type { MemoryType } from "../../../schemas/agents.ts";
+import type { Store } from "../../storage/store.ts";
 
 export interface MemoryRecord {
   id: string;

@@ -1,15 +1,18 @@
 /**
  * Memory entries of agents and fleets: CRUD with the holder checked (it must exist and be the caller's),
  * search (holder, type, all-of tags, BM25 full text, pagination), and recall: the entries put into an
- * agent's context for a chat message.
+ * agent's context for a chat message. Answers in the API's shape (the holder is `owner_id`/`owner_type`).
  */
-import type { MemoryType } from "../../schemas/agents.ts";
-import { AppError } from "../http/errors.ts";
-import { isoNow } from "../lib/clock.ts";
-import { newId } from "../lib/ids.ts";
-import { invalid } from "./agents-service.ts";
-import { type MemoryRecord, type MemoryStore, matchExpression } from "./memory-store.ts";
-import type { AgentStore } from "./store.ts";
+import type { MemoryType } from "../../../schemas/agents.ts";
+import { AppError } from "../../http/errors.ts";
+import type { Page } from "../../http/paging.ts";
+import { isoNow } from "../../lib/clock.ts";
+import { newId } from "../../lib/ids.ts";
+import type { AgentStore } from "../stores/agents.ts";
+import type { FleetStore } from "../stores/fleets.ts";
+import { type MemoryRecord, type MemoryStore, matchExpression } from "../stores/memory.ts";
+import { invalid } from "./invalid.ts";
+import { pageInfo } from "./paging.ts";
 
 export interface MemoryInput {
   owner_id?: string;
@@ -21,18 +24,22 @@ export interface MemoryInput {
   importance?: number;
 }
 
-export interface MemorySearch {
+export interface MemorySearch extends Page {
   owner_id?: string;
   owner_type?: string;
   type?: string;
   tags?: string[] | string;
   content_query?: string;
-  limit: number;
-  offset: number;
+}
+
+export interface MemoryServiceDeps {
+  memory: MemoryStore;
+  agents: Pick<AgentStore, "get">;
+  fleets: Pick<FleetStore, "get">;
 }
 
 /** The API speaks of the memory's owner (agent or fleet); the store calls it the holder. */
-export function memoryView<T extends MemoryRecord>(entry: T) {
+function memoryView<T extends MemoryRecord>(entry: T) {
   const { holder_id, holder_type, ...rest } = entry;
   return { ...rest, owner_id: holder_id, owner_type: holder_type };
 }
@@ -50,13 +57,10 @@ export function parseTags(tags: string[] | string | undefined): string[] {
 }
 
 export class MemoryService {
-  constructor(
-    private readonly memory: MemoryStore,
-    private readonly agents: AgentStore,
-  ) {}
+  constructor(private readonly deps: MemoryServiceDeps) {}
 
   private checkHolder(owner: string, id: string, type: string): void {
-    const exists = type === "agent" ? this.agents.getAgent(owner, id) : this.agents.getFleet(owner, id);
+    const exists = type === "agent" ? this.deps.agents.get(owner, id) : this.deps.fleets.get(owner, id);
     if (!exists)
       throw invalid([
         {
@@ -85,18 +89,22 @@ export class MemoryService {
       created_at: now,
       updated_at: now,
     };
-    this.memory.insert(owner, entry);
-    return entry;
+    this.deps.memory.insert(owner, entry);
+    return memoryView(entry);
   }
 
-  get(owner: string, id: string): MemoryRecord {
-    const entry = this.memory.get(owner, id);
+  private record(owner: string, id: string): MemoryRecord {
+    const entry = this.deps.memory.get(owner, id);
     if (!entry) throw AppError.notFound(`Memory entry ${id} not found`);
     return entry;
   }
 
-  update(owner: string, id: string, input: MemoryInput): MemoryRecord {
-    const entry = this.get(owner, id);
+  get(owner: string, id: string) {
+    return memoryView(this.record(owner, id));
+  }
+
+  update(owner: string, id: string, input: MemoryInput) {
+    const entry = this.record(owner, id);
     const updated: MemoryRecord = {
       ...entry,
       type: input.type ?? entry.type,
@@ -106,12 +114,12 @@ export class MemoryService {
       importance: input.importance ?? entry.importance,
       updated_at: isoNow(),
     };
-    this.memory.update(owner, updated);
-    return updated;
+    this.deps.memory.update(owner, updated);
+    return memoryView(updated);
   }
 
   delete(owner: string, id: string): void {
-    if (!this.memory.delete(owner, id)) throw AppError.notFound(`Memory entry ${id} not found`);
+    if (!this.deps.memory.delete(owner, id)) throw AppError.notFound(`Memory entry ${id} not found`);
   }
 
   search(owner: string, query: MemorySearch) {
@@ -127,7 +135,7 @@ export class MemoryService {
           },
         ]);
     }
-    const { items, total } = this.memory.search(owner, {
+    const { items, total } = this.deps.memory.search(owner, {
       holderId: query.owner_id,
       holderType: query.owner_type,
       type: query.type,
@@ -136,11 +144,7 @@ export class MemoryService {
       limit: query.limit,
       offset: query.offset,
     });
-    return {
-      results: items.map((item) => memoryView(item)),
-      total,
-      has_more: query.offset + items.length < total,
-    };
+    return { results: items.map((item) => memoryView(item)), ...pageInfo(query, items.length, total) };
   }
 
   /**
@@ -157,8 +161,8 @@ export class MemoryService {
     const match = matchExpression(message);
     const base = { holders, limit, offset: 0 };
     // No totals: the context needs the entries, not how many there are.
-    const hits = match ? this.memory.search(owner, { ...base, match }, { count: false }).items : [];
-    const found = hits.length ? hits : this.memory.search(owner, base, { count: false }).items;
+    const hits = match ? this.deps.memory.search(owner, { ...base, match }, { count: false }).items : [];
+    const found = hits.length ? hits : this.deps.memory.search(owner, base, { count: false }).items;
     return found.map(({ score: _score, ...entry }) => entry);
   }
 }

@@ -8,12 +8,12 @@
  * - hierarchical: the lead plans `Name: subtask` lines, members do their subtasks, the lead synthesises.
  * - dynamic: a capability router picks the members that fit the message; they answer in fleet order.
  */
-import type { Capability, Pattern } from "../../schemas/agents.ts";
-import type { AgentRecord } from "./store.ts";
+import type { Capability, Pattern } from "../../../schemas/agents.ts";
+import type { AgentRecord } from "../stores/agents.ts";
 
-export type Phase = "answer" | "member" | "merge" | "plan" | "synthesis";
+export type CoordinationPhase = "answer" | "member" | "merge" | "plan" | "synthesis";
 
-export type Speak = (agent: AgentRecord, prompt: string, phase: Phase) => Promise<string>;
+export type Speak = (agent: AgentRecord, prompt: string, phase: CoordinationPhase) => Promise<string>;
 
 export interface CoordinationInput {
   pattern: Pattern | "single";
@@ -94,7 +94,7 @@ async function hierarchical(
     .join("\n");
   const planPrompt = `${message}\n\nYou lead this team:\n${roster}\n\nDecompose the request into subtasks and delegate them. Reply with one line per subtask, exactly \`Name: subtask\`, using the names above.`;
   const plan = await speak(lead, planPrompt, "plan");
-  let assignments = parsePlan(plan, team);
+  let assignments = parseDelegation(plan, team);
   if (assignments.length === 0) assignments = team.map((agent) => ({ agent, task: message }));
   assignments = assignments.slice(0, maxTurns - 2);
   const results: { agent: AgentRecord; text: string }[] = [];
@@ -107,7 +107,7 @@ async function hierarchical(
 }
 
 /** `Name: subtask` lines (bullets and numbering allowed) whose name is a team member's name or id. */
-export function parsePlan(plan: string, team: AgentRecord[]): { agent: AgentRecord; task: string }[] {
+export function parseDelegation(plan: string, team: AgentRecord[]): { agent: AgentRecord; task: string }[] {
   const out: { agent: AgentRecord; task: string }[] = [];
   for (const line of plan.split("\n")) {
     const m = line.match(/^\s*(?:[-*•]|\d+[.)])?\s*\**([^:*]+?)\**\s*:\s*(.+)$/);
