@@ -4,7 +4,7 @@
  * is scoped by owner and index.
  */
 import type { Store } from "../storage/store.ts";
-import type { MergedEntity, MergedRelationship } from "./index/merge.ts";
+import type { MergedEntity, MergedRelationship } from "./indexing/merge.ts";
 import type { EntityRow, IndexRow, RelationshipRow, Report, ReportRow } from "./types.ts";
 
 export interface StoredCommunity {

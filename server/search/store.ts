@@ -3,7 +3,7 @@
  * scoped by owner (and index); the graph tables are in graph-store.ts.
  */
 import type { Store } from "../storage/store.ts";
-import type { ExtractionRecord } from "./index/merge.ts";
+import type { ExtractionRecord } from "./indexing/merge.ts";
 import type { Extraction, IndexRow, UnitRow } from "./types.ts";
 
 export interface DocumentRow {

@@ -14,8 +14,8 @@ import {
   parseRecords,
   RECORD,
   TUPLE,
-} from "../../server/search/index/extract-model.ts";
-import { parseReport } from "../../server/search/index/reports.ts";
+} from "../../server/search/indexing/extract-model.ts";
+import { parseReport } from "../../server/search/indexing/reports.ts";
 import { parsePoints } from "../../server/search/query/global.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scriptedModel } from "../helpers/faux.ts";

@@ -9,7 +9,7 @@
  * relevant gives GraphRAG's fixed "unable to answer" message, never an invented answer.
  */
 import type { GraphStore } from "../graph-store.ts";
-import { estimateTokens } from "../index/units.ts";
+import { estimateTokens } from "../indexing/units.ts";
 import type { Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, type ModelChoice, streamModel } from "./answer.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";

@@ -7,7 +7,7 @@
  * still be grounded in the sources.
  */
 import type { GraphStore } from "../graph-store.ts";
-import { estimateTokens } from "../index/units.ts";
+import { estimateTokens } from "../indexing/units.ts";
 import type { SearchStore } from "../store.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import { ftsMatch } from "./terms.ts";
