@@ -10,8 +10,7 @@ import { createEnvSource, readDotenv } from "./config/env.ts";
 import { ConfigError, loadConfig } from "./config/index.ts";
 import { createContext } from "./context.ts";
 import { createLogger } from "./log.ts";
-import type { IndexTarget } from "./search/indexing/cli.ts";
-import { main as indexMain } from "./search/indexing/cli.ts";
+import { type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 
 export async function main(argv: string[]): Promise<number> {
