@@ -42,6 +42,8 @@ export const SearchQuery = t.Object(
       "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
   },
 );
+/** A validated search request, as the query service takes it. */
+export type SearchQuery = typeof SearchQuery.static;
 
 const Record = t.Record(t.String(), t.Any());
 

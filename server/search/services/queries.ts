@@ -3,7 +3,7 @@
  * caller's named index, answered by the chosen model or offline. It needs only the two stores and the
  * model layer; it never sees Elysia. A missing (or empty) index is a normal answer (200, saying so).
  */
-import { DEFAULT_INDEX_NAME } from "../../../schemas/search.ts";
+import { DEFAULT_INDEX_NAME, type SearchQuery } from "../../../schemas/search.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, fixedAnswer } from "./answer.ts";
@@ -13,27 +13,19 @@ import { emptyTables, type SearchStores } from "./local-context.ts";
 import { chooseModel } from "./models.ts";
 import { generateQuestions } from "./questions.ts";
 
-/** A search request's fields (schemas/search.ts `SearchQuery`). */
-export interface SearchQueryInput {
-  query: string;
-  index?: string;
-  community_level?: number;
-  model?: string;
-}
-
 export class SearchQueryService {
   constructor(
     private readonly stores: SearchStores,
     private readonly models: ModelService,
   ) {}
 
-  local(ownerId: string, input: SearchQueryInput): Answer {
+  local(ownerId: string, input: SearchQuery): Answer {
     const index = this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
     return localSearch(this.stores, index, input.query, chooseModel(this.models, input.model));
   }
 
-  async global(ownerId: string, input: SearchQueryInput, signal?: AbortSignal): Promise<Answer> {
+  async global(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
     const index = this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
     return globalSearch(
@@ -46,20 +38,20 @@ export class SearchQueryService {
     );
   }
 
-  async questions(ownerId: string, input: SearchQueryInput, signal?: AbortSignal): Promise<string[]> {
+  async questions(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<string[]> {
     const index = this.indexOf(ownerId, input);
     if (!index) return [];
     return generateQuestions(this.stores, index, input.query, chooseModel(this.models, input.model), signal);
   }
 
   /** The named index when it holds text to search; an index with no units counts as missing. */
-  private indexOf(ownerId: string, input: SearchQueryInput): IndexRow | undefined {
+  private indexOf(ownerId: string, input: SearchQuery): IndexRow | undefined {
     const row = this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
     return row && this.stores.search.countUnits(row) > 0 ? row : undefined;
   }
 }
 
-function noIndexAnswer(input: SearchQueryInput): Answer {
+function noIndexAnswer(input: SearchQuery): Answer {
   const name = input.index ?? DEFAULT_INDEX_NAME;
   return fixedAnswer(
     emptyTables() as unknown as Answer["context_data"],
