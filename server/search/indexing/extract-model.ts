@@ -4,8 +4,8 @@
  * number of times whether anything was missed, and keeps asking only while the model answers "Y".
  * The prompt is ours, written after GraphRAG's method.
  */
-import type { Api, Context, Model } from "@mariozechner/pi-ai";
-import type { ModelService } from "../../models/service.ts";
+import type { Context } from "@mariozechner/pi-ai";
+import { type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
 import { ENTITY_TYPES, type Extraction } from "../types.ts";
 
 export const TUPLE = "<|>";
@@ -80,9 +80,7 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-export interface ModelExtractorOptions {
-  models: ModelService;
-  model: Model<Api>;
+export interface ModelExtractorOptions extends ModelChoice {
   /** Extra rounds asking for missed records (GraphRAG's default is 1). */
   maxGleanings?: number;
   signal?: AbortSignal;
@@ -91,23 +89,20 @@ export interface ModelExtractorOptions {
 /** Extracts one unit with the model, gleaning at most `maxGleanings` extra rounds. */
 export async function extractWithModel(text: string, options: ModelExtractorOptions): Promise<Extraction> {
   const { models, model, maxGleanings = 1, signal } = options;
-  const context: Context = {
-    messages: [{ role: "user", content: extractionPrompt(text), timestamp: Date.now() }],
-  };
+  const context: Context = { messages: [userMessage(extractionPrompt(text))] };
   const ask = async () => {
     const reply = await models.complete(model, context, { signal });
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") {
+    if (replyFailed(reply))
       throw new Error(`extraction model failed: ${reply.errorMessage ?? reply.stopReason}`);
-    }
     context.messages.push(reply);
-    return reply.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+    return replyText(reply);
   };
   const outputs = [await ask()];
   for (let round = 0; round < maxGleanings; round++) {
-    context.messages.push({ role: "user", content: GLEAN_PROMPT, timestamp: Date.now() });
+    context.messages.push(userMessage(GLEAN_PROMPT));
     outputs.push(await ask());
     if (round === maxGleanings - 1) break;
-    context.messages.push({ role: "user", content: CONTINUE_PROMPT, timestamp: Date.now() });
+    context.messages.push(userMessage(CONTINUE_PROMPT));
     if (!(await ask()).trim().toUpperCase().startsWith("Y")) break;
   }
   const merged: Extraction = { entities: [], relationships: [] };

@@ -7,15 +7,22 @@
  * are kept per unit, so the graph is re-merged from stored extractions without re-extracting unchanged
  * text; an unchanged community keeps its report.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
-import type { ModelService } from "../../models/service.ts";
-import { GraphStore } from "../graph-store.ts";
-import type { SearchStore } from "../store.ts";
-import type { Extraction, IndexRow, IndexSummary, RelationshipRow, Report } from "../types.ts";
+import type { IndexSummary } from "../../../schemas/search.ts";
+import type { ModelChoice } from "../model-calls.ts";
+import { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import type {
+  Extraction,
+  IndexRow,
+  MergedEntity,
+  MergedRelationship,
+  RelationshipRow,
+  Report,
+} from "../types.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { extractWithModel } from "./extract-model.ts";
-import { type MergedEntity, type MergedRelationship, mergeGraph } from "./merge.ts";
+import { mergeGraph } from "./merge.ts";
 import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
 import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
 
@@ -23,7 +30,7 @@ export type Phase = "units" | "extraction" | "communities" | "reports";
 
 export interface IndexOptions {
   /** Model-driven extraction and reports; offline (wink-nlp, extractive reports) when absent. */
-  model?: { models: ModelService; model: Model<Api>; maxGleanings?: number };
+  model?: ModelChoice & { maxGleanings?: number };
   units?: UnitOptions;
   maxClusterSize?: number;
   onProgress?: (phase: Phase, done: number, total: number) => void;
@@ -42,7 +49,7 @@ export async function runIndex(
 ): Promise<IndexSummary> {
   const started = performance.now();
   const progress = options.onProgress ?? (() => {});
-  const graph = new GraphStore(store.db);
+  const graph = new SearchGraphStore(store.db);
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
   const extractor = options.model
@@ -134,7 +141,7 @@ export async function runIndex(
 
 async function rebuildGraph(
   store: SearchStore,
-  graph: GraphStore,
+  graph: SearchGraphStore,
   index: IndexRow,
   extractor: string,
   options: IndexOptions,
@@ -152,7 +159,7 @@ async function rebuildGraph(
  */
 export async function writeGraph(
   store: SearchStore,
-  graph: GraphStore,
+  graph: SearchGraphStore,
   index: IndexRow,
   merged: { entities: MergedEntity[]; relationships: MergedRelationship[] },
   extractor: string,
@@ -200,7 +207,7 @@ export async function writeGraph(
     let report = previous.get(hash);
     if (!report && options.model) {
       options.signal?.throwIfAborted();
-      report = await modelReport(input, options.model.models, options.model.model, options.signal);
+      report = await modelReport(input, options.model, options.signal);
       if (!report)
         warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
     }

@@ -6,12 +6,17 @@
  * parses, indexes and reports.
  */
 import { parseArgs } from "node:util";
+import { Value } from "@sinclair/typebox/value";
 import cliProgress from "cli-progress";
-import { INDEX_NAME_PATTERN } from "../../../schemas/search.ts";
+import {
+  DEFAULT_INDEX_NAME,
+  INDEX_NAME_PATTERN,
+  IndexName,
+  type IndexSummary,
+} from "../../../schemas/search.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
-import { SearchStore } from "../store.ts";
-import type { IndexSummary } from "../types.ts";
+import { SearchStore } from "../stores/search-store.ts";
 import { readDocuments } from "./documents.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
@@ -52,8 +57,9 @@ export async function main(
     process.stderr.write(`atrium index: name at least one file or directory\n${USAGE}\n`);
     return 2;
   }
-  const name = values.name ?? "default";
-  if (!new RegExp(INDEX_NAME_PATTERN).test(name)) {
+  const name = values.name ?? DEFAULT_INDEX_NAME;
+  // The routes' schema, so the command accepts exactly the names a request may use.
+  if (!Value.Check(IndexName, name)) {
     process.stderr.write(`atrium index: --name must match ${INDEX_NAME_PATTERN}\n`);
     return 2;
   }

@@ -1,9 +1,4 @@
-/** Small text helpers of the query engines: model reply text, sentence splitting, JSON from a reply. */
-import type { AssistantMessage } from "@mariozechner/pi-ai";
-
-export function replyText(message: AssistantMessage): string {
-  return message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
-}
+/** Small text helpers of the query services: sentence splitting, citation id lists, a token estimate. */
 
 /** Sentences of a text; paragraphs (blank lines) always end one, so lists and headings stay apart. */
 export function sentences(text: string): string[] {
@@ -23,20 +18,17 @@ export function sentences(text: string): string[] {
 /** "Mrs. Cratchit" is one name, not the end of a sentence. */
 const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
 
-/** The first JSON object in a reply (models wrap it in prose or code fences), or undefined. */
-export function jsonIn(text: string): unknown {
-  const start = text.indexOf("{");
-  const end = text.lastIndexOf("}");
-  if (start < 0 || end <= start) return undefined;
-  try {
-    return JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return undefined;
-  }
-}
-
 /** `[Data: Sources (1, 2, 3, 4, 5, +more)]`-style id lists. */
 export function idList(ids: (string | number)[], max = 5): string {
   const shown = ids.slice(0, max).join(", ");
   return ids.length > max ? `${shown}, +more` : shown;
+}
+
+/**
+ * A quick token estimate (about 4 characters per token in English) for packing context rows at query
+ * time: exact counting costs tens of milliseconds per 50 KB, most of a search's time budget. Text units,
+ * the bulk of a context, carry exact counts stored at indexing (indexing/units.ts).
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
 }

@@ -8,13 +8,13 @@
  * share and term overlap, and the answer lists the best ones with their report citations. Nothing
  * relevant gives GraphRAG's fixed "unable to answer" message, never an invented answer.
  */
-import type { GraphStore } from "../graph-store.ts";
-import { estimateTokens } from "../index/units.ts";
+import { completeText, jsonIn, type ModelChoice } from "../model-calls.ts";
+import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { Finding, IndexRow, ReportRow } from "../types.ts";
-import { type Answer, type ContextData, fixedAnswer, type ModelChoice, streamModel } from "./answer.ts";
+import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-import { idList, jsonIn, replyText } from "./text.ts";
+import { estimateTokens, idList } from "./text.ts";
 
 export interface GlobalOptions {
   level?: number;
@@ -29,13 +29,13 @@ export interface Point {
   reports: number[];
 }
 
-export function defaultLevel(graph: GraphStore, index: IndexRow, requested?: number): number {
+export function defaultLevel(graph: SearchGraphStore, index: IndexRow, requested?: number): number {
   const max = graph.maxLevel(index);
   return Math.max(0, Math.min(requested ?? 2, max));
 }
 
 export async function globalSearch(
-  graph: GraphStore,
+  graph: SearchGraphStore,
   index: IndexRow,
   query: string,
   model?: ModelChoice,
@@ -57,17 +57,7 @@ export async function globalSearch(
   }));
   for (const batch of batches) {
     const context = `id|title|content\n${batch.map((r) => `${r.human_id}|${r.title}|${r.content}`).join("\n")}`;
-    const reply = await model.models.complete(
-      model.model,
-      {
-        systemPrompt: mapSystemPrompt(context),
-        messages: [{ role: "user", content: query, timestamp: Date.now() }],
-      },
-      { signal },
-    );
-    if (reply.stopReason === "error" || reply.stopReason === "aborted")
-      throw new Error(`the model failed: ${reply.errorMessage ?? reply.stopReason}`);
-    points.push(...parsePoints(replyText(reply)));
+    points.push(...parsePoints(await completeText(model, mapSystemPrompt(context), query, signal)));
   }
   const kept = points.filter((p) => p.score > 0).sort((a, b) => b.score - a.score);
   const data: ContextData = {
@@ -102,7 +92,7 @@ export function parsePoints(text: string): Point[] {
 }
 
 function offlineGlobal(
-  graph: GraphStore,
+  graph: SearchGraphStore,
   index: IndexRow,
   query: string,
   level: number,

@@ -1,10 +1,10 @@
 /**
  * The search family's SQL for indexes, documents, text units and raw extractions. Every statement is
- * scoped by owner (and index); the graph tables are in graph-store.ts.
+ * scoped by owner (and index); the graph tables are in graph-store.ts. SQL only.
  */
-import type { Store } from "../storage/store.ts";
-import type { ExtractionRecord } from "./index/merge.ts";
-import type { Extraction, IndexRow, UnitRow } from "./types.ts";
+import type { Store } from "../../storage/store.ts";
+import type { Extraction, ExtractionRecord, IndexRow, UnitRow } from "../types.ts";
+import { countInIndex, placeholders } from "./sql.ts";
 
 export interface DocumentRow {
   id: number;
@@ -50,14 +50,11 @@ export class SearchStore {
   }
 
   countDocuments(index: IndexRow): number {
-    return this.count(
-      "SELECT count(*) AS n FROM search_documents WHERE index_id = ? AND owner_id = ?",
-      index,
-    );
+    return countInIndex(this.db, "search_documents", index);
   }
 
   countUnits(index: IndexRow): number {
-    return this.count("SELECT count(*) AS n FROM search_units WHERE index_id = ? AND owner_id = ?", index);
+    return countInIndex(this.db, "search_units", index);
   }
 
   /** Removes a document with its units and their extractions (and the units' FTS rows). */
@@ -143,7 +140,7 @@ export class SearchStore {
       .query<UnitRow & { title: string }, (string | number)[]>(
         `SELECT u.id, u.document_id, u.ordinal, u.text, u.tokens, d.title FROM search_units u
          JOIN search_documents d ON d.id = u.document_id
-         WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${ids.map(() => "?").join(",")})`,
+         WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${placeholders(ids.length)})`,
       )
       .all(index.id, index.owner_id, ...ids);
   }
@@ -157,9 +154,5 @@ export class SearchStore {
         [match, index.id, index.owner_id, limit],
       )
       .map((r) => r.id);
-  }
-
-  private count(sql: string, index: IndexRow): number {
-    return this.db.get<{ n: number }>(sql, [index.id, index.owner_id])?.n ?? 0;
   }
 }

@@ -3,11 +3,15 @@
  * of the in-context sources that best support the query (query terms and matched entity names), each
  * cited as [Data: Sources (ids); Entities (ids)].
  */
-import type { GraphStore } from "../graph-store.ts";
-import type { SearchStore } from "../store.ts";
+import type { ModelChoice } from "../model-calls.ts";
 import type { IndexRow } from "../types.ts";
-import { type Answer, type ContextData, fixedAnswer, type ModelChoice, modelAnswer } from "./answer.ts";
-import { buildLocalContext, type LocalContext, type LocalContextOptions } from "./local-context.ts";
+import { type Answer, type ContextData, fixedAnswer, modelAnswer } from "./answer.ts";
+import {
+  buildLocalContext,
+  type LocalContext,
+  type LocalContextOptions,
+  type SearchStores,
+} from "./local-context.ts";
 import { localSystemPrompt, NO_DATA_ANSWER } from "./prompts.ts";
 import { queryTerms, termOverlap } from "./terms.ts";
 import { idList, sentences } from "./text.ts";
@@ -15,7 +19,7 @@ import { idList, sentences } from "./text.ts";
 const MAX_SENTENCES = 4;
 
 export function localSearch(
-  stores: { search: SearchStore; graph: GraphStore },
+  stores: SearchStores,
   index: IndexRow,
   query: string,
   model?: ModelChoice,

@@ -1,7 +1,7 @@
 /**
  * Text units: a document cut into token-sized chunks with overlap (GraphRAG: 1200 tokens, 100 overlap),
  * counted with the cl100k tokenizer. Cuts prefer a line or sentence end near the token boundary so a unit
- * rarely starts mid-sentence. Also the family's token counters (exact, and a fast estimate).
+ * rarely starts mid-sentence. Also the exact token counter (the query services estimate instead).
  */
 import { getEncoding, type Tiktoken } from "js-tiktoken";
 
@@ -15,15 +15,6 @@ export function tokenizer(): Tiktoken {
 
 export function countTokens(text: string): number {
   return tokenizer().encode(text).length;
-}
-
-/**
- * A quick token estimate (about 4 characters per token in English) for packing context rows at query
- * time: exact counting costs tens of milliseconds per 50 KB, most of a search's time budget. Text units,
- * the bulk of a context, carry exact counts stored at indexing.
- */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }
 
 export interface UnitOptions {

@@ -3,20 +3,14 @@
  * routes either drain it (`{response, context_data}`) or forward it as SSE (context, deltas, done). Model
  * answers stream the model's real tokens; offline answers are cut into small chunks.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
 import { chunkText } from "../../models/offline.ts";
-import type { ModelService } from "../../models/service.ts";
+import { type ModelChoice, userMessage } from "../model-calls.ts";
 
 export type ContextData = Record<string, Record<string, string | number | boolean>[]>;
 
 export interface Answer {
   context_data: ContextData;
   pieces(signal?: AbortSignal): AsyncGenerator<string>;
-}
-
-export interface ModelChoice {
-  models: ModelService;
-  model: Model<Api>;
 }
 
 export function fixedAnswer(context_data: ContextData, text: string): Answer {
@@ -43,11 +37,7 @@ export async function* streamModel(
   query: string,
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
-  const stream = models.stream(
-    model,
-    { systemPrompt, messages: [{ role: "user", content: query, timestamp: Date.now() }] },
-    { signal },
-  );
+  const stream = models.stream(model, { systemPrompt, messages: [userMessage(query)] }, { signal });
   for await (const event of stream) {
     if (event.type === "text_delta") yield event.delta;
     else if (event.type === "error")

@@ -5,8 +5,7 @@
  * extractive report built from the community's most connected entities, its heaviest relationships and
  * the sentences that describe them.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
-import type { ModelService } from "../../models/service.ts";
+import { jsonIn, type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
 import type { Finding, Report } from "../types.ts";
 
 export interface ReportEntity {
@@ -102,14 +101,7 @@ JSON:`;
 
 /** Parses a model's report; undefined when it is not the report shape. */
 export function parseReport(text: string): Report | undefined {
-  const json = text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1);
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  const r = value as Partial<Report>;
+  const r = jsonIn(text) as Partial<Report> | undefined;
   if (typeof r?.title !== "string" || typeof r.summary !== "string" || !Array.isArray(r.findings))
     return undefined;
   const findings = r.findings
@@ -127,17 +119,12 @@ export function parseReport(text: string): Report | undefined {
 
 export async function modelReport(
   input: ReportInput,
-  models: ModelService,
-  model: Model<Api>,
+  { models, model }: ModelChoice,
   signal?: AbortSignal,
 ): Promise<Report | undefined> {
-  const reply = await models.complete(
-    model,
-    { messages: [{ role: "user", content: reportPrompt(input), timestamp: Date.now() }] },
-    { signal },
-  );
-  if (reply.stopReason === "error" || reply.stopReason === "aborted") return undefined;
-  return parseReport(reply.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
+  const reply = await models.complete(model, { messages: [userMessage(reportPrompt(input))] }, { signal });
+  if (replyFailed(reply)) return undefined;
+  return parseReport(replyText(reply));
 }
 
 function firstSentence(text: string): string {

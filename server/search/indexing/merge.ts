@@ -6,34 +6,7 @@
  * one-off capitalised words).
  */
 
-export interface ExtractionRecord {
-  unit_id: number;
-  kind: "entity" | "relationship";
-  name: string;
-  target: string | null;
-  type: string | null;
-  description: string;
-  weight: number;
-}
-
-export interface MergedEntity {
-  key: string;
-  name: string;
-  type: string;
-  description: string;
-  mentions: number;
-  unitIds: number[];
-  degree: number;
-}
-
-export interface MergedRelationship {
-  source: string;
-  target: string;
-  description: string;
-  weight: number;
-  unitIds: number[];
-  rank: number;
-}
+import type { ExtractionRecord, MergedEntity, MergedRelationship } from "../types.ts";
 
 const MAX_DESCRIPTIONS = 4;
 const MAX_DESCRIPTION_CHARS = 1200;

@@ -3,18 +3,15 @@
  * relationships. A model writes them from the context tables; offline they come from the top entities
  * and their strongest relationships.
  */
-import type { GraphStore } from "../graph-store.ts";
-import type { SearchStore } from "../store.ts";
+import { completeText, type ModelChoice } from "../model-calls.ts";
 import type { IndexRow } from "../types.ts";
-import type { ModelChoice } from "./answer.ts";
-import { buildLocalContext, type LocalContext } from "./local-context.ts";
+import { buildLocalContext, type LocalContext, type SearchStores } from "./local-context.ts";
 import { questionsSystemPrompt } from "./prompts.ts";
-import { replyText } from "./text.ts";
 
 export const QUESTION_COUNT = 5;
 
 export async function generateQuestions(
-  stores: { search: SearchStore; graph: GraphStore },
+  stores: SearchStores,
   index: IndexRow,
   query: string,
   model?: ModelChoice,
@@ -23,17 +20,8 @@ export async function generateQuestions(
   const context = buildLocalContext(stores, index, query, { maxTokens: 6000 });
   if (context.entities.length === 0) return [];
   if (!model) return offlineQuestions(context, query);
-  const reply = await model.models.complete(
-    model.model,
-    {
-      systemPrompt: questionsSystemPrompt(context.text, QUESTION_COUNT),
-      messages: [{ role: "user", content: query, timestamp: Date.now() }],
-    },
-    { signal },
-  );
-  if (reply.stopReason === "error" || reply.stopReason === "aborted")
-    throw new Error(`the model failed: ${reply.errorMessage ?? reply.stopReason}`);
-  const questions = replyText(reply)
+  const reply = await completeText(model, questionsSystemPrompt(context.text, QUESTION_COUNT), query, signal);
+  const questions = reply
     .split("\n")
     .map((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, "").trim())
     .filter((line) => line.endsWith("?"));

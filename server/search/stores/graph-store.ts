@@ -1,11 +1,19 @@
 /**
  * The search family's SQL for the merged graph: entities, relationships, communities, reports and their
- * FTS5 indexes (BM25), written whole on each indexing run and read by the query engines. Every statement
- * is scoped by owner and index.
+ * FTS5 indexes (BM25), written whole on each indexing run and read by the query services. Every
+ * statement is scoped by owner and index. SQL only.
  */
-import type { Store } from "../storage/store.ts";
-import type { MergedEntity, MergedRelationship } from "./index/merge.ts";
-import type { EntityRow, IndexRow, RelationshipRow, Report, ReportRow } from "./types.ts";
+import type { Store } from "../../storage/store.ts";
+import type {
+  EntityRow,
+  IndexRow,
+  MergedEntity,
+  MergedRelationship,
+  RelationshipRow,
+  Report,
+  ReportRow,
+} from "../types.ts";
+import { countInIndex, placeholders } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -16,7 +24,7 @@ export interface StoredCommunity {
   member_hash: string;
 }
 
-export class GraphStore {
+export class SearchGraphStore {
   constructor(readonly db: Store) {}
 
   /** Replaces the index's entities and relationships; returns entity ids by name key. */
@@ -141,14 +149,10 @@ export class GraphStore {
     );
   }
 
-  // ---- reads for the query engines ----
+  // ---- reads for the query services ----
 
   counts(index: IndexRow): { entities: number; relationships: number; communities: number; reports: number } {
-    const n = (table: string) =>
-      this.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE index_id = ? AND owner_id = ?`, [
-        index.id,
-        index.owner_id,
-      ])?.n ?? 0;
+    const n = (table: string) => countInIndex(this.db, table, index);
     return {
       entities: n("search_entities"),
       relationships: n("search_relationships"),
@@ -180,7 +184,7 @@ export class GraphStore {
   /** Relationships with either end in `ids`, heaviest first. */
   relationshipsTouching(index: IndexRow, ids: number[], limit: number): RelationshipRow[] {
     if (ids.length === 0) return [];
-    const list = ids.map(() => "?").join(",");
+    const list = placeholders(ids.length);
     return this.db.db
       .query<RelationshipRow, (string | number)[]>(
         `SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? AND source_id IN (${list})
@@ -209,7 +213,7 @@ export class GraphStore {
     if (communityIds.length === 0) return [];
     return this.db.db
       .query<ReportRow, (string | number)[]>(
-        `SELECT * FROM search_reports WHERE community_id IN (${communityIds.map(() => "?").join(",")}) AND +index_id = ? AND owner_id = ?`,
+        `SELECT * FROM search_reports WHERE community_id IN (${placeholders(communityIds.length)}) AND +index_id = ? AND owner_id = ?`,
       )
       .all(...communityIds, index.id, index.owner_id);
   }
@@ -268,7 +272,7 @@ export class GraphStore {
     if (ids.length === 0) return [];
     return this.db.db
       .query<T, (string | number)[]>(
-        `SELECT * FROM ${table} WHERE id IN (${ids.map(() => "?").join(",")}) AND +index_id = ? AND owner_id = ?`,
+        `SELECT * FROM ${table} WHERE id IN (${placeholders(ids.length)}) AND +index_id = ? AND owner_id = ?`,
       )
       .all(...ids, index.id, index.owner_id);
   }

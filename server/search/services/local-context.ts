@@ -6,11 +6,11 @@
  * (`in_context`). When no entity matches, the text units themselves are searched (BM25) so an answer can
  * still be grounded in the sources.
  */
-import type { GraphStore } from "../graph-store.ts";
-import { estimateTokens } from "../index/units.ts";
-import type { SearchStore } from "../store.ts";
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import { ftsMatch } from "./terms.ts";
+import { estimateTokens } from "./text.ts";
 
 export interface LocalContextOptions {
   maxTokens?: number;
@@ -38,12 +38,18 @@ export interface LocalContext {
   sources: { id: number; text: string; title: string }[];
 }
 
+/** The two stores a query reads: units and sources, and the graph. */
+export interface SearchStores {
+  search: SearchStore;
+  graph: SearchGraphStore;
+}
+
 export function emptyTables(): ContextTables {
   return { reports: [], entities: [], relationships: [], claims: [], sources: [] };
 }
 
 export function buildLocalContext(
-  stores: { search: SearchStore; graph: GraphStore },
+  stores: SearchStores,
   index: IndexRow,
   query: string,
   options: LocalContextOptions = {},
@@ -166,7 +172,7 @@ export function buildLocalContext(
   };
 }
 
-function rankRelationships(graph: GraphStore, index: IndexRow, selected: EntityRow[], topK: number) {
+function rankRelationships(graph: SearchGraphStore, index: IndexRow, selected: EntityRow[], topK: number) {
   const ids = new Set(selected.map((e) => e.id));
   const touching = graph.relationshipsTouching(index, [...ids], topK * Math.max(1, selected.length) * 2);
   const inNetwork = touching.filter((r) => ids.has(r.source_id) && ids.has(r.target_id));
