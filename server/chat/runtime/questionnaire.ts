@@ -4,6 +4,9 @@
  * run is aborted. Pending questions live in a broker per live session, keyed by tool call id.
  */
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+// The app's one TypeBox is Elysia's (`@sinclair/typebox` 0.34, through `t` in schemas/). pi's tool API
+// types a tool's parameters with the `typebox` 1.x package, so a pi tool's schema is built with that
+// one: this is the only place in the server that uses it.
 import { Type } from "typebox";
 import { QUESTIONNAIRE_TOOL } from "./plan.ts";
 

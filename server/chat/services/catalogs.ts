@@ -2,13 +2,14 @@
  * Chat catalogs: models (with the default and diagnostics), provider discovery, the eight providers and
  * the caller's stored keys, slash commands and pi resources. Resource paths and diagnostics name the
  * owner's folders (`workspace/AGENTS.md`), never the server's absolute paths. Settings: settings.ts.
+ * Provider ids arrive checked against the eight by the schema (schemas/chat.ts `ProviderId`).
  */
 import { join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
-import { PROVIDERS, type ProviderInfo, providerInfo } from "../../models/catalog.ts";
+import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
@@ -104,7 +105,7 @@ export class ChatCatalogService {
     const stored = this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
-    const info = known(id, "query");
+    const info = known(id);
     const key = this.env.get(info.envVarName) ?? stored[id];
     return discoverModels(info, key);
   }
@@ -115,7 +116,7 @@ export class ChatCatalogService {
 
   /** Stores (or clears) the caller's key; live sessions pick it up at once. The key is never echoed. */
   setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
-    const info = known(provider, "body");
+    const info = known(provider);
     const key = apiKey?.trim();
     if (key) this.keys.set(owner, provider, key);
     else this.keys.clear(owner, provider);
@@ -203,14 +204,9 @@ export class ChatCatalogService {
   }
 }
 
-/** The catalog entry of a provider id; 400 for an id outside the eight. */
-function known(id: string, part: "query" | "body"): ProviderInfo {
+/** The catalog entry of a provider id the schema let through (one of the eight). */
+function known(id: string): ProviderInfo {
   const info = providerInfo(id);
-  if (!info)
-    throw new AppError("invalid", `Invalid request: ${part}.provider: unknown provider '${id}'`, {
-      issues: [
-        { loc: [part, "provider"], msg: `known: ${PROVIDERS.map((p) => p.id).join(", ")}`, type: "enum" },
-      ],
-    });
+  if (!info) throw new AppError("internal", `provider '${id}' is not in the catalog`);
   return info;
 }

@@ -22,7 +22,7 @@ import {
   ownerSettings,
   settingsFile,
 } from "../runtime/pi-settings.ts";
-import { invalidRequest, invalidValue } from "./invalid.ts";
+import { invalidRequest } from "./invalid.ts";
 
 const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
 const NESTED_KEYS = new Set(["compaction", "retry"]);
@@ -56,11 +56,12 @@ export class ChatSettingsService {
     return effective(await this.manager(owner));
   }
 
-  /** Merges a partial update into the owner's settings file; live sessions reload their settings. */
+  /**
+   * Merges a partial update into the owner's settings file; live sessions reload their settings. The
+   * schema already refused unknown keys and an empty update.
+   */
   async update(owner: string, update: Record<string, unknown>) {
     const keys = Object.keys(update).filter((k) => update[k] !== undefined);
-    // Unknown keys are refused by validation: an empty update changes nothing.
-    if (keys.length === 0) throw invalidValue(["body", "settings"], "no known setting in the update");
     const policy = this.policy(owner);
     refuseCode(update, policy);
     const file = settingsFile(policy.agentDir);
