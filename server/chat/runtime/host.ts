@@ -18,7 +18,7 @@ import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
 import { LiveChatSession } from "./live-session.ts";
 import { ensureOwnerDirs, ownerPaths } from "./owner-paths.ts";
-import { ownerSettings } from "./pi-settings.ts";
+import { ownerSettings, settingsModelId } from "./pi-settings.ts";
 import type { ShellOptions } from "./shell.ts";
 
 export interface HostOptions {
@@ -77,9 +77,9 @@ export class ChatRuntimeHost {
   find(owner: string, target: SessionTarget): LiveChatSession | undefined {
     for (const live of this.pool.values()) {
       if (live.owner !== owner) continue;
-      if (target.sessionId && live.sessionId === target.sessionId) return touch(live);
+      if (target.sessionId && live.sessionId === target.sessionId) return live.touch();
       if (!target.sessionId && target.sessionFile && live.sessionFile === target.sessionFile)
-        return touch(live);
+        return live.touch();
     }
     return undefined;
   }
@@ -149,10 +149,8 @@ export class ChatRuntimeHost {
 
   /** The model a session starts with: pi settings' default, else ModelService's default (offline last). */
   defaultModel(settings?: SettingsManager): Model<Api> {
-    const provider = settings?.getDefaultProvider();
-    const id = settings?.getDefaultModel();
-    const preferred = provider && id ? `${provider}/${id}` : undefined;
-    return this.options.models.resolve(this.options.models.defaultModel(preferred).id);
+    const { models } = this.options;
+    return models.resolve(models.defaultModel(settingsModelId(settings)).id);
   }
 
   /** Closes one session (after delete): aborts what runs, drops it from the pool. */
@@ -223,9 +221,4 @@ function sessionHeaderId(file: string): string | undefined {
 
 function keyOf(owner: string, sessionId: string): string {
   return `${owner}\u0000${sessionId}`;
-}
-
-function touch(live: LiveChatSession): LiveChatSession {
-  live.lastUsed = Date.now();
-  return live;
 }

@@ -104,6 +104,12 @@ export class LiveChatSession {
     return this.buffer.filter((b) => b.seq > seq);
   }
 
+  /** Marks the session used now (the pool evicts the least recently used idle sessions first). */
+  touch(): this {
+    this.lastUsed = Date.now();
+    return this;
+  }
+
   get lastSeq(): number {
     return this.seq;
   }

@@ -68,7 +68,7 @@ export class ChatAttachService {
       } finally {
         stop();
         live.attached--;
-        live.lastUsed = Date.now();
+        live.touch();
       }
     };
   }

@@ -14,6 +14,7 @@ import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge
 import type { ModelService } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../runtime/owner-paths.ts";
+import { settingsModelId } from "../runtime/pi-settings.ts";
 import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import { discoverModels } from "./discover.ts";
@@ -67,9 +68,7 @@ export class ChatCatalogService {
   async modelsFor(owner: string) {
     const settings = await this.settingsOf(owner);
     const stored = this.keys.all(owner);
-    const provider = settings.getDefaultProvider();
-    const model = settings.getDefaultModel();
-    const chosen = this.models.defaultModel(provider && model ? `${provider}/${model}` : undefined);
+    const chosen = this.models.defaultModel(settingsModelId(settings));
     const list = this.models.list();
     for (const id of Object.keys(stored)) {
       const info = providerInfo(id);

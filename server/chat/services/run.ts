@@ -149,7 +149,7 @@ export async function executeRun(
   } finally {
     stopRaw();
     live.activeRunId = undefined;
-    live.lastUsed = Date.now();
+    live.touch();
     sessions.touch(owner, live.sessionId);
     // The file may have been created by this run (pi writes it with the first reply).
     if (live.sessionFile) sessions.upsert(owner, live.sessionId, live.sessionFile);
