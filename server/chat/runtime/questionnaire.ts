@@ -20,7 +20,7 @@ export interface Question {
   options: { id: string; label: string }[];
 }
 
-export interface Answer {
+export interface QuestionnaireAnswer {
   kind: QuestionKind | "skip";
   questionId?: string;
   selectedIds?: string[];
@@ -33,7 +33,7 @@ export class AnswerError extends Error {
 
 interface Pending {
   question: Question;
-  resolve(answer: Answer): void;
+  resolve(answer: QuestionnaireAnswer): void;
 }
 
 export class QuestionBroker {
@@ -41,9 +41,9 @@ export class QuestionBroker {
 
   constructor(private readonly onAsk: (question: Question) => void) {}
 
-  ask(question: Question, signal?: AbortSignal): Promise<Answer> {
+  ask(question: Question, signal?: AbortSignal): Promise<QuestionnaireAnswer> {
     return new Promise((resolve) => {
-      const done = (answer: Answer) => {
+      const done = (answer: QuestionnaireAnswer) => {
         this.pending.delete(question.toolCallId);
         signal?.removeEventListener("abort", onAbort);
         resolve(answer);
@@ -65,7 +65,7 @@ export class QuestionBroker {
   }
 
   /** Delivers an answer; throws AnswerError when it does not fit the question. */
-  answer(toolCallId: string, answer: Answer): Question | undefined {
+  answer(toolCallId: string, answer: QuestionnaireAnswer): Question | undefined {
     const pending = this.pending.get(toolCallId);
     if (!pending) return undefined;
     validate(pending.question, answer);
@@ -74,7 +74,7 @@ export class QuestionBroker {
   }
 }
 
-function validate(question: Question, answer: Answer): void {
+function validate(question: Question, answer: QuestionnaireAnswer): void {
   if (answer.kind === "skip") return;
   if (answer.questionId !== undefined && answer.questionId !== question.questionId)
     throw new AnswerError(`questionId '${answer.questionId}' does not match '${question.questionId}'`);
@@ -94,7 +94,7 @@ function validate(question: Question, answer: Answer): void {
 }
 
 /** What the model reads as the tool's result. */
-export function describeAnswer(question: Question, answer: Answer): string {
+export function describeAnswer(question: Question, answer: QuestionnaireAnswer): string {
   if (answer.kind === "skip") return "The user skipped the question.";
   if (answer.kind === "text") return `The user answered: ${answer.text}`;
   const labels = question.options

@@ -1,11 +1,11 @@
 /** Recorded runs of a session and one run's provenance: model, settings snapshot, tool calls, files, timings. */
 import { AppError } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
-import type { ChatRunStore, RunRow } from "../stores/runs.ts";
+import type { ChatRunRow, ChatRunStore } from "../stores/runs.ts";
 
 const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
 
-function runRecord(row: RunRow) {
+function runRecord(row: ChatRunRow) {
   return {
     runId: row.id,
     sessionId: row.session_id,

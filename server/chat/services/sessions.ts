@@ -8,9 +8,9 @@ import type { Page } from "../../http/paging.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
 import { confineSessionFile, ownerPaths, publicSessionFile } from "../runtime/owner-paths.ts";
-import { type Answer, AnswerError } from "../runtime/questionnaire.ts";
+import { AnswerError, type QuestionnaireAnswer } from "../runtime/questionnaire.ts";
 import type { ChatStore } from "../stores/index.ts";
-import type { SessionRow } from "../stores/sessions.ts";
+import type { ChatSessionRow } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
 import { invalidValue } from "./invalid.ts";
 
@@ -106,7 +106,10 @@ export class ChatSessionService {
   }
 
   /** Delivers an answer to a pending question; `ok: false` when there is none by that id. */
-  answer(owner: string, body: SessionQuery & { toolCallId: string; answer: Answer }): AnswerResult {
+  answer(
+    owner: string,
+    body: SessionQuery & { toolCallId: string; answer: QuestionnaireAnswer },
+  ): AnswerResult {
     const live = this.deps.host.find(owner, sessionTarget(this.sessionsDir(owner), body));
     if (!live?.broker.has(body.toolCallId))
       return { ok: false, message: `No pending question '${body.toolCallId}' in this session` };
@@ -125,7 +128,7 @@ export class ChatSessionService {
   }
 
   /** The mirrored row a reference names; a file outside the caller's folder names none. */
-  private row(owner: string, query: SessionQuery): SessionRow | undefined {
+  private row(owner: string, query: SessionQuery): ChatSessionRow | undefined {
     const sessionFile = query.sessionFile && confineSessionFile(this.sessionsDir(owner), query.sessionFile);
     return this.deps.mirror.sessions.find(owner, {
       sessionId: query.sessionId,
@@ -140,7 +143,7 @@ export class ChatSessionService {
   }
 }
 
-function describe(live: LiveChatSession, row: SessionRow | undefined) {
+function describe(live: LiveChatSession, row: ChatSessionRow | undefined) {
   const model = live.session.model;
   return {
     id: live.sessionId,

@@ -6,7 +6,7 @@
 import type { Store } from "../../storage/store.ts";
 import { ChatProviderKeyStore } from "./provider-keys.ts";
 import { ChatRunStore } from "./runs.ts";
-import { ChatSessionStore, type SessionRow } from "./sessions.ts";
+import { type ChatSessionRow, ChatSessionStore } from "./sessions.ts";
 
 export class ChatStore {
   readonly sessions: ChatSessionStore;
@@ -20,7 +20,7 @@ export class ChatStore {
   }
 
   /** Erases every mirrored session and stored provider key of an owner in one transaction. */
-  eraseOwner(owner: string): { sessions: SessionRow[]; providers: number } {
+  eraseOwner(owner: string): { sessions: ChatSessionRow[]; providers: number } {
     return this.db.tx(() => ({
       sessions: this.sessions.eraseOwner(owner),
       providers: this.providerKeys.eraseOwner(owner),

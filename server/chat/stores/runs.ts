@@ -6,7 +6,7 @@
 import { isoNow } from "../../lib/clock.ts";
 import type { Store } from "../../storage/store.ts";
 
-export interface RunRow {
+export interface ChatRunRow {
   id: string;
   session_id: string;
   prompt: string;
@@ -53,7 +53,7 @@ export interface NewRun {
 }
 
 export interface RunOutcome {
-  status: RunRow["status"];
+  status: ChatRunRow["status"];
   error?: string;
   usage?: unknown;
 }
@@ -106,13 +106,13 @@ export class ChatRunStore {
     );
   }
 
-  get(owner: string, runId: string): RunRow | undefined {
-    return this.db.get<RunRow>("SELECT * FROM chat_runs WHERE owner_id = ? AND id = ?", [owner, runId]);
+  get(owner: string, runId: string): ChatRunRow | undefined {
+    return this.db.get<ChatRunRow>("SELECT * FROM chat_runs WHERE owner_id = ? AND id = ?", [owner, runId]);
   }
 
   /** A session's runs, newest first. */
-  list(owner: string, sessionId: string, limit: number, offset: number): RunRow[] {
-    return this.db.all<RunRow>(
+  list(owner: string, sessionId: string, limit: number, offset: number): ChatRunRow[] {
+    return this.db.all<ChatRunRow>(
       `SELECT * FROM chat_runs WHERE owner_id = ? AND session_id = ?
        ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, sessionId, limit, offset],

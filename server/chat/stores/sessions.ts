@@ -5,7 +5,7 @@
 import { isoNow } from "../../lib/clock.ts";
 import type { Store } from "../../storage/store.ts";
 
-export interface SessionRow {
+export interface ChatSessionRow {
   id: string;
   session_file: string;
   title: string | null;
@@ -26,29 +26,29 @@ export class ChatSessionStore {
     );
   }
 
-  get(owner: string, id: string): SessionRow | undefined {
-    return this.db.get<SessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ? AND id = ?`, [
+  get(owner: string, id: string): ChatSessionRow | undefined {
+    return this.db.get<ChatSessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ? AND id = ?`, [
       owner,
       id,
     ]);
   }
 
-  byFile(owner: string, sessionFile: string): SessionRow | undefined {
-    return this.db.get<SessionRow>(
+  byFile(owner: string, sessionFile: string): ChatSessionRow | undefined {
+    return this.db.get<ChatSessionRow>(
       `SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ? AND session_file = ?`,
       [owner, sessionFile],
     );
   }
 
   /** The row a client's reference names: by id when it gives one, else by (confined) file. */
-  find(owner: string, ref: { sessionId?: string; sessionFile?: string }): SessionRow | undefined {
+  find(owner: string, ref: { sessionId?: string; sessionFile?: string }): ChatSessionRow | undefined {
     if (ref.sessionId) return this.get(owner, ref.sessionId);
     return ref.sessionFile ? this.byFile(owner, ref.sessionFile) : undefined;
   }
 
   /** Newest activity first. */
-  list(owner: string, limit: number, offset: number): SessionRow[] {
-    return this.db.all<SessionRow>(
+  list(owner: string, limit: number, offset: number): ChatSessionRow[] {
+    return this.db.all<ChatSessionRow>(
       `SELECT ${COLUMNS} FROM chat_sessions
        WHERE owner_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, limit, offset],
@@ -70,8 +70,10 @@ export class ChatSessionStore {
   }
 
   /** Deletes every session of an owner (cascading as `delete` does); returns the rows it deleted. */
-  eraseOwner(owner: string): SessionRow[] {
-    const rows = this.db.all<SessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ?`, [owner]);
+  eraseOwner(owner: string): ChatSessionRow[] {
+    const rows = this.db.all<ChatSessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ?`, [
+      owner,
+    ]);
     this.db.run("DELETE FROM chat_sessions WHERE owner_id = ?", [owner]);
     return rows;
   }
