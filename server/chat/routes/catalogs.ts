@@ -1,4 +1,7 @@
-/** The chat family's catalog routes: models, discovery, providers, commands, resources, settings. */
+/**
+ * Chat catalog routes: models, provider discovery, providers and stored keys, slash commands, pi
+ * resources, settings. Thin: validated input, one service call, the answer.
+ */
 import { Elysia } from "elysia";
 import {
   Commands,
@@ -12,14 +15,15 @@ import {
   Settings,
   SettingsUpdateBody,
   SettingsUpdated,
-} from "../../schemas/chat.ts";
-import { ChatError } from "../../schemas/common.ts";
-import type { AppContext } from "../context.ts";
-import type { ChatServices } from "./services/index.ts";
+} from "../../../schemas/chat.ts";
+import { ChatError } from "../../../schemas/common.ts";
+import type { AppContext } from "../../context.ts";
+import type { ChatCatalogService } from "../services/catalogs.ts";
+import type { ChatSettingsService } from "../services/settings.ts";
 
 const tags = ["chat"];
 
-export function catalogRoutes(ctx: AppContext, { catalogs, settings }: ChatServices) {
+export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, settings: ChatSettingsService) {
   return new Elysia({ name: "atrium/chat/catalogs" })
     .use(ctx.identity)
     .guard({ owner: true })

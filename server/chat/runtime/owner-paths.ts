@@ -10,7 +10,7 @@
  */
 import { mkdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
-import { ownerFolders } from "../workspace/owner-folders.ts";
+import { ownerFolders } from "../../workspace/owner-folders.ts";
 
 export interface OwnerPaths {
   sessionsDir: string;
@@ -23,9 +23,11 @@ export function ownerPaths(dataDir: string, owner: string): OwnerPaths {
   return { sessionsDir: folders.sessions, workspaceDir: folders.workspace, agentDir: folders.piAgent };
 }
 
-export function ensureOwnerDirs(paths: OwnerPaths): void {
+/** Creates the owner's folders where missing (private to the server's user); returns the paths. */
+export function ensureOwnerDirs(paths: OwnerPaths): OwnerPaths {
   for (const dir of [paths.sessionsDir, paths.workspaceDir, paths.agentDir])
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return paths;
 }
 
 /**
