@@ -1,9 +1,17 @@
 /**
  * Helpers for the turns tests: an app over a policy variant (the committed policy with a few values
  * changed, in a temp file) with its sandbox pool warming, sessions, and turn requests.
+ *
+ * Starting pyodide costs seconds of CPU, and every turn takes a fresh interpreter, so the apps share
+ * warm pools: one pool per pool configuration (ceiling, warm count, limits, ...), handed to every
+ * turnsApp asking for that configuration, in this file and the next. A pool nobody uses any more is
+ * closed after a short grace, long enough for the next test file to take it over with its warm
+ * interpreter, so the run still ends with no interpreter alive.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
+import { turnSandboxOptions } from "../../server/turns/runtime/sandbox.ts";
 import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "./app.ts";
 import { type Frame, readFrames } from "./streams.ts";
 import { tempDir } from "./tmp.ts";
@@ -21,22 +29,76 @@ export function policyVariant(edits: [string, string][]): { path: string; remove
   return { path, remove: dir.remove };
 }
 
-export async function turnsApp(
-  options: TestAppOptions & { edits?: [string, string][] } = {},
-): Promise<TestApp & { policyPath: string }> {
+/** How long a shared pool nobody uses stays open for the next app (often the next file's) to take. */
+const SHARED_POOL_GRACE_MS = 2000;
+
+interface SharedPool {
+  pool: SandboxPool;
+  users: number;
+  closing?: ReturnType<typeof setTimeout>;
+}
+
+const sharedPools = new Map<string, SharedPool>();
+
+/** A shared pool of this configuration; `giveBack` when the app closes. */
+function borrowPool(options: SandboxOptions): { pool: SandboxPool; giveBack(): void } {
+  // Paths kept out of the jail only matter inside the checkout, where no shared app's data dir lies.
+  const { keepOut: _keepOut, ...configuration } = options;
+  const key = JSON.stringify(configuration);
+  let shared = sharedPools.get(key);
+  if (!shared) {
+    shared = { pool: new SandboxPool(options), users: 0 };
+    sharedPools.set(key, shared);
+  }
+  const entry = shared;
+  clearTimeout(entry.closing);
+  entry.users++;
+  let given = false;
+  return {
+    pool: entry.pool,
+    giveBack() {
+      if (given) return;
+      given = true;
+      entry.users--;
+      if (entry.users > 0) return;
+      entry.closing = setTimeout(() => {
+        sharedPools.delete(key);
+        entry.pool.close();
+      }, SHARED_POOL_GRACE_MS);
+    },
+  };
+}
+
+export interface TurnsAppOptions extends TestAppOptions {
+  edits?: [string, string][];
+  /** The app builds and closes a pool of its own instead of sharing one (tests of the pool's lifecycle). */
+  ownSandbox?: boolean;
+}
+
+export async function turnsApp(options: TurnsAppOptions = {}): Promise<TestApp & { policyPath: string }> {
   const policy = policyVariant(options.edits ?? []);
   // Warmed as a listening server warms its pool once composed (APP_SANDBOX_WARM=0: none).
   const t = await createTestApp({
     ...options,
-    serving: true,
+    compose: false,
     policyPath: policy.path,
     env: { APP_SANDBOX_WARM: "1", ...options.env },
   });
+  const turns = t.family("turns");
+  const sandbox = turnSandboxOptions(t.ctx);
+  const shareable = !options.ownSandbox && !t.dataDir.startsWith(`${REPO_ROOT}/`);
+  const borrowed = shareable ? borrowPool(sandbox) : undefined;
+  if (borrowed) turns.sandbox.share(borrowed.pool);
+  if (options.compose !== false) {
+    await t.compose();
+    turns.serving();
+  }
   return {
     ...t,
     policyPath: policy.path,
     async close() {
       await t.close();
+      borrowed?.giveBack();
       policy.remove();
     },
   };
