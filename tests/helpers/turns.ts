@@ -2,17 +2,15 @@
  * Helpers for the turns tests: an app over a policy variant (the committed policy with a few values
  * changed, in a temp file) with its sandbox pool warming, sessions, and turn requests.
  *
- * Starting pyodide costs seconds of CPU, and every turn takes a fresh interpreter, so the apps share
- * warm pools: one pool per pool configuration (ceiling, warm count, limits, ...), handed to every
- * turnsApp asking for that configuration, in this file and the next. A pool nobody uses any more is
- * closed after a short grace, long enough for the next test file to take it over with its warm
- * interpreter, so the run still ends with no interpreter alive.
+ * The apps share warm sandbox pools, one per pool configuration, across apps and test files
+ * (sandbox-pools.ts); `ownSandbox` gives an app a pool of its own.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
+import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { turnSandboxOptions } from "../../server/turns/runtime/sandbox.ts";
 import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "./app.ts";
+import { borrowPool } from "./sandbox-pools.ts";
 import { type Frame, readFrames } from "./streams.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -27,46 +25,6 @@ export function policyVariant(edits: [string, string][]): { path: string; remove
   const path = join(dir.path, "policy.toml");
   writeFileSync(path, text);
   return { path, remove: dir.remove };
-}
-
-/** How long a shared pool nobody uses stays open for the next app (often the next file's) to take. */
-const SHARED_POOL_GRACE_MS = 2000;
-
-interface SharedPool {
-  pool: SandboxPool;
-  users: number;
-  closing?: ReturnType<typeof setTimeout>;
-}
-
-const sharedPools = new Map<string, SharedPool>();
-
-/** A shared pool of this configuration; `giveBack` when the app closes. */
-function borrowPool(options: SandboxOptions): { pool: SandboxPool; giveBack(): void } {
-  // Paths kept out of the jail only matter inside the checkout, where no shared app's data dir lies.
-  const { keepOut: _keepOut, ...configuration } = options;
-  const key = JSON.stringify(configuration);
-  let shared = sharedPools.get(key);
-  if (!shared) {
-    shared = { pool: new SandboxPool(options), users: 0 };
-    sharedPools.set(key, shared);
-  }
-  const entry = shared;
-  clearTimeout(entry.closing);
-  entry.users++;
-  let given = false;
-  return {
-    pool: entry.pool,
-    giveBack() {
-      if (given) return;
-      given = true;
-      entry.users--;
-      if (entry.users > 0) return;
-      entry.closing = setTimeout(() => {
-        sharedPools.delete(key);
-        entry.pool.close();
-      }, SHARED_POOL_GRACE_MS);
-    },
-  };
 }
 
 export interface TurnsAppOptions extends TestAppOptions {
@@ -87,7 +45,7 @@ export async function turnsApp(options: TurnsAppOptions = {}): Promise<TestApp &
   const turns = t.family("turns");
   const sandbox = turnSandboxOptions(t.ctx);
   const shareable = !options.ownSandbox && !t.dataDir.startsWith(`${REPO_ROOT}/`);
-  const borrowed = shareable ? borrowPool(sandbox) : undefined;
+  const borrowed = shareable ? borrowPool(sandbox, (options) => new SandboxPool(options)) : undefined;
   if (borrowed) turns.sandbox.share(borrowed.pool);
   if (options.compose !== false) {
     await t.compose();
