@@ -36,21 +36,31 @@ export const SessionListQuery = t.Object({ ...Paging.properties, archived: t.Opt
 
 export const SessionParams = t.Object({ session_id: Id });
 
+/**
+ * Unknown keys are refused, not dropped: Elysia's normalizer strips keys an `additionalProperties: false`
+ * object does not name before validating, so the schema forbids them as `Never` instead.
+ */
 export const SkillSelection = t.Object(
   {
     id: t.String({ minLength: 1, maxLength: 100 }),
     expected_version: t.String({ minLength: 1, maxLength: 50 }),
   },
-  { additionalProperties: false },
+  { additionalProperties: t.Never() },
 );
 
-/** `skill_selections` is checked by the service so a malformed one answers 422 `invalid_skill_selection`. */
+/**
+ * A malformed `skill_selections` answers 422 `invalid_skill_selection`, not `invalid_request` (the turns
+ * envelope maps this schema's failures there, server/turns/routes/envelope.ts).
+ */
 export const TurnRequest = t.Object(
   {
     text: t.String({ maxLength: 100_000, description: "the user message" }),
     attachment_ids: t.Optional(t.Array(Id, { maxItems: 16 })),
     skill_selections: t.Optional(
-      t.Unknown({ description: "up to four unique {id, expected_version} entries (SkillSelection)" }),
+      t.Array(SkillSelection, {
+        maxItems: 4,
+        description: "up to four entries, each skill at most once: authoritative for the Turn",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -65,8 +75,16 @@ export const TurnQuery = t.Object({
   ),
 });
 
+/**
+ * Missing (or empty): 400 `idempotency_key_required`; longer than 200 characters: 400
+ * `invalid_idempotency_key` (the turns envelope maps this schema's failures to those codes).
+ */
 export const TurnHeaders = t.Object({
-  "idempotency-key": t.Optional(t.String({ description: "mandatory: bounds retries to one durable Turn" })),
+  "idempotency-key": t.String({
+    minLength: 1,
+    maxLength: 200,
+    description: "Idempotency-Key: mandatory; bounds retries to one durable Turn (at most 200 characters)",
+  }),
 });
 
 const Part = t.Record(t.String(), t.Unknown(), { description: "a UI message part ({type, ...})" });

@@ -102,6 +102,8 @@ function describe(error: ValueError): Omit<Issue, "loc"> {
     case E.Object:
       return { type: "dict_type", msg: "Input should be a valid dictionary or object" };
     case E.ObjectAdditionalProperties:
+    // `additionalProperties: Never` (a schema that refuses unknown keys the normalizer would drop).
+    case E.Never:
       return { type: "extra_forbidden", msg: "Extra inputs are not permitted" };
     case E.Literal:
       return { type: "literal_error", msg: `Input should be ${JSON.stringify(s.const)}` };

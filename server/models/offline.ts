@@ -34,8 +34,13 @@ const QUOTE_LIMIT = 200;
 
 /** The full reply for a context: the same context always gives the same text. */
 export function offlineReply(context: Context): string {
+  return offlineAnswer(lastUserText(context));
+}
+
+/** The full reply to one message's text (turns ask with the text alone, no message list). */
+export function offlineAnswer(text: string): string {
   const providers = PROVIDERS.map((p) => `- ${p.envVarName} for ${p.name}`).join("\n");
-  const asked = lastUserText(context);
+  const asked = text.trim().replace(/\s+/g, " ");
   const quote = asked
     ? `\n\nYour message was: "${asked.length > QUOTE_LIMIT ? `${asked.slice(0, QUOTE_LIMIT)}…` : asked}"`
     : "";
@@ -55,7 +60,7 @@ function lastUserText(context: Context): string {
       typeof message.content === "string"
         ? message.content
         : message.content.map((part) => (part.type === "text" ? part.text : "")).join(" ");
-    return text.trim().replace(/\s+/g, " ");
+    return text;
   }
   return "";
 }

@@ -1,23 +1,44 @@
 /**
- * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. Its start hook
- * marks runs a crash left running as failed, discards their artifact candidates, and builds the sandbox
- * pool; once the server serves, the pool warms in the background (pyodide loads in its subprocesses, so
- * neither readiness nor the event loop waits). At shutdown, running turns fail with `server_stopping`
- * and the family waits a moment for them to commit before the database closes.
+ * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. One instance
+ * per app wires its stores, then its runtime (sandbox pool, live runs, tracing, analytics), then its
+ * services, each given only what it uses, then its thin routes.
+ *
+ * Its start hook marks runs a crash left running as failed, discards their artifact candidates, and
+ * builds the sandbox pool; once the server serves, the pool warms in the background (pyodide loads in
+ * its subprocesses, so neither readiness nor the event loop waits). At shutdown, running turns fail with
+ * `server_stopping` and the family waits a moment for them to commit before the database closes.
  */
 import { Elysia } from "elysia";
+import { policyFileToWrite } from "../config/builtin-policy.ts";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
-import { codeEnvelope } from "../http/errors.ts";
-import { limitsFromPolicy } from "../sandbox/limits.ts";
-import { defaultMaxInterpreters, SandboxPool } from "../sandbox/pool.ts";
-import { assetRoutes } from "./assets-routes.ts";
-import { filesRoutes } from "./files-routes.ts";
+import { sandboxReport } from "../sandbox/isolation.ts";
+import { ownerFolders } from "../workspace/owner-folders.ts";
 import { turnsMigrations } from "./migrations/index.ts";
-import { TurnServices } from "./services.ts";
-import { sessionRoutes } from "./sessions-routes.ts";
-import { settingsRoutes } from "./settings-routes.ts";
-import { skillsRoutes } from "./skills-routes.ts";
+import { assetRoutes } from "./routes/assets.ts";
+import { turnsEnvelope } from "./routes/envelope.ts";
+import { filesRoutes } from "./routes/files.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { settingsRoutes } from "./routes/settings.ts";
+import { skillsRoutes } from "./routes/skills.ts";
+import { turnRoutes } from "./routes/turns.ts";
+import { TurnAnalytics } from "./runtime/analytics.ts";
+import { LiveRuns } from "./runtime/live-run.ts";
+import { TurnSandbox, turnSandboxOptions } from "./runtime/sandbox.ts";
+import { TurnTracer } from "./runtime/tracing.ts";
+import { TurnAssetService } from "./services/assets.ts";
+import { ownerFiles, TurnFileService } from "./services/files.ts";
+import { promoteMemories } from "./services/memories.ts";
+import { TurnQuota } from "./services/quota.ts";
+import { TurnSessionService } from "./services/sessions.ts";
+import { TurnSettingsService } from "./services/settings.ts";
+import { turnModel } from "./services/turn-model.ts";
+import { TurnOpener } from "./services/turn-opener.ts";
+import { prepareTurn, type TurnPreparationDeps } from "./services/turn-preparation.ts";
+import { TurnAssetStore } from "./stores/assets.ts";
+import { TurnRunStore } from "./stores/runs.ts";
+import { TurnSessionStore } from "./stores/sessions.ts";
+import { TurnSpanStore } from "./stores/spans.ts";
 
 /** How long shutdown waits for running turns to commit their failure. */
 const SETTLE_MS = 3000;
@@ -44,45 +65,101 @@ export const turnsFamily = defineFamily({
       "/health",
     ],
   },
-  envelope: codeEnvelope,
+  envelope: turnsEnvelope,
   create: (ctx) => new TurnsInstance(ctx),
 });
 
-/** The turns family of one app: its services, and the sandbox pool they run turns in. */
+/** The turns family of one app. Tests reach its sandbox, tracer and analytics. */
 class TurnsInstance {
-  /** What the routes and runtime share (tests reach the pool, tracer and analytics through it). */
-  readonly services: TurnServices;
+  readonly sandbox = new TurnSandbox();
+  readonly tracer: TurnTracer;
+  readonly analytics: TurnAnalytics;
   readonly routes;
+  private readonly runs: TurnRunStore;
+  private readonly assets: TurnAssetStore;
+  private readonly live = new LiveRuns();
   private started = false;
   private released = false;
 
   constructor(private readonly ctx: AppContext) {
-    const services = new TurnServices(ctx);
-    this.services = services;
+    const { config, log } = ctx;
+    const { settings, secrets } = config.policy;
+    const dataDir = config.dataDir;
+
+    const sessions = new TurnSessionStore(ctx.store);
+    const runs = new TurnRunStore(ctx.store);
+    const assets = new TurnAssetStore(ctx.store, dataDir);
+    this.runs = runs;
+    this.assets = assets;
+
+    const known = Object.values(secrets).filter((v): v is string => typeof v === "string");
+    const tracer = new TurnTracer(new TurnSpanStore(ctx.store), settings.tracing, known);
+    const analytics = new TurnAnalytics({
+      enabled: settings.analytics.enabled,
+      host: settings.analytics.host,
+      token: secrets.analyticsToken,
+      dataDir,
+      log,
+    });
+    this.tracer = tracer;
+    this.analytics = analytics;
+    const { live, sandbox } = this;
+
+    const quota = new TurnQuota(
+      (owner) => ownerFolders(dataDir, owner).files,
+      (owner) => assets.bytesUsed(owner),
+      settings.storage.workspace_quota_bytes,
+    );
+    const fileDeps = { dataDir, storage: settings.storage, quota };
+    const files = (owner: string) => ownerFiles(fileDeps, owner);
+    const preparation: TurnPreparationDeps = {
+      sessions,
+      runs,
+      live,
+      assets,
+      tracer,
+      analytics,
+      log,
+      settings,
+      sandbox,
+      quota,
+      files,
+      models: ctx.models,
+      protectedMode: config.mode.kind === "protected",
+      shutdown: ctx.shutdown,
+      turnModel: () => turnModel({ models: ctx.models, model: settings.model, endpoint: secrets }),
+      rlm: settings.rlm,
+      promoteMemories: (owner, memories) => promoteMemories({ files, log }, owner, memories),
+    };
+    const opener = new TurnOpener({
+      settings,
+      analytics,
+      log,
+      prepare: (submission, timedOut, line) => prepareTurn(preparation, submission, timedOut, line),
+    });
+    const settingsService = new TurnSettingsService(
+      config.policy.path,
+      policyFileToWrite(config.policy.path, dataDir),
+      () => sandboxReport(sandbox.pool?.isolation),
+      analytics,
+    );
+
     this.routes = new Elysia({ name: "atrium/turns" })
-      .use(sessionRoutes(ctx, services))
-      .use(assetRoutes(ctx, services))
-      .use(filesRoutes(ctx, services))
-      .use(skillsRoutes(ctx, services))
-      .use(settingsRoutes(ctx, services));
+      .use(sessionRoutes(ctx, new TurnSessionService({ sessions, runs, analytics })))
+      .use(turnRoutes(ctx, opener, { runs, live, analytics }))
+      .use(assetRoutes(ctx, new TurnAssetService({ assets, quota, analytics, storage: settings.storage })))
+      .use(filesRoutes(ctx, new TurnFileService(fileDeps)))
+      .use(skillsRoutes(ctx, analytics))
+      .use(settingsRoutes(ctx, settingsService));
   }
 
   async start() {
-    const { ctx, services } = this;
-    const failed = services.store.failInterruptedRuns();
-    services.assets.discardOrphans();
+    const { ctx } = this;
+    const failed = this.runs.failInterrupted();
+    this.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
-    const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
-    const { runtime, rlm } = services.settings;
     try {
-      services.pool = new SandboxPool({
-        warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
-        max: runtime.max_interpreters || defaultMaxInterpreters(),
-        reservedForChildren: rlm.recursion_enabled ? 1 : 0,
-        startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
-        keepOut: [ctx.config.dataDir],
-        limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
-      });
+      this.sandbox.start(turnSandboxOptions(ctx));
     } catch (error) {
       // The rest of the server still serves; turns answer "Turn is unavailable" until this is fixed.
       ctx.log.error("the Python sandbox cannot start; turns are unavailable", {
@@ -96,22 +173,21 @@ class TurnsInstance {
 
   /** Only a listening server warms (an app composed in a test that never runs a turn starts no pyodide). */
   serving() {
-    this.services.warmSandbox();
+    this.sandbox.warm();
   }
 
   async stop() {
     if (!this.started) return;
     this.release();
-    await this.services.live.settled(SETTLE_MS);
+    await this.live.settled(SETTLE_MS);
   }
 
   /** Stops running turns, the sandbox pool and the tracer's buffer; idempotent. */
   private release() {
     if (this.released) return;
     this.released = true;
-    const { services } = this;
-    for (const live of services.live.all()) live.controller.abort("shutdown");
-    services.pool?.close();
-    services.tracer.flush();
+    for (const live of this.live.all()) live.controller.abort("shutdown");
+    this.sandbox.close();
+    this.tracer.flush();
   }
 }

@@ -74,7 +74,7 @@ describe("instances", () => {
     const b = await createTestApp();
     try {
       expect(a.family("chat").services).not.toBe(b.family("chat").services);
-      expect(a.family("turns").services).not.toBe(b.family("turns").services);
+      expect(a.family("turns").sandbox).not.toBe(b.family("turns").sandbox);
       const model = scripted(a, [fauxAssistantMessage("Hello.")]);
       const events = await lines(await chat(a, { message: "hi", model: model.id }));
       expect(events.at(-1)?.type).toBe("done");
@@ -90,7 +90,7 @@ describe("instances", () => {
   test("close() ends the shutdown signal, stops every family's runtime, then closes the database", async () => {
     const t = await createTestApp();
     const { host } = t.family("chat").services;
-    const pool = t.family("turns").services.pool;
+    const pool = t.family("turns").sandbox.pool;
     expect(pool).toBeDefined();
     const model = scripted(t, [fauxAssistantMessage("Hello.")]);
     await lines(await chat(t, { message: "hi", model: model.id }));

@@ -1,10 +1,16 @@
 /**
  * Helpers for the turns tests: an app over a policy variant (the committed policy with a few values
  * changed, in a temp file) with its sandbox pool warming, sessions, and turn requests.
+ *
+ * The apps share warm sandbox pools, one per pool configuration, across apps and test files
+ * (sandbox-pools.ts); `ownSandbox` gives an app a pool of its own.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { turnSandboxOptions } from "../../server/turns/runtime/sandbox.ts";
 import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "./app.ts";
+import { borrowPool } from "./sandbox-pools.ts";
 import { type Frame, readFrames } from "./streams.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -21,22 +27,36 @@ export function policyVariant(edits: [string, string][]): { path: string; remove
   return { path, remove: dir.remove };
 }
 
-export async function turnsApp(
-  options: TestAppOptions & { edits?: [string, string][] } = {},
-): Promise<TestApp & { policyPath: string }> {
+export interface TurnsAppOptions extends TestAppOptions {
+  edits?: [string, string][];
+  /** The app builds and closes a pool of its own instead of sharing one (tests of the pool's lifecycle). */
+  ownSandbox?: boolean;
+}
+
+export async function turnsApp(options: TurnsAppOptions = {}): Promise<TestApp & { policyPath: string }> {
   const policy = policyVariant(options.edits ?? []);
   // Warmed as a listening server warms its pool once composed (APP_SANDBOX_WARM=0: none).
   const t = await createTestApp({
     ...options,
-    serving: true,
+    compose: false,
     policyPath: policy.path,
     env: { APP_SANDBOX_WARM: "1", ...options.env },
   });
+  const turns = t.family("turns");
+  const sandbox = turnSandboxOptions(t.ctx);
+  const shareable = !options.ownSandbox && !t.dataDir.startsWith(`${REPO_ROOT}/`);
+  const borrowed = shareable ? borrowPool(sandbox, (options) => new SandboxPool(options)) : undefined;
+  if (borrowed) turns.sandbox.share(borrowed.pool);
+  if (options.compose !== false) {
+    await t.compose();
+    turns.serving();
+  }
   return {
     ...t,
     policyPath: policy.path,
     async close() {
       await t.close();
+      borrowed?.giveBack();
       policy.remove();
     },
   };

@@ -180,10 +180,10 @@ describe("isolation through a turn", () => {
       ];
       const text = blocks.map((b) => `\`\`\`python\n${b}\n\`\`\``).join("\n");
       const session = await createSession(t);
-      // The turn takes the warm interpreter (one, APP_SANDBOX_WARM=1): the one alive now.
-      const pool = t.family("turns").services.pool;
+      // The turn takes a warm interpreter (APP_SANDBOX_WARM=1): one of those alive now.
+      const pool = t.family("turns").sandbox.pool;
       await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
-      const warm = [...sandboxProcesses().keys()].filter((pid) => !processGone(pid));
+      const before = sandboxProcesses();
       const response = await fetch(`${server.url}/api/sessions/${session}/turns`, turnRequest({ text }));
       const events = specEvents(await readFrames(response));
       const outputs = events.filter((e) => e.type === "output").map((e) => e.output as string);
@@ -194,8 +194,12 @@ describe("isolation through a turn", () => {
       expect(outputs[8]).toContain("refused");
       expect(all).not.toContain("Atrium");
       // Once the turn's interpreter is gone nothing more can leave it (the list below is a request of our
-      // own through the same server, after anything it sent).
-      await waitFor(() => warm.some(processGone), { what: "the turn's interpreter to exit" });
+      // own through the same server, after anything it sent). It is the one that ran: its CPU time grew
+      // (it may be gone already).
+      const after = sandboxProcesses();
+      const ran = [...before].filter(([pid, ticks]) => (after.get(pid) ?? Number.POSITIVE_INFINITY) > ticks);
+      expect(ran.length).toBeGreaterThan(0);
+      await waitFor(() => ran.some(([pid]) => processGone(pid)), { what: "the turn's interpreter to exit" });
       const sessions = await t.json<{ items: { title: string }[] }>("/api/sessions?limit=200");
       expect(sessions.body.items.some((s) => s.title === "escaped")).toBe(false);
     } finally {

@@ -8,7 +8,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { AppError } from "../../server/http/errors.ts";
-import { WorkspaceFiles } from "../../server/turns/files.ts";
+import { TurnWorkspaceFiles } from "../../server/turns/stores/workspace-files.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { turnsApp } from "../helpers/turns.ts";
@@ -162,7 +162,7 @@ describe("files API", () => {
   });
 
   test("property: any path either resolves inside the root or is refused", () => {
-    const files = new WorkspaceFiles(t.dataDir, "local", 4096);
+    const files = new TurnWorkspaceFiles(t.dataDir, "local", 4096);
     const segment = fc.constantFrom(
       "..",
       ".",

@@ -13,7 +13,7 @@ import { loadConfig } from "../../server/config/index.ts";
 import { startServer } from "../../server/lifecycle.ts";
 import { silentLogger } from "../../server/log.ts";
 import { SandboxPool } from "../../server/sandbox/pool.ts";
-import { REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { createSession, type Ev, runTurn, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
@@ -53,7 +53,7 @@ async function timedTurn(session: string, text: string): Promise<{ events: Ev[];
 
 describe("a burst beyond the ceiling", () => {
   test("six turns on a ceiling of two all finish, wait in line with their place, never past the ceiling", async () => {
-    const pool = t.family("turns").services.pool as SandboxPool;
+    const pool = t.family("turns").sandbox.pool as SandboxPool;
     await waitFor(() => pool.readyCount === 2, { timeoutMs: 60_000, what: "warm interpreters" });
     let peak = 0;
     const watching = setInterval(() => {
@@ -98,7 +98,7 @@ describe("warming", () => {
     const env = createEnvSource({ APP_SANDBOX_WARM: "1" });
     const server = await startServer({ config: loadConfig(cli.options, env), env, log: silentLogger });
     try {
-      const pool = server.family("turns").services.pool as SandboxPool;
+      const pool = server.family("turns").sandbox.pool as SandboxPool;
       const ready = await fetch(`${server.url}/health/ready`);
       expect(ready.status).toBe(200);
       // Ready before pyodide is: the warm interpreter is starting, not awaited.
@@ -112,9 +112,11 @@ describe("warming", () => {
   });
 
   test("a test app that never listens starts no interpreter", async () => {
-    const quiet = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
+    // Composed and started like a server, but never serving: its pool (warm count 1) stays cold.
+    const quiet = await createTestApp({ env: { APP_SANDBOX_WARM: "1" } });
     try {
-      expect(quiet.family("turns").services.pool?.stats().live).toBe(0);
+      const pool = quiet.family("turns").sandbox.pool as SandboxPool;
+      expect(pool.stats()).toMatchObject({ live: 0, idle: 0 });
     } finally {
       await quiet.close();
     }
@@ -124,13 +126,13 @@ describe("warming", () => {
 describe("a sandbox that never gets ready", () => {
   test("the turn fails with sandbox_start_timeout, and history shows it failed", async () => {
     const hung = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
-    const services = hung.family("turns").services;
-    services.pool?.close();
-    services.pool = new SandboxPool({
-      isolation: "none",
-      command: [process.execPath, "-e", "setInterval(() => {}, 1e6)"],
-      startTimeoutMs: 300,
-    });
+    hung.family("turns").sandbox.use(
+      new SandboxPool({
+        isolation: "none",
+        command: [process.execPath, "-e", "setInterval(() => {}, 1e6)"],
+        startTimeoutMs: 300,
+      }),
+    );
     try {
       const session = await createSession(hung);
       const { events } = await runTurn(hung, session, { text: "```python\nprint(1)\n```" });

@@ -213,9 +213,19 @@ describe("turn stream", () => {
   });
 
   test("bad input before streaming: missing key 400, long text 422, malformed skill_selections 422", async () => {
+    const code = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
     const noKey = await t.request(`/api/sessions/${session}/turns`, turnRequest({ text: "hi" }, null));
     expect(noKey.status).toBe(400);
-    expect(((await noKey.json()) as { error: { code: string } }).error.code).toBe("idempotency_key_required");
+    expect(await code(noKey)).toBe("idempotency_key_required");
+    const emptyKey = await t.request(`/api/sessions/${session}/turns`, turnRequest({ text: "hi" }, " "));
+    expect([emptyKey.status, await code(emptyKey)]).toEqual([400, "idempotency_key_required"]);
+    const longKey = await t.request(
+      `/api/sessions/${session}/turns`,
+      turnRequest({ text: "hi" }, "k".repeat(201)),
+    );
+    expect([longKey.status, await code(longKey)]).toEqual([400, "invalid_idempotency_key"]);
+    const blank = await t.request(`/api/sessions/${session}/turns`, turnRequest({ text: "  \n" }));
+    expect([blank.status, await code(blank)]).toEqual([422, "invalid_request"]);
     const long = await t.request(
       `/api/sessions/${session}/turns`,
       turnRequest({ text: "x".repeat(100_001) }),
@@ -230,6 +240,18 @@ describe("turn stream", () => {
       ],
       [1, 2, 3, 4, 5].map((i) => ({ id: `s${i}`, expected_version: "1" })),
       [{ id: "a", expected_version: "1", extra: true }],
+      [
+        { id: "a", expected_version: "1" },
+        { id: "a", expected_version: "2" },
+      ],
+      [{ id: "", expected_version: "1" }],
+      [{ id: "a", expected_version: 1 }],
+      [null],
+      null,
+      {},
+      // Array-likes and strings are not arrays, whatever a normalizer would make of them.
+      { length: 1, 0: { id: "a", expected_version: "1" } },
+      "ab",
     ]) {
       const r = await t.request(
         `/api/sessions/${session}/turns`,
@@ -240,6 +262,33 @@ describe("turn stream", () => {
     }
     const notJson = await t.request(`/api/sessions/${session}/turns`, { ...turnRequest({}), body: "{" });
     expect(notJson.status).toBe(422);
+    // Nothing of it became a run.
+    const history = await t.json<{ items: unknown[] }>(`/api/sessions/${session}/turns?limit=200`);
+    const runs = t.ctx.db.query("SELECT count(*) AS n FROM turn_runs WHERE session_id = ?").get(session);
+    expect(runs).toEqual({ n: history.body.items.length });
+  });
+
+  test("the OpenAPI document declares the Idempotency-Key header and the skill selection shape", async () => {
+    type Operation = {
+      parameters: Record<string, unknown>[];
+      requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+    };
+    const doc = (await (await t.request("/swagger/json")).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const post = doc.paths["/api/sessions/{session_id}/turns"]?.post as Operation;
+    const header = post.parameters.find((p) => p.in === "header");
+    expect(header).toMatchObject({
+      name: "idempotency-key",
+      required: true,
+      schema: { type: "string", minLength: 1, maxLength: 200 },
+    });
+    const body = post.requestBody.content["application/json"]?.schema.properties ?? {};
+    expect(body.skill_selections).toMatchObject({
+      type: "array",
+      maxItems: 4,
+      items: { type: "object", required: ["id", "expected_version"] },
+    });
   });
 });
 

@@ -8,7 +8,7 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { SandboxPool } from "../../sandbox/pool.ts";
-import type { TurnEvent } from "../events.ts";
+import type { TurnEvent } from "./events.ts";
 import { hostToolHandler, toolNames, UNTIMED_TOOLS } from "./host-tools.ts";
 import { systemPrompt } from "./prompt.ts";
 import { Repl } from "./repl.ts";

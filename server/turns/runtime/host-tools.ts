@@ -7,10 +7,10 @@
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ModelService } from "../../models/service.ts";
-import type { Assets } from "../assets.ts";
-import type { TurnEvent } from "../events.ts";
-import type { WorkspaceFiles } from "../files.ts";
 import { type Skill, skillById } from "../skills/catalog.ts";
+import type { TurnAssetStore } from "../stores/assets.ts";
+import type { TurnWorkspaceFiles } from "../stores/workspace-files.ts";
+import type { TurnEvent } from "./events.ts";
 import type { UsageMeter } from "./usage.ts";
 
 export const MODEL_TOOLS = ["llm_query", "llm_query_batched"];
@@ -35,8 +35,8 @@ export interface HostToolsInput {
   root?: {
     runId: string;
     owner: string;
-    files: WorkspaceFiles;
-    assets: Assets;
+    files: TurnWorkspaceFiles;
+    assets: Pick<TurnAssetStore, "addArtifactCandidate">;
     maxArtifactBytes: number;
     /** Throws when `bytes` more do not fit the owner's storage quota. */
     checkQuota: (bytes: number) => void;

@@ -5,8 +5,9 @@
  * offline model the fenced Python blocks of the user's message run, one step each.
  */
 import type { Api, AssistantMessage, Message, Model } from "@mariozechner/pi-ai";
+import { offlineAnswer } from "../../models/offline.ts";
 import type { ModelService } from "../../models/service.ts";
-import type { TurnEvent } from "../events.ts";
+import type { TurnEvent } from "./events.ts";
 import { pythonBlocks, splitAnswer } from "./prompt.ts";
 import type { Repl } from "./repl.ts";
 import { CapReached, type UsageMeter } from "./usage.ts";
@@ -199,18 +200,26 @@ async function streamStep(
   return { message, streamed };
 }
 
-/** Offline mode: no model; each fenced Python block of the message is one step. */
+/**
+ * Offline mode: no model; each fenced Python block of the message is one step. A message without Python
+ * gets the offline model's honest answer.
+ */
 export async function runOffline(
   text: string,
   repl: Repl,
   limits: RlmLimits,
   signal: AbortSignal,
   emit: (event: TurnEvent) => void,
-  honestReply: string,
 ): Promise<RlmResult> {
   const blocks = pythonBlocks(text).slice(0, limits.maxIters);
   if (blocks.length === 0)
-    return { answer: honestReply, iterations: 0, finishReason: "stop", lastCode: null, lastOutput: null };
+    return {
+      answer: offlineAnswer(text),
+      iterations: 0,
+      finishReason: "stop",
+      lastCode: null,
+      lastOutput: null,
+    };
   let lastOutput: string | null = null;
   let step = 0;
   for (const code of blocks) {

@@ -1,6 +1,6 @@
 /** Token and model-call accounting for one turn (root, llm_query and children together), with the call cap. */
 import type { Usage as PiUsage } from "@mariozechner/pi-ai";
-import type { Usage } from "../events.ts";
+import type { Usage } from "./events.ts";
 
 export class CapReached extends Error {
   override name = "CapReached";

@@ -1,16 +1,16 @@
 /**
  * Attachments (uploaded for use in turns) and artifacts (produced by a turn's `create_artifact`, private
- * candidates until the turn commits). Bytes live in files under the data dir; the sha256 stored with the
- * row is checked again before an artifact's bytes are sent.
+ * candidates until the turn commits): their rows in SQLite, their bytes in files of the owner's folder
+ * under the data dir. The sha256 stored with the row is checked again before an artifact's bytes are sent.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../http/errors.ts";
-import { isoNow } from "../lib/clock.ts";
-import { newId } from "../lib/ids.ts";
-import type { Store } from "../storage/store.ts";
-import { ownerFolders } from "../workspace/owner-folders.ts";
-import { sha256 } from "./files.ts";
+import { AppError } from "../../http/errors.ts";
+import { isoNow } from "../../lib/clock.ts";
+import { newId } from "../../lib/ids.ts";
+import type { Store } from "../../storage/store.ts";
+import { ownerFolders } from "../../workspace/owner-folders.ts";
+import { sha256 } from "./workspace-files.ts";
 
 export interface AttachmentRow {
   id: string;
@@ -35,27 +35,7 @@ export interface ArtifactRow {
   created_at: string;
 }
 
-export const attachmentView = (r: AttachmentRow) => ({
-  id: r.id,
-  filename: r.filename,
-  mediaType: r.media_type,
-  byteSize: r.byte_size,
-  sha256: r.sha256,
-  createdAt: r.created_at,
-});
-
-export const artifactView = (r: ArtifactRow) => ({
-  id: r.id,
-  runId: r.run_id,
-  kind: r.kind,
-  title: r.title,
-  mediaType: r.media_type,
-  byteSize: r.byte_size,
-  sha256: r.sha256,
-  createdAt: r.created_at,
-});
-
-export class Assets {
+export class TurnAssetStore {
   constructor(
     private readonly store: Store,
     private readonly dataDir: string,
@@ -170,5 +150,14 @@ export class Assets {
       });
     }
     return bytes;
+  }
+
+  /** Bytes the owner's attachments and artifacts not discarded take (the quota counts them). */
+  bytesUsed(owner: string): number {
+    const sum = (sql: string) => this.store.get<{ n: number | null }>(sql, [owner])?.n ?? 0;
+    return (
+      sum("SELECT sum(byte_size) AS n FROM turn_attachments WHERE owner_id = ?") +
+      sum("SELECT sum(byte_size) AS n FROM turn_artifacts WHERE owner_id = ? AND state != 'discarded'")
+    );
   }
 }

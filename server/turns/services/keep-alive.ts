@@ -6,7 +6,7 @@
  * preparation deadline (the pool's queue deadline bounds it instead). A turn whose interpreter is still
  * starting (a cold pyodide: seconds) says that too, instead of sending contentless keep-alives.
  */
-import type { TurnEvent } from "./events.ts";
+import type { TurnEvent } from "../runtime/events.ts";
 
 /** A turn's place in the sandbox line, as the pool reports it. */
 export class SandboxLine {

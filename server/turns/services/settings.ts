@@ -5,11 +5,12 @@
  * Validation never reads an environment value: the variables named by the policy stay unread here.
  */
 import { parse, stringify } from "smol-toml";
-import type { EnvSource } from "../config/env.ts";
-import { PolicyError, resolvePolicy } from "../config/policy.ts";
-import { readPolicyText, writePolicyAtomically } from "../config/policy-file.ts";
-import { AppError } from "../http/errors.ts";
-import type { SandboxReport } from "../sandbox/isolation.ts";
+import type { EnvSource } from "../../config/env.ts";
+import { PolicyError, resolvePolicy } from "../../config/policy.ts";
+import { readPolicyText, writePolicyAtomically } from "../../config/policy-file.ts";
+import { AppError } from "../../http/errors.ts";
+import type { SandboxReport } from "../../sandbox/isolation.ts";
+import type { TurnAnalytics } from "../runtime/analytics.ts";
 
 type Table = Record<string, unknown>;
 
@@ -31,7 +32,7 @@ const NO_SECRETS: EnvSource = { get: () => undefined, has: () => true };
 const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
 const invalid = (message: string) => new AppError("invalid", message);
 
-export class SettingsService {
+export class TurnSettingsService {
   /**
    * `path` is the policy file in use; edits go to `writePath` (the same file, or the data dir's copy when
    * the binary's built-in policy is in use) and are read from there afterwards.
@@ -40,6 +41,7 @@ export class SettingsService {
     private path: string,
     private readonly writePath: string,
     private readonly sandbox: () => SandboxReport,
+    private readonly analytics: Pick<TurnAnalytics, "capture">,
   ) {}
 
   read() {
@@ -75,6 +77,9 @@ export class SettingsService {
     }
     const next = writePolicyAtomically(this.writePath, `${stringify(doc)}\n`);
     this.path = this.writePath;
+    this.analytics.capture("settings_policy_updated", {
+      shape: "updates" in body ? "batch" : "profile" in body ? "profile" : "field",
+    });
     return this.view(doc, next);
   }
 

@@ -1,43 +1,59 @@
 /**
- * Executes one claimed turn in the background: runs the RLM loop (or offline mode), appends every event
- * to SQLite as it happens (within the turn's event budget) and hands it to the readers, then commits the
- * outcome exactly once: completed (artifacts published, memories promoted), failed, or cancelled (a
+ * Executes one claimed turn in the background: runs the RLM loop (or offline mode), each event recorded
+ * as it happens (turn-recorder.ts: the durable log, then the readers), then commits the outcome exactly
+ * once: completed (artifacts published, memories promoted), failed, or cancelled (a
  * tombstone). The turn has a wall-clock deadline; it, the event budget and server shutdown end it as
  * failed with their own codes, a cancellation request as cancelled.
  */
-
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { SandboxKilled } from "../sandbox/interpreter.ts";
-import { compactForStorage, EventBudget } from "./event-budget.ts";
-import { TERMINAL_TYPES, type TurnEvent } from "./events.ts";
-import { assistantParts, tombstoneParts } from "./history.ts";
-import type { LiveRun } from "./live-run.ts";
-import type { Repl } from "./runtime/repl.ts";
-import { AbortedError, type RlmResult, runOffline, runRlm } from "./runtime/rlm.ts";
-import type { UsageMeter } from "./runtime/usage.ts";
-import type { TurnServices } from "./services.ts";
-import type { RunRow } from "./store.ts";
-import type { Span } from "./tracing.ts";
+import type { PolicySettings } from "../../config/policy-schema.ts";
+import type { Logger } from "../../log.ts";
+import type { ModelService } from "../../models/service.ts";
+import { SandboxKilled } from "../../sandbox/interpreter.ts";
+import type { TurnAnalytics } from "../runtime/analytics.ts";
+import type { TurnEvent } from "../runtime/events.ts";
+import type { LiveRuns } from "../runtime/live-run.ts";
+import { assistantParts, tombstoneParts } from "../runtime/parts.ts";
+import type { Repl } from "../runtime/repl.ts";
+import { AbortedError, type RlmResult, runOffline, runRlm } from "../runtime/rlm.ts";
+import type { TurnTracer } from "../runtime/tracing.ts";
+import type { UsageMeter } from "../runtime/usage.ts";
+import type { TurnAssetStore } from "../stores/assets.ts";
+import type { TurnRunStore } from "../stores/runs.ts";
+import type { Memory } from "./memories.ts";
+import type { Emit, RecordedRun } from "./turn-recorder.ts";
 
-export interface ClaimedTurn {
-  run: Pick<RunRow, "id" | "owner_id" | "session_id">;
-  live: LiveRun;
+export interface TurnExecutionDeps {
+  runs: Pick<TurnRunStore, "tx" | "commit">;
+  assets: Pick<TurnAssetStore, "settleCandidates">;
+  live: Pick<LiveRuns, "remove">;
+  /** Read per turn: the loop's caps and whether trace ids are exposed. */
+  settings: Pick<PolicySettings, "rlm" | "tracing">;
+  models: ModelService;
+  tracer: Pick<TurnTracer, "start">;
+  analytics: Pick<TurnAnalytics, "capture">;
+  log: Logger;
+  /** Best effort, after a completed commit. */
+  promoteMemories: (owner: string, memories: Memory[]) => void;
+}
+
+/** A turn claimed, its interpreter open: what executing it needs. */
+export interface ClaimedTurn extends RecordedRun {
   model: Model<Api>;
   offline: boolean;
+  /** The user's message: the prompt of the RLM loop, or the Python blocks run offline. */
   text: string;
   system: string;
-  prompt: string;
   repl: Repl;
   usage: UsageMeter;
-  traceId: string | null;
   /** Events emitted right after turn_start (attachments bound, skills preloaded). */
   opening: TurnEvent[];
-  memories: { category: string; text: string }[];
+  memories: Memory[];
   startedAt: number;
 }
 
 /** Why a turn's controller was aborted, other than a cancellation request: each fails the turn. */
-const STOP_REASONS: Record<string, { code: string; message: (p: TurnServices["settings"]) => string }> = {
+const STOP_REASONS: Record<string, { code: string; message: (p: Pick<PolicySettings, "rlm">) => string }> = {
   shutdown: { code: "server_stopping", message: () => "The server is stopping; this turn was stopped" },
   turn_timeout: {
     code: "turn_timeout",
@@ -46,66 +62,14 @@ const STOP_REASONS: Record<string, { code: string; message: (p: TurnServices["se
   event_limit: { code: "event_limit", message: () => "The turn produced more events than it may store" },
 };
 
-/**
- * Appends to the durable log first, then to the live readers; nothing is accepted after the terminal
- * event. Every event passes the turn's event budget first. Steps and tool calls also become tracing
- * spans (when the turn is traced).
- */
-export function emitterFor(services: TurnServices, turn: Pick<ClaimedTurn, "run" | "live" | "traceId">) {
-  let seq = 0;
-  const { rlm } = services.settings;
-  const budget = new EventBudget({
-    perStep: rlm.max_events_per_step,
-    perTurn: rlm.max_events_per_turn,
-    maxChars: rlm.max_event_chars,
-    maxBytes: rlm.max_stored_bytes_per_turn,
-  });
-  const { run } = turn;
-  const record = (event: TurnEvent): void => {
-    services.store.appendEvent(run, seq++, compactForStorage(event));
-    turn.live.push(event);
-    trace(event);
-  };
-  let stepSpan: Span | undefined;
-  const toolSpans = new Map<string, Span>();
-  const trace = (event: TurnEvent): void => {
-    const tracer = services.tracer;
-    if (event.type === "step_start")
-      stepSpan = tracer.start(turn.traceId, run.owner_id, `step ${event.step}`, run.id);
-    else if (event.type === "step_finish") stepSpan?.end("ok", { durationMs: event.durationMs });
-    else if (event.type === "tool_call")
-      toolSpans.set(
-        event.toolCallId,
-        tracer.start(turn.traceId, run.owner_id, `tool ${event.toolName}`, run.id, { input: event.input }),
-      );
-    else if (event.type === "tool_result") {
-      toolSpans
-        .get(event.toolCallId)
-        ?.end(event.error ? "error" : "ok", { output: event.output, error: event.error });
-      toolSpans.delete(event.toolCallId);
-    }
-  };
-  return (event: TurnEvent): void => {
-    if (turn.live.finished) return;
-    if (turn.live.controller.signal.aborted && !TERMINAL_TYPES.has(event.type)) return;
-    for (const admitted of budget.admit(event)) record(admitted);
-    if (budget.exhausted && !turn.live.controller.signal.aborted) turn.live.controller.abort("event_limit");
-  };
-}
-
-export async function executeTurn(
-  services: TurnServices,
-  turn: ClaimedTurn,
-  emitEvent: (e: TurnEvent) => void,
-): Promise<void> {
+export async function executeTurn(deps: TurnExecutionDeps, turn: ClaimedTurn, emit: Emit): Promise<void> {
   const { live, run } = turn;
   const signal = live.controller.signal;
-  const policy = services.settings;
-  const span = services.tracer.start(turn.traceId, run.owner_id, "turn", run.id, {
+  const policy = deps.settings;
+  const span = deps.tracer.start(turn.traceId, run.owner_id, "turn", run.id, {
     model: `${turn.model.provider}/${turn.model.id}`,
   });
   const elapsed = () => Date.now() - turn.startedAt;
-  const emit = emitEvent;
   const traceField = policy.tracing.expose_trace_id && turn.traceId ? { traceId: turn.traceId } : {};
   emit({ type: "turn_start", runId: run.id, sessionId: run.session_id, delivery: "live", ...traceField });
   for (const event of turn.opening) emit(event);
@@ -121,12 +85,12 @@ export async function executeTurn(
       maxOutputChars: policy.rlm.max_output_chars,
     };
     result = turn.offline
-      ? await runOffline(turn.text, turn.repl, limits, signal, emit, services.offlineReply(turn.text))
+      ? await runOffline(turn.text, turn.repl, limits, signal, emit)
       : await runRlm({
-          models: services.models,
+          models: deps.models,
           model: turn.model,
           system: turn.system,
-          prompt: turn.prompt,
+          prompt: turn.text,
           repl: turn.repl,
           limits,
           usage: turn.usage,
@@ -165,15 +129,15 @@ export async function executeTurn(
     if (signal.aborted) throw new AbortedError();
     const finishReason = result.finishReason;
     // The outcome and the terminal event are one transaction: a crash leaves neither or both.
-    const committed = services.store.tx(() => {
-      const done = services.store.commit(run.id, {
+    const committed = deps.runs.tx(() => {
+      const done = deps.runs.commit(run.id, {
         status: "completed",
         parts: assistantParts(live.events, "completed"),
         usage: turn.usage.snapshot(),
         durationMs: elapsed(),
       });
       if (done) {
-        services.assets.settleCandidates(run.id, true);
+        deps.assets.settleCandidates(run.id, true);
         emit({
           type: "turn_finish",
           finishReason,
@@ -185,7 +149,7 @@ export async function executeTurn(
       }
       return done;
     });
-    if (committed) services.promoteMemories(run.owner_id, turn.memories);
+    if (committed) deps.promoteMemories(run.owner_id, turn.memories);
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
     // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,
@@ -194,8 +158,8 @@ export async function executeTurn(
     const stopped = signal.aborted && Object.hasOwn(STOP_REASONS, reason) ? STOP_REASONS[reason] : undefined;
     const cancelled = signal.aborted && !stopped;
     if (cancelled) {
-      services.store.tx(() => {
-        services.store.commit(run.id, {
+      deps.runs.tx(() => {
+        deps.runs.commit(run.id, {
           status: "cancelled",
           parts: tombstoneParts(),
           usage: turn.usage.snapshot(),
@@ -203,15 +167,15 @@ export async function executeTurn(
         });
         emit({ type: "turn_cancelled", reason: "Cancelled by request", durationMs: elapsed() });
       });
-      services.assets.settleCandidates(run.id, false);
+      deps.assets.settleCandidates(run.id, false);
       span.end("error", { cancelled: true });
     } else {
       const memory = error instanceof SandboxKilled && error.reason === "memory";
       const message = stopped?.message(policy) ?? ((error as Error).message || "The turn failed");
       const code = stopped?.code ?? (memory ? "sandbox_memory_limit" : "execution_failed");
       const failure: TurnEvent = { type: "turn_error", message, code, durationMs: elapsed() };
-      services.store.tx(() => {
-        services.store.commit(run.id, {
+      deps.runs.tx(() => {
+        deps.runs.commit(run.id, {
           status: "failed",
           parts: assistantParts([...live.events, failure], "failed"),
           usage: turn.usage.snapshot(),
@@ -221,14 +185,14 @@ export async function executeTurn(
         });
         emit(failure);
       });
-      services.assets.settleCandidates(run.id, false);
-      services.analytics.capture("turn_failed", { phase: "stream", code });
-      services.log.warn("turn failed", { runId: run.id, error: message });
+      deps.assets.settleCandidates(run.id, false);
+      deps.analytics.capture("turn_failed", { phase: "stream", code });
+      deps.log.warn("turn failed", { runId: run.id, error: message });
       span.end("error", { error: message });
     }
   } finally {
     clearTimeout(deadline);
     turn.repl.close();
-    services.live.remove(run.id);
+    deps.live.remove(run.id);
   }
 }

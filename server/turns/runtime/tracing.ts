@@ -4,9 +4,9 @@
  * secret values. With `exporter = "off"` nothing is recorded. Writes are batched off the event path when
  * `tracing.async_logging` is on.
  */
-import type { PolicySettings } from "../config/policy-schema.ts";
-import { isoNow } from "../lib/clock.ts";
-import type { Store } from "../storage/store.ts";
+import type { PolicySettings } from "../../config/policy-schema.ts";
+import { isoNow } from "../../lib/clock.ts";
+import type { SpanRow, TurnSpanStore } from "../stores/spans.ts";
 
 export interface Span {
   end(status?: "ok" | "error", attributes?: Record<string, unknown>): void;
@@ -14,12 +14,12 @@ export interface Span {
 
 const NOOP: Span = { end() {} };
 
-export class Tracer {
-  private queue: unknown[][] = [];
+export class TurnTracer {
+  private queue: SpanRow[] = [];
   private scheduled = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: TurnSpanStore,
     private readonly settings: PolicySettings["tracing"],
     private readonly secrets: string[],
   ) {}
@@ -65,29 +65,17 @@ export class Tracer {
 
   spans(owner: string, traceId: string) {
     this.flush();
-    return this.store.all<{ name: string; status: string; attributes_json: string; run_id: string | null }>(
-      "SELECT name, status, attributes_json, run_id FROM turn_spans WHERE owner_id = ? AND trace_id = ? ORDER BY started_at, rowid",
-      [owner, traceId],
-    );
+    return this.store.list(owner, traceId);
   }
 
   flush(): void {
     const rows = this.queue;
     this.queue = [];
     this.scheduled = false;
-    if (rows.length === 0) return;
-    this.store.tx(() => {
-      for (const row of rows) {
-        this.store.run(
-          `INSERT INTO turn_spans (id, owner_id, trace_id, parent_id, run_id, name, started_at, duration_ms, status, attributes_json)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          row as never,
-        );
-      }
-    });
+    if (rows.length > 0) this.store.insert(rows);
   }
 
-  private write(row: unknown[]) {
+  private write(row: SpanRow) {
     this.queue.push(row);
     if (!this.settings.async_logging) return this.flush();
     if (!this.scheduled) {

@@ -1,9 +1,8 @@
 /**
- * Committed history: the parts of a turn's assistant message, built once from its events at commit, and
- * the record GET /api/sessions/{id}/turns returns. A cancelled turn keeps only a tombstone.
+ * Committed history: the parts of a turn's assistant message, built once from its events at commit. A
+ * cancelled turn keeps only a tombstone.
  */
 import type { TurnEvent } from "./events.ts";
-import type { RunRow } from "./store.ts";
 
 export type Part = { type: string } & Record<string, unknown>;
 
@@ -83,29 +82,4 @@ export function tombstoneParts(): Part[] {
 function withoutType(e: TurnEvent): Record<string, unknown> {
   const { type: _type, ...rest } = e;
   return rest;
-}
-
-export interface TurnInput {
-  text: string;
-  attachment_ids: string[];
-  skill_selections: { id: string; expected_version: string }[];
-}
-
-export function turnRecord(row: RunRow) {
-  const input = JSON.parse(row.input_json) as TurnInput;
-  return {
-    runId: row.id,
-    sessionId: row.session_id,
-    status: row.status as "completed" | "failed" | "cancelled",
-    input: { text: input.text, attachmentIds: input.attachment_ids, skillSelections: input.skill_selections },
-    messages: [
-      { role: "user" as const, parts: [{ type: "text", text: input.text }] },
-      { role: "assistant" as const, parts: JSON.parse(row.parts_json ?? "[]") as Part[] },
-    ],
-    usage: JSON.parse(row.usage_json ?? "null") as unknown,
-    error: row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
-    durationMs: row.duration_ms,
-    createdAt: row.created_at,
-    finishedAt: row.finished_at,
-  };
 }

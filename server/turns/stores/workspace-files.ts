@@ -19,8 +19,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, sep } from "node:path";
-import { AppError } from "../http/errors.ts";
-import { ownerFolders } from "../workspace/owner-folders.ts";
+import { AppError } from "../../http/errors.ts";
+import { ownerFolders } from "../../workspace/owner-folders.ts";
 
 export const LIST_LIMIT = 1000;
 
@@ -36,12 +36,12 @@ export const sha256 = (data: string | Uint8Array) => createHash("sha256").update
 const invalid = (message: string) => new AppError("invalid", message);
 const conflict = (message: string, code = "conflict") => new AppError("conflict", message, { code });
 
-export class WorkspaceFiles {
+export class TurnWorkspaceFiles {
   readonly root: string;
 
   /**
    * `reserve(adding, replacing)` is asked before every write and throws when it does not fit the owner's
-   * quota (quota.ts).
+   * quota (services/quota.ts).
    */
   constructor(
     dataDir: string,

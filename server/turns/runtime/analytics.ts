@@ -6,9 +6,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isoNow } from "../lib/clock.ts";
-import type { Logger } from "../log.ts";
-import { APP_VERSION } from "../version.ts";
+import { isoNow } from "../../lib/clock.ts";
+import type { Logger } from "../../log.ts";
+import { APP_VERSION } from "../../version.ts";
 
 export type AnalyticsEvent =
   | "session_created"
@@ -20,7 +20,7 @@ export type AnalyticsEvent =
   | "skill_listed"
   | "settings_policy_updated";
 
-export class Analytics {
+export class TurnAnalytics {
   private distinctId: string | undefined;
   readonly pending = new Set<Promise<void>>();
 

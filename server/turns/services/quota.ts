@@ -9,8 +9,7 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../http/errors.ts";
-import type { Store } from "../storage/store.ts";
+import { AppError } from "../../http/errors.ts";
 
 /** Bytes of the regular files under `root`, symlinks not followed. */
 export function bytesUnder(root: string): number {
@@ -33,21 +32,17 @@ export function bytesUnder(root: string): number {
   return total;
 }
 
-export class OwnerQuota {
+export class TurnQuota {
+  /** `filesRoot(owner)` is the owner's workspace files folder; `stored(owner)`, the bytes of its assets. */
   constructor(
-    private readonly store: Store,
     private readonly filesRoot: (owner: string) => string,
+    private readonly stored: (owner: string) => number,
     readonly limitBytes: number,
   ) {}
 
   /** Bytes the owner stores now: workspace files, attachments, artifacts not discarded. */
   used(owner: string): number {
-    const sum = (sql: string) => this.store.get<{ n: number | null }>(sql, [owner])?.n ?? 0;
-    return (
-      bytesUnder(this.filesRoot(owner)) +
-      sum("SELECT sum(byte_size) AS n FROM turn_attachments WHERE owner_id = ?") +
-      sum("SELECT sum(byte_size) AS n FROM turn_artifacts WHERE owner_id = ? AND state != 'discarded'")
-    );
+    return bytesUnder(this.filesRoot(owner)) + this.stored(owner);
   }
 
   /** Throws 413 `workspace_quota_exceeded` unless `adding` bytes (replacing `replacing`) fit. */

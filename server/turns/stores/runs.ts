@@ -1,19 +1,11 @@
 /**
- * SQL for sessions, runs (turns) and their event log. Every query is scoped by owner: a row of another
- * owner is never returned (the routes answer 404).
+ * SQL for runs (turns) and their event log. Queries a request reaches are scoped by owner: a row of
+ * another owner is never returned (the services answer 404). The run's own writes (events, commit) go
+ * by run id, which only the run's executor holds.
  */
-import { isoNow } from "../lib/clock.ts";
-import type { Store } from "../storage/store.ts";
-import type { TurnEvent } from "./events.ts";
-
-export interface SessionRow {
-  id: string;
-  owner_id: string;
-  title: string;
-  archived: number;
-  created_at: string;
-  updated_at: string;
-}
+import { isoNow } from "../../lib/clock.ts";
+import type { Store } from "../../storage/store.ts";
+import type { TurnEvent } from "../runtime/events.ts";
 
 export interface RunRow {
   id: string;
@@ -35,92 +27,26 @@ export interface RunRow {
   finished_at: string | null;
 }
 
-export class TurnStore {
+export class TurnRunStore {
   constructor(private readonly store: Store) {}
 
   tx<T>(fn: () => T): T {
     return this.store.tx(fn);
   }
 
-  createSession(owner: string, id: string, title: string): SessionRow {
-    const at = isoNow();
-    this.store.run(
-      "INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
-      [id, owner, title, at, at],
-    );
-    return this.session(owner, id) as SessionRow;
-  }
-
-  session(owner: string, id: string): SessionRow | undefined {
-    return this.store.get<SessionRow>("SELECT * FROM turn_sessions WHERE id = ? AND owner_id = ?", [
-      id,
-      owner,
-    ]);
-  }
-
-  sessions(owner: string, limit: number, offset: number, archived?: boolean): SessionRow[] {
-    if (archived === undefined) {
-      return this.store.all<SessionRow>(
-        "SELECT * FROM turn_sessions WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-        [owner, limit, offset],
-      );
-    }
-    return this.store.all<SessionRow>(
-      "SELECT * FROM turn_sessions WHERE owner_id = ? AND archived = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-      [owner, archived ? 1 : 0, limit, offset],
-    );
-  }
-
-  countSessions(owner: string, archived?: boolean): number {
-    const row =
-      archived === undefined
-        ? this.store.get<{ n: number }>("SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ?", [owner])
-        : this.store.get<{ n: number }>(
-            "SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ? AND archived = ?",
-            [owner, archived ? 1 : 0],
-          );
-    return row?.n ?? 0;
-  }
-
-  updateSession(
-    owner: string,
-    id: string,
-    patch: { title?: string; archived?: boolean },
-  ): SessionRow | undefined {
-    const current = this.session(owner, id);
-    if (!current) return undefined;
-    this.store.run(
-      "UPDATE turn_sessions SET title = ?, archived = ?, updated_at = ? WHERE id = ? AND owner_id = ?",
-      [
-        patch.title ?? current.title,
-        patch.archived === undefined ? current.archived : patch.archived ? 1 : 0,
-        isoNow(),
-        id,
-        owner,
-      ],
-    );
-    return this.session(owner, id);
-  }
-
-  runByKey(owner: string, sessionId: string, key: string): RunRow | undefined {
+  byKey(owner: string, sessionId: string, key: string): RunRow | undefined {
     return this.store.get<RunRow>(
       "SELECT * FROM turn_runs WHERE session_id = ? AND idempotency_key = ? AND owner_id = ?",
       [sessionId, key, owner],
     );
   }
 
-  run(owner: string, id: string): RunRow | undefined {
+  get(owner: string, id: string): RunRow | undefined {
     return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE id = ? AND owner_id = ?", [id, owner]);
   }
 
-  runningRun(sessionId: string): RunRow | undefined {
-    return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE session_id = ? AND status = 'running'", [
-      sessionId,
-    ]);
-  }
-
   /** Claims the session for a new run; false when another run holds it (the partial unique index). */
-  claimRun(
+  claim(
     row: Pick<RunRow, "id" | "owner_id" | "session_id" | "idempotency_key" | "fingerprint" | "input_json">,
   ) {
     try {
@@ -197,7 +123,7 @@ export class TurnStore {
     return result.changes === 1;
   }
 
-  committedRuns(owner: string, sessionId: string, limit: number, offset: number): RunRow[] {
+  committed(owner: string, sessionId: string, limit: number, offset: number): RunRow[] {
     return this.store.all<RunRow>(
       "SELECT * FROM turn_runs WHERE session_id = ? AND owner_id = ? AND committed = 1 ORDER BY created_at, rowid LIMIT ? OFFSET ?",
       [sessionId, owner, limit, offset],
@@ -205,7 +131,7 @@ export class TurnStore {
   }
 
   /** After a crash: runs left running never finished; they become failed, with no partial history. */
-  failInterruptedRuns(): number {
+  failInterrupted(): number {
     const parts = JSON.stringify([
       {
         type: "data-status",

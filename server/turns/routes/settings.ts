@@ -1,0 +1,54 @@
+/**
+ * GET/PATCH /api/settings: only for a loopback client, in every mode and whatever address the server is
+ * bound to. The client address comes from the socket (never from a header); a request without one (no
+ * socket) is refused as well.
+ */
+import { Elysia } from "elysia";
+import { TurnsError } from "../../../schemas/common.ts";
+import { SettingsPatch, SettingsView } from "../../../schemas/turns.ts";
+import type { AppContext } from "../../context.ts";
+import { AppError } from "../../http/errors.ts";
+import type { TurnSettingsService } from "../services/settings.ts";
+
+const tags = ["turns"];
+
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  if (address === "::1") return true;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+export function settingsRoutes(ctx: AppContext, settings: TurnSettingsService) {
+  const loopbackOnly = ({
+    request,
+    server,
+  }: {
+    request: Request;
+    server: { requestIP(r: Request): { address: string } | null } | null;
+  }) => {
+    if (!isLoopbackAddress(server?.requestIP(request)?.address)) {
+      throw new AppError("forbidden", "Settings are only available to a client on this machine (loopback)", {
+        code: "loopback_required",
+      });
+    }
+  };
+  return new Elysia({ name: "atrium/turns/settings" })
+    .use(ctx.identity)
+    .get("/api/settings", () => settings.read(), {
+      transform: loopbackOnly,
+      response: { 200: SettingsView, 403: TurnsError },
+      detail: { summary: "Non-secret policy and its revision (loopback clients only)", tags },
+    })
+    .patch("/api/settings", ({ body }) => settings.patch(body), {
+      // Before validation: a remote client learns nothing, not even what a valid body looks like.
+      transform: loopbackOnly,
+      body: SettingsPatch,
+      response: { 200: SettingsView, 403: TurnsError, 409: TurnsError, 422: TurnsError },
+      detail: {
+        summary:
+          "Revision-checked policy update (batch with unset, single field, or profile selection); applies after restart",
+        tags,
+      },
+    });
+}

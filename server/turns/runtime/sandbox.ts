@@ -1,0 +1,69 @@
+/**
+ * The sandbox pool turns run in, as the family holds it: built at start from the policy (ceiling, slot
+ * kept for child runs, start deadline, per-interpreter limits) and `APP_SANDBOX_WARM`, warmed once the
+ * server serves, closed at shutdown. A pool can also be handed in from outside (tests share one warm
+ * pool between the apps of a file): the family then uses it but leaves closing it to its owner.
+ */
+import type { AppContext } from "../../context.ts";
+import { limitsFromPolicy } from "../../sandbox/limits.ts";
+import { defaultMaxInterpreters, type SandboxOptions, SandboxPool } from "../../sandbox/pool.ts";
+
+/** The pool options of an app: what its policy, data dir and environment ask for. */
+export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env">): SandboxOptions {
+  const { runtime, rlm } = ctx.config.policy.settings;
+  const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
+  return {
+    warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
+    max: runtime.max_interpreters || defaultMaxInterpreters(),
+    reservedForChildren: rlm.recursion_enabled ? 1 : 0,
+    startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
+    keepOut: [ctx.config.dataDir],
+    limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
+  };
+}
+
+export class TurnSandbox {
+  private current: SandboxPool | undefined;
+  /** Whether closing the pool is this family's job (false for a pool handed in). */
+  private owned = true;
+  private warming = false;
+
+  /** The pool, once started; undefined when it could not start (turns answer "Turn is unavailable"). */
+  get pool(): SandboxPool | undefined {
+    return this.current;
+  }
+
+  /** Builds this family's own pool, unless one was handed in already. Throws when the pool cannot start. */
+  start(options: SandboxOptions): void {
+    if (this.current) return;
+    this.use(new SandboxPool(options));
+  }
+
+  /** Takes `pool` as this family's own (closed at shutdown); a previous own pool is closed now. */
+  use(pool: SandboxPool): void {
+    this.replace(pool, true);
+  }
+
+  /** Uses a pool owned elsewhere: never closed by this family. */
+  share(pool: SandboxPool): void {
+    this.replace(pool, false);
+  }
+
+  /** Starts the warm interpreters once, in the background (a listening server, right after composing). */
+  warm(): void {
+    if (this.warming || !this.current) return;
+    this.warming = true;
+    void this.current.warm();
+  }
+
+  /** Closes the pool when it is this family's own; a shared one is only let go. */
+  close(): void {
+    if (this.owned) this.current?.close();
+  }
+
+  private replace(pool: SandboxPool, owned: boolean): void {
+    if (this.current !== pool && this.owned) this.current?.close();
+    this.current = pool;
+    this.owned = owned;
+  }
+}

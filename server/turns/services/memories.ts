@@ -1,0 +1,26 @@
+/**
+ * Memory proposals of a committed turn (`propose_memory`), promoted best-effort into the owner's
+ * workspace: one Markdown file per category. A failure is logged, never the turn's.
+ */
+import type { Logger } from "../../log.ts";
+import type { TurnWorkspaceFiles } from "../stores/workspace-files.ts";
+
+export interface Memory {
+  category: string;
+  text: string;
+}
+
+export function promoteMemories(
+  deps: { files: (owner: string) => Pick<TurnWorkspaceFiles, "append">; log: Logger },
+  owner: string,
+  memories: Memory[],
+): void {
+  if (memories.length === 0) return;
+  try {
+    const files = deps.files(owner);
+    for (const m of memories)
+      files.append(`memories/${m.category}.md`, `- ${m.text.replaceAll("\n", " ")}\n`);
+  } catch (error) {
+    deps.log.warn("memory promotion failed", { error: (error as Error).message });
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The model turns run with: the policy's `model.id`, else the server default. With the policy's base
+ * URL variable set, a bare id names a model of that OpenAI-compatible endpoint (`openai/<id>`), called
+ * with the policy's key variable; an id with an explicit `provider/` prefix resolves as everywhere.
+ */
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { openAiCompatibleModel } from "../../models/compatible.ts";
+import type { ModelService } from "../../models/service.ts";
+
+export interface TurnModelDeps {
+  models: Pick<ModelService, "register" | "resolve" | "defaultModel">;
+  /** Read per turn: the policy's model settings. */
+  model: { id: string };
+  endpoint: { modelBaseUrl?: string; modelApiKey?: string };
+}
+
+/** Throws UnknownModelError when the id names no model. */
+export function turnModel({ models, model, endpoint }: TurnModelDeps): Model<Api> {
+  const { id } = model;
+  const { modelBaseUrl, modelApiKey } = endpoint;
+  if (modelBaseUrl && id && !id.includes("/")) {
+    const compatible = openAiCompatibleModel({
+      id,
+      name: `${id} (${modelBaseUrl})`,
+      provider: "openai",
+      baseUrl: modelBaseUrl,
+    });
+    models.register(compatible, { apiKey: modelApiKey });
+    return compatible;
+  }
+  return models.resolve(id || models.defaultModel().id);
+}

@@ -1,0 +1,254 @@
+/**
+ * Preparing a turn, in the spec's order, one named step each: the session and the Idempotency-Key (a
+ * known key replays or follows its run), whether a sandbox may run code here, the turn's skills,
+ * attachments and model, claiming the session for the run, acquiring the sandbox (its interpreter open
+ * with the host tools), and starting the run in the background. Each step takes only what it uses; a
+ * failure is a TurnPreparationError with the message and code the stream ends with.
+ */
+import type { Api, Model } from "@mariozechner/pi-ai";
+import type { PolicySettings } from "../../config/policy-schema.ts";
+import { newId } from "../../lib/ids.ts";
+import { UnknownModelError } from "../../models/service.ts";
+import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { TurnEvent } from "../runtime/events.ts";
+import { LiveRun, type LiveRuns } from "../runtime/live-run.ts";
+import { systemPrompt } from "../runtime/prompt.ts";
+import type { TurnSandbox } from "../runtime/sandbox.ts";
+import type { TurnTracer } from "../runtime/tracing.ts";
+import { type Skill, skillById } from "../skills/catalog.ts";
+import type { TurnAssetStore } from "../stores/assets.ts";
+import type { TurnRunStore } from "../stores/runs.ts";
+import type { TurnSessionStore } from "../stores/sessions.ts";
+import type { SandboxLine } from "./keep-alive.ts";
+import {
+  loadableSkills,
+  type Prepared,
+  type ResolvedTurn,
+  type TurnClaim,
+  TurnPreparationError,
+  type TurnSubmission,
+} from "./prepared-turn.ts";
+import { replayable } from "./replay.ts";
+import { type ClaimedTurn, executeTurn, type TurnExecutionDeps } from "./turn-execution.ts";
+import { fingerprint, type TurnInput } from "./turn-input.ts";
+import { type Emit, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
+import { type OpenedSandbox, type TurnSandboxDeps, turnSandbox } from "./turn-sandbox.ts";
+
+/** Everything preparing and starting a turn uses: the union of its steps' dependencies. */
+export type TurnPreparationDeps = KnownTurnDeps &
+  AvailabilityDeps &
+  ResolveDeps &
+  ClaimDeps &
+  TurnRecorderDeps &
+  TurnSandboxDeps &
+  TurnExecutionDeps & { live: LiveRuns };
+
+/**
+ * Prepares the submission: a replay of its committed run, the live run it already has, or a new run
+ * started in the background. `timedOut` aborts at the preparation deadline (or shutdown); `line` hears
+ * the turn's place in the sandbox line.
+ */
+export async function prepareTurn(
+  deps: TurnPreparationDeps,
+  submission: TurnSubmission,
+  timedOut: AbortSignal,
+  line: SandboxLine,
+): Promise<Prepared> {
+  const print = fingerprint(submission.input);
+  const known = knownTurn(deps, submission, print);
+  if (known) return known;
+  const pool = availablePool(deps);
+  const resolved = resolveTurn(deps, submission);
+  const claim = claimTurn(deps, submission, print);
+  const emit = turnRecorder(deps, claim);
+  const opened = await turnSandbox(deps, {
+    pool,
+    owner: submission.owner,
+    resolved,
+    claim,
+    emit,
+    line,
+    timedOut,
+  });
+  return {
+    kind: "live",
+    live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, emit),
+  };
+}
+
+interface KnownTurnDeps {
+  sessions: Pick<TurnSessionStore, "get">;
+  runs: Pick<TurnRunStore, "byKey" | "events">;
+  live: Pick<LiveRuns, "get">;
+}
+
+/** Step 1: the session must be the owner's; a known key replays its run or follows it while it runs. */
+function knownTurn(
+  { sessions, runs, live }: KnownTurnDeps,
+  { owner, sessionId, key }: TurnSubmission,
+  print: string,
+): Prepared | undefined {
+  if (!sessions.get(owner, sessionId))
+    throw new TurnPreparationError("Session not found", "session_not_found");
+  const existing = runs.byKey(owner, sessionId, key);
+  if (!existing) return undefined;
+  if (existing.fingerprint !== print)
+    throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");
+  const running = live.get(existing.id);
+  if (running) return { kind: "live", live: running };
+  if (existing.status === "running")
+    throw new TurnPreparationError("A Turn is already running", "turn_already_running");
+  return { kind: "replay", events: replayable(runs.events(existing.id), existing) };
+}
+
+interface AvailabilityDeps {
+  settings: Pick<PolicySettings, "runtime">;
+  sandbox: Pick<TurnSandbox, "pool">;
+  /** Protected mode never runs code without the jail (DESIGN.md, "Sandbox isolation"). */
+  protectedMode: boolean;
+}
+
+/** Step 2: live turns are on and a sandbox may run code here. */
+function availablePool({ settings, sandbox, protectedMode }: AvailabilityDeps): SandboxPool {
+  if (!settings.runtime.live_enabled) throw new TurnPreparationError("Turn is unavailable", "live_disabled");
+  const { pool } = sandbox;
+  if (!pool) throw new TurnPreparationError("Turn is unavailable", "sandbox_unavailable");
+  if (pool.isolation === "none" && protectedMode)
+    throw new TurnPreparationError("Turn is unavailable", "sandbox_isolation_unavailable");
+  return pool;
+}
+
+const TEXT_MEDIA = /^(text\/|application\/(json|xml|x-ndjson|csv|yaml|x-yaml|toml)\b)/;
+
+interface ResolveDeps {
+  assets: Pick<TurnAssetStore, "attachment" | "attachmentBytes">;
+  /** The turn model (turn-model.ts); throws UnknownModelError when the policy names none. */
+  turnModel: () => Model<Api>;
+}
+
+/** Step 3: the selected skills at their expected versions, the owner's attachments, the turn model. */
+function resolveTurn({ assets, turnModel }: ResolveDeps, { owner, input }: TurnSubmission): ResolvedTurn {
+  const selected = selectedSkills(input.skill_selections);
+  const attachments = input.attachment_ids.map((id) => {
+    const row = assets.attachment(owner, id);
+    if (!row) throw new TurnPreparationError("Invalid request", "attachment_not_found");
+    return row;
+  });
+  let model: Model<Api>;
+  try {
+    model = turnModel();
+  } catch (error) {
+    if (error instanceof UnknownModelError)
+      throw new TurnPreparationError("Turn is unavailable", "model_unavailable");
+    throw error;
+  }
+  const [first] = attachments;
+  const bound = attachments.length === 1 && first && TEXT_MEDIA.test(first.media_type) ? first : undefined;
+  const context = bound ? new TextDecoder().decode(assets.attachmentBytes(bound)) : undefined;
+  return { selected, attachments, bound, context, model };
+}
+
+/** Explicit selections: every id known and at the expected version, else "Invalid Skill selection". */
+function selectedSkills(selections: TurnInput["skill_selections"]): Skill[] | undefined {
+  if (selections.length === 0) return undefined;
+  return selections.map(({ id, expected_version }) => {
+    const skill = skillById(id);
+    if (!skill || skill.version !== expected_version)
+      throw new TurnPreparationError("Invalid Skill selection", "invalid_skill_selection");
+    return skill;
+  });
+}
+
+interface ClaimDeps {
+  runs: Pick<TurnRunStore, "claim" | "byKey" | "setTraceId">;
+  tracer: Pick<TurnTracer, "newTrace">;
+}
+
+/** Step 4: claims the session for a new run (one running run per session), traced when sampled. */
+function claimTurn({ runs, tracer }: ClaimDeps, submission: TurnSubmission, print: string): TurnClaim {
+  const { owner, sessionId, key, input } = submission;
+  const runId = newId("run");
+  const claimed = runs.claim({
+    id: runId,
+    owner_id: owner,
+    session_id: sessionId,
+    idempotency_key: key,
+    fingerprint: print,
+    input_json: JSON.stringify(input),
+  });
+  if (!claimed) {
+    const again = runs.byKey(owner, sessionId, key);
+    if (again && again.fingerprint !== print)
+      throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");
+    throw new TurnPreparationError("A Turn is already running", "turn_already_running");
+  }
+  const traceId = tracer.newTrace();
+  if (traceId) runs.setTraceId(runId, traceId);
+  return {
+    run: { id: runId, owner_id: owner, session_id: sessionId },
+    live: new LiveRun(runId, owner, sessionId),
+    traceId,
+  };
+}
+
+/** Step 6: the run joins the live runs and executes in the background; readers follow its LiveRun. */
+function startRun(
+  deps: TurnExecutionDeps & { live: Pick<LiveRuns, "add"> },
+  turn: { claim: TurnClaim; resolved: ResolvedTurn; opened: OpenedSandbox; text: string },
+  emit: Emit,
+): LiveRun {
+  const { claim, resolved, opened } = turn;
+  const preloaded = resolved.selected ?? [];
+  const system = systemPrompt({
+    tools: opened.tools,
+    skills: loadableSkills(resolved),
+    preloaded,
+    attachments: resolved.attachments.map((a) => ({
+      id: a.id,
+      filename: a.filename,
+      mediaType: a.media_type,
+      byteSize: a.byte_size,
+      bound: a === resolved.bound,
+    })),
+    maxIters: deps.settings.rlm.max_iters,
+  });
+  const opening: TurnEvent[] = [
+    ...resolved.attachments.map(
+      (a): TurnEvent => ({
+        type: "attachment",
+        attachmentId: a.id,
+        phase: a === resolved.bound ? "bound" : "listed",
+        filename: a.filename,
+        byteSize: a.byte_size,
+      }),
+    ),
+    ...preloaded.map(
+      (k): TurnEvent => ({
+        type: "skill",
+        skillId: k.id,
+        name: k.name,
+        phase: "preloaded",
+        version: k.version,
+        trust: k.trust,
+        affordances: k.affordances,
+      }),
+    ),
+  ];
+  deps.live.add(claim.live);
+  const claimed: ClaimedTurn = {
+    ...claim,
+    model: resolved.model,
+    offline: resolved.model.provider === "offline",
+    text: turn.text,
+    system,
+    repl: opened.repl,
+    usage: opened.usage,
+    opening,
+    memories: opened.memories,
+    startedAt: Date.now(),
+  };
+  void executeTurn(deps, claimed, emit).catch((error: unknown) =>
+    deps.log.error("turn execution crashed", { runId: claim.run.id, error }),
+  );
+  return claim.live;
+}

@@ -1,0 +1,159 @@
+/**
+ * Step 5 of preparing a turn: acquiring its sandbox. The turn's interpreter is taken from the pool (in
+ * line when the pool is at its ceiling) and opened with the host tools this turn offers: model queries,
+ * child runs when recursion is on, the owner's files, skills, artifacts, memory proposals. An interpreter
+ * that cannot be had in time fails the claimed run durably (committed, with its `turn_error`).
+ */
+import type { PolicySettings } from "../../config/policy-schema.ts";
+import type { ModelService } from "../../models/service.ts";
+import { SandboxKilled } from "../../sandbox/interpreter.ts";
+import { type SandboxPool, SandboxQueueTimeout } from "../../sandbox/pool.ts";
+import { childRunner } from "../runtime/children.ts";
+import { type HostToolsInput, hostToolHandler, toolNames, UNTIMED_TOOLS } from "../runtime/host-tools.ts";
+import { Repl } from "../runtime/repl.ts";
+import { UsageMeter } from "../runtime/usage.ts";
+import type { TurnAssetStore } from "../stores/assets.ts";
+import type { TurnRunStore } from "../stores/runs.ts";
+import type { TurnWorkspaceFiles } from "../stores/workspace-files.ts";
+import type { SandboxLine } from "./keep-alive.ts";
+import type { Memory } from "./memories.ts";
+import { loadableSkills, type ResolvedTurn, type TurnClaim, TurnPreparationError } from "./prepared-turn.ts";
+import type { Emit } from "./turn-recorder.ts";
+
+export interface TurnSandboxDeps {
+  /** Read per turn: the loop's caps, the queue deadline, the artifact size limit. */
+  settings: Pick<PolicySettings, "rlm" | "runtime" | "storage">;
+  models: ModelService;
+  files: (owner: string) => TurnWorkspaceFiles;
+  assets: Pick<TurnAssetStore, "addArtifactCandidate">;
+  quota: { check(owner: string, bytes: number): void };
+  runs: Pick<TurnRunStore, "tx" | "commit">;
+  shutdown: AbortSignal;
+}
+
+/** The turn's open interpreter, the tools it offers, and what its host tools account into. */
+export interface OpenedSandbox {
+  repl: Repl;
+  tools: string[];
+  usage: UsageMeter;
+  memories: Memory[];
+}
+
+export interface SandboxRequest {
+  pool: SandboxPool;
+  owner: string;
+  resolved: ResolvedTurn;
+  claim: TurnClaim;
+  emit: Emit;
+  /** Hears the turn's place in the pool's line and that its interpreter is starting. */
+  line: SandboxLine;
+  /** Aborted at the preparation deadline ("timeout") or when the server stops ("shutdown"). */
+  timedOut: AbortSignal;
+}
+
+export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest): Promise<OpenedSandbox> {
+  const { pool, resolved, claim, line, timedOut } = request;
+  const { rlm, runtime } = deps.settings;
+  const usage = new UsageMeter(rlm.max_llm_calls);
+  const memories: Memory[] = [];
+  const tools = hostTools(deps, request, usage, memories);
+  const names = toolNames(tools);
+  const opening = Repl.open(
+    pool,
+    {
+      tools: names,
+      vars: resolved.context === undefined ? {} : { context: resolved.context },
+      outputLimit: rlm.max_output_chars,
+      stepTimeoutMs: rlm.step_timeout_seconds * 1000,
+      untimedTools: UNTIMED_TOOLS,
+    },
+    hostToolHandler(tools),
+    {
+      onQueue: line.report,
+      onStarting: line.reportStarting,
+      queueTimeoutMs: runtime.sandbox_queue_timeout_seconds * 1000,
+    },
+  );
+  const aborted = new Promise<"timeout">((resolve) => {
+    if (timedOut.aborted) resolve("timeout");
+    timedOut.addEventListener("abort", () => resolve("timeout"), { once: true });
+  });
+  const repl = await Promise.race([opening, aborted]).catch((error: unknown) => error as Error);
+  if (repl !== "timeout" && !(repl instanceof Error)) return { repl, tools: names, usage, memories };
+  // Not had in time: an interpreter that arrives later is closed at once.
+  void opening.then(
+    (r) => r.close(),
+    () => {},
+  );
+  const failure = openingFailure(repl, deps.shutdown.aborted || timedOut.reason === "shutdown");
+  deps.runs.tx(() => {
+    deps.runs.commit(claim.run.id, {
+      status: "failed",
+      parts: [
+        { type: "data-status", data: { phase: "preparation", status: "failed", message: failure.message } },
+      ],
+      usage: usage.snapshot(),
+      errorCode: failure.code,
+      errorMessage: failure.message,
+      durationMs: 0,
+    });
+    request.emit({ type: "turn_error", message: failure.message, code: failure.code, durationMs: 0 });
+  });
+  throw failure;
+}
+
+/** The host tools of a root turn (a child run gets model queries only: runtime/children.ts). */
+function hostTools(
+  deps: TurnSandboxDeps,
+  { pool, owner, resolved, claim, emit }: SandboxRequest,
+  usage: UsageMeter,
+  memories: Memory[],
+): HostToolsInput {
+  const { rlm, storage } = deps.settings;
+  const signal = claim.live.controller.signal;
+  const runId = claim.run.id;
+  return {
+    models: deps.models,
+    model: resolved.model,
+    usage,
+    signal,
+    emit,
+    modelCallTimeoutMs: rlm.model_call_timeout_seconds * 1000,
+    maxToolCalls: rlm.max_tool_calls,
+    root: {
+      runId,
+      owner,
+      files: deps.files(owner),
+      assets: deps.assets,
+      maxArtifactBytes: storage.max_artifact_bytes,
+      checkQuota: (bytes: number) => deps.quota.check(owner, bytes),
+      loadable: loadableSkills(resolved),
+      memoryCategories: rlm.autonomous_memory_categories,
+      memories,
+      runChildren: rlm.recursion_enabled
+        ? childRunner({
+            pool,
+            models: deps.models,
+            model: resolved.model,
+            rlm,
+            parentRunId: runId,
+            usage,
+            signal,
+            emit,
+          })
+        : undefined,
+    },
+  };
+}
+
+/** Why the turn's interpreter could not be opened, as the stream says it. */
+function openingFailure(reason: "timeout" | Error, stopping: boolean): TurnPreparationError {
+  if (stopping) return new TurnPreparationError("Turn is unavailable", "server_stopping");
+  if (reason === "timeout")
+    return new TurnPreparationError("Turn preparation timed out", "preparation_timeout");
+  if (reason instanceof SandboxQueueTimeout)
+    return new TurnPreparationError("Turn is unavailable", "sandbox_queue_timeout");
+  if (reason instanceof SandboxKilled && reason.reason === "start_timeout")
+    return new TurnPreparationError("Turn is unavailable", "sandbox_start_timeout");
+  return new TurnPreparationError("Turn is unavailable", "sandbox_unavailable");
+}

@@ -1,0 +1,62 @@
+/**
+ * Warm sandbox pools shared by the turns tests' apps (turns.ts), for the whole test run: one pool per
+ * pool configuration (ceiling, warm count, limits, start deadline, child slot). Every turn takes a fresh
+ * interpreter and a pyodide start costs seconds of CPU, so an app (or the next test file) that finds a
+ * pool warm starts its first turn at once, and no file ends by killing an interpreter it just warmed.
+ * A few unused pools stay open (the least recently used beyond that close); the run's global afterAll
+ * (preload.ts) closes the rest. Imports no server code: the preload stays light for every test run.
+ */
+import type { SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
+
+/** Unused pools kept open for a later app; beyond this the least recently used closes. */
+const KEPT_UNUSED = 2;
+
+interface SharedPool {
+  key: string;
+  pool: SandboxPool;
+  users: number;
+  lastUsed: number;
+}
+
+const pools = new Map<string, SharedPool>();
+
+/** The shared pool of this configuration (made with `create` the first time); `giveBack` when done. */
+export function borrowPool(
+  options: SandboxOptions,
+  create: (options: SandboxOptions) => SandboxPool,
+): { pool: SandboxPool; giveBack(): void } {
+  // Paths kept out of the jail matter only inside the checkout, where a sharing app's data dir never is.
+  const { keepOut: _keepOut, ...configuration } = options;
+  const key = JSON.stringify(configuration);
+  let shared = pools.get(key);
+  if (!shared) {
+    shared = { key, pool: create(options), users: 0, lastUsed: 0 };
+    pools.set(key, shared);
+  }
+  const entry = shared;
+  entry.users++;
+  let given = false;
+  return {
+    pool: entry.pool,
+    giveBack() {
+      if (given) return;
+      given = true;
+      entry.users--;
+      entry.lastUsed = performance.now();
+      closeUnusedBeyond(KEPT_UNUSED);
+    },
+  };
+}
+
+function closeUnusedBeyond(kept: number): void {
+  const unused = [...pools.values()].filter((p) => p.users === 0).sort((a, b) => b.lastUsed - a.lastUsed);
+  for (const entry of unused.slice(kept)) {
+    pools.delete(entry.key);
+    entry.pool.close();
+  }
+}
+
+/** Closes every pool nobody uses (the end of the run: all of them). */
+export function closeSharedPools(): void {
+  closeUnusedBeyond(0);
+}
