@@ -6,7 +6,7 @@
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { searchMigrations } from "./migrations/index.ts";
-import { searchRoutes } from "./routes.ts";
+import { searchRoutes } from "./routes/search.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
 import { SearchGraphStore } from "./stores/graph-store.ts";
