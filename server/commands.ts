@@ -15,6 +15,10 @@ export const COMMANDS: Record<string, Command> = {
     // The app's modules include pi's: pi-package.ts first, as main.ts does for the server.
     load: () => import("./pi-package.ts").then(() => import("./index-command.ts")),
   },
+  turns: {
+    summary: "the terminal client of the turns family: turns [-m TEXT [--json]] [--session ID] [--url URL]",
+    load: () => import("../cli/turns/command.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),
