@@ -70,9 +70,10 @@ export class Tmux {
     return this;
   }
 
-  /** The visible screen, plus `history` lines of scrollback above it. */
-  screen(history = 0): string {
-    return this.tmux("capture-pane", "-p", "-t", "main", ...(history ? ["-S", `-${history}`] : []));
+  /** The visible screen, plus `history` lines of scrollback above it; with `escapes`, its colours too. */
+  screen(history = 0, escapes = false): string {
+    const args = ["capture-pane", "-p", "-t", "main", ...(history ? ["-S", `-${history}`] : [])];
+    return this.tmux(...args, ...(escapes ? ["-e"] : []));
   }
 
   async waitFor(text: string | RegExp, options: { timeoutMs?: number; history?: number } = {}) {
