@@ -1,21 +1,11 @@
 /**
- * `atrium turns` without `-m`: an interactive session on pi-tui (pi's own terminal UI library: a
- * differential renderer, a multi-line editor with history and slash-command completion). Each message
+ * `atrium turns` without `-m`: an interactive session (the frame and keys are app.ts). Each message
  * becomes a turn whose stream renders as it arrives (view.ts). Ctrl-C cancels the running turn through
- * the cancellation route; at the prompt it arms, and a second Ctrl-C exits (so does Ctrl-D on an empty
- * prompt). Slash commands are in slash.ts.
+ * the cancellation route (a second one stops following it). Slash commands are in slash.ts.
  */
-import {
-  CombinedAutocompleteProvider,
-  Container,
-  Editor,
-  matchesKey,
-  ProcessTerminal,
-  Text,
-  TUI,
-} from "@mariozechner/pi-tui";
-import { type Api, ApiError } from "../api.ts";
-import { editorTheme, style } from "../style.ts";
+import type { Api } from "../api.ts";
+import { TerminalApp } from "../app.ts";
+import { style } from "../style.ts";
 import { type Attachment, type TurnsClient, titleOf, turnsClient } from "./client.ts";
 import type { Session } from "./events.ts";
 import { SLASH_COMMANDS, slash } from "./slash.ts";
@@ -31,68 +21,26 @@ interface Running {
   cancelling: boolean;
 }
 
-export class TurnsApp {
-  readonly tui = new TUI(new ProcessTerminal());
+export class TurnsApp extends TerminalApp {
   readonly client: TurnsClient;
-  readonly transcript = new Container();
   session: Session | undefined;
   pending: Attachment[] = [];
-  private readonly footer = new Text("", 1, 0);
-  private readonly editor = new Editor(this.tui, editorTheme);
   private running: Running | undefined;
-  private exitArmed = false;
-  private finish: ((code: number) => void) | undefined;
 
   constructor(readonly api: Api) {
+    super(`${style.bold("atrium turns")} ${style.muted(`· ${api.baseUrl} · /help`)}`, SLASH_COMMANDS);
     this.client = turnsClient(api);
-    const header = new Text(`${style.bold("atrium turns")} ${style.muted(`· ${api.baseUrl} · /help`)}`, 1, 0);
-    this.tui.addChild(header);
-    this.tui.addChild(this.transcript);
-    this.tui.addChild(this.footer);
-    this.tui.addChild(this.editor);
-    this.tui.setFocus(this.editor);
-    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(SLASH_COMMANDS, process.cwd()));
-    this.editor.onSubmit = (text) => void this.submit(text);
-    this.tui.addInputListener((data) => {
-      if (matchesKey(data, "ctrl+c")) {
-        this.interrupt();
-        return { consume: true };
-      }
-      if (matchesKey(data, "ctrl+d") && !this.editor.getText() && !this.running) {
-        this.exit(0);
-        return { consume: true };
-      }
-      return undefined;
-    });
-    this.updateFooter();
   }
 
-  run(): Promise<number> {
-    return new Promise((resolve) => {
-      this.finish = resolve;
-      for (const signal of ["SIGTERM", "SIGHUP"] as const) process.once(signal, () => this.exit(0));
-      this.tui.start();
-    });
+  protected busy(): boolean {
+    return this.running !== undefined;
   }
 
-  exit(code: number): void {
+  protected stopped(): void {
     this.running?.stop.abort();
-    this.tui.stop();
-    this.finish?.(code);
   }
 
-  /** A line of the client's own in the transcript (command output, errors). */
-  say(text: string): void {
-    this.transcript.addChild(new Text(text, 1, 0));
-    this.tui.requestRender();
-  }
-
-  fail(error: unknown): void {
-    if (error instanceof ApiError) this.say(style.error(`✗ ${error.code}: ${error.message}`));
-    else this.say(style.error(`✗ ${(error as Error).message ?? String(error)}`));
-  }
-
-  updateFooter(): void {
+  protected status(): string {
     const session = this.session
       ? `session ${this.session.id} · ${this.session.title}`
       : "new session (starts with your first message)";
@@ -103,38 +51,19 @@ export class TurnsApp {
       ? this.running.cancelling
         ? " · cancelling…"
         : " · running · Ctrl-C cancels"
-      : this.exitArmed
-        ? " · press Ctrl-C again to exit"
-        : "";
-    this.footer.setText(style.muted(`${session}${attached}${state}`));
-    this.tui.requestRender();
+      : "";
+    return `${session}${attached}${state}`;
   }
 
-  private async submit(text: string): Promise<void> {
-    if (!text) return;
-    this.exitArmed = false;
-    this.editor.addToHistory(text);
-    try {
-      if (text.startsWith("/")) await slash(this, text);
-      else if (this.running) this.say(style.warn("a turn is running: wait for it, or Ctrl-C to cancel it"));
-      else await this.turn(text);
-    } catch (error) {
-      this.fail(error);
-    }
-    this.updateFooter();
+  protected async submit(text: string): Promise<void> {
+    if (text.startsWith("/")) await slash(this, text);
+    else if (this.running) this.say(style.warn("a turn is running: wait for it, or Ctrl-C to cancel it"));
+    else await this.turn(text);
   }
 
-  private interrupt(): void {
+  protected interrupt(): void {
     const running = this.running;
-    if (!running) {
-      if (this.editor.getText()) this.editor.setText("");
-      else if (this.exitArmed) {
-        this.exit(0);
-        return;
-      } else this.exitArmed = true;
-      this.updateFooter();
-      return;
-    }
+    if (!running) return;
     if (running.cancelling || running.cancelWanted) {
       running.view.note("stopped following the turn");
       running.stop.abort();
@@ -145,7 +74,6 @@ export class TurnsApp {
       running.cancelWanted = true;
       running.view.note("cancelling as soon as the turn starts…");
     }
-    this.updateFooter();
   }
 
   private cancel(running: Running): void {
