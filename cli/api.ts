@@ -33,6 +33,23 @@ export function baseUrlOf(flag: string | undefined, env: Record<string, string |
   return url.href.replace(/\/+$/, "");
 }
 
+/** A code for an answer whose body names none (chat's `{message}`, a proxy's page). */
+const STATUS_CODES: Record<number, string> = {
+  400: "invalid_request",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "too_large",
+  415: "unsupported_media_type",
+  421: "misdirected_request",
+  422: "invalid_request",
+  429: "rate_limited",
+  501: "not_implemented",
+  502: "bad_gateway",
+  503: "unavailable",
+  504: "gateway_timeout",
+};
+
 /** What a failed answer says, whatever the family: turns `{error:{code,message}}`, chat `{message}`, ... */
 async function errorOf(response: Response, base: string): Promise<ApiError> {
   if (response.status === 401)
@@ -53,7 +70,10 @@ async function errorOf(response: Response, base: string): Promise<ApiError> {
     message?: unknown;
     detail?: unknown;
   };
-  const code = typeof b.error?.code === "string" ? b.error.code : `http_${response.status}`;
+  const code =
+    typeof b.error?.code === "string"
+      ? b.error.code
+      : (STATUS_CODES[response.status] ?? `http_${response.status}`);
   const message =
     typeof b.error?.message === "string"
       ? b.error.message

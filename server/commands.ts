@@ -19,6 +19,11 @@ export const COMMANDS: Record<string, Command> = {
     summary: "the terminal client of the turns family: turns [-m TEXT [--json]] [--session ID] [--url URL]",
     load: () => import("../cli/turns/command.ts"),
   },
+  chat: {
+    summary:
+      "the terminal client of the chat family: chat [-m TEXT [--json]] [--session ID] [--model KEY] [--url URL]",
+    load: () => import("../cli/chat/command.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),

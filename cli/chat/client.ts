@@ -41,11 +41,17 @@ export const chatClient = (api: Api) => ({
   async send(request: ChatRequest, onEvent: (event: ChatEvent) => void, signal?: AbortSignal): Promise<void> {
     const response = await api.stream("/api/chat", request, { accept: "application/x-ndjson" }, signal);
     if (!response.body) throw new ApiError("empty_stream", "the server answered without a stream");
-    try {
-      for await (const line of ndjsonObjects(response.body)) if (isChatEvent(line)) onEvent(line);
-    } catch (error) {
-      if (signal?.aborted) return;
-      throw new ApiError("connection_lost", `the chat stream broke: ${(error as Error).message}`);
+    const lines = ndjsonObjects(response.body);
+    for (;;) {
+      let next: IteratorResult<unknown>;
+      try {
+        next = await lines.next();
+      } catch (error) {
+        if (signal?.aborted) return;
+        throw new ApiError("connection_lost", `the chat stream broke: ${(error as Error).message}`);
+      }
+      if (next.done) return;
+      if (isChatEvent(next.value)) onEvent(next.value);
     }
   },
   answer: (sessionId: string, question: Question, answer: QuestionAnswer) =>

@@ -172,7 +172,8 @@ export class ChatView extends Container {
         return;
       case "done":
         this.question = undefined;
-        this.redraw(event.message.parts);
+        // The whole turn in one message: drawn again from its parts (what streamed stays otherwise).
+        if (Array.isArray(event.message?.parts)) this.redraw(event.message.parts);
         return;
       case "error":
         this.question = undefined;
