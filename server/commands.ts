@@ -24,6 +24,10 @@ export const COMMANDS: Record<string, Command> = {
       "the terminal client of the chat family: chat [-m TEXT [--json]] [--session ID] [--model KEY] [--url URL]",
     load: () => import("../cli/chat/command.ts"),
   },
+  login: {
+    summary: "sign in to a team server and keep its session token: login --url URL [--email E] [--sign-out]",
+    load: () => import("../cli/login.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),
