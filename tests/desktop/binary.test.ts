@@ -79,6 +79,9 @@ describe("the compiled server binary", () => {
     const style = await get("/app/assets/style.css");
     expect(style.status).toBe(200);
     expect((await style.text()).length).toBeGreaterThan(0);
+    const icon = await get("/favicon.ico");
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/png");
   });
 
   test("serves Swagger UI with its assets and the OpenAPI document", async () => {
