@@ -4,6 +4,7 @@
  */
 
 import { AppError } from "../http/errors.ts";
+import { programName } from "../lib/program.ts";
 import type { Logger } from "../log.ts";
 import { OFFLINE_MODEL_ID } from "../models/ids.ts";
 import { type ModelService, UnknownModelError } from "../models/service.ts";
@@ -107,7 +108,7 @@ export class SearchService {
     const name = input.index ?? DEFAULT_INDEX;
     return fixedAnswer(
       emptyTables() as unknown as Answer["context_data"],
-      `No search index named '${name}' has been built yet, so there is nothing to search. Build one with \`bun server/main.ts index <files or directories> --name ${name}\` or POST /search/index.`,
+      `No search index named '${name}' has been built yet, so there is nothing to search. Build one with \`${programName()} index <files or directories> --name ${name}\` or POST /search/index.`,
     );
   }
 

@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { INDEX_NAME_PATTERN } from "../../../schemas/search.ts";
+import { programName } from "../../lib/program.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../store.ts";
@@ -15,7 +16,8 @@ import type { IndexSummary } from "../types.ts";
 import { readDocuments } from "./documents.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
-const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
+const usage =
+  () => `usage: ${programName()} index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
 
 Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
 Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive reports) unless --model.
@@ -40,16 +42,16 @@ export async function main(
   try {
     parsed = parse(argv);
   } catch (error) {
-    process.stderr.write(`atrium index: ${(error as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`atrium index: ${(error as Error).message}\n${usage()}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${usage()}\n`);
     return 0;
   }
   if (positionals.length === 0) {
-    process.stderr.write(`atrium index: name at least one file or directory\n${USAGE}\n`);
+    process.stderr.write(`atrium index: name at least one file or directory\n${usage()}\n`);
     return 2;
   }
   const name = values.name ?? "default";
