@@ -1,5 +1,5 @@
 /**
- * Schemas of the chat family (specs/chat-app-api.md: Chat, Events, Errors, companion routes). Request
+ * Schemas of the chat family (chat, events, errors, companion routes; behaviour in docs/chat.md). Request
  * bodies validate; response schemas document (inner records stay open, as the spec leaves them).
  */
 import { t } from "elysia";

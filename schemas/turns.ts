@@ -1,5 +1,5 @@
 /**
- * The turns family's schemas (specs/turn-service-api.md): sessions, turn requests, history, attachments,
+ * The turns family's schemas (docs/turns.md): sessions, turn requests, history, attachments,
  * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
  */
 import { t } from "elysia";

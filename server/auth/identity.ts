@@ -1,5 +1,5 @@
 /**
- * Resolves who is calling, once per request (DESIGN.md ruling 4).
+ * Resolves who is calling, once per request (docs/design.md §4).
  *
  * Local mode: every request is the single local user; Authorization headers are ignored. Protected mode:
  * each credential resolver (session cookie, bearer JWT, ... added by the auth work) is asked in turn;

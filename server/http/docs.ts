@@ -57,7 +57,7 @@ export function docs(tags: { name: string; description: string }[], uploads: Upl
             title: APP_NAME,
             version: APP_VERSION,
             description:
-              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Paths and shapes follow the family specs; see the README for modes and configuration.",
+              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Each family follows the API of the system it was modelled on; docs/ in the repository explains behaviour, modes and configuration.",
           },
           tags,
         },

@@ -1,5 +1,5 @@
 /**
- * The chat family's inside follows the shape every family has (README, Layout): routes call services
+ * The chat family's inside follows the shape every family has (docs/design.md §14): routes call services
  * only; services never see Elysia; stores are SQL over the shared storage; the runtime never reaches
  * up into services or routes. Checked on the real import graph (dependency-cruiser, type-only imports
  * included), plus the one TypeBox rule: pi's `typebox` 1.x is used in one file only.
