@@ -18,6 +18,9 @@ const url = `${base}/v1/chat?target_type=${encodeURIComponent(targetType)}&targe
 interface Frame {
   type: string;
   session_id?: string;
+  /** A `stream` frame's piece of the reply. */
+  chunk?: string;
+  /** A `response` frame's whole reply. */
   content?: string;
   is_complete?: boolean;
   code?: string;
@@ -45,7 +48,7 @@ ws.onmessage = (event) => {
       speaker = name;
       process.stdout.write(`\n[${name}] `);
     }
-    process.stdout.write(frame.content ?? "");
+    process.stdout.write(frame.chunk ?? frame.content ?? "");
     if (frame.type === "response" || frame.is_complete) ws.send(JSON.stringify({ type: "end_session" }));
   } else if (frame.type === "session_ended") {
     console.log("\nsession ended");
