@@ -85,7 +85,7 @@ test("nothing in the repository points outside it, and code cites docs/design.md
     if (!/\.(ts|md|sh|toml|json|yml|html|css)$|^\.ci\//.test(file)) continue;
     if (!existsSync(join(REPO_ROOT, file))) continue;
     const text = readFileSync(join(REPO_ROOT, file), "utf8");
-    if (outside.test(text)) offenders.push(`${file}: points into ../shared`);
+    if (outside.test(text)) offenders.push(`${file}: points at a folder beside the repository`);
     if (oldCitation.test(text)) offenders.push(`${file}: cites a design page outside the repository`);
   }
   expect(offenders).toEqual([]);
