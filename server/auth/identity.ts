@@ -33,6 +33,8 @@ export function isPublicRoute(method: string, path: string): boolean {
   if (path === "/api/health") return true;
   if (path === "/swagger" || path.startsWith("/swagger/")) return true;
   if (path === "/app" || path.startsWith("/app/")) return method === "GET" || method === "HEAD";
+  // The app icon, like the UI's files: a browser asks for it before anyone has signed in.
+  if (path === "/favicon.ico") return method === "GET" || method === "HEAD";
   if (path.startsWith("/api/auth/")) return true;
   return path === "/api/webhooks/sandbox" && method === "POST";
 }

@@ -82,6 +82,7 @@ test("the public route list is exactly docs/design.md §4's", () => {
     ["GET", "/swagger/json"],
     ["GET", "/app/"],
     ["GET", "/app/assets/main.js"],
+    ["GET", "/favicon.ico"],
     ["POST", "/api/auth/sign-in"],
     ["GET", "/api/auth/session"],
     ["POST", "/api/webhooks/sandbox"],
@@ -96,6 +97,7 @@ test("the public route list is exactly docs/design.md §4's", () => {
     ["GET", "/api/sandbox/preview"],
     ["GET", "/api/webhooks/sandbox"],
     ["POST", "/app/x"],
+    ["POST", "/favicon.ico"],
     ["GET", "/healthz"],
     ["GET", "/swaggerx"],
   ];
