@@ -7,7 +7,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "../helpers/server.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { cleanEnv, MAIN, spawn } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { FIXTURES } from "./fixtures.ts";
 
@@ -97,4 +98,34 @@ test("paths with no text document in them: non-zero exit, no index", async () =>
   expect(result.stderr).toContain("no text documents (.txt, .md, .markdown, .text)");
   expect(result.stderr).toContain("warning: image.md: skipped, binary content (NUL bytes)");
   expect(existsSync(join(fresh, "app.db"))).toBe(false);
+});
+
+test("on a terminal each progress bar names what it counts", async () => {
+  // util-linux's `script` gives the command a terminal, as a user running it by hand has.
+  const command = [
+    process.execPath,
+    MAIN,
+    "index",
+    corpus,
+    "--name",
+    "tty",
+    "--data-dir",
+    join(dir.path, "tty"),
+  ];
+  const proc = Bun.spawn(["script", "-qec", command.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+  expect(code).toBe(0);
+  expect(out).toContain("|"); // a bar, not the plain lines of a pipe
+  for (const [phase, what] of [
+    ["units", "documents"],
+    ["extraction", "text units"],
+    ["communities", "graph"],
+    ["reports", "communities"],
+  ])
+    expect(out).toMatch(new RegExp(`${phase} +\\|[^|]+\\| \\d+/\\d+ ${what}`));
 });
