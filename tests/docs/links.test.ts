@@ -9,8 +9,11 @@ import { dirname, join, relative, resolve } from "node:path";
 import { REPO_ROOT } from "../helpers/app.ts";
 
 const docsDir = join(REPO_ROOT, "docs");
+/** README, docs/ and the notes beside the code they describe (desktop/, deploy/). */
 const pages = [
   join(REPO_ROOT, "README.md"),
+  join(REPO_ROOT, "desktop", "README.md"),
+  join(REPO_ROOT, "deploy", "reverse-proxy.md"),
   ...readdirSync(docsDir, { recursive: true })
     .map((name) => join(docsDir, String(name)))
     .filter((path) => path.endsWith(".md")),
@@ -50,7 +53,7 @@ test("the docs pages exist and the README stays a front door", () => {
   expect(statSync(join(REPO_ROOT, "README.md")).size).toBeLessThan(14_000);
 });
 
-test("every relative link in README.md and docs/ resolves, anchors included", () => {
+test("every relative link in README.md, docs/, desktop/ and deploy/ resolves, anchors included", () => {
   const broken: string[] = [];
   let checked = 0;
   for (const page of pages) {
