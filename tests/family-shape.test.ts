@@ -1,5 +1,5 @@
 /**
- * Every family has the same inside (README, Layout): index.ts wires stores → services → routes;
+ * Every family has the same inside (docs/design.md §14): index.ts wires stores → services → routes;
  * routes/ (thin: parse, call a service, map) never touch a store, the runtime or SQL; services/ never
  * see Elysia and never reach up; stores/ are SQL over the shared storage; the runtime (search: its
  * indexing pipeline) never reaches up into services or routes. Checked on the real import graph

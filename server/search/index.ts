@@ -17,7 +17,7 @@ export const searchFamily = defineFamily({
   tag: {
     name: "search",
     description:
-      "GraphRAG-style local and global search over a knowledge graph built from documents, with streaming answers and follow-up questions (specs/graph-search-and-agent-platform-api.md, area A).",
+      "GraphRAG-style local and global search over a knowledge graph built from documents, with streaming answers and follow-up questions (docs/search.md).",
   },
   migrations: searchMigrations,
   // `GET /` is the search service's root probe (served by server/health.ts).
