@@ -5,11 +5,14 @@
  * the prompt exits 0.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { stripVTControlCharacters } from "node:util";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { Tmux } from "../helpers/terminal.ts";
 import { turnsApp } from "../helpers/turns.ts";
 import { waitFor } from "../helpers/wait.ts";
+
+const ESC = "\u001b";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine.
 setDefaultTimeout(120_000);
@@ -60,9 +63,8 @@ describe("atrium turns (interactive, in tmux)", () => {
     expect(screen).toMatch(/\n counted\n/);
     // The code is highlighted: its keywords carry colour escapes the plain output does not.
     const coloured = tmux.screen(0, true).split("\n");
-    const plain = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, "");
-    const codeLine = coloured.find((line) => plain(line).includes("│ for i in range(3):")) ?? "";
-    expect(codeLine).toMatch(/\x1b\[[0-9;]*mfor\b/);
+    const codeLine = coloured.find((line) => stripVTControlCharacters(line).includes("│ for i in range(3):"));
+    expect(codeLine).toMatch(new RegExp(`${ESC}\\[[0-9;]*mfor\\b`));
     counted = sessionOf(screen);
     const turns = await history(counted);
     expect(turns.map((turn) => turn.status)).toEqual(["completed"]);
