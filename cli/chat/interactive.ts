@@ -99,7 +99,10 @@ export class ChatApp extends TerminalApp {
     const running = { view, stop: new AbortController(), aborting: false };
     this.running = running;
     this.updateFooter();
-    const body: ChatRequest = { ...request, mode: request.mode ?? this.mode };
+    // A plan decision carries no mode: executing leaves plan mode, refining stays in it.
+    const body: ChatRequest = request.planAction
+      ? { ...request }
+      : { ...request, mode: request.mode ?? this.mode };
     if (this.sessionId) body.sessionId = this.sessionId;
     if (this.model) body.model = this.model;
     try {

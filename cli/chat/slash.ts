@@ -110,10 +110,10 @@ export async function slash(app: ChatApp, line: string): Promise<void> {
       return;
     }
     case "execute":
-      await app.send({ planAction: "execute", mode: "plan" }, "/execute");
+      await app.send({ planAction: "execute" }, "/execute");
       return;
     case "refine":
-      await app.send({ planAction: "refine", mode: "plan", message: argument || undefined }, line);
+      await app.send({ planAction: "refine", message: argument || undefined }, line);
       return;
     case "skip":
       throw new Error("no question is waiting");

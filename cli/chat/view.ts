@@ -95,14 +95,15 @@ export class ChatView extends Container {
     this.addChild(component);
   }
 
-  private thinking(delta: string): void {
+  /** `text` is the thinking so far (the stream sends it accumulated, not as deltas). */
+  private thinking(text: string): void {
     let last = this.blocks.at(-1);
     if (last?.kind !== "thinking") {
       last = { kind: "thinking", value: "", component: new Text("", 1, 0) };
       this.blocks.push(last);
       this.addChild(last.component);
     }
-    last.value += delta;
+    last.value = text;
     const words = last.value.trim().split(/\s+/).filter(Boolean).length;
     last.component.setText(style.thinking(`▸ thinking · ${words} words: ${preview(last.value, 60)}`));
   }
