@@ -3,12 +3,15 @@
  * a question answered from stdin, failures with code and message), and the interactive client in tmux
  * (thinking collapsed, a question answered at the prompt, plan todos after /mode plan, /model).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fauxAssistantMessage, fauxText, fauxThinking, fauxToolCall } from "@mariozechner/pi-ai";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
 import { runCli, Tmux } from "../helpers/terminal.ts";
+
+// Each test starts the client as its own process (and a terminal): seconds on a loaded machine.
+setDefaultTimeout(60_000);
 
 const toolUse = { stopReason: "toolUse" as const };
 const colours = [
