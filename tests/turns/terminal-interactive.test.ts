@@ -5,10 +5,13 @@
  * the prompt exits 0.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { Tmux } from "../helpers/terminal.ts";
+import { tempDir } from "../helpers/tmp.ts";
 import { turnsApp } from "../helpers/turns.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -20,6 +23,7 @@ setDefaultTimeout(120_000);
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
 const terminals: Tmux[] = [];
+const files = tempDir("atrium-tui-files-");
 /** The session of the first test, resumed by the last one. */
 let counted: string;
 
@@ -35,6 +39,7 @@ afterEach(() => {
 afterAll(async () => {
   await server.stop();
   await t.close();
+  files.remove();
 });
 
 function terminal(...args: string[]): Tmux {
@@ -90,7 +95,7 @@ describe("atrium turns (interactive, in tmux)", () => {
     await tmux.waitFor(/session ses_[0-9a-f]+ · spin\n/);
   });
 
-  test("/resume ID shows the session's committed turns; Ctrl-C twice at the prompt exits", async () => {
+  test("/resume ID shows the session's committed turns; /sessions, /skills, /attach; Ctrl-C twice exits", async () => {
     const sessionId = counted;
     const tmux = terminal();
     await tmux.waitFor("new session");
@@ -102,6 +107,21 @@ describe("atrium turns (interactive, in tmux)", () => {
     expect(screen).toContain("│     print('line', i * 7)");
     expect(screen).toMatch(/│ line 0\n.*│ line 7\n.*│ line 14\n/);
     expect(screen).toMatch(/run_[0-9a-f]+ · completed · /);
+    tmux.keys("C-c");
+    await tmux.waitFor("press Ctrl-C again to exit");
+    // Any command disarms the exit; these need no turn.
+    tmux.type("/sessions");
+    tmux.keys("Enter");
+    await tmux.waitFor(`* ${sessionId}  count`);
+    tmux.type("/skills");
+    tmux.keys("Enter");
+    await tmux.waitFor(/data-analysis \S+ {2}\S/);
+    const file = join(files.path, "notes.txt");
+    writeFileSync(file, "alpha beta\n");
+    tmux.type(`/attach ${file}`);
+    tmux.keys("Enter");
+    await tmux.waitFor("attached notes.txt (11 B) to your next message");
+    await tmux.waitFor(`session ${sessionId} · count · attached: notes.txt`);
     tmux.keys("C-c");
     await tmux.waitFor("press Ctrl-C again to exit");
     tmux.keys("C-c");
