@@ -16,7 +16,7 @@ import {
   TUI,
 } from "@mariozechner/pi-tui";
 import { ApiError } from "./api.ts";
-import { editorTheme, style } from "./style.ts";
+import { clean, editorTheme, style } from "./style.ts";
 
 export abstract class TerminalApp {
   readonly tui = new TUI(new ProcessTerminal());
@@ -80,8 +80,8 @@ export abstract class TerminalApp {
   }
 
   fail(error: unknown): void {
-    if (error instanceof ApiError) this.say(style.error(`✗ ${error.code}: ${error.message}`));
-    else this.say(style.error(`✗ ${(error as Error).message ?? String(error)}`));
+    if (error instanceof ApiError) this.say(style.error(clean(`✗ ${error.code}: ${error.message}`)));
+    else this.say(style.error(clean(`✗ ${(error as Error).message ?? String(error)}`)));
   }
 
   updateFooter(): void {

@@ -5,6 +5,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { ApiError } from "./api.ts";
+import { clean } from "./style.ts";
 
 export class UsageError extends Error {}
 
@@ -28,7 +29,7 @@ export async function runCommand(name: string, usage: string, body: () => Promis
       return 2;
     }
     if (error instanceof ApiError) {
-      process.stderr.write(`atrium ${name}: ${error.code}: ${error.message}\n`);
+      process.stderr.write(`atrium ${name}: ${clean(`${error.code}: ${error.message}`)}\n`);
       return 1;
     }
     throw error;

@@ -3,6 +3,8 @@
  * colour terminal), syntax-highlighted code (cli-highlight), and the themes pi-tui's editor and
  * Markdown components take.
  */
+
+import { stripVTControlCharacters } from "node:util";
 import type { EditorTheme, MarkdownTheme } from "@mariozechner/pi-tui";
 import chalk from "chalk";
 import { highlight, supportsLanguage } from "cli-highlight";
@@ -57,6 +59,25 @@ export const editorTheme: EditorTheme = {
     noMatch: (s) => chalk.gray(s),
   },
 };
+
+/**
+ * Text from the server made safe to print: model output, a program's output or a session title could
+ * carry terminal escapes (retitle the window, write the clipboard, move the cursor over what is shown).
+ * Escape sequences and control characters go; newlines and tabs stay.
+ */
+export function clean(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+  return stripVTControlCharacters(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
+}
+
+/** Every string inside a parsed JSON value, cleaned (the events a view draws). */
+export function cleanDeep<T>(value: T): T {
+  if (typeof value === "string") return clean(value) as T;
+  if (Array.isArray(value)) return value.map(cleanDeep) as T;
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanDeep(v)])) as T;
+  return value;
+}
 
 /** A byte count for people. */
 export function bytes(n: number): string {

@@ -6,6 +6,7 @@
  */
 import { createInterface } from "node:readline";
 import { type Api, ApiError } from "../api.ts";
+import { clean, cleanDeep } from "../style.ts";
 import { type ChatRequest, chatClient, parseAnswer } from "./client.ts";
 import type { Question } from "./events.ts";
 import { questionText } from "./view.ts";
@@ -57,7 +58,7 @@ export async function chatOneShot(api: Api, { request, json }: ChatOneShotOption
   };
 
   const ask = async (question: Question) => {
-    process.stderr.write(`${questionText(question)}\n`);
+    process.stderr.write(`${questionText(cleanDeep(question))}\n`);
     input ??= stdinLines();
     for (;;) {
       const line = await input.next();
@@ -97,6 +98,7 @@ export async function chatOneShot(api: Api, { request, json }: ChatOneShotOption
   }
   if (stop.signal.aborted) failure ??= new ApiError("interrupted", "stopped following the reply");
   if (failure) throw failure;
-  if (!json) process.stdout.write(`${reply}\n`);
+  // On a terminal the reply is cleaned of escapes (style.ts); a pipe gets it as the model wrote it.
+  if (!json) process.stdout.write(`${process.stdout.isTTY ? clean(reply) : reply}\n`);
   return 0;
 }

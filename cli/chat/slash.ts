@@ -3,7 +3,7 @@
  * /execute, /refine [TEXT], /help, /quit. A failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
-import { style } from "../style.ts";
+import { clean, style } from "../style.ts";
 import type { Mode } from "./events.ts";
 import type { ChatApp } from "./interactive.ts";
 import { ChatView } from "./view.ts";
@@ -54,7 +54,7 @@ export async function slash(app: ChatApp, line: string): Promise<void> {
       if (!sessions.length) app.say(style.muted("(no sessions yet)"));
       const lines = sessions.map((s) => {
         const mark = s.sessionId === app.sessionId ? style.accent("*") : " ";
-        return `${mark} ${s.sessionId}  ${s.title}  ${style.muted(`${s.messageCount} messages · ${s.updatedAt}`)}`;
+        return `${mark} ${clean(`${s.sessionId}  ${s.title}`)}  ${style.muted(clean(`${s.messageCount} messages · ${s.updatedAt}`))}`;
       });
       if (lines.length) app.say(`${lines.join("\n")}\n${style.muted("/resume ID continues one")}`);
       return;
@@ -98,7 +98,7 @@ export async function slash(app: ChatApp, line: string): Promise<void> {
       const current = app.model ?? selectedModelKey;
       const lines = models.map((m) => {
         const mark = m.key === current ? style.accent("*") : " ";
-        return `${mark} ${m.key}${m.available ? "" : style.muted(" (not configured)")}`;
+        return `${mark} ${clean(m.key)}${m.available ? "" : style.muted(" (not configured)")}`;
       });
       app.say(`${lines.join("\n")}\n${style.muted("/model KEY uses one")}`);
       return;

@@ -5,7 +5,7 @@
  * from its parts, the same way a resumed session's messages are, so live and resumed look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
-import { markdownTheme, preview, style } from "../style.ts";
+import { clean, cleanDeep, markdownTheme, preview, style } from "../style.ts";
 import {
   type ChatEvent,
   isToolPart,
@@ -72,7 +72,7 @@ export class ChatView extends Container {
   constructor(userText?: string) {
     super();
     this.addChild(new Spacer(1));
-    if (userText !== undefined) this.addChild(new Text(`${style.user("you ›")} ${userText}`, 1, 0));
+    if (userText !== undefined) this.addChild(new Text(`${style.user("you ›")} ${clean(userText)}`, 1, 0));
     this.head = this.children.length;
   }
 
@@ -138,7 +138,9 @@ export class ChatView extends Container {
     this.other(style.muted(text));
   }
 
-  apply(event: ChatEvent): void {
+  /** Draws one event; every string in it is cleaned of terminal escapes first (style.ts). */
+  apply(raw: ChatEvent): void {
+    const event = cleanDeep(raw);
     switch (event.type) {
       case "delta":
         this.text(event.text);
@@ -186,7 +188,8 @@ export class ChatView extends Container {
   }
 
   /** Draws a finished message from its parts, in place of what streamed (the plan stays). */
-  redraw(parts: MessagePart[]): void {
+  redraw(raw: MessagePart[]): void {
+    const parts = cleanDeep(raw);
     this.children.splice(this.head);
     this.blocks = [];
     this.tools.clear();

@@ -5,7 +5,7 @@
  */
 import type { Api } from "../api.ts";
 import { TerminalApp } from "../app.ts";
-import { style } from "../style.ts";
+import { clean, style } from "../style.ts";
 import { type Attachment, type TurnsClient, titleOf, turnsClient } from "./client.ts";
 import type { Session } from "./events.ts";
 import { SLASH_COMMANDS, slash } from "./slash.ts";
@@ -42,7 +42,7 @@ export class TurnsApp extends TerminalApp {
 
   protected status(): string {
     const session = this.session
-      ? `session ${this.session.id} · ${this.session.title}`
+      ? clean(`session ${this.session.id} · ${this.session.title}`)
       : "new session (starts with your first message)";
     const attached = this.pending.length
       ? ` · attached: ${this.pending.map((a) => a.filename).join(", ")}`

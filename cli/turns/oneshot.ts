@@ -6,6 +6,7 @@
  */
 import type { Api } from "../api.ts";
 import { ApiError } from "../api.ts";
+import { clean } from "../style.ts";
 import { titleOf, turnsClient } from "./client.ts";
 import type { TurnEvent } from "./events.ts";
 import { runTurn } from "./stream.ts";
@@ -61,6 +62,8 @@ export async function oneShot(api: Api, options: OneShotOptions): Promise<number
   }
   if (stop.signal.aborted) failure ??= new ApiError("interrupted", "stopped following the turn");
   if (failure) throw failure;
-  if (!options.json) process.stdout.write(`${[...texts.values()].join("\n\n")}\n`);
+  const answer = [...texts.values()].join("\n\n");
+  // On a terminal the answer is cleaned of escapes (style.ts); a pipe gets it as the model wrote it.
+  if (!options.json) process.stdout.write(`${process.stdout.isTTY ? clean(answer) : answer}\n`);
   return 0;
 }

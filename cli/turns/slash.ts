@@ -4,7 +4,7 @@
  * transcript; a failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
-import { bytes, style } from "../style.ts";
+import { bytes, clean, style } from "../style.ts";
 import { historyView } from "./history.ts";
 import type { TurnsApp } from "./interactive.ts";
 
@@ -51,7 +51,7 @@ export async function slash(app: TurnsApp, line: string): Promise<void> {
       if (!items.length) app.say(style.muted("(no sessions yet)"));
       const lines = items.map((s) => {
         const mark = s.id === app.session?.id ? style.accent("*") : " ";
-        return `${mark} ${s.id}  ${s.title}  ${style.muted(s.updatedAt)}`;
+        return `${mark} ${clean(`${s.id}  ${s.title}`)}  ${style.muted(clean(s.updatedAt))}`;
       });
       if (total > items.length) lines.push(style.muted(`(${items.length} of ${total})`));
       app.say(lines.join("\n"));
@@ -63,7 +63,7 @@ export async function slash(app: TurnsApp, line: string): Promise<void> {
       const session = await app.client.session(rest[0]);
       app.session = session;
       app.transcript.clear();
-      app.say(style.muted(`resumed session ${session.id} · ${session.title}`));
+      app.say(style.muted(clean(`resumed session ${session.id} · ${session.title}`)));
       await showHistory(app, session.id);
       return;
     }
@@ -76,13 +76,19 @@ export async function slash(app: TurnsApp, line: string): Promise<void> {
       const attachment = await app.client.attach(argument);
       app.pending.push(attachment);
       app.say(
-        style.muted(`attached ${attachment.filename} (${bytes(attachment.byteSize)}) to your next message`),
+        style.muted(
+          clean(`attached ${attachment.filename} (${bytes(attachment.byteSize)}) to your next message`),
+        ),
       );
       return;
     }
     case "skills": {
       const { items } = await app.client.skills();
-      app.say(items.map((s) => `${style.accent(s.id)} ${s.version}  ${s.description}`).join("\n"));
+      app.say(
+        items
+          .map((s) => `${style.accent(clean(s.id))} ${clean(`${s.version}  ${s.description}`)}`)
+          .join("\n"),
+      );
       return;
     }
     default:

@@ -5,7 +5,7 @@
  * (history.ts turns its parts back into events), so live and resumed turns look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
-import { bytes, highlightCode, markdownTheme, preview, style } from "../style.ts";
+import { bytes, clean, cleanDeep, highlightCode, markdownTheme, preview, style } from "../style.ts";
 import type { TurnEvent } from "./events.ts";
 
 const GUTTER = style.muted("│ ");
@@ -30,7 +30,7 @@ export class TurnView extends Container {
   ) {
     super();
     this.addChild(new Spacer(1));
-    this.line(`${style.user("you ›")} ${userText}`);
+    this.line(`${style.user("you ›")} ${clean(userText)}`);
   }
 
   get answer(): string {
@@ -63,7 +63,9 @@ export class TurnView extends Container {
     return isDelta ? (this.streams.get(id)?.value ?? "") + chunk : chunk;
   }
 
-  apply(event: TurnEvent): void {
+  /** Draws one event; every string in it is cleaned of terminal escapes first (style.ts). */
+  apply(raw: TurnEvent): void {
+    const event = cleanDeep(raw);
     switch (event.type) {
       case "turn_status": {
         const waiting = event.message ?? "waiting for the turn to open";

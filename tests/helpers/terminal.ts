@@ -92,6 +92,11 @@ export class Tmux {
     }
   }
 
+  /** The pane's title (what a program may set with an escape sequence). */
+  title(): string {
+    return this.tmux("display-message", "-p", "-t", "main", "#{pane_title}").trim();
+  }
+
   /** Keys by tmux name (`Enter`, `C-c`, `M-Enter`, ...). */
   keys(...keys: string[]): void {
     this.tmux("send-keys", "-t", "main", ...keys);

@@ -59,12 +59,16 @@ describe("atrium turns (interactive, in tmux)", () => {
   test("a Python turn renders its code (highlighted), its output, the answer and usage", async () => {
     const tmux = terminal();
     await tmux.waitFor("new session (starts with your first message)");
-    tmux.type("count\n```python\nfor i in range(3):\n    print('line', i * 7)\nSUBMIT('counted')\n```");
+    // The last print tries to retitle the terminal with an escape sequence: it must arrive as text.
+    tmux.type(
+      "count\n```python\nfor i in range(3):\n    print('line', i * 7)\nprint('\\x1b]2;pwned\\x07title kept')\nSUBMIT('counted')\n```",
+    );
     tmux.keys("Enter");
     const screen = await tmux.waitFor(/usage: 1 step/, { timeoutMs: 90_000 });
     expect(screen).toContain("python · step 1");
     expect(screen).toContain("│ for i in range(3):");
-    expect(screen).toMatch(/│ line 0\n.*│ line 7\n.*│ line 14\n/);
+    expect(screen).toMatch(/│ line 0\n.*│ line 7\n.*│ line 14\n.*│ title kept\n/);
+    expect(tmux.title()).not.toContain("pwned");
     expect(screen).toMatch(/\n counted\n/);
     // The code is highlighted: its keywords carry colour escapes the plain output does not.
     const coloured = tmux.screen(0, true).split("\n");
