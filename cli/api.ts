@@ -127,10 +127,23 @@ export class Api {
   async fetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}) {
     let response: Response;
     try {
-      response = await fetch(this.url(path), { ...init, headers: this.headers(init.headers) });
+      // Redirects are not followed: the token goes to the server it was given for, nowhere else.
+      response = await fetch(this.url(path), {
+        ...init,
+        redirect: "manual",
+        headers: this.headers(init.headers),
+      });
     } catch (error) {
       if (init.signal?.aborted) throw error;
       throw unreachable(this.baseUrl, error);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      const location = response.headers.get("location") ?? "elsewhere";
+      throw new ApiError(
+        "redirected",
+        `${this.baseUrl} redirects to ${location}: give that address with --url`,
+        response.status,
+      );
     }
     if (!response.ok) throw await errorOf(response, this.baseUrl);
     return response;

@@ -106,6 +106,11 @@ export function main(argv: string[]): Promise<number> {
       process.stdout.write(`signed out of ${baseUrl}\n`);
       return 0;
     }
+    const { hostname, protocol } = new URL(baseUrl);
+    if (protocol === "http:" && !["127.0.0.1", "localhost", "[::1]"].includes(hostname))
+      process.stderr.write(
+        `warning: ${baseUrl} is plain HTTP: the password and the token cross the network unencrypted\n`,
+      );
     const { email, password } = await credentials(values.email);
     const api = new Api({ baseUrl });
     let signed: { token: string; user: { email?: string } };

@@ -113,6 +113,38 @@ describe("atrium chat -m (one-shot)", () => {
   });
 });
 
+describe("where the token goes", () => {
+  test("a redirect is not followed: the bearer token never reaches another server", async () => {
+    const seen: (string | null)[] = [];
+    const elsewhere = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(request) {
+        seen.push(request.headers.get("authorization"));
+        return new Response("{}");
+      },
+    });
+    const redirecting = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => Response.redirect(`http://127.0.0.1:${elsewhere.port}/api/chat`, 307),
+    });
+    try {
+      const run = await runCli(["chat", "--url", `http://127.0.0.1:${redirecting.port}`, "-m", "hi"], {
+        env: { APP_TOKEN: "secret.token" },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `redirected: http://127.0.0.1:${redirecting.port} redirects to http://127.0.0.1:${elsewhere.port}/api/chat`,
+      );
+      expect(seen).toEqual([]);
+    } finally {
+      redirecting.stop(true);
+      elsewhere.stop(true);
+    }
+  });
+});
+
 describe("atrium chat (interactive, in tmux)", () => {
   test("thinking collapsed, a question answered at the prompt, plan todos, /model", async () => {
     const model = scripted(
