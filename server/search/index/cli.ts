@@ -18,7 +18,7 @@ import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
 
 Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
-Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive reports) unless --model.
+Re-running skips unchanged documents. Offline (rule-based extraction, extractive reports) unless --model.
   --name N        index name (default "default")
   --data-dir D    data directory (default $APP_DATA_DIR or ~/.local/share/atrium)
   --owner ID      owner of the index (default "local", the local-mode user)

@@ -37,7 +37,8 @@ export interface MergedRelationship {
 
 const MAX_DESCRIPTIONS = 4;
 const MAX_DESCRIPTION_CHARS = 1200;
-const MALE_HONORIFIC = /^(MR\.?|SIR|DR\.?|MASTER) /;
+/** Honorifics that name the same person as the bare name (unlike "Mrs.": Mrs. Cratchit is not Cratchit). */
+const SAME_PERSON_HONORIFIC = /^(MR\.?|SIR|DR\.?|MASTER|UNCLE|MISS|CAPTAIN|COLONEL|PROFESSOR|REV\.?|REVEREND) /;
 
 export function nameKey(name: string): string {
   return name.replace(/\s+/g, " ").replace(/["“”]/g, "").trim().toUpperCase();
@@ -49,6 +50,8 @@ interface Accumulator {
   descriptions: string[];
   mentions: number;
   units: Set<number>;
+  /** The name to show when aliases were merged. */
+  display?: string;
 }
 
 export function mergeGraph(
@@ -74,35 +77,48 @@ export function mergeGraph(
     entry.mentions += r.weight > 0 ? r.weight : 1;
     entry.units.add(r.unit_id);
   }
-  // "MR. SCROOGE" is "SCROOGE" when the bare name is known; "MRS. CRATCHIT" stays her own person.
+  // "MR. SCROOGE" and "UNCLE SCROOGE" are "SCROOGE" when the bare name is known; "MRS. CRATCHIT" stays
+  // her own person.
   const alias = new Map<string, string>();
   const absorb = (from: string, to: string) => {
     const source = acc.get(from) as Accumulator;
     const target = acc.get(to) as Accumulator;
     alias.set(from, to);
     for (const [t, c] of source.types) target.types.set(t, (target.types.get(t) ?? 0) + c);
+    for (const [n, c] of source.names) target.names.set(n, (target.names.get(n) ?? 0) + c);
     for (const d of source.descriptions) addDescription(target.descriptions, d);
     target.mentions += source.mentions;
     for (const u of source.units) target.units.add(u);
     acc.delete(from);
   };
   for (const key of [...acc.keys()]) {
-    const bare = key.replace(MALE_HONORIFIC, "");
+    const bare = key.replace(SAME_PERSON_HONORIFIC, "");
     if (bare !== key && acc.has(bare)) absorb(key, bare);
   }
-  // A one-word name that is part of exactly one longer name of the same type is that name ("TIM" in
-  // "TINY TIM"); when several longer names share it ("CRATCHIT"), it stays ambiguous and on its own.
-  const longer = [...acc.keys()].filter((k) => k.includes(" "));
+  // A one-word name that begins or ends exactly one longer name of the same type is that name ("TIM" in
+  // "TINY TIM", "SCROOGE" in "EBENEZER SCROOGE"); when several longer names share it ("CRATCHIT"), it stays
+  // ambiguous and on its own. Figures ("GHOST OF JACOB MARLEY") are not full names of their parts. The
+  // merged entity shows the full name unless the short one is far more usual ("Scrooge").
+  const longer = [...acc.keys()].filter((k) => k.includes(" ") && !k.includes(" OF "));
   for (const key of [...acc.keys()]) {
     if (key.includes(" ")) continue;
-    const type = top((acc.get(key) as Accumulator).types);
-    const holders = longer.filter((k) => acc.has(k) && k.split(" ").includes(key));
-    const holder = holders.length === 1 ? acc.get(holders[0] as string) : undefined;
-    // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT").
     const entry = acc.get(key) as Accumulator;
-    if (holder && top(holder.types) === type && entry.mentions <= 4 * holder.mentions) {
-      absorb(key, holders[0] as string);
-    }
+    const type = top(entry.types);
+    const holders = longer.filter((k) => {
+      const candidate = acc.get(k);
+      if (!candidate || candidate.mentions < minMentions) return false;
+      const words = k.split(" ");
+      return words[0] === key || words.at(-1) === key;
+    });
+    const holderKey = holders.length === 1 ? (holders[0] as string) : undefined;
+    const holder = holderKey ? acc.get(holderKey) : undefined;
+    if (!holder || !holderKey || top(holder.types) !== type) continue;
+    // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT"),
+    // unless both are people: then it is the usual form of the full name.
+    if (type !== "person" && entry.mentions > 4 * holder.mentions) continue;
+    const display = holder.mentions * 8 >= entry.mentions ? nameOf(holderKey, holder) : nameOf(key, entry);
+    absorb(key, holderKey);
+    holder.display = display;
   }
   const resolve = (name: string) => {
     let key = nameKey(name);
@@ -169,7 +185,7 @@ export function mergeGraph(
     const entry = acc.get(key) as Accumulator;
     entities.push({
       key,
-      name: top(entry.names) ?? key,
+      name: entry.display ?? nameOf(key, entry),
       type: top(entry.types) ?? "person",
       description: joinDescriptions(entry.descriptions),
       mentions: entry.mentions,
@@ -181,6 +197,12 @@ export function mergeGraph(
     x.source === y.source ? x.target.localeCompare(y.target) : x.source.localeCompare(y.source),
   );
   return { entities, relationships };
+}
+
+/** The written form of a key: the one that is exactly the key, else the most frequent. */
+function nameOf(key: string, entry: Accumulator): string {
+  for (const name of entry.names.keys()) if (nameKey(name) === key) return name;
+  return top(entry.names) ?? key;
 }
 
 function addDescription(list: string[], description: string) {

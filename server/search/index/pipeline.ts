@@ -15,6 +15,7 @@ import type { Extraction, IndexRow, IndexSummary, RelationshipRow, Report } from
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { extractWithModel } from "./extract-model.ts";
+import { extractOffline, profileDocument } from "./extract-offline.ts";
 import { type MergedEntity, type MergedRelationship, mergeGraph } from "./merge.ts";
 import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
 import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
@@ -22,7 +23,7 @@ import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
 export type Phase = "units" | "extraction" | "communities" | "reports";
 
 export interface IndexOptions {
-  /** Model-driven extraction and reports; offline (wink-nlp, extractive reports) when absent. */
+  /** Model-driven extraction and reports; offline (names.ts cues, extractive reports) when absent. */
   model?: { models: ModelService; model: Model<Api>; maxGleanings?: number };
   units?: UnitOptions;
   maxClusterSize?: number;
@@ -78,20 +79,19 @@ export async function runIndex(
   const totalUnits = pending.reduce((sum, p) => sum + p.units.length, 0);
   let extracted = 0;
   progress("extraction", 0, totalUnits);
-  // wink's English model is large: loaded on the first offline indexing, not when the server starts.
-  const offline = options.model || pending.length === 0 ? undefined : await import("./extract-offline.ts");
   for (const item of pending) {
     const extractions: Extraction[] = [];
-    const stats = offline?.caseStats(item.doc.text);
+    // Offline, names are typed from the whole document's evidence before any unit is extracted.
+    const profile = options.model ? undefined : profileDocument(item.doc.text);
     for (const unit of item.units) {
       options.signal?.throwIfAborted();
       extractions.push(
-        options.model
-          ? await extractWithModel(unit.text, { ...options.model, signal: options.signal })
-          : (offline as typeof import("./extract-offline.ts")).extractOffline(
-              unit.text,
-              stats as NonNullable<typeof stats>,
-            ),
+        profile
+          ? extractOffline(unit.text, profile)
+          : await extractWithModel(unit.text, {
+              ...(options.model as NonNullable<IndexOptions["model"]>),
+              signal: options.signal,
+            }),
       );
       progress("extraction", ++extracted, totalUnits);
       // Offline extraction is CPU work: let the server answer other requests between units.
