@@ -1,0 +1,161 @@
+/**
+ * The offline extractor: deterministic entity and relationship extraction without a model.
+ *
+ * Two passes. First the whole document is profiled: every name it mentions (names.ts) with the cues
+ * around each mention, so a name is typed once from all its evidence rather than from one sentence:
+ * an honorific or a speech verb ("said Scrooge") makes a person, a head word makes an organisation
+ * ("Pennsylvania Gazette") or a place ("Camden Town"), a figure word a personified character ("the Ghost
+ * of Christmas Past"), a feast or weekday an event; a word mostly written with an article and no person
+ * cue is a thing, not a name ("the Law"), and a lone word seen capitalised only at sentence starts is
+ * dropped. Then each text unit lists the profiled names it mentions: entities described by the
+ * sentences that mention them, related when they share a sentence (each shared sentence adds 1 to the
+ * weight). Plain string scanning: no tagger to load, so indexing runs at tokenizer speed.
+ */
+
+import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
+import { sentences } from "../services/text.ts";
+import { nameKey } from "./merge.ts";
+import {
+  type CaseStats,
+  caseStats,
+  EVENT_WORDS,
+  FIGURE_WORDS,
+  GAZETTEER,
+  mentionsIn,
+  type NameMention,
+  ORGANIZATION_WORDS,
+  PLACE_WORDS,
+} from "./names.ts";
+
+const MAX_DESCRIPTION_SENTENCES = 2;
+const MAX_SENTENCE_CHARS = 400;
+const MAX_NAMES_PER_SENTENCE = 8;
+
+export interface DocumentProfile {
+  stats: CaseStats;
+  /** Name key → entity type, for every name worth keeping. */
+  types: Map<string, string>;
+}
+
+interface Evidence {
+  core: string[];
+  honorific?: string;
+  mentions: number;
+  inside: number;
+  honorifics: number;
+  speech: number;
+  locative: number;
+  article: number;
+  adjective: number;
+}
+
+/** Reads the whole document once and types every name it mentions. */
+export function profileDocument(text: string): DocumentProfile {
+  const stats = caseStats(text);
+  const evidence = new Map<string, Evidence>();
+  for (const sentence of sentences(text)) {
+    for (const m of mentionsIn(sentence, stats)) {
+      const key = nameKey(m.name);
+      let e = evidence.get(key);
+      if (!e) {
+        e = {
+          core: m.core,
+          honorific: m.honorific,
+          mentions: 0,
+          inside: 0,
+          honorifics: 0,
+          speech: 0,
+          locative: 0,
+          article: 0,
+          adjective: 0,
+        };
+        evidence.set(key, e);
+      }
+      count(e, m);
+    }
+  }
+  const types = new Map<string, string>();
+  for (const [key, e] of evidence) {
+    const type = typeFrom(e);
+    if (type) types.set(key, type);
+  }
+  return { stats, types };
+}
+
+function count(e: Evidence, m: NameMention) {
+  e.mentions++;
+  if (!m.atStart) e.inside++;
+  for (const cue of m.cues) {
+    if (cue === "honorific") e.honorifics++;
+    else if (cue === "speech") e.speech++;
+    else if (cue === "locative") e.locative++;
+    else if (cue === "article") e.article++;
+    else e.adjective++;
+  }
+}
+
+/** The type a name's evidence supports, or undefined when it does not look like a name at all. */
+export function typeFrom(e: Evidence): string | undefined {
+  const words = e.core.filter((w) => w !== "of");
+  if (e.honorific) return "person";
+  if (FIGURE_WORDS.has(words[0] as string)) return "person";
+  if (words.some((w) => ORGANIZATION_WORDS.has(w))) return "organization";
+  if (words.some((w) => PLACE_WORDS.has(w)) || words.every((w) => GAZETTEER.has(w))) return "geo";
+  if (words.some((w) => EVENT_WORDS.has(w))) return "event";
+  const person = e.speech + e.adjective + e.honorifics;
+  if (e.locative > person && e.locative * 3 >= e.mentions) return "geo";
+  if (person > 0) return "person";
+  if (e.article * 2 > e.mentions) return undefined;
+  if (words.length >= 2) return "person";
+  return e.inside >= 2 ? "person" : undefined;
+}
+
+/** Extracts one unit of a profiled document. */
+export function extractOffline(text: string, profile: DocumentProfile): Extraction {
+  const entities = new Map<string, ExtractedEntity & { sentences: number; mentions: number }>();
+  const relationships = new Map<string, ExtractedRelationship>();
+  for (const sentence of sentences(text)) {
+    const names: string[] = [];
+    for (const m of mentionsIn(sentence, profile.stats)) {
+      const type = profile.types.get(nameKey(m.name));
+      if (!type) continue;
+      names.push(m.name);
+      const said = tidy(sentence);
+      const entity = entities.get(m.name);
+      if (!entity) {
+        entities.set(m.name, { name: m.name, type, description: said, sentences: 1, mentions: 1 });
+        continue;
+      }
+      entity.mentions++;
+      if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
+        entity.description += ` ${said}`;
+        entity.sentences++;
+      }
+    }
+    const distinct = [...new Set(names)].slice(0, MAX_NAMES_PER_SENTENCE);
+    for (let i = 0; i < distinct.length; i++) {
+      for (let j = i + 1; j < distinct.length; j++) {
+        const [source, target] = [distinct[i] as string, distinct[j] as string].sort() as [string, string];
+        if (nameKey(source) === nameKey(target)) continue;
+        const key = `${source}\u0000${target}`;
+        const existing = relationships.get(key);
+        if (existing) existing.weight++;
+        else relationships.set(key, { source, target, description: tidy(sentence), weight: 1 });
+      }
+    }
+  }
+  return {
+    entities: [...entities.values()].map(({ name, type, description, mentions }) => ({
+      name,
+      type,
+      description,
+      mentions,
+    })),
+    relationships: [...relationships.values()],
+  };
+}
+
+function tidy(sentence: string): string {
+  const flat = sentence.replace(/\s+/g, " ").trim();
+  return flat.length > MAX_SENTENCE_CHARS ? `${flat.slice(0, MAX_SENTENCE_CHARS)}…` : flat;
+}
