@@ -12,8 +12,8 @@
  * weight). Plain string scanning: no tagger to load, so indexing runs at tokenizer speed.
  */
 
+import { sentences, stripCaptions } from "../services/text.ts";
 import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
-import { sentences } from "../services/text.ts";
 import { nameKey } from "./merge.ts";
 import {
   type CaseStats,
@@ -53,7 +53,7 @@ interface Evidence {
 export function profileDocument(text: string): DocumentProfile {
   const stats = caseStats(text);
   const evidence = new Map<string, Evidence>();
-  for (const sentence of sentences(text)) {
+  for (const sentence of sentences(stripCaptions(text))) {
     for (const m of mentionsIn(sentence, stats)) {
       const key = nameKey(m.name);
       let e = evidence.get(key);
@@ -110,26 +110,37 @@ export function typeFrom(e: Evidence): string | undefined {
   return e.inside >= 2 ? "person" : undefined;
 }
 
+interface Found extends ExtractedEntity {
+  mentions: number;
+  /** Sentences that open with the name ("Bob Cratchit, clerk to Ebenezer Scrooge."): the best descriptions. */
+  leads: string[];
+  others: string[];
+}
+
 /** Extracts one unit of a profiled document. */
 export function extractOffline(text: string, profile: DocumentProfile): Extraction {
-  const entities = new Map<string, ExtractedEntity & { sentences: number; mentions: number }>();
+  const entities = new Map<string, Found>();
   const relationships = new Map<string, ExtractedRelationship>();
-  for (const sentence of sentences(text)) {
+  for (const sentence of sentences(stripCaptions(text))) {
     const names: string[] = [];
+    const said = tidy(sentence);
+    const opening = said.replace(/^[\s"'“‘(_]+/, "");
+    // A heading or a list line (no full stop) describes nothing well: it goes last.
+    const complete = /[.!?]["'’”)_]*$/.test(said);
     for (const m of mentionsIn(sentence, profile.stats)) {
       const type = profile.types.get(nameKey(m.name));
       if (!type) continue;
       names.push(m.name);
-      const said = tidy(sentence);
-      const entity = entities.get(m.name);
+      let entity = entities.get(m.name);
       if (!entity) {
-        entities.set(m.name, { name: m.name, type, description: said, sentences: 1, mentions: 1 });
-        continue;
+        entity = { name: m.name, type, description: "", mentions: 0, leads: [], others: [] };
+        entities.set(m.name, entity);
       }
       entity.mentions++;
-      if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
-        entity.description += ` ${said}`;
-        entity.sentences++;
+      const list = complete && opening.startsWith(m.name) ? entity.leads : entity.others;
+      if (list.length < MAX_DESCRIPTION_SENTENCES && !list.includes(said)) {
+        if (complete || list !== entity.others) list.push(said);
+        else if (entity.others.length === 0) entity.others.push(said);
       }
     }
     const distinct = [...new Set(names)].slice(0, MAX_NAMES_PER_SENTENCE);
@@ -140,15 +151,15 @@ export function extractOffline(text: string, profile: DocumentProfile): Extracti
         const key = `${source}\u0000${target}`;
         const existing = relationships.get(key);
         if (existing) existing.weight++;
-        else relationships.set(key, { source, target, description: tidy(sentence), weight: 1 });
+        else relationships.set(key, { source, target, description: said, weight: 1 });
       }
     }
   }
   return {
-    entities: [...entities.values()].map(({ name, type, description, mentions }) => ({
+    entities: [...entities.values()].map(({ name, type, mentions, leads, others }) => ({
       name,
       type,
-      description,
+      description: [...leads, ...others].slice(0, MAX_DESCRIPTION_SENTENCES).join(" "),
       mentions,
     })),
     relationships: [...relationships.values()],

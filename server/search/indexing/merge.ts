@@ -11,7 +11,10 @@ import type { ExtractionRecord, MergedEntity, MergedRelationship } from "../type
 const MAX_DESCRIPTIONS = 4;
 const MAX_DESCRIPTION_CHARS = 1200;
 /** Honorifics that name the same person as the bare name (unlike "Mrs.": Mrs. Cratchit is not Cratchit). */
-const SAME_PERSON_HONORIFIC = /^(MR\.?|SIR|DR\.?|MASTER|UNCLE|MISS|CAPTAIN|COLONEL|PROFESSOR|REV\.?|REVEREND) /;
+const ANY_HONORIFIC =
+  /^(MRS?\.?|MS\.?|MISS|SIR|DR\.?|LADY|LORD|MASTER|MADAM|UNCLE|AUNT|CAPTAIN|COLONEL|GOVERNOR|PROFESSOR|REV\.?|REVEREND) /;
+const SAME_PERSON_HONORIFIC =
+  /^(MR\.?|SIR|DR\.?|MASTER|UNCLE|MISS|CAPTAIN|COLONEL|PROFESSOR|REV\.?|REVEREND) /;
 
 export function nameKey(name: string): string {
   return name.replace(/\s+/g, " ").replace(/["“”]/g, "").trim().toUpperCase();
@@ -25,6 +28,7 @@ interface Accumulator {
   units: Set<number>;
   /** The name to show when aliases were merged. */
   display?: string;
+  displayWeight?: number;
 }
 
 export function mergeGraph(
@@ -79,8 +83,12 @@ export function mergeGraph(
     const type = top(entry.types);
     const holders = longer.filter((k) => {
       const candidate = acc.get(k);
-      if (!candidate || candidate.mentions < minMentions) return false;
-      const words = k.split(" ");
+      // "MRS. FEZZIWIG" is not the full name of "FEZZIWIG", but "MASTER PETER CRATCHIT" is of "PETER".
+      const bare = k.replace(SAME_PERSON_HONORIFIC, "");
+      if (!candidate || candidate.mentions < minMentions || bare !== bare.replace(ANY_HONORIFIC, ""))
+        return false;
+      const words = bare.split(" ");
+      if (words.length < 2) return false;
       return words[0] === key || words.at(-1) === key;
     });
     const holderKey = holders.length === 1 ? (holders[0] as string) : undefined;
@@ -89,9 +97,11 @@ export function mergeGraph(
     // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT"),
     // unless both are people: then it is the usual form of the full name.
     if (type !== "person" && entry.mentions > 4 * holder.mentions) continue;
-    const display = holder.mentions * 8 >= entry.mentions ? nameOf(holderKey, holder) : nameOf(key, entry);
+    if (entry.mentions > 8 * holder.mentions && entry.mentions > (holder.displayWeight ?? 0)) {
+      holder.display = nameOf(key, entry);
+      holder.displayWeight = entry.mentions;
+    }
     absorb(key, holderKey);
-    holder.display = display;
   }
   const resolve = (name: string) => {
     let key = nameKey(name);
@@ -160,7 +170,7 @@ export function mergeGraph(
       key,
       name: entry.display ?? nameOf(key, entry),
       type: top(entry.types) ?? "person",
-      description: joinDescriptions(entry.descriptions),
+      description: joinDescriptions(leadsFirst(entry.descriptions, [...entry.names.keys()])),
       mentions: entry.mentions,
       unitIds: [...entry.units].sort((x, y) => x - y),
       degree: degree.get(key) ?? 0,
@@ -170,6 +180,12 @@ export function mergeGraph(
     x.source === y.source ? x.target.localeCompare(y.target) : x.source.localeCompare(y.source),
   );
   return { entities, relationships };
+}
+
+/** Descriptions that open with one of the entity's names ("Ebenezer Scrooge, a grasping...") first. */
+function leadsFirst(descriptions: string[], names: string[]): string[] {
+  const opens = (d: string) => names.some((n) => d.replace(/^[\s"'“‘(_]+/, "").startsWith(n));
+  return [...descriptions.filter(opens), ...descriptions.filter((d) => !opens(d))];
 }
 
 /** The written form of a key: the one that is exactly the key, else the most frequent. */

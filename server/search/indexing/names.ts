@@ -134,7 +134,8 @@ export function mentionsIn(sentence: string, stats: CaseStats): NameMention[] {
     const token = tokens[i] as string;
     if (!isCapitalised(token)) {
       if (/^[A-Za-z]/.test(token)) start = false;
-      else if (/["“‘(:;!?]/.test(token) || (token === "'" && !/[A-Za-z]/.test(tokens[i - 1] ?? ""))) start = true;
+      else if (/["“‘(:;!?]/.test(token) || (token === "'" && !/[A-Za-z]/.test(tokens[i - 1] ?? "")))
+        start = true;
       continue;
     }
     const first = i;
@@ -205,7 +206,11 @@ function nameOf(
     core.some((w) => NOT_NAMES.has(w) || (w.length < 2 && w !== "of") || /['’]|-[a-z]/.test(w))
   )
     return undefined;
-  if (core.length === 1 && !honorific && (isCommonWord(core[0] as string, stats) || (atStart && !seenInside(core[0] as string, stats))))
+  if (
+    core.length === 1 &&
+    !honorific &&
+    (isCommonWord(core[0] as string, stats) || (atStart && !seenInside(core[0] as string, stats)))
+  )
     return undefined;
   return { name: honorific ? `${honorific} ${core.join(" ")}` : core.join(" "), core, honorific };
 }

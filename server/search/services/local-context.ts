@@ -9,6 +9,7 @@
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import { subjectOf } from "./local-answer.ts";
 import { ftsMatch } from "./terms.ts";
 import { estimateTokens } from "./text.ts";
 
@@ -73,7 +74,11 @@ export function buildLocalContext(
       )
       .map((e) => [e.id, e]),
   );
+  // Entities the query names come first (GraphRAG maps a query to entities by name as well as by text):
+  // "Who is Jacob Marley?" is about Jacob Marley before the Ghost of Jacob Marley.
   const selected = ranked.map((r) => byId.get(r.id)).filter((e): e is EntityRow => e !== undefined);
+  const subject = subjectOf(selected, query);
+  if (subject) selected.splice(0, selected.length, subject, ...selected.filter((e) => e !== subject));
   const sections: string[] = [];
 
   // Reports of the communities holding the most selected entities.
