@@ -150,8 +150,12 @@ export function extractOffline(text: string, profile: DocumentProfile): Extracti
         if (nameKey(source) === nameKey(target)) continue;
         const key = `${source}\u0000${target}`;
         const existing = relationships.get(key);
-        if (existing) existing.weight++;
-        else relationships.set(key, { source, target, description: said, weight: 1 });
+        if (!existing) relationships.set(key, { source, target, description: said, weight: 1 });
+        else {
+          existing.weight++;
+          // A complete sentence of readable length describes the tie better than a list line or a page.
+          if (complete && said.length <= 300 && !readable(existing.description)) existing.description = said;
+        }
       }
     }
   }
@@ -164,6 +168,10 @@ export function extractOffline(text: string, profile: DocumentProfile): Extracti
     })),
     relationships: [...relationships.values()],
   };
+}
+
+function readable(sentence: string): boolean {
+  return sentence.length <= 300 && /[.!?]["'’”)_]*$/.test(sentence);
 }
 
 function tidy(sentence: string): string {

@@ -97,8 +97,8 @@ export interface NameMention {
   atStart: boolean;
 }
 
-/** How often each word appears capitalised mid-sentence, capitalised anywhere, and in lower case. */
-export type CaseStats = Map<string, { lower: number; upper: number }>;
+/** How often each word appears in lower case, capitalised, and capitalised mid-sentence. */
+export type CaseStats = Map<string, { lower: number; upper: number; inside: number }>;
 
 export function caseStats(text: string): CaseStats {
   const stats: CaseStats = new Map();
@@ -107,14 +107,26 @@ export function caseStats(text: string): CaseStats {
     const key = word.toLowerCase();
     let entry = stats.get(key);
     if (!entry) {
-      entry = { lower: 0, upper: 0 };
+      entry = { lower: 0, upper: 0, inside: 0 };
       stats.set(key, entry);
     }
     const first = word.charCodeAt(0);
     if (first >= 97) entry.lower++;
-    else entry.upper++;
+    else {
+      entry.upper++;
+      if (midSentence(text, match.index)) entry.inside++;
+    }
   }
   return stats;
+}
+
+/** Whether the text before `at` continues a sentence (a lower-case word or a comma before the gap). */
+function midSentence(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i--;
+  if (i < 0 || i === at - 1) return false;
+  const c = text.charCodeAt(i);
+  return (c >= 97 && c <= 122) || c === 44 || c === 59;
 }
 
 /** A word the document mostly writes in lower case ("Good", "Old", "Present"): capitalised only at a start. */
@@ -199,7 +211,12 @@ function nameOf(
   if (core.some((w) => w.length > 1 && w === w.toUpperCase())) return undefined;
   // "Old Jacob Marley", "Whereat Scrooge": leading words the document mostly writes in lower case are not
   // part of the name; nor is a sentence's first word unless the document capitalises it elsewhere too.
-  while (core.length > 1 && !honorific && isCommonWord(core[0] as string, stats)) core.shift();
+  while (
+    core.length > 1 &&
+    !honorific &&
+    (isCommonWord(core[0] as string, stats) || (atStart && !seenInside(core[0] as string, stats)))
+  )
+    core.shift();
   // Contractions ("I'll") and lower-case compounds ("Christmas-time") are words, not names.
   if (
     core.length === 0 ||
@@ -215,10 +232,9 @@ function nameOf(
   return { name: honorific ? `${honorific} ${core.join(" ")}` : core.join(" "), core, honorific };
 }
 
-/** The word appears capitalised more often than a sentence start alone explains. */
+/** The document capitalises the word mid-sentence somewhere: a sentence start alone does not explain it. */
 function seenInside(word: string, stats: CaseStats): boolean {
-  const seen = stats.get(word.toLowerCase());
-  return seen !== undefined && seen.upper >= 2;
+  return (stats.get(word.toLowerCase())?.inside ?? 0) > 0;
 }
 
 function isCapitalised(token: string): boolean {

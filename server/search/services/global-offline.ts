@@ -133,7 +133,12 @@ function specificPoints(reports: ReportRow[], query: string): OfflinePoint[] {
     for (const f of JSON.parse(r.findings) as Finding[]) {
       const overlap = termOverlap(`${f.summary} ${f.explanation}`, terms);
       // What the finding itself says counts more than how well its report matched as a whole.
-      const score = Math.round(100 * (0.3 * share + 0.7 * Math.min(1, overlap / Math.max(1, terms.length))));
+      const text = f.explanation.replace(/\s*\[Data:[^\]]*\]\s*$/, "");
+      // A list line or a page-long sentence states a fact worse than a plain sentence.
+      const form = (/[.!?]["'’”)_]*$/.test(text) ? 1 : 0.6) * (text.length > 300 ? 0.8 : 1);
+      const score = Math.round(
+        100 * form * (0.3 * share + 0.7 * Math.min(1, overlap / Math.max(1, terms.length))),
+      );
       if (overlap > 0 && score > 0) points.push({ ...fact(f), score, reports: [r.human_id] });
     }
   }
@@ -193,7 +198,7 @@ function broadOpening(
       ? `The material ${parts.join(", ")} ${cite([...people.slice(0, 4), ...events, ...places])}.`
       : "";
   const themes =
-    subjects.length > 0 ? ` Its recurring subjects are ${names(subjects.map((name) => ({ name })))}.` : "";
+    subjects.length >= 3 ? ` Its recurring subjects are ${names(subjects.map((name) => ({ name })))}.` : "";
   return `${about}${themes}`.trim() || "The material's communities, most important first:";
 }
 

@@ -154,6 +154,9 @@ export function extractiveAnswer(context: LocalContext, query: string, neighbour
       // A question or a fragment without a full stop (a heading, a list of plates) answers nothing.
       if (/\?["'’”)]*$/.test(text)) score -= 1.5;
       else if (!/[.!;]["'’”)_]*$/.test(text)) score -= 1.5;
+      if (text.length < 150) score += 0.5;
+      // "said Bob, with a sudden declension...": the tail of a quotation is no way to open an answer.
+      if (/^[a-z]/.test(text)) score -= 1;
       if (text.length > 300) score -= 1;
       if (text.length > 500) score -= 1;
       if (score <= 0) continue;
