@@ -93,6 +93,10 @@ export const IndexSummary = t.Object({
   warnings: t.Array(t.String(), {
     description: "documents skipped (binary, not UTF-8, empty) and other notes",
   }),
+  skipped: t.Array(t.Object({ path: t.String(), reason: t.String() }), {
+    description:
+      "every document or file not indexed and why: unsupported type, .atriumignore or --exclude, hidden, binary, empty, a PDF without text",
+  }),
 });
 /** What an indexing run did: the pipeline's result, the route's answer and the command's summary. */
 export type IndexSummary = typeof IndexSummary.static;

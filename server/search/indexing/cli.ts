@@ -20,14 +20,17 @@ import { SearchStore } from "../stores/search-store.ts";
 import { readDocuments } from "./documents.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
-const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
+const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model] [--exclude PATTERN]...
 
-Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
+Indexes documents for search (.txt and .md as text, .html stripped to its text, .pdf text): text units,
+entities and relationships, communities, reports, FTS5. In a folder, files an .atriumignore names
+(gitignore syntax) are left out; the summary lists every file not indexed and why.
 Re-running skips unchanged documents. Offline (rule-based extraction, extractive reports) unless --model.
   --name N        index name (default "default")
   --data-dir D    data directory (default $APP_DATA_DIR or ~/.local/share/atrium)
   --owner ID      owner of the index (default "local", the local-mode user)
-  --model ID      extract and write reports with this model (provider/model)`;
+  --model ID      extract and write reports with this model (provider/model)
+  --exclude P     leave out paths matching P (gitignore syntax; repeatable)`;
 
 /** The data dir as the server opens it, migrated; `close` releases the database. */
 export interface IndexTarget {
@@ -75,7 +78,7 @@ export async function main(
         return 2;
       }
     }
-    const { documents, warnings } = readDocuments(positionals);
+    const { documents, warnings, skipped } = await readDocuments(positionals, { exclude: values.exclude });
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     const progress = progressReporter();
     const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
@@ -84,7 +87,13 @@ export async function main(
     });
     progress.stop();
     for (const warning of summary.warnings) process.stderr.write(`warning: ${warning}\n`);
-    process.stdout.write(formatSummary({ ...summary, warnings: [...warnings, ...summary.warnings] }));
+    process.stdout.write(
+      formatSummary({
+        ...summary,
+        warnings: [...warnings, ...summary.warnings],
+        skipped: [...skipped, ...summary.skipped],
+      }),
+    );
     return 0;
   } finally {
     target.close();
@@ -101,6 +110,7 @@ function parse(argv: string[]) {
       "data-dir": { type: "string" },
       owner: { type: "string" },
       model: { type: "string" },
+      exclude: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -153,5 +163,15 @@ export function formatSummary(s: IndexSummary): string {
   communities    ${s.communities} in ${s.levels} level(s); modularity ${modularity}
   reports        ${s.reports}
   seconds        ${s.seconds}
-`;
+${skippedLines(s.skipped)}`;
+}
+
+const SHOWN_SKIPPED = 20;
+
+/** What was not indexed and why, a line each (the first 20, then a count). */
+function skippedLines(skipped: IndexSummary["skipped"]): string {
+  if (skipped.length === 0) return "";
+  const lines = skipped.slice(0, SHOWN_SKIPPED).map((s) => `    ${s.path}: ${s.reason}\n`);
+  const more = skipped.length > SHOWN_SKIPPED ? `    ... and ${skipped.length - SHOWN_SKIPPED} more\n` : "";
+  return `  skipped        ${skipped.length}\n${lines.join("")}${more}`;
 }

@@ -53,6 +53,7 @@ export async function runIndex(
   const graph = new SearchGraphStore(store.db);
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
+  const skipped: { path: string; reason: string }[] = [];
   const extractor = options.model
     ? `model:${options.model.model.provider}/${options.model.model.id}`
     : "offline";
@@ -67,8 +68,10 @@ export async function runIndex(
   let unchanged = 0;
   documents.forEach((doc, i) => {
     const reason = rejectReason(doc.text);
-    if (reason) warnings.push(`${doc.title}: skipped, ${reason}`);
-    else {
+    if (reason) {
+      warnings.push(`${doc.title}: skipped, ${reason}`);
+      skipped.push({ path: doc.title, reason });
+    } else {
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
       const existing = store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
@@ -136,6 +139,7 @@ export async function runIndex(
     reports: counts.reports,
     seconds: Math.round(performance.now() - started) / 1000,
     warnings,
+    skipped,
   };
 }
 

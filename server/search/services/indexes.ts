@@ -7,7 +7,7 @@ import { DEFAULT_INDEX_NAME, type IndexSummary } from "../../../schemas/search.t
 import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
 import type { ModelService } from "../../models/service.ts";
-import type { InputDocument } from "../indexing/documents.ts";
+import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import { chooseModel } from "./models.ts";
@@ -38,7 +38,9 @@ export class SearchIndexService {
     const model = input.model ? chooseModel(this.models, input.model) : undefined;
     this.running.add(key);
     try {
-      const summary = await runIndex(this.store, ownerId, name, input.documents, { model, signal });
+      // An uploaded document named .html is indexed as the text a reader sees, as a file would be.
+      const documents = await Promise.all(input.documents.map((d) => uploadedDocument(d.title, d.text)));
+      const summary = await runIndex(this.store, ownerId, name, documents, { model, signal });
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
     } finally {
