@@ -39,6 +39,8 @@ const BROAD_WORDS = new Set(
 const BROAD_REPORTS = 30;
 const SPECIFIC_REPORTS = 60;
 const LEADING = 6;
+/** A term in more than this share of the reports is too common to rank them by. */
+const COMMON_SHARE = 0.3;
 
 export type Broad = "people" | "places" | "themes";
 
@@ -87,8 +89,16 @@ export function offlineGlobal(
   return fixedAnswer(data, lines.length > 0 ? `${opening}\n\n${heading}\n\n${lines.join("\n")}` : opening);
 }
 
+/**
+ * The reports that match the question (BM25). A term most reports contain ranks nothing (its weight is
+ * near zero) yet costs a score for every one of them, so the match uses the selective terms when there
+ * are any.
+ */
 function matchedReports(graph: SearchGraphStore, index: IndexRow, query: string, level: number) {
-  const match = ftsMatch(query);
+  const terms = queryTerms(query);
+  const selective =
+    terms.length > 1 ? terms.filter((t) => graph.reportTermShare(`"${t}"`) <= COMMON_SHARE) : terms;
+  const match = ftsMatch((selective.length > 0 ? selective : terms).join(" "));
   return match ? graph.matchReports(index, match, level, SPECIFIC_REPORTS) : [];
 }
 

@@ -15,6 +15,8 @@ import { queryTerms, stem } from "./terms.ts";
 import { idList, sentences, stripCaptions } from "./text.ts";
 
 const SUPPORTING = 3;
+/** The answer reads the first in-context sources: those of the best-matched entities. */
+const MAX_SOURCES = 12;
 const MAX_TIES = 3;
 
 type Asks = "place" | "time" | "person" | "reason" | "count" | "thing";
@@ -116,12 +118,20 @@ export function extractiveAnswer(context: LocalContext, query: string, neighbour
   const scored: Scored[] = [];
   let order = 0;
   const seen = new Set<string>();
-  for (const source of context.sources) {
+  // Words a sentence must contain one of to be worth scoring (most sentences of a long context are not).
+  const cues = [
+    ...subjectWords,
+    ...terms.map(stem),
+    ...equivalent,
+    ...(asks === "place" ? [...places, ...PLACE_NOUNS] : []),
+  ].filter((w) => w.length > 1);
+  for (const source of context.sources.slice(0, MAX_SOURCES)) {
     for (const raw of sentences(stripCaptions(source.text))) {
       const text = raw.trim();
       if (text.length < 20 || seen.has(text)) continue;
       seen.add(text);
       const lower = text.toLowerCase();
+      if (!cues.some((c) => lower.includes(c))) continue;
       const words = (lower.match(/[\p{L}\p{N}']+/gu) ?? []).map(stem);
       let score = 0;
       if (subject) {

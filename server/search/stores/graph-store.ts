@@ -275,6 +275,22 @@ export class SearchGraphStore {
     });
   }
 
+  /**
+   * How common a term is among all stored reports (every index: only used to choose which query terms are
+   * worth ranking by, never shown), against how many reports there are.
+   */
+  reportTermShare(match: string): number {
+    const total = this.db.get<{ n: number }>("SELECT count(*) AS n FROM search_reports")?.n ?? 0;
+    // Below a thousand reports, scoring them all is cheap: every term is worth ranking by.
+    if (total < 1000) return 0;
+    const hits =
+      this.db.get<{ n: number }>(
+        "SELECT count(*) AS n FROM search_reports_fts WHERE search_reports_fts MATCH ?",
+        [match],
+      )?.n ?? 0;
+    return hits / total;
+  }
+
   maxLevel(index: IndexRow): number {
     return (
       this.db.get<{ level: number | null }>(
