@@ -20,6 +20,7 @@ import type { AppContext } from "../context.ts";
 import { requestOrShutdown } from "../http/abort.ts";
 import { AppError } from "../http/errors.ts";
 import { type SseFrame, sseResponse } from "../http/sse.ts";
+import { ModelFailedError } from "./model-calls.ts";
 import { type Answer, drain } from "./services/answer.ts";
 import type { SearchIndexService } from "./services/indexes.ts";
 import type { SearchQueryService } from "./services/queries.ts";
@@ -155,12 +156,19 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     )
     .post(
       "/search/index",
-      async ({ body, owner, request }) =>
-        indexes.build(
-          owner,
-          { ...body, documents: body.documents.map((d) => ({ title: d.name, text: d.text })) },
-          signalOf(request),
-        ),
+      async ({ body, owner, request }) => {
+        try {
+          return await indexes.build(
+            owner,
+            { ...body, documents: body.documents.map((d) => ({ title: d.name, text: d.text })) },
+            signalOf(request),
+          );
+        } catch (error) {
+          // The provider failing midway is a 503 with what it said; anything else stays a 500.
+          if (error instanceof ModelFailedError) modelFailure(error);
+          throw error;
+        }
+      },
       {
         body: IndexRequest,
         response: { 200: IndexSummary, 409: DetailError, ...errors },
