@@ -97,6 +97,12 @@ export const IndexSummary = t.Object({
     description:
       "every document or file not indexed and why: unsupported type, .atriumignore or --exclude, hidden, binary, empty, a PDF without text",
   }),
+  vectors: t.Optional(
+    t.Integer({
+      description:
+        "entities with an embedding vector, when the policy names an embeddings endpoint (absent otherwise)",
+    }),
+  ),
 });
 /** What an indexing run did: the pipeline's result, the route's answer and the command's summary. */
 export type IndexSummary = typeof IndexSummary.static;

@@ -76,7 +76,10 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     .guard({ owner: true })
     .post(
       "/search/local",
-      async ({ body, owner, request }) => respond(queries.local(owner, body), signalOf(request)),
+      async ({ body, owner, request }) => {
+        const signal = signalOf(request);
+        return respond(await queries.local(owner, body, signal).catch(modelFailure), signal);
+      },
       {
         body: SearchQuery,
         response: { 200: SearchResponse, ...errors },
@@ -104,7 +107,10 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     )
     .post(
       "/search/local/stream",
-      ({ body, owner, request }) => stream(Promise.resolve(queries.local(owner, body)), signalOf(request)),
+      ({ body, owner, request }) => {
+        const signal = signalOf(request);
+        return stream(queries.local(owner, body, signal), signal);
+      },
       {
         body: SearchQuery,
         detail: {

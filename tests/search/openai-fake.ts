@@ -25,7 +25,7 @@ export interface FakeOptions {
 export interface FakeServer {
   url: string;
   chats: { request: ChatRequest; text: string }[];
-  embeddings: { input: string[]; model: string }[];
+  embeddings: { input: string[]; model: string; authorization: string | null }[];
   stop(): Promise<void>;
 }
 
@@ -71,7 +71,7 @@ export function startFakeOpenAi(options: FakeOptions): FakeServer {
       if (request.method === "POST" && path.endsWith("/embeddings") && options.embed) {
         const body = (await request.json()) as { input: string | string[]; model: string };
         const input = Array.isArray(body.input) ? body.input : [body.input];
-        embeddings.push({ input, model: body.model });
+        embeddings.push({ input, model: body.model, authorization: request.headers.get("authorization") });
         const vectors = options.embed(input, body.model);
         if (!Array.isArray(vectors))
           return Response.json({ error: { message: vectors.message } }, { status: vectors.status });

@@ -8,6 +8,7 @@
  * text; an unchanged community keeps its report.
  */
 import type { IndexSummary } from "../../../schemas/search.ts";
+import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelChoice } from "../model-calls.ts";
 import { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
@@ -21,6 +22,7 @@ import type {
 } from "../types.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
+import { embedEntities } from "./embed.ts";
 import { extractWithModel } from "./extract-model.ts";
 import { extractOffline, profileDocument } from "./extract-offline.ts";
 import { mergeGraph } from "./merge.ts";
@@ -35,6 +37,8 @@ export interface IndexOptions {
   units?: UnitOptions;
   maxClusterSize?: number;
   onProgress?: (phase: Phase, done: number, total: number) => void;
+  /** Embeds entity descriptions for vector search when the policy names an embeddings endpoint. */
+  embeddings?: EmbeddingsClient;
   signal?: AbortSignal;
 }
 
@@ -121,6 +125,13 @@ export async function runIndex(
   }
 
   if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
+  // Vectors follow the graph; an unchanged graph embeds only what an earlier run could not.
+  let vectors: number | undefined;
+  if (options.embeddings) {
+    const embedded = await embedEntities(store.db, index, options.embeddings, options.signal);
+    vectors = embedded.vectors;
+    if (embedded.note) warnings.push(embedded.note);
+  }
   const counts = graph.counts(index);
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
   const fresh =
@@ -140,6 +151,7 @@ export async function runIndex(
     seconds: Math.round(performance.now() - started) / 1000,
     warnings,
     skipped,
+    ...(vectors === undefined ? {} : { vectors }),
   };
 }
 

@@ -6,6 +6,7 @@
 import { DEFAULT_INDEX_NAME, type IndexSummary } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
+import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
 import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { runIndex } from "../indexing/pipeline.ts";
@@ -27,6 +28,7 @@ export class SearchIndexService {
     private readonly store: SearchStore,
     private readonly models: ModelService,
     private readonly log: Logger,
+    private readonly embeddings?: EmbeddingsClient,
   ) {}
 
   async build(ownerId: string, input: IndexBuildInput, signal?: AbortSignal): Promise<IndexSummary> {
@@ -40,7 +42,11 @@ export class SearchIndexService {
     try {
       // An uploaded document named .html is indexed as the text a reader sees, as a file would be.
       const documents = await Promise.all(input.documents.map((d) => uploadedDocument(d.title, d.text)));
-      const summary = await runIndex(this.store, ownerId, name, documents, { model, signal });
+      const summary = await runIndex(this.store, ownerId, name, documents, {
+        model,
+        signal,
+        embeddings: this.embeddings,
+      });
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
     } finally {
