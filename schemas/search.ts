@@ -115,6 +115,16 @@ export const IndexList = t.Object({
       units: t.Integer(),
       stats: Record,
       updated_at: t.String(),
+      vectors: t.Optional(
+        t.Object(
+          {
+            model: t.String(),
+            entities: t.Integer({ description: "entities with a vector of this model" }),
+            note: t.Optional(t.String({ description: "why local search stays on BM25, when it does" })),
+          },
+          { description: "present when the policy names an embeddings endpoint" },
+        ),
+      ),
     }),
   ),
 });

@@ -139,6 +139,9 @@ describe("search with an embeddings endpoint named in the policy", () => {
     expect(rerun.body.vectors).toBe(built.body.entities);
     expect(fake.embeddings.length).toBe(again);
 
+    const listed = await withVectors.json<{ indexes: { vectors?: unknown }[] }>("/search/indexes");
+    expect(listed.body.indexes[0]?.vectors).toEqual({ model: "fake-embed", entities: built.body.entities });
+
     const plain = await bm25Only.json<{ vectors?: number }>("/search/index", postJson({ documents }));
     expect(plain.status).toBe(200);
     expect(plain.body.vectors).toBeUndefined();

@@ -51,9 +51,24 @@ export async function htmlText(html: string): Promise<string> {
     .trim();
 }
 
+/**
+ * A PDF's text. pdf.js never compiles font programs to JavaScript here (`isEvalSupported: false`: the
+ * path of CVE-2024-4367) and fetches nothing; the file is the user's own (the `index` command).
+ */
 export async function pdfText(bytes: Uint8Array): Promise<string> {
-  const { extractText } = await import("unpdf");
-  const { text } = await extractText(new Uint8Array(bytes), { mergePages: true });
+  const { extractText, getDocumentProxy } = await import("unpdf");
+  // pdf.js's getDocument options (unpdf's bundled typings do not list them all).
+  const options = {
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+  };
+  const pdf = await getDocumentProxy(
+    new Uint8Array(bytes),
+    options as Parameters<typeof getDocumentProxy>[1],
+  );
+  const { text } = await extractText(pdf, { mergePages: true });
   return text;
 }
 

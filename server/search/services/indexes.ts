@@ -11,6 +11,8 @@ import type { ModelService } from "../../models/service.ts";
 import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
+import { SearchVectorStore } from "../stores/vector-store.ts";
+import type { IndexRow } from "../types.ts";
 import { chooseModel } from "./models.ts";
 
 /** An indexing request: documents, and optionally the index name and the model to extract with. */
@@ -61,6 +63,22 @@ export class SearchIndexService {
       units: this.store.countUnits(row),
       stats: JSON.parse(row.stats) as Record<string, unknown>,
       updated_at: row.updated_at,
+      ...(this.embeddings ? { vectors: this.vectorState(row, this.embeddings.model) } : {}),
     }));
+  }
+
+  /** How far an index's entities are embedded, and why search stays on BM25 when it does. */
+  private vectorState(row: IndexRow, model: string) {
+    const vectors = new SearchVectorStore(this.store.db);
+    const ready = vectors.available();
+    if (!ready.ok) return { model, entities: 0, note: `${ready.reason}; local search stays on BM25` };
+    const entities = vectors.count(row, model);
+    return entities > 0
+      ? { model, entities }
+      : {
+          model,
+          entities,
+          note: "no entity has a vector yet (re-index to embed); local search stays on BM25",
+        };
   }
 }

@@ -78,6 +78,18 @@ export class SearchVectorStore {
     );
   }
 
+  /** How many entities of the index have a vector of this model. */
+  count(index: IndexRow, model: string): number {
+    return (
+      this.db.get<{ n: number }>(
+        `SELECT count(*) AS n FROM search_entities e JOIN search_vectors v
+           ON v.index_id = e.index_id AND v.text_hash = e.embed_hash
+         WHERE e.index_id = ? AND e.owner_id = ? AND v.model = ?`,
+        [index.id, index.owner_id, model],
+      )?.n ?? 0
+    );
+  }
+
   /** Whether any entity of the index has a vector of this model. */
   has(index: IndexRow, model: string): boolean {
     return (
