@@ -218,10 +218,10 @@ export class SearchGraphStore {
       .all(...communityIds, index.id, index.owner_id);
   }
 
-  /** The most mentioned entities of one type: the main characters, the main places. */
+  /** The most mentioned entities of one type: the main characters, the main places (read in index order: no sort). */
   leadingEntities(index: IndexRow, type: string, limit: number): EntityRow[] {
     return this.db.all<EntityRow>(
-      "SELECT * FROM search_entities WHERE index_id = ? AND type = ? AND owner_id = ? ORDER BY mentions DESC, human_id LIMIT ?",
+      "SELECT * FROM search_entities WHERE index_id = ? AND type = ? AND owner_id = ? ORDER BY mentions DESC LIMIT ?",
       [index.id, type, index.owner_id, limit],
     );
   }
@@ -229,7 +229,7 @@ export class SearchGraphStore {
   /** Reports of one level, the most important (rating) first. */
   topReports(index: IndexRow, level: number, limit: number): ReportRow[] {
     return this.db.all<ReportRow>(
-      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC, human_id LIMIT ?",
+      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC LIMIT ?",
       [index.id, index.owner_id, level, limit],
     );
   }
