@@ -22,7 +22,7 @@ export function firstSentence(text: string): string {
 
 /** Digitised books repeat sentences as picture captions ("[Illustration: _..._]"): one copy is enough. */
 export function stripCaptions(text: string): string {
-  return text.replace(/\[Illustration[^\]]*\]/g, " ");
+  return text.replace(/\[Illustration[^\]]{0,2000}\]/g, " ");
 }
 
 /** "Mrs. Cratchit" is one name, not the end of a sentence. */
