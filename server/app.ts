@@ -7,6 +7,8 @@
  */
 import { type AnyElysia, Elysia } from "elysia";
 import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
+import { authMigrations } from "./auth/migrations/index.ts";
+import { authRoutes } from "./auth/routes.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
@@ -86,6 +88,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       ),
     )
     .use(webRoutes()) as AnyElysia;
+  if (ctx.auth) app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
   for (const family of mounted) app = app.use(family.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
@@ -117,5 +120,5 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
 
 /** The migration sets of the core tables and of each family (the index CLI applies them too). */
 export function migrationSets(): MigrationSet[] {
-  return [coreMigrations, ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations }))];
+  return [coreMigrations, authMigrations, ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations }))];
 }

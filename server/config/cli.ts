@@ -15,6 +15,8 @@ export interface CliOptions {
   allowNonLoopbackBind: boolean;
   /** `--public-origin` values as given (validated with APP_PUBLIC_ORIGINS by loadConfig). */
   publicOrigins?: string[];
+  /** `--trust-proxy` values: proxies whose X-Forwarded-For/-Proto are believed (addresses, CIDRs, `loopback`). */
+  trustProxy?: string[];
 }
 
 export type CliResult =
@@ -55,6 +57,7 @@ export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult
       policyPath: values.policy ?? defaultPolicyPath(cwd),
       allowNonLoopbackBind: values["allow-non-loopback-bind"] ?? false,
       publicOrigins: values["public-origin"] ?? [],
+      trustProxy: (values["trust-proxy"] ?? []).flatMap((v) => v.split(",")).filter((v) => v.trim() !== ""),
     },
   };
 }
@@ -71,6 +74,7 @@ function parseFlags(argv: string[]) {
       policy: { type: "string" },
       "allow-non-loopback-bind": { type: "boolean" },
       "public-origin": { type: "string", multiple: true },
+      "trust-proxy": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -103,6 +107,9 @@ Flags:
                                (e.g. https://atrium.example.com); repeatable. Without it the server
                                answers only Host localhost, 127.0.0.1 and [::1] (421 otherwise) and
                                refuses state-changing requests from any other Origin (403)
+  --trust-proxy ADDR           a reverse proxy whose X-Forwarded-For / X-Forwarded-Proto are believed
+                               (an IP address, a CIDR range or 'loopback'; repeatable). Without it
+                               those headers are ignored
   -h, --help                   show this help
   -v, --version                print the version
 
@@ -114,7 +121,9 @@ Environment (read by name; the process environment wins over ./.env):
   APP_CHAT_RUNTIME_REQUIRE_AUTH=1  protected mode: every non-public route needs an identity
   APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs); implies protected mode
   APP_HOSTED=1                     hosted platform; implies protected mode
-  APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*)
+  APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
+                                   server's HMACs (CSRF tokens, preview URLs)
+  APP_AUTH_SIGNUP                  open, invite (default) or closed: who may create an account
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
   APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
