@@ -20,6 +20,21 @@ const SessionFile = t.String({
 });
 const SessionId = t.String({ minLength: 1, maxLength: 200 });
 
+/** The spec's eight providers (server/models/catalog.ts; tests/chat/catalogs.test.ts keeps the two equal). */
+export const ProviderId = t.Union(
+  [
+    t.Literal("amazon-bedrock"),
+    t.Literal("openai"),
+    t.Literal("anthropic"),
+    t.Literal("google-vertex"),
+    t.Literal("google"),
+    t.Literal("mistral"),
+    t.Literal("groq"),
+    t.Literal("ollama"),
+  ],
+  { description: "one of the eight provider ids" },
+);
+
 export const ChatRequest = t.Object({
   sessionFile: t.Optional(SessionFile),
   sessionId: t.Optional(SessionId),
@@ -97,13 +112,19 @@ export const ChatSettingsUpdate = t.Object(
     followUpMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
     enableSkillCommands: t.Optional(t.Boolean()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // Validation drops keys it does not know before checking, so an update left empty named none.
+    minProperties: 1,
+    error: "no known setting in the update",
+    description: "a partial update: at least one known setting",
+  },
 );
 
 export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
 
 export const ProviderUpdate = t.Object({
-  provider: t.String({ minLength: 1, maxLength: 100, description: "one of the eight provider ids" }),
+  provider: ProviderId,
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
       description: "the key to store; empty or null clears it",
@@ -115,7 +136,7 @@ export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200
 export const RunsQuery = t.Object({ sessionId: SessionId, ...Paging.properties });
 export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const SessionsQuery = Paging;
-export const DiscoverQuery = t.Object({ provider: t.Optional(t.String({ minLength: 1, maxLength: 100 })) });
+export const DiscoverQuery = t.Object({ provider: t.Optional(ProviderId) });
 
 // --- responses (documented; inner records open) ------------------------------------------------------
 
@@ -163,7 +184,7 @@ export const QuestionAnswered = t.Object({
   planAction: t.Union([t.String(), t.Null()]),
 });
 export const QuestionMissing = t.Object({ ok: t.Literal(false), message: t.String() });
-export const ProviderEntry = t.Object({
+const ProviderEntry = t.Object({
   id: t.String(),
   name: t.String(),
   envVarName: t.String(),
@@ -190,7 +211,7 @@ export const Discovered = t.Object({
   models: t.Array(t.Object({ id: t.String(), name: t.Optional(t.String()) })),
   diagnostics: t.Array(t.String()),
 });
-export const CommandEntry = t.Object({
+const CommandEntry = t.Object({
   name: t.String(),
   description: t.String(),
   argumentHint: t.Optional(t.String()),

@@ -77,7 +77,7 @@ export function planEvent(state: ChatPlanState): ChatEvent {
 }
 
 /** Stateful per live session: message ids and the thinking text accumulated so far. */
-export class EventMapper {
+export class ChatEventMapper {
   private messageId: string | undefined;
   private thinking = "";
 
