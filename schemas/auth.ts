@@ -11,7 +11,9 @@ export const SignUpBody = t.Object({
   name: t.Optional(t.String({ maxLength: 200 })),
   inviteCode: t.Optional(t.String({ maxLength: 200, description: "required when APP_AUTH_SIGNUP=invite" })),
   image: t.Optional(t.String({ maxLength: 2048, description: "accepted for client compatibility, ignored" })),
-  callbackURL: t.Optional(t.String({ maxLength: 2048, description: "accepted for client compatibility, ignored" })),
+  callbackURL: t.Optional(
+    t.String({ maxLength: 2048, description: "accepted for client compatibility, ignored" }),
+  ),
 });
 
 export const SignInBody = t.Object({

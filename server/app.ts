@@ -120,5 +120,9 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
 
 /** The migration sets of the core tables and of each family (the index CLI applies them too). */
 export function migrationSets(): MigrationSet[] {
-  return [coreMigrations, authMigrations, ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations }))];
+  return [
+    coreMigrations,
+    authMigrations,
+    ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations })),
+  ];
 }

@@ -58,7 +58,11 @@ export function createContext({ config, env, log, shutdown, resolvers }: Context
     models: new ModelService(env),
     log,
     readiness: new Readiness(),
-    identity: identityPlugin({ mode: config.mode, resolvers: credentials, desktopToken: config.auth.desktopToken }),
+    identity: identityPlugin({
+      mode: config.mode,
+      resolvers: credentials,
+      desktopToken: config.auth.desktopToken,
+    }),
     shutdown: shutdown ?? new AbortController().signal,
   };
 }

@@ -84,7 +84,9 @@ export class AccountStore {
       params.push(changes.admin ? 1 : 0);
     }
     if (changes.disabled !== undefined) {
-      sets.push(changes.disabled ? "disabled_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')" : "disabled_at = NULL");
+      sets.push(
+        changes.disabled ? "disabled_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')" : "disabled_at = NULL",
+      );
     }
     if (sets.length === 0) return false;
     sets.push("updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
@@ -119,7 +121,13 @@ export class AccountStore {
     this.store.run("DELETE FROM auth_sessions WHERE expires_at <= ?", [now]);
   }
 
-  insertInvite(row: { codeHash: string; admin: boolean; createdBy: string; createdAt: number; expiresAt: number }) {
+  insertInvite(row: {
+    codeHash: string;
+    admin: boolean;
+    createdBy: string;
+    createdAt: number;
+    expiresAt: number;
+  }) {
     this.store.run(
       "INSERT INTO auth_invites (code_hash, admin, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
       [row.codeHash, row.admin ? 1 : 0, row.createdBy, row.createdAt, row.expiresAt],

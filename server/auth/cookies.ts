@@ -14,8 +14,18 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined;
 }
 
-export function cookieHeader(name: string, value: string, options: { maxAgeSeconds: number; secure: boolean }) {
-  const parts = [`${name}=${value}`, "Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${options.maxAgeSeconds}`];
+export function cookieHeader(
+  name: string,
+  value: string,
+  options: { maxAgeSeconds: number; secure: boolean },
+) {
+  const parts = [
+    `${name}=${value}`,
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Strict",
+    `Max-Age=${options.maxAgeSeconds}`,
+  ];
   if (options.secure) parts.push("Secure");
   return parts.join("; ");
 }

@@ -34,9 +34,13 @@ export class ProxyTrust {
     }
     const [address, bits] = entry.split("/");
     const family = isIP(address ?? "");
-    if (family === 0) throw new ProxyTrustError(`--trust-proxy '${entry}' is not an IP address, CIDR range or 'loopback'`);
+    if (family === 0)
+      throw new ProxyTrustError(`--trust-proxy '${entry}' is not an IP address, CIDR range or 'loopback'`);
     const type = family === 4 ? "ipv4" : "ipv6";
-    if (bits === undefined) return this.trusted.addAddress(address as string, type);
+    if (bits === undefined) {
+      this.trusted.addAddress(address as string, type);
+      return;
+    }
     const prefix = Number(bits);
     if (!/^\d{1,3}$/.test(bits) || prefix > (family === 4 ? 32 : 128)) {
       throw new ProxyTrustError(`--trust-proxy '${entry}' has an invalid prefix length`);

@@ -35,7 +35,12 @@ type Peer = { requestIP(request: Request): { address: string } | null } | null;
 export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
   const client = (request: Request, server: Peer) =>
     proxies.clientOf(request, server?.requestIP(request)?.address ?? undefined);
-  const setSession = (set: { headers: Record<string, unknown> }, secure: boolean, token: string, maxAgeMs: number) => {
+  const setSession = (
+    set: { headers: Record<string, unknown> },
+    secure: boolean,
+    token: string,
+    maxAgeMs: number,
+  ) => {
     set.headers["set-cookie"] = cookieHeader(SESSION_COOKIE, token, {
       maxAgeSeconds: Math.max(0, Math.floor(maxAgeMs / 1000)),
       secure,
@@ -47,13 +52,23 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
   const presented = (request: Request) =>
     bearerOf(request) ?? readCookie(request.headers.get("cookie"), SESSION_COOKIE);
 
-  const current = ({ request, server, set }: { request: Request; server: Peer; set: { headers: Record<string, unknown> } }) => {
+  const current = ({
+    request,
+    server,
+    set,
+  }: {
+    request: Request;
+    server: Peer;
+    set: { headers: Record<string, unknown> };
+  }) => {
     const token = presented(request);
     const found = token ? auth.validate(token) : undefined;
     set.headers["cache-control"] = "no-store";
     // JSON `null` (what the origin's client expects when signed out); Elysia sends nothing for a bare null.
     if (!found || !token) {
-      return new Response("null", { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+      return new Response("null", {
+        headers: { "content-type": "application/json", "cache-control": "no-store" },
+      });
     }
     // A browser's cookie follows the sliding expiry: set again with the session's new lifetime.
     if (!bearerOf(request)) {

@@ -85,7 +85,12 @@ export class SessionAuth {
   }
 
   /** Creates an account (the CLI and sign-up); the first account ever created is an admin. */
-  async createAccount(input: { email: string; password: string; name?: string; admin?: boolean }): Promise<UserView> {
+  async createAccount(input: {
+    email: string;
+    password: string;
+    name?: string;
+    admin?: boolean;
+  }): Promise<UserView> {
     const email = normalEmail(input.email);
     checkPassword(input.password);
     const passwordHash = await Bun.password.hash(input.password);
@@ -94,20 +99,28 @@ export class SessionAuth {
     try {
       this.accounts.insert({ userId, email, name: displayName(input.name, email), passwordHash, admin });
     } catch (error) {
-      if (String(error).includes("UNIQUE")) throw new AppError("conflict", "An account with this email already exists");
+      if (String(error).includes("UNIQUE"))
+        throw new AppError("conflict", "An account with this email already exists");
       throw error;
     }
     return view(this.accounts.byId(userId) as AccountRow);
   }
 
-  async signUp(input: { email: string; password: string; name?: string; inviteCode?: string }): Promise<Signed> {
-    if (this.signup === "closed") throw new AppError("forbidden", "Sign-up is closed on this server; ask an admin");
+  async signUp(input: {
+    email: string;
+    password: string;
+    name?: string;
+    inviteCode?: string;
+  }): Promise<Signed> {
+    if (this.signup === "closed")
+      throw new AppError("forbidden", "Sign-up is closed on this server; ask an admin");
     const email = normalEmail(input.email);
     checkPassword(input.password);
     const passwordHash = await Bun.password.hash(input.password);
     const userId = `u_${randomPart()}`;
     const now = this.clock();
-    const failed = () => new AppError("invalid", "Sign-up failed: check the invite code, or sign in if you have an account");
+    const failed = () =>
+      new AppError("invalid", "Sign-up failed: check the invite code, or sign in if you have an account");
     let admin = false;
     try {
       this.accounts.tx(() => {
@@ -115,13 +128,25 @@ export class SessionAuth {
           const code = input.inviteCode?.trim();
           // The account row must exist before the invite names it; the transaction undoes both on failure.
           if (!code) throw new AppError("forbidden", "Sign-up needs an invite code on this server");
-          this.accounts.insert({ userId, email, name: displayName(input.name, email), passwordHash, admin: false });
+          this.accounts.insert({
+            userId,
+            email,
+            name: displayName(input.name, email),
+            passwordHash,
+            admin: false,
+          });
           const invite = this.accounts.redeemInvite(hashCode(code), userId, now);
           if (!invite) throw failed();
           admin = invite.admin === 1;
           if (admin) this.accounts.update(userId, { admin: true });
         } else {
-          this.accounts.insert({ userId, email, name: displayName(input.name, email), passwordHash, admin: false });
+          this.accounts.insert({
+            userId,
+            email,
+            name: displayName(input.name, email),
+            passwordHash,
+            admin: false,
+          });
         }
       });
     } catch (error) {
@@ -132,7 +157,10 @@ export class SessionAuth {
     return this.startSession(userId);
   }
 
-  async signIn(input: { email: string; password: string }, clientAddress: string | undefined): Promise<Signed> {
+  async signIn(
+    input: { email: string; password: string },
+    clientAddress: string | undefined,
+  ): Promise<Signed> {
     const email = typeof input.email === "string" ? input.email.trim().toLowerCase() : "";
     const addressKey = `ip:${clientAddress ?? "unknown"}`;
     const accountKey = `account:${email}`;
@@ -162,7 +190,13 @@ export class SessionAuth {
     const { id, token, secretHash } = newSessionToken();
     const now = this.clock();
     this.accounts.deleteExpiredSessions(now);
-    const row = { id, user_id: userId, secret_hash: secretHash, created_at: now, expires_at: now + SESSION_LIFETIME_MS };
+    const row = {
+      id,
+      user_id: userId,
+      secret_hash: secretHash,
+      created_at: now,
+      expires_at: now + SESSION_LIFETIME_MS,
+    };
     this.accounts.insertSession(row);
     return { token, session: sessionView(row), user: view(this.accounts.byId(userId) as AccountRow) };
   }
@@ -202,7 +236,13 @@ export class SessionAuth {
     const code = `inv_${randomPart()}${randomPart()}`;
     const now = this.clock();
     const expiresAt = now + (options.lifetimeMs ?? INVITE_LIFETIME_MS);
-    this.accounts.insertInvite({ codeHash: hashCode(code), admin: options.admin === true, createdBy, createdAt: now, expiresAt });
+    this.accounts.insertInvite({
+      codeHash: hashCode(code),
+      admin: options.admin === true,
+      createdBy,
+      createdAt: now,
+      expiresAt,
+    });
     return { code, expiresAt: new Date(expiresAt).toISOString(), admin: options.admin === true };
   }
 
@@ -256,7 +296,12 @@ export function view(row: AccountRow): UserView {
   };
 }
 
-function sessionView(row: { id: string; user_id: string; created_at: number; expires_at: number }): SessionView {
+function sessionView(row: {
+  id: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}): SessionView {
   return {
     id: row.id,
     userId: row.user_id,

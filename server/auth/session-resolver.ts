@@ -40,5 +40,11 @@ export function sessionResolver(auth: SessionAuth): CredentialResolver {
 }
 
 function identityOf(found: Validated, credential: "cookie" | "header"): Identity {
-  return { id: found.user.id, kind: "session", admin: found.user.admin, session: found.session.id, credential };
+  return {
+    id: found.user.id,
+    kind: "session",
+    admin: found.user.admin,
+    session: found.session.id,
+    credential,
+  };
 }

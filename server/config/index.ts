@@ -2,9 +2,10 @@
  * The resolved configuration of one server process: command line, policy, mode and the few variables
  * the server itself reads. Built once at startup; failures throw ConfigError with one clear line.
  */
-import { policyFileToLoad } from "./builtin-policy.ts";
+
 import { ProxyTrust, ProxyTrustError } from "../auth/proxies.ts";
 import { SIGNUP_MODES, type SignupMode } from "../auth/session-auth.ts";
+import { policyFileToLoad } from "./builtin-policy.ts";
 import { type CliOptions, isLoopbackHost } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
 import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
