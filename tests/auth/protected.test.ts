@@ -81,53 +81,49 @@ describe("every documented route", () => {
 
 describe("WebSocket auth_token", () => {
   test("a session token opens /v1/chat; a forged one and none are refused before the upgrade", async () => {
-    {
-      const agent = await t.json<{ id: string }>("/v1/agents", {
-        method: "POST",
-        headers: { "content-type": "application/json", ...ann.bearer },
-        body: JSON.stringify({ name: "Helper", role: "helps" }),
-      });
-      expect(agent.status).toBe(200);
-      const query = { target_id: agent.body.id, target_type: "agent" };
-      const ok = await chat(s.url, { ...query, auth_token: ann.token });
-      expect((await ok.next((f) => f.type === "connected")).type).toBe("connected");
-      ok.close();
-      const upgrade = {
-        upgrade: "websocket",
-        connection: "Upgrade",
-        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
-        "sec-websocket-version": "13",
-      };
-      const params = new URLSearchParams(query);
-      for (const token of [undefined, `${"a".repeat(24)}.${"b".repeat(24)}`, "forged"]) {
-        const q = token ? `${params}&auth_token=${token}` : `${params}`;
-        const response = await fetch(`${s.url}/v1/chat?${q}`, { headers: upgrade });
-        expect({ token, status: response.status }).toEqual({ token, status: 401 });
-      }
+    const agent = await t.json<{ id: string }>("/v1/agents", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...ann.bearer },
+      body: JSON.stringify({ name: "Helper", role: "helps" }),
+    });
+    expect(agent.status).toBe(200);
+    const query = { target_id: agent.body.id, target_type: "agent" };
+    const ok = await chat(s.url, { ...query, auth_token: ann.token });
+    expect((await ok.next((f) => f.type === "connected")).type).toBe("connected");
+    ok.close();
+    const upgrade = {
+      upgrade: "websocket",
+      connection: "Upgrade",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      "sec-websocket-version": "13",
+    };
+    const params = new URLSearchParams(query);
+    for (const token of [undefined, `${"a".repeat(24)}.${"b".repeat(24)}`, "forged"]) {
+      const q = token ? `${params}&auth_token=${token}` : `${params}`;
+      const response = await fetch(`${s.url}/v1/chat?${q}`, { headers: upgrade });
+      expect({ token, status: response.status }).toEqual({ token, status: 401 });
     }
   });
 });
 
 describe("/api/settings in protected mode", () => {
-  test("a signed-in non-admin gets 403 even from loopback; an admin on loopback reads and edits", async () => {
-    {
-      const auth = t.ctx.auth;
-      if (!auth) throw new Error("no auth");
-      const root = await auth.createAccount({ email: "root@example.org", password: PASSWORD, admin: true });
-      const admin = credentialsOf(root.id, auth.startSession(root.id).token);
-      const member = await fetch(`${s.url}/api/settings`, { headers: ann.bearer });
-      expect(member.status).toBe(403);
-      expect(((await member.json()) as { error: { code: string } }).error.code).toBe("admin_required");
-      const patch = await fetch(`${s.url}/api/settings`, {
-        method: "PATCH",
-        headers: { "content-type": "application/json", ...ann.bearer },
-        body: JSON.stringify({ revision: "x", updates: [] }),
-      });
-      expect(patch.status).toBe(403);
-      const read = await fetch(`${s.url}/api/settings`, { headers: admin.bearer });
-      expect(read.status).toBe(200);
-      const { revision } = (await read.json()) as { revision: string };
-      expect(typeof revision).toBe("string");
-    }
+  test("a signed-in non-admin gets 403 even from loopback; an admin on loopback reads", async () => {
+    const auth = t.ctx.auth;
+    if (!auth) throw new Error("no auth");
+    const root = await auth.createAccount({ email: "root@example.org", password: PASSWORD, admin: true });
+    const admin = credentialsOf(root.id, auth.startSession(root.id).token);
+    const member = await fetch(`${s.url}/api/settings`, { headers: ann.bearer });
+    expect(member.status).toBe(403);
+    expect(((await member.json()) as { error: { code: string } }).error.code).toBe("admin_required");
+    const patch = await fetch(`${s.url}/api/settings`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", ...ann.bearer },
+      body: JSON.stringify({ revision: "x", updates: [] }),
+    });
+    expect(patch.status).toBe(403);
+    const read = await fetch(`${s.url}/api/settings`, { headers: admin.bearer });
+    expect(read.status).toBe(200);
+    const { revision } = (await read.json()) as { revision: string };
+    expect(typeof revision).toBe("string");
   });
 });
