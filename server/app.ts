@@ -20,6 +20,7 @@ import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
+import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
@@ -123,6 +124,7 @@ export function migrationSets(): MigrationSet[] {
   return [
     coreMigrations,
     authMigrations,
+    sandboxMigrations,
     ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations })),
   ];
 }

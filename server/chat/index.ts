@@ -14,6 +14,7 @@ import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
+import { deploymentRoutes } from "./routes/deployment.ts";
 import { runRoutes } from "./routes/runs.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { turnRoutes } from "./routes/turns.ts";
@@ -57,7 +58,8 @@ export const chatFamily = defineFamily({
         .use(turnRoutes(ctx, services.chat, services.attach))
         .use(sessionRoutes(ctx, services.sessions))
         .use(runRoutes(ctx, services.provenance))
-        .use(catalogRoutes(ctx, services.catalogs, services.settings)),
+        .use(catalogRoutes(ctx, services.catalogs, services.settings))
+        .use(deploymentRoutes(ctx)),
       /** Closes the live pi sessions. */
       stop: () => services.host.stop(),
     };
