@@ -7,6 +7,7 @@
  */
 import { type AnyElysia, Elysia } from "elysia";
 import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
+import { managedAuthProxy } from "./auth/managed.ts";
 import { authMigrations } from "./auth/migrations/index.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { chatFamily } from "./chat/index.ts";
@@ -89,7 +90,11 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       ),
     )
     .use(webRoutes()) as AnyElysia;
-  if (ctx.auth) app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
+  // /api/auth/*: the managed service's when there is one, else session auth's (APP_AUTH_SECRET).
+  const managedAuthUrl = ctx.config.auth.managedAuthUrl;
+  if (managedAuthUrl) app = app.use(managedAuthProxy(managedAuthUrl));
+  else if (ctx.auth)
+    app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
   for (const family of mounted) app = app.use(family.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);

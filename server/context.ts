@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { type CredentialResolver, identityPlugin } from "./auth/identity.ts";
+import { managedResolver } from "./auth/managed.ts";
 import { ProxyTrust } from "./auth/proxies.ts";
 import { SessionAuth } from "./auth/session-auth.ts";
 import { sessionResolver } from "./auth/session-resolver.ts";
@@ -47,7 +48,20 @@ export function createContext({ config, env, log, shutdown, resolvers }: Context
   const store = new Store(db);
   const { secret, signup } = config.auth;
   const auth = secret ? new SessionAuth({ store, secret, signup }) : undefined;
-  const credentials = [...(auth ? [sessionResolver(auth)] : []), ...(resolvers ?? [])];
+  const { managedAuthUrl, managedJwksUrl, managedIssuer, managedAudience } = config.auth;
+  const managed = managedAuthUrl
+    ? managedResolver({
+        baseUrl: managedAuthUrl,
+        jwksUrl: managedJwksUrl,
+        issuer: managedIssuer,
+        audience: managedAudience,
+      })
+    : undefined;
+  const credentials = [
+    ...(auth ? [sessionResolver(auth)] : []),
+    ...(managed ? [managed] : []),
+    ...(resolvers ?? []),
+  ];
   return {
     config,
     env,

@@ -36,6 +36,10 @@ export interface AppConfig {
     secret?: string;
     managedAuthUrl?: string;
     desktopToken?: string;
+    /** Managed auth's JWKS, issuer and audience (`APP_MANAGED_AUTH_JWKS_URL`, `_ISSUER`, `_AUDIENCE`). */
+    managedJwksUrl?: string;
+    managedIssuer?: string;
+    managedAudience?: string;
     /** Who may create an account with session auth (`APP_AUTH_SIGNUP`, default `invite`). */
     signup: SignupMode;
     /** Proxies whose forwarded headers are believed (`--trust-proxy`). */
@@ -95,6 +99,9 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
       secret: env.get("APP_AUTH_SECRET"),
       managedAuthUrl: env.get("APP_MANAGED_AUTH_URL"),
       desktopToken: env.get("APP_DESKTOP_TOKEN"),
+      managedJwksUrl: env.get("APP_MANAGED_AUTH_JWKS_URL"),
+      managedIssuer: env.get("APP_MANAGED_AUTH_ISSUER"),
+      managedAudience: env.get("APP_MANAGED_AUTH_AUDIENCE"),
       signup: signup as SignupMode,
       trustProxy,
     },
