@@ -17,6 +17,7 @@ import { healthRoutes } from "./health.ts";
 import { requestBodies, UploadRoutes } from "./http/bodies.ts";
 import { docs } from "./http/docs.ts";
 import { errorHandling } from "./http/error-handler.ts";
+import { errorTextEnvelope } from "./http/errors.ts";
 import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
@@ -66,7 +67,12 @@ export interface App {
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
-  const envelopeOf = pathOwners(FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })));
+  // The chat spec gives its sandbox routes `{error}` bodies (401 included): declared before the families,
+  // the more specific prefix wins.
+  const envelopeOf = pathOwners([
+    { paths: { prefixes: ["/api/sandbox"] }, value: errorTextEnvelope },
+    ...FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })),
+  ]);
 
   // Bun applies one WebSocket frame limit to the whole server: larger frames are closed with 1009.
   const uploads = new UploadRoutes();
