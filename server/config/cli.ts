@@ -119,7 +119,11 @@ Environment (read by name; the process environment wins over ./.env):
   APP_DATA_DIR                     default data directory
   APP_LOG_LEVEL                    debug, info (default), warn or error
   APP_CHAT_RUNTIME_REQUIRE_AUTH=1  protected mode: every non-public route needs an identity
-  APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs); implies protected mode
+  APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs; /api/auth/* is proxied there);
+                                   implies protected mode
+  APP_MANAGED_AUTH_JWKS_URL        its JWKS (default <APP_MANAGED_AUTH_URL>/.well-known/jwks.json)
+  APP_MANAGED_AUTH_ISSUER          the issuer (iss) its tokens must carry
+  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry
   APP_HOSTED=1                     hosted platform; implies protected mode
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
                                    server's HMACs (CSRF tokens, preview URLs)
@@ -129,7 +133,8 @@ Environment (read by name; the process environment wins over ./.env):
   APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
   APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
-  SANDBOX_API_KEY                  enables the per-user sandbox
+  APP_SANDBOX_PROVIDER=none        switch per-user sandboxes off (default: the local jail, where it works)
+  SANDBOX_API_KEY                  key of a remote sandbox provider (none is built in yet)
   SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
   Model providers (a provider counts as configured when its variable is set):
     AWS_ACCESS_KEY_ID (amazon-bedrock)   OPENAI_API_KEY (openai)      ANTHROPIC_API_KEY (anthropic)
