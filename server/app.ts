@@ -67,10 +67,10 @@ export interface App {
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
-  // The chat spec gives its sandbox routes `{error}` bodies (401 included): declared before the families,
+  // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
   // the more specific prefix wins.
   const envelopeOf = pathOwners([
-    { paths: { prefixes: ["/api/sandbox"] }, value: errorTextEnvelope },
+    { paths: { prefixes: ["/api/sandbox/preview"] }, value: errorTextEnvelope },
     ...FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })),
   ]);
 

@@ -134,6 +134,12 @@ export class AccountStore {
     );
   }
 
+  /** Whether an invite is unused and unexpired (a cheap check before any password hashing). */
+  inviteUsable(codeHash: string, now: number): boolean {
+    const sql = "SELECT 1 AS ok FROM auth_invites WHERE code_hash = ? AND used_at IS NULL AND expires_at > ?";
+    return this.store.get<{ ok: number }>(sql, [codeHash, now]) !== undefined;
+  }
+
   /** Marks an unused, unexpired invite used by `userId`; false when there is none (single use). */
   redeemInvite(codeHash: string, userId: string, now: number): InviteRow | undefined {
     const invite = this.store.get<InviteRow>(

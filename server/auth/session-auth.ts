@@ -64,6 +64,8 @@ export interface SessionAuthOptions {
   clock?: Clock;
 }
 
+const failedSignUp = () =>
+  new AppError("invalid", "Sign-up failed: check the invite code, or sign in if you have an account");
 const invalidCredentials = () => new AppError("unauthorized", "Invalid email or password");
 
 export class SessionAuth {
@@ -116,42 +118,28 @@ export class SessionAuth {
       throw new AppError("forbidden", "Sign-up is closed on this server; ask an admin");
     const email = normalEmail(input.email);
     checkPassword(input.password);
+    const now = this.clock();
+    const code = input.inviteCode?.trim();
+    if (this.signup === "invite" && !code)
+      throw new AppError("forbidden", "Sign-up needs an invite code on this server");
+    // Refused before the (deliberately slow) password hash: anonymous callers cannot make it spend CPU.
+    if (this.signup === "invite" && code && !this.accounts.inviteUsable(hashCode(code), now))
+      throw failedSignUp();
     const passwordHash = await Bun.password.hash(input.password);
     const userId = `u_${randomPart()}`;
-    const now = this.clock();
-    const failed = () =>
-      new AppError("invalid", "Sign-up failed: check the invite code, or sign in if you have an account");
-    let admin = false;
     try {
       this.accounts.tx(() => {
-        if (this.signup === "invite") {
-          const code = input.inviteCode?.trim();
-          // The account row must exist before the invite names it; the transaction undoes both on failure.
-          if (!code) throw new AppError("forbidden", "Sign-up needs an invite code on this server");
-          this.accounts.insert({
-            userId,
-            email,
-            name: displayName(input.name, email),
-            passwordHash,
-            admin: false,
-          });
-          const invite = this.accounts.redeemInvite(hashCode(code), userId, now);
-          if (!invite) throw failed();
-          admin = invite.admin === 1;
-          if (admin) this.accounts.update(userId, { admin: true });
-        } else {
-          this.accounts.insert({
-            userId,
-            email,
-            name: displayName(input.name, email),
-            passwordHash,
-            admin: false,
-          });
-        }
+        const name = displayName(input.name, email);
+        this.accounts.insert({ userId, email, name, passwordHash, admin: false });
+        if (this.signup !== "invite" || !code) return;
+        // The account row exists before the invite names it; the transaction undoes both on failure.
+        const invite = this.accounts.redeemInvite(hashCode(code), userId, now);
+        if (!invite) throw failedSignUp();
+        if (invite.admin === 1) this.accounts.update(userId, { admin: true });
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
-      if (String(error).includes("UNIQUE")) throw failed();
+      if (String(error).includes("UNIQUE")) throw failedSignUp();
       throw error;
     }
     return this.startSession(userId);
