@@ -12,7 +12,7 @@
  * weight). Plain string scanning: no tagger to load, so indexing runs at tokenizer speed.
  */
 
-import { sentences, stripCaptions } from "../services/text.ts";
+import { sentences, stripCaptions } from "../text.ts";
 import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
 import { nameKey } from "./merge.ts";
 import {

@@ -6,7 +6,7 @@
  * the sentences that describe them.
  */
 import { jsonIn, type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
-import { firstSentence } from "../services/text.ts";
+import { firstSentence } from "../text.ts";
 import type { Finding, Report } from "../types.ts";
 
 export interface ReportEntity {

@@ -17,7 +17,7 @@ import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-import { estimateTokens, firstSentence, idList } from "./text.ts";
+import { estimateTokens, firstSentence, idList } from "../text.ts";
 
 export interface OfflinePoint {
   description: string;

@@ -13,7 +13,7 @@ import type { IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
 import { offlineGlobal } from "./global-offline.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
-import { estimateTokens } from "./text.ts";
+import { estimateTokens } from "../text.ts";
 
 export interface GlobalOptions {
   level?: number;

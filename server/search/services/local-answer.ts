@@ -13,7 +13,7 @@ import type { LocalContext } from "./local-context.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { nameWords, subjectOf } from "./subject.ts";
 import { queryTerms, stem } from "./terms.ts";
-import { idList, sentences, stripCaptions } from "./text.ts";
+import { idList, sentences, stripCaptions } from "../text.ts";
 
 const SUPPORTING = 3;
 /** The answer reads the first in-context sources: those of the best-matched entities. */

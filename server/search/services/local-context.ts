@@ -11,7 +11,7 @@ import type { SearchStore } from "../stores/search-store.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import { subjectOf } from "./subject.ts";
 import { ftsMatch } from "./terms.ts";
-import { estimateTokens } from "./text.ts";
+import { estimateTokens } from "../text.ts";
 
 export interface LocalContextOptions {
   maxTokens?: number;
