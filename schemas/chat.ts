@@ -1,19 +1,23 @@
 /**
  * Schemas of the chat family (specs/chat-app-api.md: Chat, Events, Errors, companion routes). Request
- * bodies validate; response schemas document (inner records stay open, as the spec leaves them).
+ * bodies validate; responses validate too, in the shapes the origin's web client parses (the records
+ * are in chat-records.ts), so a client built on that protocol works against Atrium unchanged.
  */
 import { t } from "elysia";
+import {
+  EffectiveSettings,
+  Mode,
+  ModelInfo,
+  ProviderInfo,
+  ResourceInfo,
+  SessionInfo,
+  SessionMeta,
+  ThinkingLevel,
+  UiMessage,
+} from "./chat-records.ts";
 import { Paging } from "./common.ts";
 
-const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
-const ThinkingLevel = t.Union([
-  t.Literal("off"),
-  t.Literal("minimal"),
-  t.Literal("low"),
-  t.Literal("medium"),
-  t.Literal("high"),
-  t.Literal("xhigh"),
-]);
+export * from "./chat-records.ts";
 const SessionFile = t.String({
   maxLength: 4096,
   description: "session file name, relative to your sessions folder, as responses give it",
@@ -75,18 +79,23 @@ export const ChatSettingsUpdate = t.Object(
     defaultProvider: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
     defaultModel: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     defaultThinkingLevel: t.Optional(ThinkingLevel),
-    enabledModels: t.Optional(t.Array(t.String({ maxLength: 300 }), { maxItems: 500 })),
+    enabledModels: t.Optional(
+      t.Union([t.Array(t.String({ maxLength: 300 }), { maxItems: 500 }), t.Null()], {
+        description: "model patterns; null removes the override (every model allowed)",
+      }),
+    ),
     extensions: t.Optional(
       t.Array(t.String({ maxLength: 4096 }), {
         maxItems: 200,
-        description: "local mode only: paths inside your pi agent dir (protected mode: 403)",
+        description:
+          "local mode only: paths inside your pi agent dir. A refused change is left out and named in diagnostics",
       }),
     ),
     packages: t.Optional(
-      t.Array(t.String({ maxLength: 4096 }), {
+      t.Array(t.Union([t.String({ maxLength: 4096 }), t.Record(t.String(), t.Unknown())]), {
         maxItems: 200,
         description:
-          "local mode only: folders inside your pi agent dir; never npm or git (protected mode: 403)",
+          "local mode only: folders inside your pi agent dir; never npm or git. A refused change is left out and named in diagnostics",
       }),
     ),
     prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
@@ -102,22 +111,26 @@ export const ChatSettingsUpdate = t.Object(
 
 export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
 
+const ProviderId = t.String({ minLength: 1, maxLength: 128, description: "one of the eight provider ids" });
 export const ProviderUpdate = t.Object({
-  provider: t.String({ minLength: 1, maxLength: 100, description: "one of the eight provider ids" }),
+  provider: t.Optional(ProviderId),
+  providerId: t.Optional(t.String({ ...ProviderId, description: "the same as provider (the origin's name)" })),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
       description: "the key to store; empty or null clears it",
     }),
   ),
 });
+export const ProviderRemove = t.Object({ providerId: ProviderId });
 
 export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const RunsQuery = t.Object({ sessionId: SessionId, ...Paging.properties });
 export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const SessionsQuery = Paging;
 export const DiscoverQuery = t.Object({ provider: t.Optional(t.String({ minLength: 1, maxLength: 100 })) });
+export const DiscoverBody = t.Object({ providerId: ProviderId });
 
-// --- responses (documented; inner records open) ------------------------------------------------------
+// --- responses ------------------------------------------------------------------------------------------
 
 const Open = t.Record(t.String(), t.Unknown());
 
@@ -132,13 +145,18 @@ export const AttachStream = t.String({
 const SessionFileName = t.String({
   description: "the session file's name, relative to your sessions folder (never a server path)",
 });
-export const NewSession = t.Object({ sessionFile: SessionFileName, sessionId: t.String() });
+export const NewSession = t.Object({
+  sessionFile: SessionFileName,
+  sessionId: t.String(),
+  session: t.Object({ sessionFile: SessionFileName, sessionId: t.String() }),
+  messages: t.Array(UiMessage, { maxItems: 0 }),
+});
 export const Hydrated = t.Object({
-  session: Open,
-  messages: t.Array(t.Unknown()),
+  session: SessionMeta,
+  messages: t.Array(UiMessage),
   sessionReset: t.Boolean(),
 });
-export const SessionList = t.Object({ sessions: t.Array(Open) });
+export const SessionList = t.Object({ sessions: t.Array(SessionInfo) });
 export const Aborted = t.Object({ aborted: t.Boolean() });
 export const SessionDeleted = t.Object({
   ok: t.Literal(true),
@@ -159,35 +177,34 @@ export const AccountErased = t.Object({
 export const QuestionAnswered = t.Object({
   ok: t.Literal(true),
   message: t.String(),
-  mode: t.String(),
-  planAction: t.Union([t.String(), t.Null()]),
+  mode: Mode,
+  planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
 });
 export const QuestionMissing = t.Object({ ok: t.Literal(false), message: t.String() });
-export const ProviderEntry = t.Object({
-  id: t.String(),
-  name: t.String(),
-  envVarName: t.String(),
-  configured: t.Boolean(),
-});
-export const Providers = t.Object({ providers: t.Array(ProviderEntry) });
+export const ProviderEntry = ProviderInfo;
+export const Providers = t.Object({ providers: t.Array(ProviderInfo) });
 export const ProviderUpdated = t.Object({
+  success: t.Literal(true),
+  providers: t.Array(ProviderInfo, { description: "every provider again, as GET answers them" }),
+  reloadRequired: t.Boolean({ description: "always false: live sessions use the key at once" }),
   ok: t.Literal(true),
-  provider: ProviderEntry,
+  provider: ProviderInfo,
   stored: t.Boolean(),
   envOverrides: t.Boolean({ description: "the environment variable is set and wins over the stored key" }),
 });
 export const Models = t.Object({
-  models: t.Array(Open),
+  models: t.Array(ModelInfo),
   selectedModelKey: t.String(),
   defaultProvider: t.String(),
   defaultModel: t.String(),
-  defaultThinkingLevel: t.String(),
+  defaultThinkingLevel: ThinkingLevel,
   diagnostics: t.Array(t.String()),
 });
 export const Discovered = t.Object({
+  providerId: t.String(),
   provider: t.String(),
   reachable: t.Boolean(),
-  models: t.Array(t.Object({ id: t.String(), name: t.Optional(t.String()) })),
+  models: t.Array(ModelInfo),
   diagnostics: t.Array(t.String()),
 });
 export const CommandEntry = t.Object({
@@ -199,23 +216,23 @@ export const CommandEntry = t.Object({
 });
 export const Commands = t.Object({ commands: t.Array(CommandEntry), diagnostics: t.Array(t.String()) });
 export const Resources = t.Object({
-  packages: t.Array(t.Unknown()),
-  skills: t.Array(Open),
-  prompts: t.Array(Open),
-  extensions: t.Array(Open),
-  themes: t.Array(Open),
-  agentsFiles: t.Array(Open),
+  packages: t.Array(ResourceInfo),
+  skills: t.Array(ResourceInfo),
+  prompts: t.Array(ResourceInfo),
+  extensions: t.Array(ResourceInfo),
+  themes: t.Array(ResourceInfo),
+  agentsFiles: t.Array(ResourceInfo),
   diagnostics: t.Array(t.String()),
 });
-export const Settings = Open;
 export const SettingsUpdated = t.Object({
   diagnostics: t.Array(t.String()),
-  effective: Open,
-  project: Open,
+  effective: EffectiveSettings,
+  project: ChatSettingsUpdate,
   projectPath: t.String({
-    description: "the settings file written, relative to your folders: pi-agent/settings.json",
+    description: "the settings file, relative to your folders: pi-agent/settings.json",
   }),
   updateImpact: t.Object({ newSessionRecommended: t.Boolean(), resourceReloadRequired: t.Boolean() }),
 });
+export const Settings = SettingsUpdated;
 export const Runs = t.Object({ runs: t.Array(Open) });
 export const Provenance = Open;

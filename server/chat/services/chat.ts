@@ -9,6 +9,7 @@
  */
 
 import { join } from "node:path";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
@@ -24,6 +25,7 @@ import type { RuntimeHost } from "../runtime/host.ts";
 import type { LiveSession } from "../runtime/live-session.ts";
 import { finishExecution, markDone, planFromReply, startExecution } from "../runtime/plan.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
+import { turnMessage } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../store.ts";
 import { type ChatInput, type PreparedChat, prepareChat } from "./input.ts";
 
@@ -180,7 +182,10 @@ async function execute(
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
   const stopRaw = live.onRaw((event) => mirror(event));
   const toolArgs = new Map<string, unknown>();
+  // The run's model replies and tool results, in order: `done.message` is built from them.
+  const replies: AgentMessage[] = [];
   function mirror(event: AgentSessionEvent) {
+    if (event.type === "message_end" && event.message.role !== "user") replies.push(event.message);
     if (event.type === "tool_execution_start") {
       toolArgs.set(event.toolCallId, event.args);
       store.startToolCall(owner, runId, event.toolCallId, event.toolName, event.args);
@@ -231,7 +236,7 @@ async function execute(
       terminal = {
         type: "done",
         runId,
-        message: final,
+        message: turnMessage(runId, replies.length ? replies : [final]),
         sessionFile: publicSessionFile(live.sessionFile),
         sessionId: live.sessionId,
         ...(reset ? { sessionReset: true } : {}),

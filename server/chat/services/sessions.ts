@@ -3,12 +3,15 @@
  * question. Every lookup is by owner: another owner's session is "missing", never visible.
  */
 import { rmSync } from "node:fs";
+import type { SessionInfo } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
-import { confineSessionFile, ownerPaths, publicSessionFile } from "../paths.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
+import { confineSessionFile, ownerPaths, publicPath, publicSessionFile } from "../paths.ts";
 import type { RuntimeHost } from "../runtime/host.ts";
 import type { LiveSession } from "../runtime/live-session.ts";
 import { type Answer, AnswerError } from "../runtime/questionnaire.ts";
+import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore, SessionRow } from "../store.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
 
@@ -19,7 +22,10 @@ export type DeleteResult =
   | { ok: false; reason: "session-not-owned-or-missing" };
 
 export type AnswerResult =
-  | { status: 200; body: { ok: true; message: string; mode: string; planAction: string | null } }
+  | {
+      status: 200;
+      body: { ok: true; message: string; mode: "agent" | "plan" | "harness"; planAction?: "execute" };
+    }
   | { status: 404; body: { ok: false; message: string } };
 
 export class SessionService {
@@ -35,9 +41,11 @@ export class SessionService {
     return ownerPaths(this.dataDir, owner).sessionsDir;
   }
 
-  async create(owner: string): Promise<{ sessionFile: string; sessionId: string }> {
+  /** The spec's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
+  async create(owner: string) {
     const { live } = await this.host.open(owner, {});
-    return { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
+    const ref = { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
+    return { ...ref, session: { ...ref }, messages: [] };
   }
 
   /** Opens (or reopens) a session and returns it with its messages; a lost session comes back fresh. */
@@ -50,21 +58,44 @@ export class SessionService {
     const { live, sessionReset } = await this.host.open(owner, target);
     return {
       session: describe(live, this.store.session(owner, live.sessionId)),
-      messages: live.session.messages,
+      messages: sessionMessages(live.session.sessionManager.getBranch()),
       sessionReset,
     };
   }
 
-  list(owner: string, { limit, offset }: Page) {
+  /**
+   * The owner's sessions, newest first: the mirror's rows with what the session files say (message count,
+   * first message, name). Paths are relative to the owner's folders (`sessions/<file>`, `workspace`).
+   */
+  async list(owner: string, { limit, offset }: Page) {
+    const rows = this.store.sessions(owner, limit, offset);
+    const paths = ownerPaths(this.dataDir, owner);
+    const { SessionManager } = await loadPi();
+    const files = new Map<string, SessionInfo>();
+    if (rows.some((row) => row.session_file))
+      for (const info of await SessionManager.list(paths.workspaceDir, paths.sessionsDir))
+        files.set(info.path, info);
     return {
-      sessions: this.store.sessions(owner, limit, offset).map((row) => ({
-        id: row.id,
-        sessionId: row.id,
-        sessionFile: publicSessionFile(row.session_file) ?? "",
-        title: row.title ?? "New chat",
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-      })),
+      sessions: rows.map((row) => {
+        const info = files.get(row.session_file);
+        const sessionFile = publicSessionFile(row.session_file) ?? "";
+        const title = row.title ?? "New chat";
+        return {
+          path: sessionFile ? `sessions/${sessionFile}` : "",
+          id: row.id,
+          cwd: publicPath(paths, paths.workspaceDir),
+          ...(info?.name ? { name: info.name } : {}),
+          created: isoTime(row.created_at),
+          modified: isoTime(row.updated_at),
+          messageCount: info?.messageCount ?? 0,
+          firstMessage: info?.firstMessage.trim() || (row.title ?? ""),
+          sessionId: row.id,
+          sessionFile,
+          title,
+          createdAt: row.created_at,
+          updatedAt: row.updated_at,
+        };
+      }),
     };
   }
 
@@ -124,7 +155,7 @@ export class SessionService {
         ok: true,
         message: body.answer.kind === "skip" ? "Question skipped" : "Answer recorded",
         mode: live.plan.mode,
-        planAction: live.plan.executing ? "execute" : null,
+        ...(live.plan.executing ? { planAction: "execute" as const } : {}),
       },
     };
   }
@@ -141,6 +172,12 @@ export class SessionService {
     const file = sessionFile && confineSessionFile(this.sessionsDir(owner), sessionFile);
     if (file) rmSync(file, { force: true });
   }
+}
+
+/** SQLite's stored times as ISO 8601 (they are written as ISO already; older rows may lack the zone). */
+function isoTime(value: string): string {
+  const time = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(" ", "T")}Z`);
+  return Number.isNaN(time) ? new Date(0).toISOString() : new Date(time).toISOString();
 }
 
 function describe(live: LiveSession, row: SessionRow | undefined) {
