@@ -13,14 +13,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { GraphStore } from "../server/search/graph-store.ts";
-import type { MergedEntity, MergedRelationship } from "../server/search/index/merge.ts";
-import { runIndex, writeGraph } from "../server/search/index/pipeline.ts";
+import { runIndex, writeGraph } from "../server/search/indexing/pipeline.ts";
 import { searchMigrations } from "../server/search/migrations/index.ts";
-import { drain } from "../server/search/query/answer.ts";
-import { globalSearch } from "../server/search/query/global.ts";
-import { buildLocalContext } from "../server/search/query/local-context.ts";
-import { SearchStore } from "../server/search/store.ts";
+import { drain } from "../server/search/services/answer.ts";
+import { globalSearch } from "../server/search/services/global.ts";
+import { buildLocalContext } from "../server/search/services/local-context.ts";
+import { SearchGraphStore } from "../server/search/stores/graph-store.ts";
+import { SearchStore } from "../server/search/stores/search-store.ts";
+import type { MergedEntity, MergedRelationship } from "../server/search/types.ts";
 import { openDatabase } from "../server/storage/database.ts";
 import { migrate } from "../server/storage/migrate.ts";
 import { coreMigrations } from "../server/storage/migrations/index.ts";
@@ -141,7 +141,7 @@ const dir = tempDir("atrium-bench-search-");
 try {
   // ---- load the synthetic graph through the real store and pipeline ----
   const { db, store } = freshDb(join(dir.path, "app.db"));
-  const graph = new GraphStore(store.db);
+  const graph = new SearchGraphStore(store.db);
   const index = store.ensureIndex("local", "bench");
   let started = performance.now();
   const unitIds: number[] = [];

@@ -240,7 +240,7 @@ export const FleetListQuery = t.Composite([
   Paging,
   t.Object({ type: t.Optional(FleetType), status: t.Optional(RecordStatus) }),
 ]);
-export const SessionListQuery = t.Composite([
+export const ChatSessionListQuery = t.Composite([
   Paging,
   t.Object({
     status: t.Optional(SessionStatus),
@@ -272,7 +272,7 @@ export const ChatSession = t.Object({
   last_message_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
   message_count: t.Integer(),
 });
-export const SessionList = t.Object({
+export const ChatSessionList = t.Object({
   sessions: t.Array(ChatSession),
   total: t.Integer(),
   has_more: t.Boolean(),
@@ -293,11 +293,16 @@ export const History = t.Object({ messages: t.Array(HistoryMessage), has_more: t
 
 export const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-/** Frames a client sends on /v1/chat. */
+/** Frames a client sends on /v1/chat; the server compiles and enforces them on every frame. */
 export const ClientMessageFrame = t.Object({
   type: t.Literal("message"),
   session_id: t.Optional(t.String()),
-  content: t.String({ minLength: 1, maxLength: 100_000 }),
+  content: t.String({
+    minLength: 1,
+    maxLength: 100_000,
+    pattern: "\\S",
+    description: "the user's message: not empty, not only whitespace",
+  }),
   context: t.Optional(
     t.Object(
       {

@@ -24,6 +24,21 @@ const SessionFile = t.String({
 });
 const SessionId = t.String({ minLength: 1, maxLength: 200 });
 
+/** The spec's eight providers (server/models/catalog.ts; tests/chat/catalogs.test.ts keeps the two equal). */
+export const ProviderId = t.Union(
+  [
+    t.Literal("amazon-bedrock"),
+    t.Literal("openai"),
+    t.Literal("anthropic"),
+    t.Literal("google-vertex"),
+    t.Literal("google"),
+    t.Literal("mistral"),
+    t.Literal("groq"),
+    t.Literal("ollama"),
+  ],
+  { description: "one of the eight provider ids" },
+);
+
 export const ChatRequest = t.Object({
   sessionFile: t.Optional(SessionFile),
   sessionId: t.Optional(SessionId),
@@ -106,15 +121,20 @@ export const ChatSettingsUpdate = t.Object(
     followUpMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
     enableSkillCommands: t.Optional(t.Boolean()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // Validation drops keys it does not know before checking, so an update left empty named none.
+    minProperties: 1,
+    error: "no known setting in the update",
+    description: "a partial update: at least one known setting",
+  },
 );
 
 export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
 
-const ProviderId = t.String({ minLength: 1, maxLength: 128, description: "one of the eight provider ids" });
 export const ProviderUpdate = t.Object({
   provider: t.Optional(ProviderId),
-  providerId: t.Optional(t.String({ ...ProviderId, description: "the same as provider (the origin's name)" })),
+  providerId: t.Optional(t.Union(ProviderId.anyOf, { description: "the same as provider (the origin's name)" })),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
       description: "the key to store; empty or null clears it",
@@ -127,7 +147,7 @@ export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200
 export const RunsQuery = t.Object({ sessionId: SessionId, ...Paging.properties });
 export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const SessionsQuery = Paging;
-export const DiscoverQuery = t.Object({ provider: t.Optional(t.String({ minLength: 1, maxLength: 100 })) });
+export const DiscoverQuery = t.Object({ provider: t.Optional(ProviderId) });
 export const DiscoverBody = t.Object({ providerId: ProviderId });
 
 // --- responses ------------------------------------------------------------------------------------------
@@ -207,7 +227,7 @@ export const Discovered = t.Object({
   models: t.Array(ModelInfo),
   diagnostics: t.Array(t.String()),
 });
-export const CommandEntry = t.Object({
+const CommandEntry = t.Object({
   name: t.String(),
   description: t.String(),
   argumentHint: t.Optional(t.String()),

@@ -7,11 +7,14 @@ import { t } from "elysia";
 /** A query longer than this is refused with 422: it would only dilute BM25 and blow the token budget. */
 export const MAX_QUERY_CHARS = 8000;
 export const INDEX_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+/** The index a request or the `index` command uses when it names none. */
+export const DEFAULT_INDEX_NAME = "default";
 
-const IndexName = t.String({
+/** Validates index names on the routes and the `index` command's `--name` alike. */
+export const IndexName = t.String({
   pattern: INDEX_NAME_PATTERN,
   description: "a named index of the caller (default `default`)",
-  examples: ["default"],
+  examples: [DEFAULT_INDEX_NAME],
 });
 
 const ModelId = t.String({
@@ -39,6 +42,8 @@ export const SearchQuery = t.Object(
       "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
   },
 );
+/** A validated search request, as the query service takes it. */
+export type SearchQuery = typeof SearchQuery.static;
 
 const Record = t.Record(t.String(), t.Any());
 
@@ -89,6 +94,8 @@ export const IndexSummary = t.Object({
     description: "documents skipped (binary, not UTF-8, empty) and other notes",
   }),
 });
+/** What an indexing run did: the pipeline's result, the route's answer and the command's summary. */
+export type IndexSummary = typeof IndexSummary.static;
 
 export const IndexList = t.Object({
   indexes: t.Array(

@@ -1,5 +1,5 @@
 /**
- * The `index` subcommand: the search family's indexer (search/index/cli.ts) over the app's own start-up:
+ * The `index` subcommand: the search family's indexer (search/indexing/cli.ts) over the app's own start-up:
  * the server's configuration for the data dir (policy, .env), its context, and every family's migrations,
  * so an index built here is what a server on the same data dir serves. commands.ts loads it after
  * pi-package.ts, as main.ts does the server (the app's modules include pi's).
@@ -10,8 +10,7 @@ import { createEnvSource, readDotenv } from "./config/env.ts";
 import { ConfigError, loadConfig } from "./config/index.ts";
 import { createContext } from "./context.ts";
 import { createLogger } from "./log.ts";
-import type { IndexTarget } from "./search/index/cli.ts";
-import { main as indexMain } from "./search/index/cli.ts";
+import { type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,14 +1,31 @@
 /**
  * The chat family (specs/chat-app-api.md): streaming chat on the pi agent runtime. Each instance has its
- * own services and runtime host (a pool of live pi sessions), stopped with the instance.
+ * own stores, runtime host (a pool of live pi sessions) and services, stopped with the instance.
+ *
+ *   routes/      the Elysia plugins: validated input, one service call, the answer
+ *   services/    turns, sessions, attach, provenance, catalogs, settings (no Elysia context)
+ *   stores/      the SQLite mirror: sessions, runs, provider keys
+ *   runtime/     the pi host: live sessions, tools and their guards, plan mode, owner folders
+ *   migrations/  the mirror's tables
  */
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
-import { catalogRoutes } from "./catalog-routes.ts";
 import { chatMigrations } from "./migrations/index.ts";
-import { chatRoutes } from "./routes.ts";
-import { createChatServices } from "./services/index.ts";
+import { catalogRoutes } from "./routes/catalogs.ts";
+import { runRoutes } from "./routes/runs.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { turnRoutes } from "./routes/turns.ts";
+import { ChatRuntimeHost } from "./runtime/host.ts";
+import { shellOptions } from "./runtime/shell.ts";
+import { ChatAttachService } from "./services/attach.ts";
+import { ChatCatalogService } from "./services/catalogs.ts";
+import { ChatService } from "./services/chat.ts";
+import { ChatProvenanceService } from "./services/provenance.ts";
+import { ChatSessionService } from "./services/sessions.ts";
+import { ChatSettingsService } from "./services/settings.ts";
+import { ChatStore } from "./stores/index.ts";
 
 export const chatFamily = defineFamily({
   name: "chat",
@@ -32,15 +49,65 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const services = createChatServices(ctx);
+    const services = chatServices(ctx);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
       services,
       routes: new Elysia({ name: "atrium/chat" })
-        .use(chatRoutes(ctx, services))
-        .use(catalogRoutes(ctx, services)),
+        .use(turnRoutes(ctx, services.chat, services.attach))
+        .use(sessionRoutes(ctx, services.sessions))
+        .use(runRoutes(ctx, services.provenance))
+        .use(catalogRoutes(ctx, services.catalogs, services.settings)),
       /** Closes the live pi sessions. */
       stop: () => services.host.stop(),
     };
   },
 });
+
+/** Wires one instance: stores over the app's database → the runtime host → the services. */
+function chatServices(ctx: AppContext) {
+  const store = new ChatStore(ctx.store);
+  const { dataDir } = ctx.config;
+  // The owner's own machine: shell commands on the host, and settings that name extensions and
+  // packages in the owner's pi agent dir. Protected mode has neither.
+  const local = ctx.config.mode.kind === "local";
+  const host = new ChatRuntimeHost({
+    dataDir,
+    models: ctx.models,
+    env: ctx.env,
+    log: ctx.log,
+    sessions: store.sessions,
+    runs: store.runs,
+    providerKeys: store.providerKeys,
+    hostCommands: local,
+    settingsCode: local,
+    // Shell commands run in the sandbox's jail, with the policy's limits and network (shell.ts).
+    shell: shellOptions(ctx.config.policy.settings.sandbox),
+  });
+  // Local mode always mirrors; protected mode mirrors when a chat database is configured (DESIGN.md 5).
+  const mirrorEnabled = local || ctx.env.has("APP_CHAT_DATABASE_URL");
+  const settings = new ChatSettingsService({ host, models: ctx.models, dataDir, allowCode: local });
+  return {
+    host,
+    chat: new ChatService({
+      host,
+      sessions: store.sessions,
+      runs: store.runs,
+      models: ctx.models,
+      dataDir,
+      log: ctx.log,
+    }),
+    sessions: new ChatSessionService({ host, mirror: store, dataDir, mirrorEnabled }),
+    attach: new ChatAttachService({ host, sessions: store.sessions, dataDir }),
+    provenance: new ChatProvenanceService(store.runs),
+    catalogs: new ChatCatalogService({
+      host,
+      providerKeys: store.providerKeys,
+      models: ctx.models,
+      env: ctx.env,
+      dataDir,
+      settings,
+    }),
+    settings,
+  };
+}

@@ -47,6 +47,8 @@ function describe(error: ValueError): Omit<Issue, "loc"> {
   if (error.value === undefined && error.type !== E.ObjectAdditionalProperties) {
     return { type: "missing", msg: "Field required" };
   }
+  // A schema's own text for its failures (Elysia's `error` option) says more than a generic one.
+  if (typeof s.error === "string") return { type: "value_error", msg: s.error };
   switch (error.type) {
     case E.String:
       return { type: "string_type", msg: "Input should be a valid string" };

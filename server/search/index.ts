@@ -1,8 +1,16 @@
-/** The search family (graph search spec, area A): GraphRAG-style indexing and local/global graph search. */
+/**
+ * The search family (graph search spec, area A): GraphRAG-style indexing and local/global graph search.
+ * An instance wires its stores (SQL) into its services (queries, indexes) and those into its routes; the
+ * indexing pipeline (indexing/) is what the index service and the `index` command run.
+ */
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { searchMigrations } from "./migrations/index.ts";
 import { searchRoutes } from "./routes.ts";
+import { SearchIndexService } from "./services/indexes.ts";
+import { SearchQueryService } from "./services/queries.ts";
+import { SearchGraphStore } from "./stores/graph-store.ts";
+import { SearchStore } from "./stores/search-store.ts";
 
 export const searchFamily = defineFamily({
   name: "search",
@@ -15,5 +23,11 @@ export const searchFamily = defineFamily({
   // `GET /` is the search service's root probe (served by server/health.ts).
   paths: { prefixes: ["/search", "/generate_questions", "/monitor-debug"], exact: ["/"] },
   envelope: detailEnvelope,
-  create: (ctx) => ({ routes: searchRoutes(ctx) }),
+  create: (ctx) => {
+    const search = new SearchStore(ctx.store);
+    const graph = new SearchGraphStore(ctx.store);
+    const queries = new SearchQueryService({ search, graph }, ctx.models);
+    const indexes = new SearchIndexService(search, ctx.models, ctx.log.child({ family: "search" }));
+    return { routes: searchRoutes({ queries, indexes }, ctx) };
+  },
 });

@@ -2,7 +2,8 @@
  * HTTP routes of the search family (graph search spec, area A): local and global search, their SSE
  * streams (`event: context`, then `event: delta` `{text}` frames, then `event: done` `{response}`),
  * follow-up questions, the debug route that fails on purpose, and the indexing extension.
- * Thin: validation and mapping only; the work is in SearchService.
+ * Thin: the schemas validate (Elysia answers FastAPI's 422), each handler calls one service function and
+ * maps its answer to JSON or SSE; the work is in SearchQueryService and SearchIndexService.
  */
 import { Elysia } from "elysia";
 import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
@@ -19,8 +20,9 @@ import type { AppContext } from "../context.ts";
 import { requestOrShutdown } from "../http/abort.ts";
 import { AppError } from "../http/errors.ts";
 import { type SseFrame, sseResponse } from "../http/sse.ts";
-import { type Answer, drain } from "./query/answer.ts";
-import { DEFAULT_INDEX, SearchService } from "./service.ts";
+import { type Answer, drain } from "./services/answer.ts";
+import type { SearchIndexService } from "./services/indexes.ts";
+import type { SearchQueryService } from "./services/queries.ts";
 
 const tags = ["search"];
 const errors = { 422: HTTPValidationError, 503: DetailError };
@@ -32,8 +34,16 @@ const streamDoc = {
   },
 };
 
-export function searchRoutes(ctx: AppContext) {
-  const service = new SearchService(ctx.store, ctx.models, ctx.log.child({ family: "search" }));
+/** What the routes call. */
+export interface SearchServices {
+  queries: SearchQueryService;
+  indexes: SearchIndexService;
+}
+
+/** What the routes need of the app: the identity plugin, the shutdown signal, the logger. */
+export type SearchRoutesContext = Pick<AppContext, "identity" | "shutdown" | "log">;
+
+export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRoutesContext) {
   const signalOf = (request: Request) => requestOrShutdown(request, ctx.shutdown);
   const respond = async (answer: Answer, signal: AbortSignal) => ({
     response: await drain(answer, signal).catch(modelFailure),
@@ -65,7 +75,7 @@ export function searchRoutes(ctx: AppContext) {
     .guard({ owner: true })
     .post(
       "/search/local",
-      async ({ body, owner, request }) => respond(service.local(owner, body), signalOf(request)),
+      async ({ body, owner, request }) => respond(queries.local(owner, body), signalOf(request)),
       {
         body: SearchQuery,
         response: { 200: SearchResponse, ...errors },
@@ -80,7 +90,7 @@ export function searchRoutes(ctx: AppContext) {
       "/search/global",
       async ({ body, owner, request }) => {
         const signal = signalOf(request);
-        return respond(await service.global(owner, body, signal).catch(modelFailure), signal);
+        return respond(await queries.global(owner, body, signal).catch(modelFailure), signal);
       },
       {
         body: SearchQuery,
@@ -93,7 +103,7 @@ export function searchRoutes(ctx: AppContext) {
     )
     .post(
       "/search/local/stream",
-      ({ body, owner, request }) => stream(Promise.resolve(service.local(owner, body)), signalOf(request)),
+      ({ body, owner, request }) => stream(Promise.resolve(queries.local(owner, body)), signalOf(request)),
       {
         body: SearchQuery,
         detail: {
@@ -107,7 +117,7 @@ export function searchRoutes(ctx: AppContext) {
       "/search/global/stream",
       ({ body, owner, request }) => {
         const signal = signalOf(request);
-        return stream(service.global(owner, body, signal), signal);
+        return stream(queries.global(owner, body, signal), signal);
       },
       {
         body: SearchQuery,
@@ -121,7 +131,7 @@ export function searchRoutes(ctx: AppContext) {
     .post(
       "/generate_questions",
       async ({ body, owner, request }) => ({
-        questions: await service.questions(owner, body, signalOf(request)).catch(modelFailure),
+        questions: await queries.questions(owner, body, signalOf(request)).catch(modelFailure),
       }),
       {
         body: SearchQuery,
@@ -146,11 +156,9 @@ export function searchRoutes(ctx: AppContext) {
     .post(
       "/search/index",
       async ({ body, owner, request }) =>
-        service.index(
+        indexes.build(
           owner,
-          body.name ?? DEFAULT_INDEX,
-          body.documents.map((d) => ({ title: d.name, text: d.text })),
-          body.model,
+          { ...body, documents: body.documents.map((d) => ({ title: d.name, text: d.text })) },
           signalOf(request),
         ),
       {
@@ -163,7 +171,7 @@ export function searchRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/search/indexes", ({ owner }) => ({ indexes: service.indexes(owner) }), {
+    .get("/search/indexes", ({ owner }) => ({ indexes: indexes.list(owner) }), {
       response: { 200: IndexList },
       detail: { tags, summary: "The caller's indexes with their counts and modularity (Atrium extension)" },
     });

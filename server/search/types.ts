@@ -1,4 +1,7 @@
-/** Domain records of the search family, shared by the index pipeline, the store and the query engines. */
+/**
+ * Domain records of the search family, shared by the indexing pipeline, the stores and the query services.
+ * (What an indexing run reports, `IndexSummary`, is the schema's type in schemas/search.ts.)
+ */
 
 export type EntityType = "person" | "geo" | "organization" | "event";
 export const ENTITY_TYPES: EntityType[] = ["organization", "person", "geo", "event"];
@@ -94,19 +97,34 @@ export interface IndexRow {
   updated_at: string;
 }
 
-/** What an indexing run did. */
-export interface IndexSummary {
-  index: string;
-  documents: number;
-  documents_unchanged: number;
-  documents_indexed: number;
-  units: number;
-  entities: number;
-  relationships: number;
-  communities: number;
-  levels: number;
-  modularity: number[];
-  reports: number;
-  seconds: number;
-  warnings: string[];
+/** One stored extraction row: an entity or a relationship one text unit yielded. */
+export interface ExtractionRecord {
+  unit_id: number;
+  kind: "entity" | "relationship";
+  name: string;
+  target: string | null;
+  type: string | null;
+  description: string;
+  weight: number;
+}
+
+/** One entity of the merged graph; `key` is its name key, `unitIds` the units that mention it. */
+export interface MergedEntity {
+  key: string;
+  name: string;
+  type: string;
+  description: string;
+  mentions: number;
+  unitIds: number[];
+  degree: number;
+}
+
+/** One undirected relationship of the merged graph, between two entity keys. */
+export interface MergedRelationship {
+  source: string;
+  target: string;
+  description: string;
+  weight: number;
+  unitIds: number[];
+  rank: number;
 }

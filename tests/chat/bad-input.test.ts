@@ -93,3 +93,41 @@ test("bad input to the other chat routes is a 400, unknown targets 404", async (
   expect((await t.request("/api/attach", postJson({ sessionId: "nope" }))).status).toBe(404);
   expect(sessionRows()).toBe(0);
 });
+
+test("provider ids and settings updates are enforced by their schemas, in the chat envelope", async () => {
+  type Refusal = { message: string; errors: { loc: unknown[]; type: string; msg: string }[] };
+  const ids =
+    '"amazon-bedrock", "openai", "anthropic", "google-vertex", "google", "mistral", "groq" or "ollama"';
+  const stored = await t.json<Refusal>("/api/chat/providers", postJson({ provider: "nosuch", apiKey: "k" }));
+  expect(stored).toMatchObject({
+    status: 400,
+    body: {
+      message: `Invalid request: body.provider: Input should be ${ids}`,
+      errors: [{ loc: ["body", "provider"], type: "enum" }],
+    },
+  });
+  const discovered = await t.json<Refusal>("/api/chat/models/discover?provider=nosuch");
+  expect(discovered).toMatchObject({
+    status: 400,
+    body: { errors: [{ loc: ["query", "provider"], type: "enum" }] },
+  });
+  // Keys validation does not know are dropped before the check: an update naming none changes nothing.
+  for (const settings of [{}, { colour: "blue" }]) {
+    const refused = await t.json<Refusal>("/api/chat/settings", postJson({ settings }));
+    expect(refused).toEqual({
+      status: 400,
+      headers: expect.anything(),
+      body: {
+        message: "Invalid request: body.settings: no known setting in the update",
+        errors: [{ loc: ["body", "settings"], msg: "no known setting in the update", type: "value_error" }],
+      },
+    });
+  }
+  // The same schemas let the valid forms through.
+  expect((await t.request("/api/chat/providers", postJson({ provider: "groq", apiKey: null }))).status).toBe(
+    200,
+  );
+  expect((await t.request("/api/chat/settings", postJson({ settings: { transport: "sse" } }))).status).toBe(
+    200,
+  );
+});

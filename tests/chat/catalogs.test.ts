@@ -1,6 +1,8 @@
 /** Catalog routes: models, discovery, providers (stored keys, env wins), commands, resources, settings. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { ProviderId } from "../../schemas/chat.ts";
+import { PROVIDERS } from "../../server/models/catalog.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import type { Event } from "../helpers/streams.ts";
@@ -121,6 +123,10 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
   const cleared = await t.json<Event>("/api/chat/providers", postJson({ provider: "openai", apiKey: null }));
   expect(cleared.body).toMatchObject({ stored: false, provider: { configured: false } });
   expect(await live?.auth.authStorage.getApiKey("openai", { includeFallback: false })).toBeUndefined();
+});
+
+test("the schema's provider ids are exactly the catalog's eight, in its order", () => {
+  expect(ProviderId.anyOf.map((literal): string => literal.const)).toEqual(PROVIDERS.map((p) => p.id));
 });
 
 test("commands and resources come from pi's resource loader over the owner's folders", async () => {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { ownerPaths } from "../../server/chat/paths.ts";
+import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { lines } from "../helpers/streams.ts";

@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { searchMigrations } from "../../server/search/migrations/index.ts";
-import { SearchStore } from "../../server/search/store.ts";
+import { SearchStore } from "../../server/search/stores/search-store.ts";
 import { openDatabase } from "../../server/storage/database.ts";
 import { migrate } from "../../server/storage/migrate.ts";
 import { coreMigrations } from "../../server/storage/migrations/index.ts";

@@ -1,12 +1,12 @@
 /** The indexing pipeline on a slice of A Christmas Carol, offline: units, extraction, merge, communities, reports, FTS, incremental runs. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { GraphStore } from "../../server/search/graph-store.ts";
-import { hierarchicalCommunities } from "../../server/search/index/communities.ts";
-import { decodeText } from "../../server/search/index/documents.ts";
-import { mergeGraph } from "../../server/search/index/merge.ts";
-import { runIndex } from "../../server/search/index/pipeline.ts";
-import { countTokens, splitUnits } from "../../server/search/index/units.ts";
-import type { IndexSummary } from "../../server/search/types.ts";
+import type { IndexSummary } from "../../schemas/search.ts";
+import { hierarchicalCommunities } from "../../server/search/indexing/communities.ts";
+import { decodeText } from "../../server/search/indexing/documents.ts";
+import { mergeGraph } from "../../server/search/indexing/merge.ts";
+import { runIndex } from "../../server/search/indexing/pipeline.ts";
+import { countTokens, splitUnits } from "../../server/search/indexing/units.ts";
+import { SearchGraphStore as GraphStore } from "../../server/search/stores/graph-store.ts";
 import { fixtureDocuments, fixtureText, searchDb } from "./fixtures.ts";
 
 const { db, store } = searchDb();

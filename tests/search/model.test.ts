@@ -14,9 +14,9 @@ import {
   parseRecords,
   RECORD,
   TUPLE,
-} from "../../server/search/index/extract-model.ts";
-import { parseReport } from "../../server/search/index/reports.ts";
-import { parsePoints } from "../../server/search/query/global.ts";
+} from "../../server/search/indexing/extract-model.ts";
+import { parseReport } from "../../server/search/indexing/reports.ts";
+import { parsePoints } from "../../server/search/services/global.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scriptedModel } from "../helpers/faux.ts";
 import { listen } from "../helpers/listen.ts";

@@ -80,7 +80,7 @@ export function planEvent(state: ChatPlanState): ChatEvent {
  * Stateful per live session: message ids, the thinking text accumulated so far, and each running tool's
  * arguments (pi's end event carries none). `runId` names the run streaming now, if any.
  */
-export class EventMapper {
+export class ChatEventMapper {
   private messageId: string | undefined;
   private thinking = "";
   private readonly toolArgs = new Map<string, unknown>();

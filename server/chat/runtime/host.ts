@@ -13,18 +13,25 @@ import type { Logger } from "../../log.ts";
 import { createPiAuth, ensureModelAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
-import { ensureOwnerDirs, ownerPaths } from "../paths.ts";
-import type { ChatStore } from "../store.ts";
-import { LiveSession } from "./live-session.ts";
-import { ownerSettings } from "./pi-settings.ts";
+import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
+import type { ChatRunStore } from "../stores/runs.ts";
+import type { ChatSessionStore } from "../stores/sessions.ts";
+import { LiveChatSession } from "./live-session.ts";
+import { ensureOwnerDirs, ownerPaths } from "./owner-paths.ts";
+import { ownerSettings, settingsModelId } from "./pi-settings.ts";
 import type { ShellOptions } from "./shell.ts";
 
 export interface HostOptions {
   dataDir: string;
   models: ModelService;
   env: EnvSource;
-  store: ChatStore;
   log: Logger;
+  /** The mirror: the file a session id names, and the session rows it keeps. */
+  sessions: ChatSessionStore;
+  /** Whether a mirrored session ever ran (one created by /api/chat/new has no file yet). */
+  runs: Pick<ChatRunStore, "hasRuns">;
+  /** The owner's stored provider keys, for the session's pi auth. */
+  providerKeys: Pick<ChatProviderKeyStore, "all">;
   /** Idle sessions kept open at most (busy ones come on top). */
   maxIdleSessions?: number;
   idleMs?: number;
@@ -43,13 +50,13 @@ export interface SessionTarget {
 }
 
 export interface Opened {
-  live: LiveSession;
+  live: LiveChatSession;
   sessionReset: boolean;
   diagnostics: string[];
 }
 
-export class RuntimeHost {
-  private readonly pool = new Map<string, LiveSession>();
+export class ChatRuntimeHost {
+  private readonly pool = new Map<string, LiveChatSession>();
   private readonly opening = new Map<string, Promise<Opened>>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   readonly maxIdleSessions: number;
@@ -67,12 +74,12 @@ export class RuntimeHost {
   }
 
   /** A live session already in the pool, without opening anything. */
-  find(owner: string, target: SessionTarget): LiveSession | undefined {
+  find(owner: string, target: SessionTarget): LiveChatSession | undefined {
     for (const live of this.pool.values()) {
       if (live.owner !== owner) continue;
-      if (target.sessionId && live.sessionId === target.sessionId) return touch(live);
+      if (target.sessionId && live.sessionId === target.sessionId) return live.touch();
       if (!target.sessionId && target.sessionFile && live.sessionFile === target.sessionFile)
-        return touch(live);
+        return live.touch();
     }
     return undefined;
   }
@@ -105,12 +112,8 @@ export class RuntimeHost {
     const named = Boolean(target.sessionFile || target.sessionId);
     const paths = ownerPaths(this.options.dataDir, owner);
     ensureOwnerDirs(paths);
-    const { store } = this.options;
-    const row = target.sessionId
-      ? store.session(owner, target.sessionId)
-      : target.sessionFile
-        ? store.sessionByFile(owner, target.sessionFile)
-        : undefined;
+    const { sessions, runs, providerKeys } = this.options;
+    const row = sessions.find(owner, target);
     const file = row?.session_file ?? (target.sessionId ? undefined : target.sessionFile);
     let manager: SessionManager | undefined;
     let sessionReset = named;
@@ -120,17 +123,17 @@ export class RuntimeHost {
       sessionReset = false;
     } else if (file && existsSync(file)) {
       // Unreadable, or another session's file: left as it is (pi would rewrite it); a fresh session instead.
-    } else if (row && store.runs(owner, row.id, 1, 0).length === 0) {
+    } else if (row && !runs.hasRuns(owner, row.id)) {
       // Created by /api/chat/new but never written (pi writes the file with the first reply): same id.
       manager = SessionManager.create(paths.workspaceDir, paths.sessionsDir);
       manager.newSession({ id: row.id });
       sessionReset = false;
     }
     manager ??= SessionManager.create(paths.workspaceDir, paths.sessionsDir);
-    const live = new LiveSession(
+    const live = new LiveChatSession(
       owner,
       paths,
-      await createPiAuth(this.options.env, store.providerKeys(owner), join(paths.agentDir, "models.json")),
+      await createPiAuth(this.options.env, providerKeys.all(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
       this.options.shell,
     );
@@ -138,7 +141,7 @@ export class RuntimeHost {
     const startModel = model ?? this.defaultModel(settings);
     ensureModelAuth(live.auth, this.options.models, startModel);
     const diagnostics = await live.start(manager, startModel, settings);
-    store.upsertSession(owner, live.sessionId, live.sessionFile ?? "");
+    sessions.upsert(owner, live.sessionId, live.sessionFile ?? "");
     this.pool.set(keyOf(owner, live.sessionId), live);
     this.trim();
     return { live, sessionReset, diagnostics };
@@ -146,10 +149,8 @@ export class RuntimeHost {
 
   /** The model a session starts with: pi settings' default, else ModelService's default (offline last). */
   defaultModel(settings?: SettingsManager): Model<Api> {
-    const provider = settings?.getDefaultProvider();
-    const id = settings?.getDefaultModel();
-    const preferred = provider && id ? `${provider}/${id}` : undefined;
-    return this.options.models.resolve(this.options.models.defaultModel(preferred).id);
+    const { models } = this.options;
+    return models.resolve(models.defaultModel(settingsModelId(settings)).id);
   }
 
   /** Closes one session (after delete): aborts what runs, drops it from the pool. */
@@ -167,7 +168,7 @@ export class RuntimeHost {
       if (live.owner === owner) await this.close(owner, live.sessionId);
   }
 
-  ownerSessions(owner: string): LiveSession[] {
+  ownerSessions(owner: string): LiveChatSession[] {
     return [...this.pool.values()].filter((l) => l.owner === owner);
   }
 
@@ -200,7 +201,7 @@ export class RuntimeHost {
     return excess;
   }
 
-  private evict(key: string, live: LiveSession): void {
+  private evict(key: string, live: LiveChatSession): void {
     this.pool.delete(key);
     live.dispose();
     this.options.log.debug("chat session evicted", { sessionId: live.sessionId });
@@ -220,9 +221,4 @@ function sessionHeaderId(file: string): string | undefined {
 
 function keyOf(owner: string, sessionId: string): string {
   return `${owner}\u0000${sessionId}`;
-}
-
-function touch(live: LiveSession): LiveSession {
-  live.lastUsed = Date.now();
-  return live;
 }

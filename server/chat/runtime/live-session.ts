@@ -15,10 +15,10 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
-import type { OwnerPaths } from "../paths.ts";
-import { type ChatEvent, EventMapper } from "./events.ts";
+import { type ChatEvent, ChatEventMapper } from "./events.ts";
 import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
+import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
   type ChatPlanState,
@@ -44,7 +44,7 @@ type RawListener = (event: AgentSessionEvent) => void;
 
 const BUFFER_LIMIT = 512;
 
-export class LiveSession {
+export class LiveChatSession {
   session!: AgentSession;
   settings!: SettingsManager;
   plan: ChatPlanState = initialPlanState();
@@ -58,7 +58,7 @@ export class LiveSession {
   private readonly buffer: BufferedEvent[] = [];
   private readonly listeners = new Set<Listener>();
   private readonly rawListeners = new Set<RawListener>();
-  private readonly mapper = new EventMapper(() => this.activeRunId);
+  private readonly mapper = new ChatEventMapper(() => this.activeRunId);
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -104,6 +104,12 @@ export class LiveSession {
   /** Buffered events after `seq` (all of them when the buffer no longer reaches back that far). */
   since(seq: number): BufferedEvent[] {
     return this.buffer.filter((b) => b.seq > seq);
+  }
+
+  /** Marks the session used now (the pool evicts the least recently used idle sessions first). */
+  touch(): this {
+    this.lastUsed = Date.now();
+    return this;
   }
 
   get lastSeq(): number {

@@ -48,6 +48,13 @@ export async function ownerSettings(policy: CodePolicy): Promise<SettingsManager
   });
 }
 
+/** The owner's default model as settings name it (`provider/model`), when they name both parts. */
+export function settingsModelId(settings: SettingsManager | undefined): string | undefined {
+  const provider = settings?.getDefaultProvider();
+  const model = settings?.getDefaultModel();
+  return provider && model ? `${provider}/${model}` : undefined;
+}
+
 /**
  * Why a settings entry of `extensions` or `packages` may not name code, or undefined when pi may load
  * it: a local path that stays (symlinks followed) inside the agent dir. Filter entries of `extensions`

@@ -4,6 +4,9 @@
  * run is aborted. Pending questions live in a broker per live session, keyed by tool call id.
  */
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+// The app's one TypeBox is Elysia's (`@sinclair/typebox` 0.34, through `t` in schemas/). pi's tool API
+// types a tool's parameters with the `typebox` 1.x package, so a pi tool's schema is built with that
+// one: this is the only place in the server that uses it.
 import { Type } from "typebox";
 import { QUESTIONNAIRE_TOOL } from "./plan.ts";
 
@@ -17,7 +20,7 @@ export interface Question {
   options: { id: string; label: string }[];
 }
 
-export interface Answer {
+export interface QuestionnaireAnswer {
   kind: QuestionKind | "skip";
   questionId?: string;
   selectedIds?: string[];
@@ -30,7 +33,7 @@ export class AnswerError extends Error {
 
 interface Pending {
   question: Question;
-  resolve(answer: Answer): void;
+  resolve(answer: QuestionnaireAnswer): void;
 }
 
 export class QuestionBroker {
@@ -38,9 +41,9 @@ export class QuestionBroker {
 
   constructor(private readonly onAsk: (question: Question) => void) {}
 
-  ask(question: Question, signal?: AbortSignal): Promise<Answer> {
+  ask(question: Question, signal?: AbortSignal): Promise<QuestionnaireAnswer> {
     return new Promise((resolve) => {
-      const done = (answer: Answer) => {
+      const done = (answer: QuestionnaireAnswer) => {
         this.pending.delete(question.toolCallId);
         signal?.removeEventListener("abort", onAbort);
         resolve(answer);
@@ -62,7 +65,7 @@ export class QuestionBroker {
   }
 
   /** Delivers an answer; throws AnswerError when it does not fit the question. */
-  answer(toolCallId: string, answer: Answer): Question | undefined {
+  answer(toolCallId: string, answer: QuestionnaireAnswer): Question | undefined {
     const pending = this.pending.get(toolCallId);
     if (!pending) return undefined;
     validate(pending.question, answer);
@@ -71,7 +74,7 @@ export class QuestionBroker {
   }
 }
 
-function validate(question: Question, answer: Answer): void {
+function validate(question: Question, answer: QuestionnaireAnswer): void {
   if (answer.kind === "skip") return;
   if (answer.questionId !== undefined && answer.questionId !== question.questionId)
     throw new AnswerError(`questionId '${answer.questionId}' does not match '${question.questionId}'`);
@@ -91,7 +94,7 @@ function validate(question: Question, answer: Answer): void {
 }
 
 /** What the model reads as the tool's result. */
-export function describeAnswer(question: Question, answer: Answer): string {
+export function describeAnswer(question: Question, answer: QuestionnaireAnswer): string {
   if (answer.kind === "skip") return "The user skipped the question.";
   if (answer.kind === "text") return `The user answered: ${answer.text}`;
   const labels = question.options

@@ -17,7 +17,7 @@
  */
 import type { DefaultResourceLoader, ExtensionFactory, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { loadPi } from "../../models/pi-sdk.ts";
-import type { OwnerPaths } from "../paths.ts";
+import type { OwnerPaths } from "./owner-paths.ts";
 
 /** pi's offline switch: no npm or git installs, no tool downloads. */
 export function keepPiOffline(): void {

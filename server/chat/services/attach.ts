@@ -6,34 +6,40 @@
 import { AppError } from "../../http/errors.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { Producer } from "../../http/stream.ts";
-import { ownerPaths, publicSessionFile } from "../paths.ts";
-import type { RuntimeHost } from "../runtime/host.ts";
+import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { BufferedEvent } from "../runtime/live-session.ts";
+import { ownerPaths, publicSessionFile } from "../runtime/owner-paths.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
-import type { ChatStore } from "../store.ts";
+import type { ChatSessionStore } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
 
-export class AttachService {
-  constructor(
-    private readonly host: RuntimeHost,
-    private readonly store: ChatStore,
-    private readonly dataDir: string,
-  ) {}
+export interface ChatAttachServiceDeps {
+  host: Pick<ChatRuntimeHost, "find" | "open">;
+  sessions: Pick<ChatSessionStore, "get" | "byFile">;
+  dataDir: string;
+}
+
+export class ChatAttachService {
+  constructor(private readonly deps: ChatAttachServiceDeps) {}
 
   async attach(owner: string, query: SessionQuery, lastEventId?: number): Promise<Producer<SseFrame>> {
-    const target = sessionTarget(ownerPaths(this.dataDir, owner).sessionsDir, query);
+    const { host, sessions, dataDir } = this.deps;
+    const target = sessionTarget(ownerPaths(dataDir, owner).sessionsDir, query);
+    // Not a schema rule: an empty sessionFile means "none" on every chat route, so this is checked
+    // after it was read, and the message names both fields.
     if (!target.sessionId && !target.sessionFile)
       throw new AppError("invalid", "Invalid request: body: sessionId or sessionFile is required", {
         issues: [
           { loc: ["body", "sessionId"], msg: "sessionId or sessionFile is required", type: "missing" },
         ],
       });
+    // Any mirrored session of the caller may be attached, by id or (when the id is unknown) by file.
     const known =
-      this.host.find(owner, target) ??
-      (target.sessionId ? this.store.session(owner, target.sessionId) : undefined) ??
-      (target.sessionFile ? this.store.sessionByFile(owner, target.sessionFile) : undefined);
+      host.find(owner, target) ??
+      (target.sessionId ? sessions.get(owner, target.sessionId) : undefined) ??
+      (target.sessionFile ? sessions.byFile(owner, target.sessionFile) : undefined);
     if (!known) throw new AppError("not_found", "No such session");
-    const { live } = await this.host.open(owner, target);
+    const { live } = await host.open(owner, target);
     return async function* () {
       live.attached++;
       const queue = new AsyncQueue<BufferedEvent>();
@@ -62,7 +68,7 @@ export class AttachService {
       } finally {
         stop();
         live.attached--;
-        live.lastUsed = Date.now();
+        live.touch();
       }
     };
   }

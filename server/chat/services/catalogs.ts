@@ -2,21 +2,23 @@
  * Chat catalogs: models (with the default and diagnostics), provider discovery, the eight providers and
  * the caller's stored keys, slash commands and pi resources. Resource paths and diagnostics name the
  * owner's folders (`workspace/AGENTS.md`), never the server's absolute paths. Settings: settings.ts.
+ * Provider ids arrive checked against the eight by the schema (schemas/chat.ts `ProviderId`).
  */
 import { join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
-import { PROVIDERS, providerInfo } from "../../models/catalog.ts";
+import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import type { ModelService } from "../../models/service.ts";
-import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../paths.ts";
-import type { RuntimeHost } from "../runtime/host.ts";
+import type { ChatRuntimeHost } from "../runtime/host.ts";
+import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../runtime/owner-paths.ts";
+import { settingsModelId } from "../runtime/pi-settings.ts";
 import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
-import type { ChatStore } from "../store.ts";
+import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import { discoverModels } from "./discover.ts";
-import type { SettingsService } from "./settings.ts";
+import type { ChatSettingsService } from "./settings.ts";
 
 const BUILTIN_COMMANDS = [
   { name: "model", description: "Pick the model for this chat" },
@@ -28,38 +30,45 @@ const BUILTIN_COMMANDS = [
   { name: "config", description: "Configure providers and resources" },
 ];
 
-export class CatalogService {
-  constructor(
-    private readonly host: RuntimeHost,
-    private readonly store: ChatStore,
-    private readonly models: ModelService,
-    private readonly env: EnvSource,
-    private readonly dataDir: string,
-    private readonly ownerSettings: SettingsService,
-  ) {}
+export interface ChatCatalogServiceDeps {
+  /** Live sessions of an owner take a stored key at once. */
+  host: Pick<ChatRuntimeHost, "ownerSessions">;
+  providerKeys: ChatProviderKeyStore;
+  models: ModelService;
+  env: EnvSource;
+  dataDir: string;
+  settings: Pick<ChatSettingsService, "manager">;
+}
+
+export class ChatCatalogService {
+  private readonly models: ModelService;
+  private readonly env: EnvSource;
+  private readonly keys: ChatProviderKeyStore;
+
+  constructor(private readonly deps: ChatCatalogServiceDeps) {
+    this.models = deps.models;
+    this.env = deps.env;
+    this.keys = deps.providerKeys;
+  }
 
   private paths(owner: string) {
-    const paths = ownerPaths(this.dataDir, owner);
-    ensureOwnerDirs(paths);
-    return paths;
+    return ensureOwnerDirs(ownerPaths(this.deps.dataDir, owner));
   }
 
   private settingsOf(owner: string): Promise<SettingsManager> {
-    return this.ownerSettings.manager(owner);
+    return this.deps.settings.manager(owner);
   }
 
   /** Diagnostics with the owner's folders in place of server paths. */
   private diagnostics(owner: string, loader: DefaultResourceLoader): string[] {
     const paths = this.paths(owner);
-    return resourceDiagnostics(loader).map((line) => scrubPaths(paths, this.dataDir, line));
+    return resourceDiagnostics(loader).map((line) => scrubPaths(paths, this.deps.dataDir, line));
   }
 
   async modelsFor(owner: string) {
     const settings = await this.settingsOf(owner);
-    const stored = this.store.providerKeys(owner);
-    const provider = settings.getDefaultProvider();
-    const model = settings.getDefaultModel();
-    const chosen = this.models.defaultModel(provider && model ? `${provider}/${model}` : undefined);
+    const stored = this.keys.all(owner);
+    const chosen = this.models.defaultModel(settingsModelId(settings));
     const list = this.models.list();
     for (const id of Object.keys(stored)) {
       const info = providerInfo(id);
@@ -92,41 +101,25 @@ export class CatalogService {
   }
 
   async discover(owner: string, provider?: string) {
-    const stored = this.store.providerKeys(owner);
+    const stored = this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
-    const info = providerInfo(id);
-    if (!info)
-      throw new AppError("invalid", `Invalid request: query.provider: unknown provider '${id}'`, {
-        issues: [
-          {
-            loc: ["query", "provider"],
-            msg: `known: ${PROVIDERS.map((p) => p.id).join(", ")}`,
-            type: "enum",
-          },
-        ],
-      });
+    const info = known(id);
     const key = this.env.get(info.envVarName) ?? stored[id];
     return discoverModels(info, key);
   }
 
   providers(owner: string) {
-    return { providers: providersWithStoredKeys(this.models, this.store.providerKeys(owner)) };
+    return { providers: providersWithStoredKeys(this.models, this.keys.all(owner)) };
   }
 
   /** Stores (or clears) the caller's key; live sessions pick it up at once. The key is never echoed. */
   setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
-    const info = providerInfo(provider);
-    if (!info)
-      throw new AppError("invalid", `Invalid request: body.provider: unknown provider '${provider}'`, {
-        issues: [
-          { loc: ["body", "provider"], msg: `known: ${PROVIDERS.map((p) => p.id).join(", ")}`, type: "enum" },
-        ],
-      });
+    const info = known(provider);
     const key = apiKey?.trim();
-    if (key) this.store.setProviderKey(owner, provider, key);
-    else this.store.clearProviderKey(owner, provider);
-    for (const live of this.host.ownerSessions(owner)) {
+    if (key) this.keys.set(owner, provider, key);
+    else this.keys.clear(owner, provider);
+    for (const live of this.deps.host.ownerSessions(owner)) {
       if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
       else live.auth.authStorage.remove(provider);
     }
@@ -208,4 +201,11 @@ export class CatalogService {
       diagnostics: this.diagnostics(owner, loader),
     };
   }
+}
+
+/** The catalog entry of a provider id the schema let through (one of the eight). */
+function known(id: string): ProviderInfo {
+  const info = providerInfo(id);
+  if (!info) throw new AppError("internal", `provider '${id}' is not in the catalog`);
+  return info;
 }

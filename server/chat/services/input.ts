@@ -1,47 +1,29 @@
 /**
- * Everything about a chat request that can be checked before a stream opens: message vs planAction,
- * the model (`provider/model` or `{provider, id, thinkingLevel}`), and the session file's confinement to
- * the caller's sessions folder. A failure is a 400 and nothing has been created.
+ * What a chat request needs checked before a stream opens, beyond the shapes its schema
+ * (schemas/chat.ts) already enforced: a message unless `planAction` is given (blank counts as none),
+ * the model id read by `server/models/ids.ts` (the one parser of `provider/model`) and resolved for the
+ * owner (their models.json too), and a session file confined to the caller's sessions folder. A failure
+ * is a 400 and nothing has been created.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { AppError } from "../../http/errors.ts";
+import type { ChatRequest, SessionRef } from "../../../schemas/chat.ts";
 import { parseModelId } from "../../models/ids.ts";
-import { confineSessionFile } from "../paths.ts";
 import type { SessionTarget } from "../runtime/host.ts";
-import type { ChatMode, PlanAction } from "../runtime/plan.ts";
+import { confineSessionFile } from "../runtime/owner-paths.ts";
+import { invalidValue as invalid } from "./invalid.ts";
 
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
-
-export interface ChatInput {
-  sessionFile?: string;
-  sessionId?: string;
-  message?: string;
-  model?: string | { provider: string; id: string; thinkingLevel?: ThinkingLevel };
-  mode?: ChatMode;
-  planAction?: PlanAction;
-  streamingBehavior?: "steer" | "followUp";
-}
+export type ChatInput = typeof ChatRequest.static;
+export type SessionQuery = typeof SessionRef.static;
+export type ThinkingLevel = NonNullable<Exclude<ChatInput["model"], string | undefined>["thinkingLevel"]>;
 
 export interface PreparedChat {
   target: SessionTarget;
   text: string;
   model?: Model<Api>;
-  modelId?: string;
   thinkingLevel?: ThinkingLevel;
-  mode?: ChatMode;
-  planAction?: PlanAction;
-  streamingBehavior?: "steer" | "followUp";
-}
-
-function invalid(loc: string[], msg: string): AppError {
-  return new AppError("invalid", `Invalid request: ${loc.join(".")}: ${msg}`, {
-    issues: [{ loc, msg, type: "value_error" }],
-  });
-}
-
-export interface SessionQuery {
-  sessionFile?: string;
-  sessionId?: string;
+  mode?: ChatInput["mode"];
+  planAction?: ChatInput["planAction"];
+  streamingBehavior?: ChatInput["streamingBehavior"];
 }
 
 /** Confines a client-named session file; throws 400 when it points outside the sessions folder. */
@@ -65,20 +47,7 @@ export function prepareChat(
   const text = input.message?.trim() ?? "";
   if (!text && !input.planAction)
     throw invalid(["body", "message"], "a non-empty message is required unless planAction is given");
-  let modelId: string | undefined;
-  let thinkingLevel: ThinkingLevel | undefined;
-  if (typeof input.model === "string") {
-    if (!parseModelId(input.model) && input.model !== "offline")
-      throw invalid(
-        ["body", "model"],
-        `'${input.model}' is not a provider/model id (e.g. openai/gpt-5-mini)`,
-      );
-    modelId = input.model;
-  } else if (input.model) {
-    modelId = `${input.model.provider}/${input.model.id}`;
-    if (!parseModelId(modelId)) throw invalid(["body", "model"], `'${modelId}' is not a provider/model id`);
-    thinkingLevel = input.model.thinkingLevel;
-  }
+  const { id: modelId, thinkingLevel } = requestedModel(input.model);
   let model: Model<Api> | undefined;
   if (modelId) {
     try {
@@ -91,10 +60,22 @@ export function prepareChat(
     target: sessionTarget(sessionsDir, input),
     text,
     model,
-    modelId,
     thinkingLevel,
     mode: input.mode,
     planAction: input.planAction,
     streamingBehavior: input.streamingBehavior,
   };
+}
+
+/** The model id a request names (`provider/model`, `offline`, or the object form) and its thinking level. */
+function requestedModel(model: ChatInput["model"]): { id?: string; thinkingLevel?: ThinkingLevel } {
+  if (typeof model === "string") {
+    if (!parseModelId(model) && model !== "offline")
+      throw invalid(["body", "model"], `'${model}' is not a provider/model id (e.g. openai/gpt-5-mini)`);
+    return { id: model };
+  }
+  if (!model) return {};
+  const id = `${model.provider}/${model.id}`;
+  if (!parseModelId(id)) throw invalid(["body", "model"], `'${id}' is not a provider/model id`);
+  return { id, thinkingLevel: model.thinkingLevel };
 }

@@ -1,11 +1,11 @@
 /** Recorded runs of a session and one run's provenance: model, settings snapshot, tool calls, files, timings. */
 import { AppError } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
-import type { ChatStore, RunRow } from "../store.ts";
+import type { ChatRunRow, ChatRunStore } from "../stores/runs.ts";
 
 const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
 
-function runRecord(row: RunRow) {
+function runRecord(row: ChatRunRow) {
   return {
     runId: row.id,
     sessionId: row.session_id,
@@ -24,20 +24,20 @@ function runRecord(row: RunRow) {
   };
 }
 
-export class ProvenanceService {
-  constructor(private readonly store: ChatStore) {}
+export class ChatProvenanceService {
+  constructor(private readonly runs: Pick<ChatRunStore, "list" | "get" | "toolCalls" | "fileMutations">) {}
 
-  runs(owner: string, sessionId: string, { limit, offset }: Page) {
-    return { runs: this.store.runs(owner, sessionId, limit, offset).map(runRecord) };
+  list(owner: string, sessionId: string, { limit, offset }: Page) {
+    return { runs: this.runs.list(owner, sessionId, limit, offset).map(runRecord) };
   }
 
   provenance(owner: string, runId: string) {
-    const row = this.store.run(owner, runId);
+    const row = this.runs.get(owner, runId);
     if (!row) throw new AppError("not_found", `No run '${runId}'`);
     return {
       ...runRecord(row),
       settings: parse(row.settings_json),
-      toolCalls: this.store.toolCalls(owner, runId).map((c) => ({
+      toolCalls: this.runs.toolCalls(owner, runId).map((c) => ({
         toolCallId: c.tool_call_id,
         toolName: c.tool_name,
         args: parse(c.args_json),
@@ -46,7 +46,7 @@ export class ProvenanceService {
         startedAt: c.started_at,
         endedAt: c.ended_at,
       })),
-      filesTouched: this.store.fileMutations(owner, runId).map((m) => ({
+      filesTouched: this.runs.fileMutations(owner, runId).map((m) => ({
         path: m.path,
         toolName: m.tool_name,
         toolCallId: m.tool_call_id,

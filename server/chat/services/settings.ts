@@ -13,8 +13,8 @@ import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
 import type { Issue } from "../../http/validation.ts";
 import type { ModelService } from "../../models/service.ts";
-import { ensureOwnerDirs, ownerPaths, publicPath } from "../paths.ts";
-import type { RuntimeHost } from "../runtime/host.ts";
+import type { ChatRuntimeHost } from "../runtime/host.ts";
+import { ensureOwnerDirs, ownerPaths, publicPath } from "../runtime/owner-paths.ts";
 import {
   CODE_KEYS,
   type CodePolicy,
@@ -22,27 +22,29 @@ import {
   ownerSettings,
   settingsFile,
 } from "../runtime/pi-settings.ts";
+import { invalidRequest } from "./invalid.ts";
 
 const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
 const NESTED_KEYS = new Set(["compaction", "retry"]);
 
-export class SettingsService {
-  constructor(
-    private readonly host: RuntimeHost,
-    private readonly models: ModelService,
-    private readonly dataDir: string,
-    /** Local mode: settings may name extensions and packages inside the owner's agent dir. */
-    private readonly allowCode: boolean,
-  ) {}
+export interface ChatSettingsServiceDeps {
+  /** Live sessions of an owner reload their settings after an update. */
+  host: Pick<ChatRuntimeHost, "ownerSessions">;
+  models: Pick<ModelService, "defaultModel">;
+  dataDir: string;
+  /** Local mode: settings may name extensions and packages inside the owner's agent dir. */
+  allowCode: boolean;
+}
+
+export class ChatSettingsService {
+  constructor(private readonly deps: ChatSettingsServiceDeps) {}
 
   private paths(owner: string) {
-    const paths = ownerPaths(this.dataDir, owner);
-    ensureOwnerDirs(paths);
-    return paths;
+    return ensureOwnerDirs(ownerPaths(this.deps.dataDir, owner));
   }
 
   policy(owner: string): CodePolicy {
-    return { agentDir: this.paths(owner).agentDir, allowCode: this.allowCode };
+    return { agentDir: this.paths(owner).agentDir, allowCode: this.deps.allowCode };
   }
 
   /** The owner's pi SettingsManager (async: pi loads on first use, see pi-sdk.ts). */
@@ -54,14 +56,12 @@ export class SettingsService {
     return effective(await this.manager(owner));
   }
 
-  /** Merges a partial update into the owner's settings file; live sessions reload their settings. */
+  /**
+   * Merges a partial update into the owner's settings file; live sessions reload their settings. The
+   * schema already refused unknown keys and an empty update.
+   */
   async update(owner: string, update: Record<string, unknown>) {
     const keys = Object.keys(update).filter((k) => update[k] !== undefined);
-    // Unknown keys are dropped by validation: an update left with nothing known changes nothing.
-    if (keys.length === 0)
-      throw new AppError("invalid", "Invalid request: body.settings: no known setting in the update", {
-        issues: [{ loc: ["body", "settings"], msg: "no known setting in the update", type: "value_error" }],
-      });
     const policy = this.policy(owner);
     refuseCode(update, policy);
     const file = settingsFile(policy.agentDir);
@@ -79,10 +79,10 @@ export class SettingsService {
     const provider = project.defaultProvider as string | undefined;
     const model = project.defaultModel as string | undefined;
     if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
-      const chosen = this.models.defaultModel(`${provider}/${model}`);
+      const chosen = this.deps.models.defaultModel(`${provider}/${model}`);
       if (chosen.diagnostic) diagnostics.push(`defaultModel: ${chosen.diagnostic}`);
     }
-    for (const live of this.host.ownerSessions(owner)) {
+    for (const live of this.deps.host.ownerSessions(owner)) {
       await live.settings.reload();
       live.session.setSteeringMode(live.settings.getSteeringMode());
       live.session.setFollowUpMode(live.settings.getFollowUpMode());
@@ -120,9 +120,8 @@ function refuseCode(update: Record<string, unknown>, policy: CodePolicy): void {
       const reason = codeEntryRefusal(key, entry, policy);
       if (reason) issues.push({ loc: ["body", "settings", key, i], msg: reason, type: "value_error" });
     });
-  const first = issues[0];
-  if (first)
-    throw new AppError("invalid", `Invalid request: ${first.loc.join(".")}: ${first.msg}`, { issues });
+  const [first, ...more] = issues;
+  if (first) throw invalidRequest(first, ...more);
 }
 
 export function effective(s: SettingsManager) {

@@ -1,0 +1,90 @@
+/**
+ * One agent speaking: its model (its own, else the server default) streamed with a system prompt made
+ * of who it is, its instructions, the memory it recalls for the prompt and the conversation so far.
+ * Narrow dependencies in (the model layer, a recall function, a clock), chunks out through `onChunk`,
+ * the whole text returned. A model error becomes a `model_error` refusal that ends the reply, not the
+ * socket.
+ */
+import type { Clock } from "../../lib/clock.ts";
+import type { ModelService } from "../../models/service.ts";
+import type { AgentRecord } from "../stores/agents.ts";
+import type { MemoryRecord } from "../stores/memory.ts";
+import { AgentChatError } from "./frames.ts";
+
+/** Memory entries put in an agent's context per message unless its config says otherwise. */
+const DEFAULT_MEMORY_LIMIT = 5;
+
+export type AgentModels = Pick<ModelService, "resolve" | "defaultModel" | "stream">;
+
+/** The model a message to this agent uses now: its own, else the server default. */
+export function effectiveModel(agent: { model: string | null }, models: Pick<ModelService, "defaultModel">) {
+  return agent.model ?? models.defaultModel().id;
+}
+
+/** A finite number, or undefined: config values are free-form JSON. */
+export function num(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+export interface AgentCallDeps {
+  models: AgentModels;
+  /** The memory entries of these holders that fit the prompt, at most `limit`. */
+  recall(holders: { id: string; type: string }[], prompt: string, limit: number): MemoryRecord[];
+  now: Clock;
+}
+
+export interface AgentCall {
+  agent: AgentRecord;
+  prompt: string;
+  /** The conversation so far, one `speaker: text` line per message. */
+  conversation: string;
+  /** Holders whose memory the agent also recalls (its fleet). */
+  holders: { id: string; type: string }[];
+  /** The session's or fleet's temperature, which beats the agent's own. */
+  temperature?: number;
+}
+
+export async function callAgent(
+  deps: AgentCallDeps,
+  call: AgentCall,
+  signal: AbortSignal,
+  onChunk: (chunk: string) => void,
+): Promise<string> {
+  const { agent, prompt } = call;
+  const model = deps.models.resolve(effectiveModel(agent, deps.models));
+  const limit = num(agent.config.memory_limit) ?? DEFAULT_MEMORY_LIMIT;
+  const memories = deps.recall([{ id: agent.id, type: "agent" }, ...call.holders], prompt, limit);
+  const system = [
+    `You are ${agent.name}, ${agent.role}.`,
+    agent.description,
+    agent.instructions,
+    memories.length
+      ? `Relevant memory:\n${memories.map((m) => `- [${m.type}] ${m.content}`).join("\n")}`
+      : "",
+    call.conversation ? `Conversation so far:\n${call.conversation}` : "",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+  const stream = deps.models.stream(
+    model,
+    { systemPrompt: system, messages: [{ role: "user", content: prompt, timestamp: deps.now() }] },
+    {
+      temperature: call.temperature ?? num(agent.config.temperature),
+      maxTokens: num(agent.config.max_tokens),
+      signal,
+    },
+  );
+  let text = "";
+  for await (const event of stream) {
+    if (event.type === "text_delta") {
+      text += event.delta;
+      onChunk(event.delta);
+    } else if (event.type === "error") {
+      throw new AgentChatError(
+        "model_error",
+        `${agent.name}'s model failed: ${event.error.errorMessage ?? event.reason}`,
+      );
+    }
+  }
+  return text;
+}

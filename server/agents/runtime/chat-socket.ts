@@ -1,0 +1,178 @@
+/**
+ * The socket session machinery of /v1/chat, independent of Elysia: one connection per socket (its
+ * owner, its session, a queue so messages on one socket run one after another, an abort that closing
+ * the socket fires), connection parameters read from the query (`session_id`, `target_id`,
+ * `target_type`, optional `max_turns` and `temperature`), and every client frame checked by
+ * frames.ts. A refused connection gets an `error` frame and a close with a 44xx code and a reason; an
+ * invalid frame gets an `error` frame and the socket stays open. Frames larger than the server's limit
+ * are refused by Bun (close 1009) before they reach this code. The chat itself is `SocketChat`,
+ * implemented by the chat service.
+ */
+import type { Identity } from "../../auth/identity.ts";
+import type { Logger } from "../../log.ts";
+import {
+  AgentChatError,
+  errorFrame,
+  type Frame,
+  type MessageContext,
+  readClientFrame,
+  type Send,
+} from "./frames.ts";
+
+/** Close codes: 4400 bad connection parameters, 4401 no identity, 4404 unknown target or session, 4409 target mismatch, 4410 ended session. */
+export const CLOSE = { normal: 1000, invalid: 4400, unauthorized: 4401 } as const;
+
+export interface ConnectParams {
+  session_id?: string;
+  target_id?: string;
+  target_type?: string;
+  max_turns?: number;
+  temperature?: number;
+}
+
+export interface ChatTarget {
+  id: string;
+  type: "agent" | "fleet";
+  name: string;
+}
+
+/** What the socket needs from the chat: open or resume a session, run one message, end the session. */
+export interface SocketChat {
+  connect(
+    owner: string,
+    params: ConnectParams,
+  ): { session: { id: string; status: string }; target: ChatTarget };
+  message(
+    owner: string,
+    sessionId: string,
+    frame: { content: string; context?: MessageContext },
+    send: Send,
+    signal: AbortSignal,
+  ): Promise<void>;
+  end(owner: string, sessionId: string): string;
+}
+
+/** The parts of a Bun/Elysia socket this code uses. */
+export interface SocketLike {
+  id: string;
+  send(data: string): unknown;
+  close(code?: number, reason?: string): unknown;
+  data: { query: Record<string, string | undefined>; identity?: Identity };
+}
+
+interface Connection {
+  ws: SocketLike;
+  owner: string;
+  sessionId: string;
+  queue: Promise<void>;
+  abort: AbortController;
+}
+
+const send = (ws: SocketLike, frame: Frame) => ws.send(JSON.stringify(frame));
+
+function numberParam(raw: string | undefined, name: string, min: number, max: number, integer: boolean) {
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n)))
+    throw new AgentChatError(
+      "invalid_connection",
+      `${name} must be ${integer ? "an integer" : "a number"} from ${min} to ${max}`,
+      CLOSE.invalid,
+    );
+  return n;
+}
+
+export function chatSocket(chat: SocketChat, log: Logger, shutdown?: AbortSignal) {
+  const connections = new Map<string, Connection>();
+  // On shutdown, replies stop and sockets close (1001), so the server does not wait on idle sockets.
+  shutdown?.addEventListener("abort", () => {
+    for (const conn of connections.values()) {
+      conn.abort.abort();
+      conn.ws.close(1001, "server shutting down");
+    }
+    connections.clear();
+  });
+
+  const refuse = (ws: SocketLike, error: AgentChatError) => {
+    send(ws, errorFrame(error.code, error.message));
+    // The reason is the error code in words: a close reason is capped at 123 bytes, and the details
+    // (which may quote user input) are in the error frame just sent.
+    if (error.closeCode) ws.close(error.closeCode, error.code.replaceAll("_", " "));
+  };
+
+  function open(ws: SocketLike) {
+    const identity = ws.data.identity;
+    if (!identity) {
+      send(ws, errorFrame("unauthorized", "Authentication required"));
+      ws.close(CLOSE.unauthorized, "Authentication required");
+      return;
+    }
+    const q = ws.data.query ?? {};
+    try {
+      const { session, target } = chat.connect(identity.id, {
+        session_id: q.session_id || undefined,
+        target_id: q.target_id || undefined,
+        target_type: q.target_type || undefined,
+        max_turns: numberParam(q.max_turns, "max_turns", 1, 50, true),
+        temperature: numberParam(q.temperature, "temperature", 0, 2, false),
+      });
+      connections.set(ws.id, {
+        ws,
+        owner: identity.id,
+        sessionId: session.id,
+        queue: Promise.resolve(),
+        abort: new AbortController(),
+      });
+      send(ws, {
+        type: "connected",
+        status: "connected",
+        session_id: session.id,
+        target,
+        session_status: session.status,
+      });
+    } catch (error) {
+      if (error instanceof AgentChatError) return refuse(ws, error);
+      log.error("chat connection failed", { error });
+      send(ws, errorFrame("internal_error", "The connection could not be set up"));
+      ws.close(1011, "internal error");
+    }
+  }
+
+  function message(ws: SocketLike, raw: unknown) {
+    const conn = connections.get(ws.id);
+    if (!conn) return;
+    const frame = readClientFrame(raw, conn.sessionId);
+    if (frame.kind === "invalid") {
+      send(ws, frame.error);
+      return;
+    }
+    if (frame.kind === "end_session") {
+      conn.queue = conn.queue.then(() => {
+        const timestamp = chat.end(conn.owner, conn.sessionId);
+        send(ws, { type: "session_ended", session_id: conn.sessionId, timestamp });
+        connections.delete(ws.id);
+        ws.close(CLOSE.normal, "session ended");
+      });
+      return;
+    }
+    const { content, context } = frame;
+    conn.queue = conn.queue.then(() =>
+      chat
+        .message(conn.owner, conn.sessionId, { content, context }, (f) => send(ws, f), conn.abort.signal)
+        .catch((error) => {
+          if (conn.abort.signal.aborted) return;
+          if (error instanceof AgentChatError) return refuse(ws, error);
+          log.error("chat reply failed", { error, sessionId: conn.sessionId });
+          send(ws, errorFrame("internal_error", "The reply failed; the session is still open"));
+        }),
+    );
+  }
+
+  function close(ws: SocketLike) {
+    const conn = connections.get(ws.id);
+    conn?.abort.abort();
+    connections.delete(ws.id);
+  }
+
+  return { open, message, close, connections };
+}

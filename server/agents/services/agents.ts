@@ -1,0 +1,113 @@
+/**
+ * Agents: creation, reads, updates and deletes with the rules the store cannot express (a model id must
+ * resolve, an agent a fleet uses cannot be deleted). Answers in the API's shape (with
+ * `effective_model`). Plain methods of (owner, input); never sees Elysia.
+ */
+import type { Capability, RecordStatus } from "../../../schemas/agents.ts";
+import { AppError } from "../../http/errors.ts";
+import type { Page } from "../../http/paging.ts";
+import { isoNow } from "../../lib/clock.ts";
+import { newId } from "../../lib/ids.ts";
+import type { ModelService } from "../../models/service.ts";
+import { effectiveModel } from "../runtime/agent-call.ts";
+import type { AgentRecord, AgentStore } from "../stores/agents.ts";
+import type { FleetStore } from "../stores/fleets.ts";
+import { invalid } from "./invalid.ts";
+import { pageInfo } from "./paging.ts";
+import { definedOnly } from "./partial.ts";
+
+export interface AgentInput {
+  name?: string;
+  role?: string;
+  description?: string;
+  capabilities?: Capability[];
+  model?: string | null;
+  instructions?: string;
+  config?: Record<string, unknown>;
+  status?: RecordStatus;
+}
+
+export interface AgentServiceDeps {
+  agents: AgentStore;
+  fleets: Pick<FleetStore, "withMember">;
+  models: Pick<ModelService, "resolve" | "defaultModel">;
+}
+
+export class AgentService {
+  constructor(private readonly deps: AgentServiceDeps) {}
+
+  private view(agent: AgentRecord) {
+    return { ...agent, effective_model: effectiveModel(agent, this.deps.models) };
+  }
+
+  private checkModel(model: string | null | undefined): void {
+    if (model === undefined || model === null) return;
+    try {
+      this.deps.models.resolve(model);
+    } catch (error) {
+      throw invalid([{ loc: ["body", "model"], msg: (error as Error).message, type: "value_error" }]);
+    }
+  }
+
+  private record(owner: string, id: string): AgentRecord {
+    const agent = this.deps.agents.get(owner, id);
+    if (!agent) throw AppError.notFound(`Agent ${id} not found`);
+    return agent;
+  }
+
+  create(owner: string, input: AgentInput) {
+    this.checkModel(input.model);
+    const now = isoNow();
+    const agent: AgentRecord = {
+      id: newId("agent", "uuid"),
+      name: input.name ?? "",
+      role: input.role ?? "",
+      description: input.description ?? "",
+      capabilities: input.capabilities ?? [],
+      model: input.model ?? null,
+      instructions: input.instructions ?? "",
+      config: input.config ?? {},
+      status: input.status ?? "active",
+      created_at: now,
+      updated_at: now,
+    };
+    this.deps.agents.insert(owner, agent);
+    return this.view(agent);
+  }
+
+  get(owner: string, id: string) {
+    return this.view(this.record(owner, id));
+  }
+
+  list(owner: string, filter: Page & { status?: string }) {
+    const { items, total } = this.deps.agents.list(owner, filter);
+    return { agents: items.map((a) => this.view(a)), ...pageInfo(filter, items.length, total) };
+  }
+
+  update(owner: string, id: string, input: AgentInput) {
+    const agent = this.record(owner, id);
+    this.checkModel(input.model);
+    const updated: AgentRecord = {
+      ...agent,
+      ...definedOnly(input),
+      model: input.model === undefined ? agent.model : input.model,
+      updated_at: isoNow(),
+    };
+    this.deps.agents.update(owner, updated);
+    return this.view(updated);
+  }
+
+  /** Refused with 409 while a fleet lists the agent; the agent's own memory goes with it. */
+  delete(owner: string, id: string): void {
+    this.record(owner, id);
+    const fleets = this.deps.fleets.withMember(owner, id);
+    if (fleets.length > 0) {
+      const names = fleets.map((f) => `${f.name} (${f.id})`).join(", ");
+      throw new AppError(
+        "conflict",
+        `Agent ${id} is a member of ${fleets.length === 1 ? "fleet" : "fleets"} ${names}; remove it from them first`,
+      );
+    }
+    this.deps.agents.delete(owner, id);
+  }
+}

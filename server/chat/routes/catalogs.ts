@@ -1,0 +1,79 @@
+/**
+ * Chat catalog routes: models, provider discovery, providers and stored keys, slash commands, pi
+ * resources, settings. Thin: validated input, one service call, the answer.
+ */
+import { Elysia } from "elysia";
+import {
+  Commands,
+  Discovered,
+  DiscoverQuery,
+  Models,
+  Providers,
+  ProviderUpdate,
+  ProviderUpdated,
+  Resources,
+  Settings,
+  SettingsUpdateBody,
+  SettingsUpdated,
+} from "../../../schemas/chat.ts";
+import { ChatError } from "../../../schemas/common.ts";
+import type { AppContext } from "../../context.ts";
+import type { ChatCatalogService } from "../services/catalogs.ts";
+import type { ChatSettingsService } from "../services/settings.ts";
+
+const tags = ["chat"];
+
+export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, settings: ChatSettingsService) {
+  return new Elysia({ name: "atrium/chat/catalogs" })
+    .use(ctx.identity)
+    .guard({ owner: true })
+    .get("/api/chat/models", ({ owner }) => catalogs.modelsFor(owner), {
+      response: { 200: Models },
+      detail: { summary: "Models, the selected default and diagnostics", tags },
+    })
+    .get("/api/chat/models/discover", ({ query, owner }) => catalogs.discover(owner, query.provider), {
+      query: DiscoverQuery,
+      response: { 200: Discovered, 400: ChatError },
+      detail: {
+        summary: "What a configured provider offers (Ollama's local tags, provider model lists)",
+        tags,
+      },
+    })
+    .get("/api/chat/providers", ({ owner }) => catalogs.providers(owner), {
+      response: { 200: Providers },
+      detail: { summary: "The eight providers and whether each is configured", tags },
+    })
+    .post(
+      "/api/chat/providers",
+      ({ body, owner }) => catalogs.setProvider(owner, body.provider, body.apiKey),
+      {
+        body: ProviderUpdate,
+        response: { 200: ProviderUpdated, 400: ChatError },
+        detail: {
+          summary: "Store or clear your key for a provider (never echoed; the env variable wins)",
+          tags,
+        },
+      },
+    )
+    .get("/api/chat/commands", ({ owner }) => catalogs.commands(owner), {
+      response: { 200: Commands },
+      detail: { summary: "Slash commands: builtin, skill, prompt and extension", tags },
+    })
+    .get("/api/chat/resources", ({ owner }) => catalogs.resources(owner), {
+      response: { 200: Resources },
+      detail: { summary: "pi resources: packages, skills, prompts, extensions, themes, AGENTS files", tags },
+    })
+    .get("/api/chat/settings", ({ owner }) => settings.settings(owner), {
+      response: { 200: Settings },
+      detail: { summary: "Effective chat settings", tags },
+    })
+    .post("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
+      body: SettingsUpdateBody,
+      response: { 200: SettingsUpdated, 400: ChatError, 403: ChatError },
+      detail: {
+        summary:
+          "Update settings (partial); answers the effective settings and the impact. extensions and packages: local mode only, paths inside your pi agent dir",
+        tags,
+      },
+    });
+}

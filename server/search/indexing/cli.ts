@@ -1,0 +1,157 @@
+/**
+ * `bun server/main.ts index <files or dirs> [--name N] [--data-dir D] [--owner ID] [--model provider/model]`:
+ * builds (or incrementally updates) a search index in the data dir's app.db, with a progress bar per
+ * phase (units, extraction, communities, reports) and a summary. Offline extraction unless --model is given.
+ * The app opens the data dir (server/index-command.ts: its own context and migrations); this module
+ * parses, indexes and reports.
+ */
+import { parseArgs } from "node:util";
+import { Value } from "@sinclair/typebox/value";
+import cliProgress from "cli-progress";
+import {
+  DEFAULT_INDEX_NAME,
+  INDEX_NAME_PATTERN,
+  IndexName,
+  type IndexSummary,
+} from "../../../schemas/search.ts";
+import { type ModelService, UnknownModelError } from "../../models/service.ts";
+import type { Store } from "../../storage/store.ts";
+import { SearchStore } from "../stores/search-store.ts";
+import { readDocuments } from "./documents.ts";
+import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
+
+const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
+
+Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
+Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive reports) unless --model.
+  --name N        index name (default "default")
+  --data-dir D    data directory (default $APP_DATA_DIR or ~/.local/share/atrium)
+  --owner ID      owner of the index (default "local", the local-mode user)
+  --model ID      extract and write reports with this model (provider/model)`;
+
+/** The data dir as the server opens it, migrated; `close` releases the database. */
+export interface IndexTarget {
+  store: Store;
+  models: ModelService;
+  close(): void;
+}
+
+/** `open(dataDir)`: the data dir named by `--data-dir` (undefined: the server's default). */
+export async function main(
+  argv: string[],
+  open: (dataDir: string | undefined) => IndexTarget,
+): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    process.stderr.write(`atrium index: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length === 0) {
+    process.stderr.write(`atrium index: name at least one file or directory\n${USAGE}\n`);
+    return 2;
+  }
+  const name = values.name ?? DEFAULT_INDEX_NAME;
+  // The routes' schema, so the command accepts exactly the names a request may use.
+  if (!Value.Check(IndexName, name)) {
+    process.stderr.write(`atrium index: --name must match ${INDEX_NAME_PATTERN}\n`);
+    return 2;
+  }
+  const target = open(values["data-dir"]);
+  try {
+    let model: IndexOptions["model"];
+    if (values.model) {
+      try {
+        model = { models: target.models, model: target.models.resolve(values.model) };
+      } catch (error) {
+        if (!(error instanceof UnknownModelError)) throw error;
+        process.stderr.write(`atrium index: ${error.message}\n`);
+        return 2;
+      }
+    }
+    const { documents, warnings } = readDocuments(positionals);
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+    const progress = progressReporter();
+    const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
+      model,
+      onProgress: progress.update,
+    });
+    progress.stop();
+    for (const warning of summary.warnings) process.stderr.write(`warning: ${warning}\n`);
+    process.stdout.write(formatSummary({ ...summary, warnings: [...warnings, ...summary.warnings] }));
+    return 0;
+  } finally {
+    target.close();
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: "string" },
+      "data-dir": { type: "string" },
+      owner: { type: "string" },
+      model: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+/** Bars on a terminal; one line per finished phase otherwise (logs, CI). */
+function progressReporter() {
+  const tty = Boolean(process.stderr.isTTY);
+  const multi = tty
+    ? new cliProgress.MultiBar(
+        {
+          format: " {phase} |{bar}| {value}/{total}",
+          hideCursor: true,
+          clearOnComplete: false,
+          stream: process.stderr,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  const bars = new Map<Phase, cliProgress.SingleBar>();
+  const finished = new Set<Phase>();
+  return {
+    update(phase: Phase, done: number, total: number) {
+      if (multi) {
+        let bar = bars.get(phase);
+        if (!bar) {
+          bar = multi.create(total, 0, { phase: phase.padEnd(11) });
+          bars.set(phase, bar);
+        }
+        bar.setTotal(Math.max(total, 1));
+        bar.update(total === 0 ? 1 : done);
+      } else if (done >= total && !finished.has(phase)) {
+        finished.add(phase);
+        process.stderr.write(`${phase}: ${done}/${total}\n`);
+      }
+    },
+    stop() {
+      multi?.stop();
+    },
+  };
+}
+
+export function formatSummary(s: IndexSummary): string {
+  const modularity = s.modularity.map((q, level) => `level ${level}: ${q.toFixed(3)}`).join(", ") || "n/a";
+  return `index "${s.index}"
+  documents      ${s.documents} (${s.documents_indexed} indexed, ${s.documents_unchanged} unchanged)
+  units          ${s.units}
+  entities       ${s.entities}
+  relationships  ${s.relationships}
+  communities    ${s.communities} in ${s.levels} level(s); modularity ${modularity}
+  reports        ${s.reports}
+  seconds        ${s.seconds}
+`;
+}

@@ -1,0 +1,254 @@
+/**
+ * The indexing pipeline: documents → text units → extraction (model or offline) → merged graph →
+ * hierarchical communities → community reports → FTS5, stored per owner and named index.
+ *
+ * Incremental: a document whose content hash is unchanged is skipped, and when nothing changed the run
+ * does no work at all; a changed document replaces its units and their extractions. Extraction results
+ * are kept per unit, so the graph is re-merged from stored extractions without re-extracting unchanged
+ * text; an unchanged community keeps its report.
+ */
+import type { IndexSummary } from "../../../schemas/search.ts";
+import type { ModelChoice } from "../model-calls.ts";
+import { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import type {
+  Extraction,
+  IndexRow,
+  MergedEntity,
+  MergedRelationship,
+  RelationshipRow,
+  Report,
+} from "../types.ts";
+import { hierarchicalCommunities } from "./communities.ts";
+import { type InputDocument, rejectReason } from "./documents.ts";
+import { extractWithModel } from "./extract-model.ts";
+import { mergeGraph } from "./merge.ts";
+import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
+import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
+
+export type Phase = "units" | "extraction" | "communities" | "reports";
+
+export interface IndexOptions {
+  /** Model-driven extraction and reports; offline (wink-nlp, extractive reports) when absent. */
+  model?: ModelChoice & { maxGleanings?: number };
+  units?: UnitOptions;
+  maxClusterSize?: number;
+  onProgress?: (phase: Phase, done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/** Offline extraction sees many one-off capitalised words; a name must recur to count. */
+const OFFLINE_MIN_MENTIONS = 2;
+
+export async function runIndex(
+  store: SearchStore,
+  ownerId: string,
+  name: string,
+  documents: InputDocument[],
+  options: IndexOptions = {},
+): Promise<IndexSummary> {
+  const started = performance.now();
+  const progress = options.onProgress ?? (() => {});
+  const graph = new SearchGraphStore(store.db);
+  const index = store.ensureIndex(ownerId, name);
+  const warnings: string[] = [];
+  const extractor = options.model
+    ? `model:${options.model.model.provider}/${options.model.model.id}`
+    : "offline";
+
+  // Units first for every changed document: cheap, and it gives the extraction phase its total.
+  const pending: {
+    doc: InputDocument;
+    hash: string;
+    existing?: number;
+    units: { text: string; tokens: number }[];
+  }[] = [];
+  let unchanged = 0;
+  documents.forEach((doc, i) => {
+    const reason = rejectReason(doc.text);
+    if (reason) warnings.push(`${doc.title}: skipped, ${reason}`);
+    else {
+      const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
+      const existing = store.findDocument(index, doc.title);
+      if (existing?.content_hash === hash) unchanged++;
+      else
+        pending.push({
+          doc,
+          hash,
+          existing: existing?.id,
+          units: splitUnits(doc.text, options.units ?? DEFAULT_UNITS),
+        });
+    }
+    progress("units", i + 1, documents.length);
+  });
+
+  const totalUnits = pending.reduce((sum, p) => sum + p.units.length, 0);
+  let extracted = 0;
+  progress("extraction", 0, totalUnits);
+  // wink's English model is large: loaded on the first offline indexing, not when the server starts.
+  const offline = options.model || pending.length === 0 ? undefined : await import("./extract-offline.ts");
+  for (const item of pending) {
+    const extractions: Extraction[] = [];
+    const stats = offline?.caseStats(item.doc.text);
+    for (const unit of item.units) {
+      options.signal?.throwIfAborted();
+      extractions.push(
+        options.model
+          ? await extractWithModel(unit.text, { ...options.model, signal: options.signal })
+          : (offline as typeof import("./extract-offline.ts")).extractOffline(
+              unit.text,
+              stats as NonNullable<typeof stats>,
+            ),
+      );
+      progress("extraction", ++extracted, totalUnits);
+      // Offline extraction is CPU work: let the server answer other requests between units.
+      if (!options.model) await Bun.sleep(0);
+    }
+    // The document, its units and their extractions land together or not at all.
+    store.db.tx(() => {
+      if (item.existing !== undefined) store.deleteDocument(index, item.existing);
+      const rows = store.insertDocument(
+        index,
+        { title: item.doc.title, hash: item.hash, chars: item.doc.text.length },
+        item.units,
+      );
+      for (const [i, row] of rows.entries())
+        store.insertExtraction(index, row.id, extractions[i] as Extraction);
+    });
+  }
+
+  if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
+  const counts = graph.counts(index);
+  const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
+  const fresh =
+    pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
+  return {
+    index: name,
+    documents: store.countDocuments(index),
+    documents_unchanged: unchanged,
+    documents_indexed: pending.length,
+    units: store.countUnits(index),
+    entities: counts.entities,
+    relationships: counts.relationships,
+    communities: counts.communities,
+    levels: fresh.levels ?? 0,
+    modularity: fresh.modularity ?? [],
+    reports: counts.reports,
+    seconds: Math.round(performance.now() - started) / 1000,
+    warnings,
+  };
+}
+
+async function rebuildGraph(
+  store: SearchStore,
+  graph: SearchGraphStore,
+  index: IndexRow,
+  extractor: string,
+  options: IndexOptions,
+  progress: (phase: Phase, done: number, total: number) => void,
+  warnings: string[],
+) {
+  const merged = mergeGraph(store.extractions(index), options.model ? 1 : OFFLINE_MIN_MENTIONS);
+  await writeGraph(store, graph, index, merged, extractor, options, progress, warnings);
+}
+
+/**
+ * Writes a merged graph and everything derived from it: entities and relationships (with FTS), the
+ * community hierarchy, one report per community, and the index's stats. The benchmark loads its
+ * synthetic graph through it too.
+ */
+export async function writeGraph(
+  store: SearchStore,
+  graph: SearchGraphStore,
+  index: IndexRow,
+  merged: { entities: MergedEntity[]; relationships: MergedRelationship[] },
+  extractor: string,
+  options: IndexOptions,
+  progress: (phase: Phase, done: number, total: number) => void,
+  warnings: string[],
+) {
+  const ids = store.db.tx(() => graph.replaceGraph(index, merged.entities, merged.relationships));
+  progress("communities", 0, 1);
+  const hierarchy = hierarchicalCommunities(
+    merged.relationships.map((r) => ({
+      source: ids.get(r.source) as number,
+      target: ids.get(r.target) as number,
+      weight: r.weight,
+    })),
+    options.maxClusterSize ?? 10,
+  );
+  progress("communities", 1, 1);
+
+  const entityById = new Map(graph.allEntities(index).map((e) => [e.id, e]));
+  // Each relationship listed under its source, so a community finds its inner edges without a full scan.
+  const bySource = new Map<number, RelationshipRow[]>();
+  for (const r of graph.allRelationships(index)) {
+    const list = bySource.get(r.source_id);
+    if (list) list.push(r);
+    else bySource.set(r.source_id, [r]);
+  }
+  const previous = graph.reportsByHash(index);
+  const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
+    [];
+  for (const [i, community] of hierarchy.communities.entries()) {
+    const members = new Set(community.members);
+    const inner = community.members.flatMap((m) =>
+      (bySource.get(m) ?? []).filter((r) => members.has(r.target_id)),
+    );
+    const input: ReportInput = {
+      entities: community.members.map((id) => entityById.get(id)).filter((e) => e !== undefined),
+      relationships: inner.sort((x, y) => x.human_id - y.human_id),
+    };
+    const hash = new Bun.CryptoHasher("sha256")
+      .update(
+        `${extractor}|${community.level}|${community.members.join(",")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}`).join(",")}`,
+      )
+      .digest("hex");
+    let report = previous.get(hash);
+    if (!report && options.model) {
+      options.signal?.throwIfAborted();
+      report = await modelReport(input, options.model, options.signal);
+      if (!report)
+        warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
+    }
+    reports.push({
+      level: community.level,
+      parent: community.parent,
+      members: community.members,
+      hash,
+      report: report ?? offlineReport(input),
+    });
+    progress("reports", i + 1, hierarchy.communities.length);
+  }
+
+  store.db.tx(() => {
+    graph.clearCommunities(index);
+    const rowIds: number[] = [];
+    const parents = new Set(reports.map((r) => r.parent).filter((p) => p !== null));
+    const memberships = new Map<number, number[]>();
+    reports.forEach((r, human) => {
+      const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
+      const id = graph.insertCommunity(index, {
+        human,
+        level: r.level,
+        parentId,
+        entityIds: r.members,
+        hash: r.hash,
+      });
+      rowIds.push(id);
+      for (const member of r.members) memberships.set(member, [...(memberships.get(member) ?? []), id]);
+      graph.insertReport(index, {
+        communityId: id,
+        human,
+        level: r.level,
+        leaf: !parents.has(human),
+        report: r.report,
+        content: reportContent(r.report),
+        hash: r.hash,
+      });
+    });
+    for (const [entityId, communityIds] of memberships)
+      graph.setEntityCommunities(index, entityId, communityIds);
+    store.saveStats(index, { extractor, levels: hierarchy.levels, modularity: hierarchy.modularity });
+  });
+}

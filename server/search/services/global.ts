@@ -1,0 +1,177 @@
+/**
+ * Global search: map over the community reports of one level (the partition at that level: its
+ * communities plus the leaves of shallower levels), then reduce the scored points to an answer.
+ *
+ * With a model: reports shuffled (seeded) and packed into batches under the budget; each batch is asked
+ * for JSON points scored 0–100; points above 0, best first, are packed for the reduce prompt whose answer
+ * streams. Offline: reports ranked by BM25 against the query, their findings become points scored by BM25
+ * share and term overlap, and the answer lists the best ones with their report citations. Nothing
+ * relevant gives GraphRAG's fixed "unable to answer" message, never an invented answer.
+ */
+import { completeText, jsonIn, type ModelChoice } from "../model-calls.ts";
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import type { Finding, IndexRow, ReportRow } from "../types.ts";
+import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
+import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
+import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
+import { estimateTokens, idList } from "./text.ts";
+
+export interface GlobalOptions {
+  level?: number;
+  /** Token budget of one map batch and of the reduce context. */
+  maxTokens?: number;
+  maxPoints?: number;
+}
+
+export interface Point {
+  description: string;
+  score: number;
+  reports: number[];
+}
+
+export function defaultLevel(graph: SearchGraphStore, index: IndexRow, requested?: number): number {
+  const max = graph.maxLevel(index);
+  return Math.max(0, Math.min(requested ?? 2, max));
+}
+
+export async function globalSearch(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  query: string,
+  model?: ModelChoice,
+  options: GlobalOptions = {},
+  signal?: AbortSignal,
+): Promise<Answer> {
+  const level = defaultLevel(graph, index, options.level);
+  const maxTokens = options.maxTokens ?? 8000;
+  if (!model) return offlineGlobal(graph, index, query, level, maxTokens, options.maxPoints ?? 8);
+  const reports = shuffle(graph.reportsInPartition(index, level), 86);
+  const batches = pack(reports, maxTokens);
+  const points: Point[] = [];
+  const table = reports.map((r) => ({
+    id: String(r.human_id),
+    title: r.title,
+    content: r.content,
+    rank: r.rating,
+    in_context: true,
+  }));
+  for (const batch of batches) {
+    const context = `id|title|content\n${batch.map((r) => `${r.human_id}|${r.title}|${r.content}`).join("\n")}`;
+    points.push(...parsePoints(await completeText(model, mapSystemPrompt(context), query, signal)));
+  }
+  const kept = points.filter((p) => p.score > 0).sort((a, b) => b.score - a.score);
+  const data: ContextData = {
+    reports: table,
+    points: kept.map((p) => ({ description: p.description, score: p.score })),
+  };
+  if (kept.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
+  const lines: string[] = [];
+  let used = 0;
+  for (const [i, p] of kept.entries()) {
+    const line = `----Analyst ${i + 1}----\nImportance Score: ${p.score}\n${p.description}`;
+    const cost = estimateTokens(line);
+    if (used + cost > maxTokens) break;
+    lines.push(line);
+    used += cost;
+  }
+  const prompt = reduceSystemPrompt(lines.join("\n\n"));
+  return { context_data: data, pieces: (s) => streamModel(model, prompt, query, s) };
+}
+
+/** Parses a map reply `{points: [{description, score}]}`; anything else yields no points. */
+export function parsePoints(text: string): Point[] {
+  const value = jsonIn(text) as { points?: unknown } | undefined;
+  if (!value || !Array.isArray(value.points)) return [];
+  const out: Point[] = [];
+  for (const p of value.points as { description?: unknown; score?: unknown }[]) {
+    const score = Number(p?.score);
+    if (typeof p?.description !== "string" || !Number.isFinite(score)) continue;
+    out.push({ description: p.description, score: Math.max(0, Math.min(100, score)), reports: [] });
+  }
+  return out;
+}
+
+function offlineGlobal(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  query: string,
+  level: number,
+  maxTokens: number,
+  maxPoints: number,
+): Answer {
+  const match = ftsMatch(query);
+  const matched = match ? graph.matchReports(index, match, level, 200) : [];
+  const terms = queryTerms(query);
+  const best = matched[0]?.score ?? 0;
+  const points: Point[] = [];
+  for (const r of matched) {
+    const share = best !== 0 ? r.score / best : 0; // bm25 is negative: best is the most negative
+    for (const f of JSON.parse(r.findings) as Finding[]) {
+      const overlap = termOverlap(`${f.summary} ${f.explanation}`, terms);
+      const score = Math.round(100 * share * (0.5 + 0.5 * Math.min(1, overlap / Math.max(1, terms.length))));
+      if (overlap > 0 && score > 0)
+        points.push({ description: `${f.summary}: ${f.explanation}`, score, reports: [r.human_id] });
+    }
+  }
+  points.sort((a, b) => b.score - a.score);
+  const table = matched.map((r) => ({
+    id: String(r.human_id),
+    title: r.title,
+    content: r.content,
+    rank: r.rating,
+    in_context: false,
+  }));
+  const chosen: Point[] = [];
+  let used = 0;
+  for (const p of points) {
+    if (chosen.length >= maxPoints) break;
+    const cost = estimateTokens(p.description);
+    if (used + cost > maxTokens) break;
+    chosen.push(p);
+    used += cost;
+  }
+  const cited = new Set(chosen.flatMap((p) => p.reports));
+  for (const row of table) row.in_context = cited.has(Number(row.id));
+  const data: ContextData = {
+    reports: table,
+    points: chosen.map((p) => ({ description: p.description, score: p.score })),
+  };
+  if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
+  const lines = chosen.map(
+    (p) => `- ${p.description.replace(/\s*\[Data:[^\]]*\]\s*$/, "")} [Data: Reports (${idList(p.reports)})]`,
+  );
+  const all = [...cited];
+  return fixedAnswer(
+    data,
+    `Across the community reports, the points most relevant to the question are:\n\n${lines.join("\n")}\n\n[Data: Reports (${idList(all)})]`,
+  );
+}
+
+function pack(reports: ReportRow[], budget: number): ReportRow[][] {
+  const batches: ReportRow[][] = [];
+  let current: ReportRow[] = [];
+  let used = 0;
+  for (const r of reports) {
+    const cost = estimateTokens(`${r.human_id}|${r.title}|${r.content}`);
+    if (current.length > 0 && used + cost > budget) {
+      batches.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(r);
+    used += cost;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+function shuffle<T>(items: T[], seed: number): T[] {
+  const out = [...items];
+  let s = seed >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * The search family's index service: builds a caller's named index from uploaded documents (one run per
+ * owner and index at a time: a second is a 409 while the first runs) and lists the caller's indexes with
+ * their counts. It needs only the search store, the model layer and a logger; it never sees Elysia.
+ */
+import { DEFAULT_INDEX_NAME, type IndexSummary } from "../../../schemas/search.ts";
+import { AppError } from "../../http/errors.ts";
+import type { Logger } from "../../log.ts";
+import type { ModelService } from "../../models/service.ts";
+import type { InputDocument } from "../indexing/documents.ts";
+import { runIndex } from "../indexing/pipeline.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import { chooseModel } from "./models.ts";
+
+/** An indexing request: documents, and optionally the index name and the model to extract with. */
+export interface IndexBuildInput {
+  name?: string;
+  documents: InputDocument[];
+  model?: string;
+}
+
+export class SearchIndexService {
+  /** `owner NUL name` of the runs in progress. */
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly store: SearchStore,
+    private readonly models: ModelService,
+    private readonly log: Logger,
+  ) {}
+
+  async build(ownerId: string, input: IndexBuildInput, signal?: AbortSignal): Promise<IndexSummary> {
+    const name = input.name ?? DEFAULT_INDEX_NAME;
+    const key = `${ownerId}\u0000${name}`;
+    if (this.running.has(key))
+      throw new AppError("conflict", `Index '${name}' is being built; try again when that run ends`);
+    // Without a model named, indexing stays offline even when a default model is configured.
+    const model = input.model ? chooseModel(this.models, input.model) : undefined;
+    this.running.add(key);
+    try {
+      const summary = await runIndex(this.store, ownerId, name, input.documents, { model, signal });
+      this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
+      return summary;
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  list(ownerId: string) {
+    return this.store.listIndexes(ownerId).map((row) => ({
+      name: row.name,
+      documents: this.store.countDocuments(row),
+      units: this.store.countUnits(row),
+      stats: JSON.parse(row.stats) as Record<string, unknown>,
+      updated_at: row.updated_at,
+    }));
+  }
+}

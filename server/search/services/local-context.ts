@@ -1,0 +1,211 @@
+/**
+ * GraphRAG's local search context: the query is mapped to entities (FTS5 BM25 over names and
+ * descriptions), then packed under a token budget (default 12,000): community reports of those entities
+ * (15%), the entities and their relationships (in-network first, then by links to the set, then weight),
+ * and the text units they came from (50%). Every table row says whether it made it into the context
+ * (`in_context`). When no entity matches, the text units themselves are searched (BM25) so an answer can
+ * still be grounded in the sources.
+ */
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import { ftsMatch } from "./terms.ts";
+import { estimateTokens } from "./text.ts";
+
+export interface LocalContextOptions {
+  maxTokens?: number;
+  topKEntities?: number;
+  topKRelationships?: number;
+  communityShare?: number;
+  unitShare?: number;
+}
+
+export type Row = Record<string, string | number | boolean>;
+
+export interface ContextTables {
+  reports: Row[];
+  entities: Row[];
+  relationships: Row[];
+  claims: Row[];
+  sources: Row[];
+}
+
+export interface LocalContext {
+  text: string;
+  tables: ContextTables;
+  entities: EntityRow[];
+  relationships: RelationshipRow[];
+  sources: { id: number; text: string; title: string }[];
+}
+
+/** The two stores a query reads: units and sources, and the graph. */
+export interface SearchStores {
+  search: SearchStore;
+  graph: SearchGraphStore;
+}
+
+export function emptyTables(): ContextTables {
+  return { reports: [], entities: [], relationships: [], claims: [], sources: [] };
+}
+
+export function buildLocalContext(
+  stores: SearchStores,
+  index: IndexRow,
+  query: string,
+  options: LocalContextOptions = {},
+): LocalContext {
+  const {
+    maxTokens = 12_000,
+    topKEntities = 10,
+    topKRelationships = 10,
+    communityShare = 0.15,
+    unitShare = 0.5,
+  } = options;
+  const { graph, search } = stores;
+  const tables = emptyTables();
+  const match = ftsMatch(query);
+  const ranked = match ? graph.matchEntities(index, match, topKEntities) : [];
+  const byId = new Map(
+    graph
+      .entities(
+        index,
+        ranked.map((r) => r.id),
+      )
+      .map((e) => [e.id, e]),
+  );
+  const selected = ranked.map((r) => byId.get(r.id)).filter((e): e is EntityRow => e !== undefined);
+  const sections: string[] = [];
+
+  // Reports of the communities holding the most selected entities.
+  const hits = new Map<number, number>();
+  for (const e of selected)
+    for (const c of JSON.parse(e.community_ids) as number[]) hits.set(c, (hits.get(c) ?? 0) + 1);
+  const reports = graph
+    .reportsForCommunities(index, [...hits.keys()])
+    .sort(
+      (a, b) =>
+        (hits.get(b.community_id) ?? 0) - (hits.get(a.community_id) ?? 0) ||
+        b.rating - a.rating ||
+        b.level - a.level,
+    );
+  const reportPack = packer(maxTokens * communityShare, "id|title|content");
+  for (const r of reports) {
+    const row = { id: String(r.human_id), title: r.title, content: r.content };
+    tables.reports.push({
+      ...row,
+      rank: r.rating,
+      in_context: reportPack.add(`${row.id}|${row.title}|${row.content}`),
+    });
+  }
+  if (reportPack.used()) sections.push(`-----Reports-----\n${reportPack.text()}`);
+
+  // Entities, then relationships: in-network first, then those with most links into the set.
+  const entityBudget = maxTokens * (1 - communityShare - unitShare);
+  const entityPack = packer(entityBudget, "id|entity|description|number of relationships");
+  for (const e of selected) {
+    const row = {
+      id: String(e.human_id),
+      entity: e.name,
+      description: e.description,
+      "number of relationships": e.degree,
+    };
+    tables.entities.push({
+      ...row,
+      in_context: entityPack.add(`${row.id}|${e.name}|${e.description}|${e.degree}`),
+    });
+  }
+  if (entityPack.used()) sections.push(`-----Entities-----\n${entityPack.text()}`);
+  const relationships = rankRelationships(graph, index, selected, topKRelationships);
+  const relationPack = packer(
+    Math.max(0, entityBudget - entityPack.tokens()),
+    "id|source|target|description|weight|links",
+  );
+  for (const { rel, links } of relationships) {
+    const row = {
+      id: String(rel.human_id),
+      source: rel.source,
+      target: rel.target,
+      description: rel.description,
+      weight: rel.weight,
+      links,
+    };
+    tables.relationships.push({
+      ...row,
+      in_context: relationPack.add(
+        `${row.id}|${rel.source}|${rel.target}|${rel.description}|${rel.weight}|${links}`,
+      ),
+    });
+  }
+  if (relationPack.used()) sections.push(`-----Relationships-----\n${relationPack.text()}`);
+
+  // Text units: those of the first-ranked entities first, then those many selected entities share.
+  const unitOrder = new Map<number, { first: number; shared: number }>();
+  selected.forEach((e, rank) => {
+    for (const unitId of JSON.parse(e.unit_ids) as number[]) {
+      const seen = unitOrder.get(unitId);
+      if (seen) seen.shared++;
+      else unitOrder.set(unitId, { first: rank, shared: 1 });
+    }
+  });
+  let unitIds = [...unitOrder.entries()]
+    .sort((a, b) => a[1].first - b[1].first || b[1].shared - a[1].shared)
+    .map(([id]) => id);
+  if (unitIds.length === 0 && match) unitIds = search.searchUnits(index, match, 5);
+  const units = new Map(search.units(index, unitIds.slice(0, 50)).map((u) => [u.id, u]));
+  const unitPack = packer(maxTokens * unitShare, "id|text");
+  const sources: LocalContext["sources"] = [];
+  for (const id of unitIds) {
+    const unit = units.get(id);
+    if (!unit) continue;
+    const inContext = unitPack.add(`${unit.id}|${unit.text}`, unit.tokens);
+    tables.sources.push({ id: String(unit.id), text: unit.text, in_context: inContext });
+    if (inContext) sources.push({ id: unit.id, text: unit.text, title: unit.title });
+  }
+  if (unitPack.used()) sections.push(`-----Sources-----\n${unitPack.text()}`);
+
+  return {
+    text: sections.join("\n\n"),
+    tables,
+    entities: selected,
+    relationships: relationships.filter((_r, i) => tables.relationships[i]?.in_context).map((r) => r.rel),
+    sources,
+  };
+}
+
+function rankRelationships(graph: SearchGraphStore, index: IndexRow, selected: EntityRow[], topK: number) {
+  const ids = new Set(selected.map((e) => e.id));
+  const touching = graph.relationshipsTouching(index, [...ids], topK * Math.max(1, selected.length) * 2);
+  const inNetwork = touching.filter((r) => ids.has(r.source_id) && ids.has(r.target_id));
+  const outside = touching.filter((r) => !(ids.has(r.source_id) && ids.has(r.target_id)));
+  // links: how many selected entities the outside end of a relationship is tied to.
+  const links = new Map<number, number>();
+  for (const r of outside) {
+    const other = ids.has(r.source_id) ? r.target_id : r.source_id;
+    links.set(other, (links.get(other) ?? 0) + 1);
+  }
+  const linkOf = (r: RelationshipRow) => links.get(ids.has(r.source_id) ? r.target_id : r.source_id) ?? 0;
+  inNetwork.sort((a, b) => b.weight - a.weight || b.rank - a.rank);
+  outside.sort((a, b) => linkOf(b) - linkOf(a) || b.weight - a.weight || b.rank - a.rank);
+  return [
+    ...inNetwork.map((rel) => ({ rel, links: 2 })),
+    ...outside.slice(0, topK * Math.max(1, selected.length)).map((rel) => ({ rel, links: linkOf(rel) })),
+  ];
+}
+
+/** Accumulates table lines while they fit the budget; a line that does not fit is left out. */
+function packer(budget: number, header: string) {
+  const lines: string[] = [];
+  let tokens = estimateTokens(header);
+  return {
+    add(line: string, known?: number): boolean {
+      const cost = (known ?? estimateTokens(line)) + 1;
+      if (tokens + cost > budget) return false;
+      lines.push(line);
+      tokens += cost;
+      return true;
+    },
+    used: () => lines.length > 0,
+    tokens: () => tokens,
+    text: () => `${header}\n${lines.join("\n")}`,
+  };
+}

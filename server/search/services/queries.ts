@@ -1,0 +1,60 @@
+/**
+ * The search family's query service: local search, global search and follow-up questions over the
+ * caller's named index, answered by the chosen model or offline. It needs only the two stores and the
+ * model layer; it never sees Elysia. A missing (or empty) index is a normal answer (200, saying so).
+ */
+import { DEFAULT_INDEX_NAME, type SearchQuery } from "../../../schemas/search.ts";
+import type { ModelService } from "../../models/service.ts";
+import type { IndexRow } from "../types.ts";
+import { type Answer, fixedAnswer } from "./answer.ts";
+import { globalSearch } from "./global.ts";
+import { localSearch } from "./local.ts";
+import { emptyTables, type SearchStores } from "./local-context.ts";
+import { chooseModel } from "./models.ts";
+import { generateQuestions } from "./questions.ts";
+
+export class SearchQueryService {
+  constructor(
+    private readonly stores: SearchStores,
+    private readonly models: ModelService,
+  ) {}
+
+  local(ownerId: string, input: SearchQuery): Answer {
+    const index = this.indexOf(ownerId, input);
+    if (!index) return noIndexAnswer(input);
+    return localSearch(this.stores, index, input.query, chooseModel(this.models, input.model));
+  }
+
+  async global(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
+    const index = this.indexOf(ownerId, input);
+    if (!index) return noIndexAnswer(input);
+    return globalSearch(
+      this.stores.graph,
+      index,
+      input.query,
+      chooseModel(this.models, input.model),
+      { level: input.community_level },
+      signal,
+    );
+  }
+
+  async questions(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<string[]> {
+    const index = this.indexOf(ownerId, input);
+    if (!index) return [];
+    return generateQuestions(this.stores, index, input.query, chooseModel(this.models, input.model), signal);
+  }
+
+  /** The named index when it holds text to search; an index with no units counts as missing. */
+  private indexOf(ownerId: string, input: SearchQuery): IndexRow | undefined {
+    const row = this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
+    return row && this.stores.search.countUnits(row) > 0 ? row : undefined;
+  }
+}
+
+function noIndexAnswer(input: SearchQuery): Answer {
+  const name = input.index ?? DEFAULT_INDEX_NAME;
+  return fixedAnswer(
+    emptyTables() as unknown as Answer["context_data"],
+    `No search index named '${name}' has been built yet, so there is nothing to search. Build one with \`bun server/main.ts index <files or directories> --name ${name}\` or POST /search/index.`,
+  );
+}

@@ -1,0 +1,34 @@
+/** Small text helpers of the query services: sentence splitting, citation id lists, a token estimate. */
+
+/** Sentences of a text; paragraphs (blank lines) always end one, so lists and headings stay apart. */
+export function sentences(text: string): string[] {
+  return text
+    .split(/\n\s*\n/)
+    .flatMap(
+      (paragraph) =>
+        paragraph
+          .replace(/\s+/g, " ")
+          .replace(ABBREVIATION, "$1\u0000")
+          .match(/[^.!?]+[.!?]+["'’”)]*|[^.!?]+$/g) ?? [],
+    )
+    .map((s) => s.replaceAll("\u0000", ".").trim())
+    .filter((s) => s.length > 0);
+}
+
+/** "Mrs. Cratchit" is one name, not the end of a sentence. */
+const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
+
+/** `[Data: Sources (1, 2, 3, 4, 5, +more)]`-style id lists. */
+export function idList(ids: (string | number)[], max = 5): string {
+  const shown = ids.slice(0, max).join(", ");
+  return ids.length > max ? `${shown}, +more` : shown;
+}
+
+/**
+ * A quick token estimate (about 4 characters per token in English) for packing context rows at query
+ * time: exact counting costs tens of milliseconds per 50 KB, most of a search's time budget. Text units,
+ * the bulk of a context, carry exact counts stored at indexing (indexing/units.ts).
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
