@@ -33,7 +33,8 @@ export const ToolPart = t.Object(
   {
     type: t.String({
       pattern: "^tool-",
-      description: "tool-<Name>: tool-Read, tool-Write, tool-Edit, tool-Bash, tool-Question, tool-Thinking, ...",
+      description:
+        "tool-<Name>: tool-Read, tool-Write, tool-Edit, tool-Bash, tool-Question, tool-Thinking, ...",
     }),
     toolCallId: t.String({ description: "thinking parts: <messageId>-thinking-<i>" }),
     state: t.Union([
@@ -99,7 +100,10 @@ export const ChatStreamEvent = t.Union([
     message: t.Optional(t.String()),
     state: PlanState,
   }),
-  t.Object({ type: t.Literal("state"), state: t.Object({ name: Lifecycle, message: t.Optional(t.String()) }) }),
+  t.Object({
+    type: t.Literal("state"),
+    state: t.Object({ name: Lifecycle, message: t.Optional(t.String()) }),
+  }),
   t.Object({ type: t.Literal("queue"), steering: t.Array(t.String()), followUp: t.Array(t.String()) }),
   t.Object({ type: t.Literal("compaction"), phase: t.Literal("start"), reason: t.String() }),
   t.Object({

@@ -18,6 +18,7 @@ import {
 import { Paging } from "./common.ts";
 
 export * from "./chat-records.ts";
+
 const SessionFile = t.String({
   maxLength: 4096,
   description: "session file name, relative to your sessions folder, as responses give it",
@@ -134,7 +135,9 @@ export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
 
 export const ProviderUpdate = t.Object({
   provider: t.Optional(ProviderId),
-  providerId: t.Optional(t.Union(ProviderId.anyOf, { description: "the same as provider (the origin's name)" })),
+  providerId: t.Optional(
+    t.Union(ProviderId.anyOf, { description: "the same as provider (the origin's name)" }),
+  ),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
       description: "the key to store; empty or null clears it",

@@ -20,6 +20,7 @@ import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
+import { hasOllamaModel, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
 import { offlineModel, registerOfflineProvider } from "./offline.ts";
 
 export class UnknownModelError extends Error {
@@ -33,13 +34,20 @@ export interface ProviderEntry {
   configured: boolean;
 }
 
+/** A model as catalogs list it (GET /api/chat/models). */
 export interface ModelInfo {
-  /** `provider/model` */
-  id: string;
+  /** `provider/model`: what a request names. */
+  key: string;
   provider: string;
+  /** The model's id within its provider. */
+  id: string;
   name: string;
   reasoning: boolean;
-  contextWindow: number;
+  input: ("text" | "image")[];
+  contextWindow?: number;
+  maxTokens?: number;
+  /** Its provider is configured (a key, or a local server that lists it). */
+  available: boolean;
 }
 
 export type DefaultSource = "settings" | "provider" | "offline";
@@ -56,12 +64,15 @@ interface Registered {
   apiKey?: string;
 }
 
-const OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434";
+/** How long what Ollama listed is trusted before asking again. */
+const LOCAL_LIST_TTL_MS = 15_000;
 /** Providers whose SDK finds its own credentials (AWS chain, Google ADC); no key is passed. */
 const AMBIENT_CREDENTIALS = new Set(["amazon-bedrock", "google-vertex"]);
 
 export class ModelService {
   private readonly registered = new Map<string, Registered>();
+  /** What Ollama listed last (undefined: not asked yet, or it did not answer). */
+  private ollama: { ids: string[]; at: number } | undefined;
 
   constructor(private readonly env: EnvSource) {
     registerOfflineProvider();
@@ -76,20 +87,69 @@ export class ModelService {
     }));
   }
 
-  /** settings → first configured provider → offline. A preferred id that does not resolve is reported. */
+  /**
+   * settings → first configured provider → offline. A preferred id that does not resolve (or that Ollama
+   * has not pulled) is reported. Ollama's default is one it has pulled, once it has listed them
+   * (`refreshLocalModels`): its catalog default when pulled, else the first it lists.
+   */
   defaultModel(preferred?: string): DefaultModel {
     let diagnostic: string | undefined;
     if (preferred) {
       try {
         this.resolve(preferred);
+        const ref = parseModelId(preferred);
+        const pulled = this.ollama?.ids;
+        if (ref?.provider === "ollama" && pulled?.length && !hasOllamaModel(pulled, ref.model))
+          throw new Error(`Ollama has not pulled '${ref.model}'; it has ${pulled.join(", ")}`);
         return { id: preferred, source: "settings" };
       } catch (error) {
         diagnostic = (error as Error).message;
       }
     }
     const first = PROVIDERS.find((p) => this.env.has(p.envVarName));
+    if (first?.id === "ollama") {
+      const pulled = this.ollama?.ids ?? [];
+      const model =
+        pulled.length && !hasOllamaModel(pulled, first.defaultModel) ? pulled[0] : first.defaultModel;
+      return { id: `ollama/${model}`, source: "provider", diagnostic };
+    }
     if (first) return { id: `${first.id}/${first.defaultModel}`, source: "provider", diagnostic };
     return { id: OFFLINE_MODEL_ID, source: "offline", diagnostic };
+  }
+
+  /**
+   * Asks Ollama (when OLLAMA_BASE_URL is set) what it has pulled, at most every few seconds; returns why
+   * it could not, if it could not. Catalogs and defaults then use the answer.
+   */
+  async refreshLocalModels(): Promise<string | undefined> {
+    if (!this.env.has("OLLAMA_BASE_URL")) return undefined;
+    if (this.ollama && Date.now() - this.ollama.at < LOCAL_LIST_TTL_MS) return undefined;
+    const root = ollamaRoot(this.env.get("OLLAMA_BASE_URL"));
+    try {
+      this.noteOllamaModels((await ollamaTags(root, 2000)).map((m) => m.id));
+      return undefined;
+    } catch (error) {
+      this.ollama = undefined;
+      return (error as Error).name === "TimeoutError"
+        ? `Ollama did not answer at ${root}`
+        : `Ollama is unreachable at ${root}: is it running?`;
+    }
+  }
+
+  /** Records what Ollama listed (discovery calls this too). */
+  noteOllamaModels(ids: string[]): void {
+    this.ollama = { ids, at: Date.now() };
+  }
+
+  /** The models Ollama listed last (empty when it has not answered). */
+  ollamaModels(): string[] {
+    return this.ollama?.ids ?? [];
+  }
+
+  /** Why a local model's server cannot be reached now (refused, no answer), naming it and its URL. */
+  localRefusal(model: Model<Api>): Promise<string | undefined> {
+    const name = providerInfo(model.provider)?.name ?? `The local server '${model.provider}'`;
+    return localEndpointRefusal(name, model.baseUrl);
   }
 
   /** The pi-ai model for an id; throws UnknownModelError with a message fit for the caller. */
@@ -131,10 +191,12 @@ export class ModelService {
     const out: ModelInfo[] = [];
     for (const p of PROVIDERS) {
       if (!this.env.has(p.envVarName) || p.id === "ollama") continue;
-      for (const m of getModels(p.id as KnownProvider) as Model<Api>[]) out.push(info(m));
+      for (const m of getModels(p.id as KnownProvider) as Model<Api>[]) out.push(modelInfo(m));
     }
-    for (const { model } of this.registered.values()) out.push(info(model));
-    out.push(info(offlineModel));
+    if (this.env.has("OLLAMA_BASE_URL"))
+      for (const id of this.ollamaModels()) out.push(modelInfo(this.ollamaModel(id)));
+    for (const { model } of this.registered.values()) out.push(modelInfo(model));
+    out.push(modelInfo(offlineModel));
     return out;
   }
 
@@ -179,22 +241,25 @@ export class ModelService {
   }
 
   private ollamaModel(modelId: string): Model<Api> {
-    const base = (this.env.get("OLLAMA_BASE_URL") ?? OLLAMA_DEFAULT_URL).replace(/\/+$/, "");
     return openAiCompatibleModel({
       id: modelId,
       name: `${modelId} (Ollama)`,
       provider: "ollama",
-      baseUrl: base.endsWith("/v1") ? base : `${base}/v1`,
+      baseUrl: `${ollamaRoot(this.env.get("OLLAMA_BASE_URL"))}/v1`,
     });
   }
 }
 
-function info(m: Model<Api>): ModelInfo {
+export function modelInfo(m: Model<Api>, available = true): ModelInfo {
   return {
-    id: formatModelId({ provider: m.provider, model: m.id }),
+    key: formatModelId({ provider: m.provider, model: m.id }),
     provider: m.provider,
+    id: m.id,
     name: m.name,
-    reasoning: m.reasoning,
-    contextWindow: m.contextWindow,
+    reasoning: Boolean(m.reasoning),
+    input: m.input.filter((i) => i === "text" || i === "image"),
+    ...(m.contextWindow ? { contextWindow: m.contextWindow } : {}),
+    ...(m.maxTokens ? { maxTokens: m.maxTokens } : {}),
+    available,
   };
 }

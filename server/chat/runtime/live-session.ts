@@ -196,7 +196,12 @@ export class LiveChatSession {
 
 /** A question waiting for its answer: the questionnaire's tool part again, with the question's ids. */
 function questionState(question: Question): ChatEvent {
-  const args = { question: question.prompt, kind: question.kind, id: question.questionId, options: question.options };
+  const args = {
+    question: question.prompt,
+    kind: question.kind,
+    id: question.questionId,
+    options: question.options,
+  };
   return {
     type: "tool",
     part: { ...toolCallPart(question.toolCallId, QUESTIONNAIRE_TOOL, args), question, awaitingAnswer: true },

@@ -74,7 +74,12 @@ export function toolInput(toolName: string, args: unknown): Record<string, unkno
 }
 
 /** A tool result as renderers read it: `content` (or a shell's `output`) and the result's `details`. */
-export function toolOutput(toolName: string, input: Record<string, unknown>, result: unknown, isError: boolean) {
+export function toolOutput(
+  toolName: string,
+  input: Record<string, unknown>,
+  result: unknown,
+  isError: boolean,
+) {
   const record = isRecord(result) ? result : {};
   const blocks = Array.isArray(record.content) ? record.content.filter(isRecord) : [];
   const text = blocks
@@ -159,9 +164,17 @@ class MessageBuilder {
       }
     }
     if (message.stopReason === "error")
-      this.parts.push({ type: "error", title: "Model error", message: message.errorMessage ?? "The model failed" });
+      this.parts.push({
+        type: "error",
+        title: "Model error",
+        message: message.errorMessage ?? "The model failed",
+      });
     else if (message.stopReason === "aborted")
-      this.parts.push({ type: "error", title: "Run aborted", message: message.errorMessage ?? "Run aborted" });
+      this.parts.push({
+        type: "error",
+        title: "Run aborted",
+        message: message.errorMessage ?? "Run aborted",
+      });
   }
 
   toolResult(message: ToolResultMessage): void {
@@ -193,7 +206,11 @@ class MessageBuilder {
 }
 
 /** The assistant's reply of one run (every model call and tool result after its prompt) as one message. */
-export function turnMessage(id: string, messages: readonly AgentMessage[], createdAt = Date.now()): UiMessage {
+export function turnMessage(
+  id: string,
+  messages: readonly AgentMessage[],
+  createdAt = Date.now(),
+): UiMessage {
   const builder = new MessageBuilder(id);
   for (const message of messages) {
     if (!isRecord(message) || !("role" in message)) continue;
@@ -220,7 +237,12 @@ export function sessionMessages(entries: readonly SessionEntry[]): UiMessage[] {
     if (!isRecord(message) || !("role" in message)) continue;
     if (message.role === "user") {
       close();
-      out.push({ id: entry.id, role: "user", parts: [{ type: "text", text: userText(message.content) }], createdAt: message.timestamp });
+      out.push({
+        id: entry.id,
+        role: "user",
+        parts: [{ type: "text", text: userText(message.content) }],
+        createdAt: message.timestamp,
+      });
     } else if (message.role === "assistant") {
       reply ??= { builder: new MessageBuilder(entry.id), createdAt: message.timestamp };
       reply.builder.assistant(message);
