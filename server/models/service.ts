@@ -21,7 +21,7 @@ import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
 import { hasOllamaModel, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
-import { offlineModel, registerOfflineProvider } from "./offline.ts";
+import { OFFLINE_API, offlineModel, registerOfflineProvider } from "./offline.ts";
 
 export class UnknownModelError extends Error {
   override name = "UnknownModelError";
@@ -64,6 +64,8 @@ interface Registered {
   apiKey?: string;
 }
 
+/** APIs served inside this process (pi-ai's scripted test provider, the offline model). */
+const IN_PROCESS_APIS = new Set<string>(["faux", OFFLINE_API]);
 /** How long what Ollama listed is trusted before asking again. */
 const LOCAL_LIST_TTL_MS = 15_000;
 /** Providers whose SDK finds its own credentials (AWS chain, Google ADC); no key is passed. */
@@ -88,11 +90,12 @@ export class ModelService {
   }
 
   /**
-   * settings → first configured provider → offline. A preferred id that does not resolve (or that Ollama
-   * has not pulled) is reported. Ollama's default is one it has pulled, once it has listed them
-   * (`refreshLocalModels`): its catalog default when pulled, else the first it lists.
+   * settings → first configured provider → first provider the caller stored a key for → offline. A
+   * preferred id that does not resolve (or that Ollama has not pulled) is reported. Ollama's default is
+   * one it has pulled, once it has listed them (`refreshLocalModels`): its catalog default when pulled,
+   * else the first it lists.
    */
-  defaultModel(preferred?: string): DefaultModel {
+  defaultModel(preferred?: string, storedKeys: readonly string[] = []): DefaultModel {
     let diagnostic: string | undefined;
     if (preferred) {
       try {
@@ -114,6 +117,8 @@ export class ModelService {
       return { id: `ollama/${model}`, source: "provider", diagnostic };
     }
     if (first) return { id: `${first.id}/${first.defaultModel}`, source: "provider", diagnostic };
+    const stored = PROVIDERS.find((p) => p.id !== "ollama" && storedKeys.includes(p.id));
+    if (stored) return { id: `${stored.id}/${stored.defaultModel}`, source: "provider", diagnostic };
     return { id: OFFLINE_MODEL_ID, source: "offline", diagnostic };
   }
 
@@ -148,6 +153,8 @@ export class ModelService {
 
   /** Why a local model's server cannot be reached now (refused, no answer), naming it and its URL. */
   localRefusal(model: Model<Api>): Promise<string | undefined> {
+    // Scripted and offline models answer in-process; their URLs are placeholders.
+    if (IN_PROCESS_APIS.has(model.api)) return Promise.resolve(undefined);
     const name = providerInfo(model.provider)?.name ?? `The local server '${model.provider}'`;
     return localEndpointRefusal(name, model.baseUrl);
   }

@@ -75,7 +75,7 @@ export class ChatCatalogService {
     const diagnostics: string[] = [];
     const unreachable = await this.models.refreshLocalModels();
     if (unreachable) diagnostics.push(unreachable);
-    const chosen = this.models.defaultModel(settingsModelId(settings));
+    const chosen = this.models.defaultModel(settingsModelId(settings), Object.keys(stored));
     const list = this.models.list();
     for (const id of Object.keys(stored)) {
       const info = providerInfo(id);

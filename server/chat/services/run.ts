@@ -88,7 +88,17 @@ export async function executeRun(
   const toolArgs = new Map<string, unknown>();
   // The run's model replies and tool results, in order: `done.message` is built from them.
   const replies: AgentMessage[] = [];
+  // Set when a local server stopped accepting connections mid-run (its retries are cut short).
+  let localFailure: string | undefined;
   function mirror(event: AgentSessionEvent) {
+    if (event.type === "auto_retry_start" && session.model) {
+      const current = session.model;
+      void models.localRefusal(current).then((reason) => {
+        if (!reason) return;
+        localFailure = reason;
+        session.abortRetry();
+      });
+    }
     if (event.type === "message_end" && event.message.role !== "user") replies.push(event.message);
     if (event.type === "tool_execution_start") {
       toolArgs.set(event.toolCallId, event.args);
@@ -123,6 +133,9 @@ export async function executeRun(
     if (prepared.thinkingLevel) session.setThinkingLevel(prepared.thinkingLevel);
     applyMode(live, prepared, mode);
     if (opened.signal.aborted) throw new RunAborted();
+    // A local server that refuses the connection is not running: say so now, not after the retries.
+    const refused = session.model && (await models.localRefusal(session.model));
+    if (refused) throw new Error(refused);
     await session.prompt(prepared.text || defaultPrompt(prepared));
     await settled(session);
     const final = lastAssistant(session);
@@ -132,7 +145,7 @@ export async function executeRun(
       runs.finish(owner, runId, { status: "aborted", error: "Run aborted", usage });
       terminal = { type: "error", message: "Run aborted", runId };
     } else if (final.stopReason === "error") {
-      const message = scrub(final.errorMessage ?? "The model failed");
+      const message = scrub(localFailure ?? final.errorMessage ?? "The model failed");
       runs.finish(owner, runId, { status: "failed", error: message, usage });
       terminal = { type: "error", message, runId };
     } else {
