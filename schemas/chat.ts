@@ -132,6 +132,8 @@ export const ChatSettingsUpdate = t.Object(
 );
 
 export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
+/** The owner's own settings as responses show them: the keys an update may set, nothing else. */
+const ProjectSettings = t.Object(ChatSettingsUpdate.properties, { additionalProperties: false });
 
 export const ProviderUpdate = t.Object({
   provider: t.Optional(ProviderId),
@@ -250,7 +252,7 @@ export const Resources = t.Object({
 export const SettingsUpdated = t.Object({
   diagnostics: t.Array(t.String()),
   effective: EffectiveSettings,
-  project: ChatSettingsUpdate,
+  project: ProjectSettings,
   projectPath: t.String({
     description: "the settings file, relative to your folders: pi-agent/settings.json",
   }),

@@ -55,6 +55,7 @@ export function isLocalEndpoint(baseUrl: string): boolean {
 export async function localEndpointRefusal(name: string, baseUrl: string): Promise<string | undefined> {
   if (!isLocalEndpoint(baseUrl)) return undefined;
   const url = new URL(baseUrl);
+  if (url.port === "0") return undefined; // a placeholder, not a server
   const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const outcome = await new Promise<string | undefined>((resolve) => {

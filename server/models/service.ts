@@ -64,8 +64,6 @@ interface Registered {
   apiKey?: string;
 }
 
-/** APIs served inside this process (pi-ai's scripted test provider, the offline model). */
-const IN_PROCESS_APIS = new Set<string>(["faux", OFFLINE_API]);
 /** How long what Ollama listed is trusted before asking again. */
 const LOCAL_LIST_TTL_MS = 15_000;
 /** Providers whose SDK finds its own credentials (AWS chain, Google ADC); no key is passed. */
@@ -154,7 +152,7 @@ export class ModelService {
   /** Why a local model's server cannot be reached now (refused, no answer), naming it and its URL. */
   localRefusal(model: Model<Api>): Promise<string | undefined> {
     // Scripted and offline models answer in-process; their URLs are placeholders.
-    if (IN_PROCESS_APIS.has(model.api)) return Promise.resolve(undefined);
+    if (model.api === OFFLINE_API || model.api.startsWith("faux")) return Promise.resolve(undefined);
     const name = providerInfo(model.provider)?.name ?? `The local server '${model.provider}'`;
     return localEndpointRefusal(name, model.baseUrl);
   }
