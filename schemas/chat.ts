@@ -108,11 +108,26 @@ export const ChatSettingsUpdate = t.Object(
       }),
     ),
     packages: t.Optional(
-      t.Array(t.Union([t.String({ maxLength: 4096 }), t.Record(t.String(), t.Unknown())]), {
-        maxItems: 200,
-        description:
-          "local mode only: folders inside your pi agent dir; never npm or git. A refused change is left out and named in diagnostics",
-      }),
+      t.Array(
+        t.Union([
+          t.String({ maxLength: 4096 }),
+          t.Object(
+            {
+              source: t.String({ maxLength: 4096 }),
+              extensions: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+              skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+              prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+              themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+            },
+            { additionalProperties: false },
+          ),
+        ]),
+        {
+          maxItems: 200,
+          description:
+            "local mode only: folders inside your pi agent dir; never npm or git. A refused change is left out and named in diagnostics",
+        },
+      ),
     ),
     prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
     skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
