@@ -206,10 +206,7 @@ export const ResourceInfo = t.Object(
 const Delivery = t.Union([t.Literal("all"), t.Literal("one-at-a-time")]);
 const Transport = t.Union([t.Literal("sse"), t.Literal("websocket"), t.Literal("auto")]);
 /** A package: a source string, or pi's object form (a source and the resources it may load). */
-const PackageSource = t.Union([
-  t.String(),
-  t.Object({ source: t.String() }, { additionalProperties: true }),
-]);
+const PackageSource = t.Union([t.String(), t.Object({ source: t.String() }, { additionalProperties: true })]);
 export const EffectiveSettings = t.Object({
   compaction: t.Object({ enabled: t.Boolean(), reserveTokens: t.Integer(), keepRecentTokens: t.Integer() }),
   retry: t.Object({ enabled: t.Boolean(), maxRetries: t.Integer(), baseDelayMs: t.Integer() }),
