@@ -150,7 +150,10 @@ export const SessionMeta = t.Object(
   { additionalProperties: true },
 );
 export const SessionInfo = t.Object({
-  path: t.String({ description: "the session file, relative to your folders: sessions/<name>.jsonl" }),
+  path: t.String({
+    description:
+      "the session file, relative to your sessions folder (as sessionFile; send it back to resume)",
+  }),
   id: t.String(),
   cwd: t.String({ description: "the agent's working directory, relative to your folders: workspace" }),
   name: t.Optional(t.String()),

@@ -178,12 +178,18 @@ test("GET /api/chat/sessions: path, id, cwd, created, modified, messageCount, fi
   conforms(body, schemas.SessionList, origin.sessionsResponse);
   const entry = body.sessions.find((s: Event) => s.id === events[0]?.sessionId);
   expect(entry).toMatchObject({
-    path: `sessions/${events[0]?.sessionFile}`,
+    path: events[0]?.sessionFile,
     cwd: "workspace",
     messageCount: 2,
     firstMessage: "list me",
     sessionFile: events[0]?.sessionFile,
   });
+  // The origin's client resumes a listed session with {sessionFile: path, sessionId: id}.
+  const resumed = await t.json<Event>(
+    "/api/chat/resume",
+    postJson({ sessionFile: entry.path, sessionId: entry.id }),
+  );
+  expect(resumed.body).toMatchObject({ sessionReset: false, session: { sessionId: entry.id } });
   expect(new Date(entry.created).toISOString()).toBe(entry.created);
   expect(new Date(entry.modified).toISOString()).toBe(entry.modified);
 });
@@ -270,4 +276,16 @@ test("POST /api/chat/question answers the origin's question response", async () 
   conforms(answered.body, schemas.QuestionAnswered, origin.questionAnswerResponse);
   conformsStream([start, asked, ...(await reader.rest())]);
   model.dispose();
+});
+
+test("the origin's routes are documented in the OpenAPI document beside Atrium's own", async () => {
+  const { body } = await t.json<{ paths: Record<string, Record<string, Event>> }>("/swagger/json");
+  const documented = (path: string) => Object.keys(body.paths[path] ?? {});
+  expect(documented("/api/chat/settings")).toEqual(expect.arrayContaining(["get", "post", "patch"]));
+  expect(documented("/api/chat/models/discover")).toEqual(expect.arrayContaining(["get", "post"]));
+  expect(documented("/api/chat/providers")).toEqual(expect.arrayContaining(["get", "post", "delete"]));
+  // Response shapes are documented too, not left open.
+  const models = body.paths["/api/chat/models"]?.get?.responses?.["200"];
+  expect(JSON.stringify(models)).toContain("selectedModelKey");
+  expect(JSON.stringify(models)).toContain("contextWindow");
 });

@@ -81,7 +81,8 @@ export class ChatSessionService {
         const info = files.get(row.session_file);
         const sessionFile = publicSessionFile(row.session_file) ?? "";
         return {
-          path: sessionFile ? `sessions/${sessionFile}` : "",
+          // What a client sends back as sessionFile to resume it.
+          path: sessionFile,
           id: row.id,
           cwd: publicPath(paths, paths.workspaceDir),
           ...(info?.name ? { name: info.name } : {}),
