@@ -41,7 +41,8 @@ export function isLocalEndpoint(baseUrl: string): boolean {
     return false;
   }
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local")) return true;
-  if (host === "::1" || host === "0.0.0.0" || host.startsWith("fc") || host.startsWith("fd")) return true;
+  if (host.includes(":")) return host === "::1" || /^f[cd]|^fe[89ab]/.test(host); // IPv6 literal
+  if (host === "0.0.0.0") return true;
   const octets = host.split(".").map(Number);
   if (octets.length !== 4 || octets.some((o) => !Number.isInteger(o))) return false;
   const [a = -1, b = -1] = octets;

@@ -5,6 +5,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { isLocalEndpoint } from "../../server/models/local.ts";
 import { createTestApp, postJson } from "../helpers/app.ts";
 import { chat } from "../helpers/chat.ts";
 import { type Event, lines } from "../helpers/streams.ts";
@@ -138,4 +139,26 @@ test("the offline reply's instructions work as written: a stored key is used at 
   } finally {
     await t.close();
   }
+});
+
+test("what counts as a local server: this machine and private networks, never a public name", () => {
+  for (const url of [
+    "http://127.0.0.1:11434",
+    "http://localhost:8080/v1",
+    "http://[::1]:11434",
+    "http://10.0.0.5:8000",
+    "http://192.168.1.20/v1",
+    "http://172.20.0.2:11434",
+    "http://[fd00::1]:80",
+    "http://box.local:11434",
+  ])
+    expect({ url, local: isLocalEndpoint(url) }).toEqual({ url, local: true });
+  for (const url of [
+    "https://api.openai.com/v1",
+    "https://fcbarcelona.example/v1",
+    "http://172.32.0.1",
+    "http://8.8.8.8",
+    "offline:",
+  ])
+    expect({ url, local: isLocalEndpoint(url) }).toEqual({ url, local: false });
 });
