@@ -71,8 +71,8 @@ const AMBIENT_CREDENTIALS = new Set(["amazon-bedrock", "google-vertex"]);
 
 export class ModelService {
   private readonly registered = new Map<string, Registered>();
-  /** What Ollama listed last (undefined: not asked yet, or it did not answer). */
-  private ollama: { ids: string[]; at: number } | undefined;
+  /** What Ollama listed last, or why it could not (both kept a few seconds; undefined: not asked yet). */
+  private ollama: { ids: string[]; failure?: string; at: number } | undefined;
 
   constructor(private readonly env: EnvSource) {
     registerOfflineProvider();
@@ -126,16 +126,19 @@ export class ModelService {
    */
   async refreshLocalModels(): Promise<string | undefined> {
     if (!this.env.has("OLLAMA_BASE_URL")) return undefined;
-    if (this.ollama && Date.now() - this.ollama.at < LOCAL_LIST_TTL_MS) return undefined;
+    // A failure is kept as long as an answer: an Ollama that never answers costs one wait per window.
+    if (this.ollama && Date.now() - this.ollama.at < LOCAL_LIST_TTL_MS) return this.ollama.failure;
     const root = ollamaRoot(this.env.get("OLLAMA_BASE_URL"));
     try {
       this.noteOllamaModels((await ollamaTags(root, 2000)).map((m) => m.id));
       return undefined;
     } catch (error) {
-      this.ollama = undefined;
-      return (error as Error).name === "TimeoutError"
-        ? `Ollama did not answer at ${root}`
-        : `Ollama is unreachable at ${root}: is it running?`;
+      const failure =
+        (error as Error).name === "TimeoutError"
+          ? `Ollama did not answer at ${root}`
+          : `Ollama is unreachable at ${root}: is it running?`;
+      this.ollama = { ids: [], failure, at: Date.now() };
+      return failure;
     }
   }
 

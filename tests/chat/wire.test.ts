@@ -289,3 +289,37 @@ test("the origin's routes are documented in the OpenAPI document beside Atrium's
   expect(JSON.stringify(models)).toContain("selectedModelKey");
   expect(JSON.stringify(models)).toContain("contextWindow");
 });
+
+test("a reply that failed hydrates as an error part, without the server's paths", async () => {
+  await t.json("/api/chat/settings", postJson({ settings: { retry: { enabled: false } } }));
+  const model = scripted(t, [
+    fauxAssistantMessage("", { stopReason: "error", errorMessage: `ENOENT: ${t.dataDir}/pi-agent/local/x` }),
+  ]);
+  const events = await lines(await chat(t, { message: "fail", model: model.id }));
+  model.dispose();
+  expect(events.at(-1)?.type).toBe("error");
+  const resumed = await t.json<Event>("/api/chat/resume", postJson({ sessionId: events[0]?.sessionId }));
+  conforms(resumed.body, schemas.Hydrated, origin.sessionResponse);
+  expect(resumed.body.messages.at(-1)?.parts).toEqual([
+    { type: "error", title: "Model error", message: "ENOENT: pi-agent/x" },
+  ]);
+});
+
+test("the origin's write methods are refused from a foreign Origin like every other write", async () => {
+  const foreign = { origin: "https://evil.example" };
+  const before = await t.json<Event>("/api/chat/settings");
+  const patch = await t.request("/api/chat/settings", {
+    ...postJson({ settings: { steeringMode: "all", transport: "websocket" } }, foreign),
+    method: "PATCH",
+  });
+  expect(patch.status).toBe(403);
+  expect((await t.json<Event>("/api/chat/settings")).body).toEqual(before.body);
+  await t.json("/api/chat/providers", postJson({ providerId: "mistral", apiKey: "kept" }));
+  const remove = await t.request("/api/chat/providers", {
+    ...postJson({ providerId: "mistral" }, foreign),
+    method: "DELETE",
+  });
+  expect(remove.status).toBe(403);
+  const listed = await t.json<Event>("/api/chat/providers");
+  expect(listed.body.providers.find((p: Event) => p.id === "mistral")?.isConfigured).toBe(true);
+});

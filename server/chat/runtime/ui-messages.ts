@@ -155,8 +155,9 @@ class MessageBuilder {
 
   assistant(message: AssistantMessage): void {
     for (const block of message.content) {
-      if (block.type === "text") this.parts.push({ type: "text", text: block.text });
-      else if (block.type === "thinking") {
+      if (block.type === "text") {
+        if (block.text) this.parts.push({ type: "text", text: block.text });
+      } else if (block.type === "thinking") {
         if (block.thinking) this.parts.push(thinkingPart(this.id, this.thinking++, block.thinking));
       } else if (block.type === "toolCall") {
         this.calls.set(block.id, { index: this.parts.length, name: block.name, args: block.arguments });
@@ -224,7 +225,11 @@ export function turnMessage(
  * A session's branch as UI messages: each user message, then one assistant message per reply (the model
  * calls and tool results up to the next user message), its id the reply's first entry id.
  */
-export function sessionMessages(entries: readonly SessionEntry[]): UiMessage[] {
+export function sessionMessages(
+  entries: readonly SessionEntry[],
+  /** Server paths out of the error texts a client sees (the runtime stored them as they were). */
+  scrub: (text: string) => string = (text) => text,
+): UiMessage[] {
   const out: UiMessage[] = [];
   let reply: { builder: MessageBuilder; createdAt: number } | undefined;
   const close = () => {
@@ -252,6 +257,12 @@ export function sessionMessages(entries: readonly SessionEntry[]): UiMessage[] {
     }
   }
   close();
+  for (const message of out)
+    for (const part of message.parts)
+      if (part.type === "error") {
+        const error = part as { message: string };
+        error.message = scrub(error.message);
+      }
   return out;
 }
 

@@ -9,7 +9,13 @@ import type { Page } from "../../http/paging.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
-import { confineSessionFile, ownerPaths, publicPath, publicSessionFile } from "../runtime/owner-paths.ts";
+import {
+  confineSessionFile,
+  ownerPaths,
+  publicPath,
+  publicSessionFile,
+  scrubPaths,
+} from "../runtime/owner-paths.ts";
 import { AnswerError, type QuestionnaireAnswer } from "../runtime/questionnaire.ts";
 import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../stores/index.ts";
@@ -58,7 +64,9 @@ export class ChatSessionService {
     const { live, sessionReset } = await this.deps.host.open(owner, target);
     return {
       session: describe(live, sessions.get(owner, live.sessionId)),
-      messages: sessionMessages(live.session.sessionManager.getBranch()),
+      messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
+        scrubPaths(ownerPaths(this.deps.dataDir, owner), this.deps.dataDir, text),
+      ),
       sessionReset,
     };
   }
