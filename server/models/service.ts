@@ -10,6 +10,7 @@ import {
   type AssistantMessageEventStream,
   type Context,
   completeSimple,
+  createAssistantMessageEventStream,
   getModels,
   type KnownProvider,
   type Model,
@@ -20,7 +21,7 @@ import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
-import { hasOllamaModel, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
+import { hasOllamaModel, isLocalEndpoint, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
 import { OFFLINE_API, offlineModel, registerOfflineProvider } from "./offline.ts";
 
 export class UnknownModelError extends Error {
@@ -232,12 +233,31 @@ export class ModelService {
     return catalog ? this.env.get(catalog.envVarName) : undefined;
   }
 
+  /**
+   * Streams a reply. A model on a local server is probed first: one that refuses the connection ends
+   * the stream at once with an error naming it and its URL, instead of the SDK's retries.
+   */
   stream(
     model: Model<Api>,
     context: Context,
     options: SimpleStreamOptions = {},
   ): AssistantMessageEventStream {
-    return streamSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    const withKey = { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) };
+    if (!isLocalEndpoint(model.baseUrl)) return streamSimple(model, context, withKey);
+    const out = createAssistantMessageEventStream();
+    void (async () => {
+      const refused = await this.localRefusal(model);
+      if (refused) {
+        const failed = failedMessage(model, refused);
+        out.push({ type: "error", reason: "error", error: failed });
+        out.end(failed);
+        return;
+      }
+      const inner = streamSimple(model, context, withKey);
+      for await (const event of inner) out.push(event);
+      out.end(await inner.result());
+    })();
+    return out;
   }
 
   complete(
@@ -245,7 +265,9 @@ export class ModelService {
     context: Context,
     options: SimpleStreamOptions = {},
   ): Promise<AssistantMessage> {
-    return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    if (!isLocalEndpoint(model.baseUrl))
+      return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    return this.stream(model, context, options).result();
   }
 
   private ollamaModel(modelId: string): Model<Api> {
@@ -256,6 +278,28 @@ export class ModelService {
       baseUrl: `${ollamaRoot(this.env.get("OLLAMA_BASE_URL"))}/v1`,
     });
   }
+}
+
+/** The reply of a model whose server could not be reached. */
+function failedMessage(model: Model<Api>, errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "error",
+    errorMessage,
+    timestamp: Date.now(),
+  };
 }
 
 export function modelInfo(m: Model<Api>, available = true): ModelInfo {

@@ -5,7 +5,9 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { createEnvSource } from "../../server/config/env.ts";
 import { isLocalEndpoint } from "../../server/models/local.ts";
+import { ModelService } from "../../server/models/service.ts";
 import { createTestApp, postJson } from "../helpers/app.ts";
 import { chat } from "../helpers/chat.ts";
 import { type Event, lines } from "../helpers/streams.ts";
@@ -161,4 +163,23 @@ test("what counts as a local server: this machine and private networks, never a 
     "offline:",
   ])
     expect({ url, local: isLocalEndpoint(url) }).toEqual({ url, local: false });
+});
+
+test("every family's model calls fail at once on a refused local server too (ModelService stream and complete)", async () => {
+  const url = `http://127.0.0.1:${closedPort()}`;
+  const models = new ModelService(createEnvSource({ OLLAMA_BASE_URL: url }));
+  const model = models.resolve("ollama/qwen3:4b");
+  const context = { messages: [{ role: "user" as const, content: "hi", timestamp: Date.now() }] };
+  const expected = `Ollama at ${url}/v1 refused the connection: is it running?`;
+  const reply = await models.complete(model, context);
+  expect(reply).toMatchObject({ stopReason: "error", errorMessage: expected });
+  const events: string[] = [];
+  const stream = models.stream(model, context);
+  for await (const event of stream) events.push(event.type);
+  expect(events).toEqual(["error"]);
+  expect((await stream.result()).errorMessage).toBe(expected);
+  // A running local server streams as before through the same wrapper.
+  const running = new ModelService(createEnvSource({ OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` }));
+  const answer = await running.complete(running.resolve("ollama/qwen3:4b"), context);
+  expect(answer.content).toEqual([{ type: "text", text: "Hi from qwen3:4b" }]);
 });
