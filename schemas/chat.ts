@@ -221,7 +221,6 @@ export const QuestionAnswered = t.Object({
   planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
 });
 export const QuestionMissing = t.Object({ ok: t.Literal(false), message: t.String() });
-export const ProviderEntry = ProviderInfo;
 export const Providers = t.Object({ providers: t.Array(ProviderInfo) });
 export const ProviderUpdated = t.Object({
   success: t.Literal(true),
