@@ -76,13 +76,16 @@ export const QuestionAnswer = t.Object({
   }),
 });
 
+/** A settings list entry: not blank (the origin's client refuses a blank one in the answer). */
+const Entry = (maxLength: number) => t.String({ minLength: 1, maxLength, pattern: "\\S" });
+
 export const ChatSettingsUpdate = t.Object(
   {
     compaction: t.Optional(
       t.Object({
         enabled: t.Optional(t.Boolean()),
-        reserveTokens: t.Optional(t.Integer({ minimum: 0 })),
-        keepRecentTokens: t.Optional(t.Integer({ minimum: 0 })),
+        reserveTokens: t.Optional(t.Integer({ minimum: 1 })),
+        keepRecentTokens: t.Optional(t.Integer({ minimum: 1 })),
       }),
     ),
     retry: t.Optional(
@@ -96,12 +99,12 @@ export const ChatSettingsUpdate = t.Object(
     defaultModel: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     defaultThinkingLevel: t.Optional(ThinkingLevel),
     enabledModels: t.Optional(
-      t.Union([t.Array(t.String({ maxLength: 300 }), { maxItems: 500 }), t.Null()], {
+      t.Union([t.Array(Entry(300), { maxItems: 500 }), t.Null()], {
         description: "model patterns; null removes the override (every model allowed)",
       }),
     ),
     extensions: t.Optional(
-      t.Array(t.String({ maxLength: 4096 }), {
+      t.Array(Entry(4096), {
         maxItems: 200,
         description:
           "local mode only: paths inside your pi agent dir. A refused change is left out and named in diagnostics",
@@ -110,14 +113,14 @@ export const ChatSettingsUpdate = t.Object(
     packages: t.Optional(
       t.Array(
         t.Union([
-          t.String({ maxLength: 4096 }),
+          Entry(4096),
           t.Object(
             {
-              source: t.String({ maxLength: 4096 }),
-              extensions: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-              skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-              prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-              themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+              source: Entry(4096),
+              extensions: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              skills: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              prompts: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              themes: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
             },
             { additionalProperties: false },
           ),
@@ -129,9 +132,9 @@ export const ChatSettingsUpdate = t.Object(
         },
       ),
     ),
-    prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-    skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-    themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    prompts: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+    skills: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+    themes: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
     transport: t.Optional(t.Union([t.Literal("sse"), t.Literal("websocket"), t.Literal("auto")])),
     steeringMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
     followUpMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),

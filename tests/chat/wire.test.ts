@@ -238,6 +238,9 @@ test("GET, POST and PATCH /api/chat/settings answer the same shape; refused code
   const posted = await t.json<Event>("/api/chat/settings", postJson({ settings: { transport: "sse" } }));
   conforms(posted.body, schemas.SettingsUpdated, origin.settingsResponse);
   expect(posted.body.projectPath).toBe("pi-agent/settings.json");
+  // What the origin's client would refuse in an answer cannot be saved: blank entries, zero token counts.
+  for (const settings of [{ skills: ["  "] }, { enabledModels: [""] }, { compaction: { reserveTokens: 0 } }])
+    expect((await t.json("/api/chat/settings", postJson({ settings }))).status).toBe(400);
 });
 
 test("GET, POST and DELETE /api/chat/providers", async () => {
