@@ -155,8 +155,7 @@ export class ModelService {
 
   /** Why a local model's server cannot be reached now (refused, no answer), naming it and its URL. */
   localRefusal(model: Model<Api>): Promise<string | undefined> {
-    // Scripted and offline models answer in-process; their URLs are placeholders.
-    if (model.api === OFFLINE_API || model.api.startsWith("faux")) return Promise.resolve(undefined);
+    if (!onLocalServer(model)) return Promise.resolve(undefined);
     const name = providerInfo(model.provider)?.name ?? `The local server '${model.provider}'`;
     return localEndpointRefusal(name, model.baseUrl);
   }
@@ -243,7 +242,7 @@ export class ModelService {
     options: SimpleStreamOptions = {},
   ): AssistantMessageEventStream {
     const withKey = { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) };
-    if (!isLocalEndpoint(model.baseUrl)) return streamSimple(model, context, withKey);
+    if (!onLocalServer(model)) return streamSimple(model, context, withKey);
     const out = createAssistantMessageEventStream();
     void (async () => {
       const refused = await this.localRefusal(model);
@@ -265,7 +264,7 @@ export class ModelService {
     context: Context,
     options: SimpleStreamOptions = {},
   ): Promise<AssistantMessage> {
-    if (!isLocalEndpoint(model.baseUrl))
+    if (!onLocalServer(model))
       return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
     return this.stream(model, context, options).result();
   }
@@ -278,6 +277,13 @@ export class ModelService {
       baseUrl: `${ollamaRoot(this.env.get("OLLAMA_BASE_URL"))}/v1`,
     });
   }
+}
+
+/** A model served over the network by this machine or a private one (not in-process, not a cloud API). */
+function onLocalServer(model: Model<Api>): boolean {
+  // Scripted and offline models answer in-process; their URLs are placeholders.
+  if (model.api === OFFLINE_API || model.api.startsWith("faux")) return false;
+  return isLocalEndpoint(model.baseUrl);
 }
 
 /** The reply of a model whose server could not be reached. */
