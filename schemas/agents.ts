@@ -113,7 +113,11 @@ export const AgentCreate = t.Object(
     config: t.Optional(AgentConfig),
     status: t.Optional(RecordStatus),
   },
-  { additionalProperties: false },
+  // Swagger UI's "Try it out" sends this (a made-up `model` would not resolve).
+  {
+    additionalProperties: false,
+    examples: [{ name: "Ada", role: "researcher", capabilities: ["RESEARCH", "CHAT"] }],
+  },
 );
 export const AgentUpdate = t.Partial(AgentCreate, { additionalProperties: false, minProperties: 1 });
 

@@ -1,5 +1,5 @@
 /**
- * Schemas of the chat family (specs/chat-app-api.md: Chat, Events, Errors, companion routes). Request
+ * Schemas of the chat family (chat, events, errors, companion routes; behaviour in docs/chat.md). Request
  * bodies validate; responses validate too, in the shapes the origin's web client parses (the records
  * are in chat-records.ts), so a client built on that protocol works against Atrium unchanged.
  */
@@ -40,24 +40,31 @@ export const ProviderId = t.Union(
   { description: "one of the eight provider ids" },
 );
 
-export const ChatRequest = t.Object({
-  sessionFile: t.Optional(SessionFile),
-  sessionId: t.Optional(SessionId),
-  message: t.Optional(t.String({ maxLength: 1_000_000, description: "required unless planAction is given" })),
-  model: t.Optional(
-    t.Union([
-      t.String({ minLength: 1, maxLength: 300, description: "provider/model" }),
-      t.Object({
-        provider: t.String({ minLength: 1, maxLength: 100 }),
-        id: t.String({ minLength: 1, maxLength: 200 }),
-        thinkingLevel: t.Optional(ThinkingLevel),
-      }),
-    ]),
-  ),
-  mode: t.Optional(Mode),
-  planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
-  streamingBehavior: t.Optional(t.Union([t.Literal("steer"), t.Literal("followUp")])),
-});
+export const ChatRequest = t.Object(
+  {
+    sessionFile: t.Optional(SessionFile),
+    sessionId: t.Optional(SessionId),
+    message: t.Optional(
+      t.String({ maxLength: 1_000_000, description: "required unless planAction is given" }),
+    ),
+    model: t.Optional(
+      t.Union([
+        t.String({ minLength: 1, maxLength: 300, description: "provider/model" }),
+        t.Object({
+          provider: t.String({ minLength: 1, maxLength: 100 }),
+          id: t.String({ minLength: 1, maxLength: 200 }),
+          thinkingLevel: t.Optional(ThinkingLevel),
+        }),
+      ]),
+    ),
+    mode: t.Optional(Mode),
+    planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
+    streamingBehavior: t.Optional(t.Union([t.Literal("steer"), t.Literal("followUp")])),
+  },
+  // What Swagger UI's "Try it out" sends: a new session's first message (a made-up value per field would
+  // name a session or model that does not exist).
+  { examples: [{ message: "hello" }] },
+);
 
 export const SessionRef = t.Object({
   sessionFile: t.Optional(SessionFile),

@@ -1,5 +1,5 @@
 /**
- * Schemas shared by every family: error envelopes (DESIGN.md ruling 8), health and root probes, list
+ * Schemas shared by every family: error envelopes (docs/design.md §8), health and root probes, list
  * paging. Schemas only: no runtime code.
  */
 import { t } from "elysia";
@@ -93,7 +93,7 @@ export const Redirect = t.String({
   description: "Redirect: the target is in the Location header; empty body",
 });
 
-/** Page bounds of every list route (DESIGN.md ruling 9); server/http/paging.ts applies the defaults. */
+/** Page bounds of every list route (docs/design.md §9); server/http/paging.ts applies the defaults. */
 export const PAGE_LIMIT = { min: 1, max: 200, default: 50 } as const;
 export const PageLimit = t.Integer({
   minimum: PAGE_LIMIT.min,

@@ -40,6 +40,7 @@ export const SearchQuery = t.Object(
   {
     description:
       "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
+    examples: [{ query: "Who is Scrooge?" }],
   },
 );
 /** A validated search request, as the query service takes it. */

@@ -1,5 +1,5 @@
 /**
- * The turns family's schemas (specs/turn-service-api.md): sessions, turn requests, history, attachments,
+ * The turns family's schemas (docs/turns.md): sessions, turn requests, history, attachments,
  * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
  */
 import { t } from "elysia";
@@ -63,7 +63,8 @@ export const TurnRequest = t.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  // Swagger UI's "Try it out" sends this: Python the offline model runs, no skills or attachments to name.
+  { additionalProperties: false, examples: [{ text: "```python\nprint(sum(range(10)))\n```" }] },
 );
 
 export const TurnQuery = t.Object({
@@ -84,6 +85,8 @@ export const TurnHeaders = t.Object({
     minLength: 1,
     maxLength: 200,
     description: "Idempotency-Key: mandatory; bounds retries to one durable Turn (at most 200 characters)",
+    // Prefilled in Swagger UI: a second "Execute" with it replays the committed Turn.
+    examples: ["try-it-out-1"],
   }),
 });
 

@@ -6,8 +6,12 @@
  *                                 (the shell starts `bun server/main.ts`)
  *   bun scripts/desktop.ts dist   `npm run dist`: the server binary for this platform, main + preload,
  *                                 then electron-builder's installers for this platform in dist/desktop/
+ *
+ * electron-builder runs from the repository root with its top-level electron-builder.yml
+ * (`directories.app: desktop`). It looks for Electron in the project's own node_modules, which the root
+ * install never fills, so the version installed in desktop/ is passed to it.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildServerBinary, REPO_ROOT } from "./build.ts";
 
@@ -27,7 +31,7 @@ export async function buildShell(outdir = join(DESKTOP_DIR, "dist")): Promise<st
   return result.outputs.map((output) => output.path);
 }
 
-/** Where `npm run dist` puts the server binary; desktop/electron-builder.yml reads it from there. */
+/** Where `npm run dist` puts the server binary; electron-builder.yml reads it from there. */
 export function serverBinaryPath(platform: string = process.platform, arch: string = process.arch): string {
   return join(
     REPO_ROOT,
@@ -36,6 +40,19 @@ export function serverBinaryPath(platform: string = process.platform, arch: stri
     `${platform}-${arch}`,
     platform === "win32" ? "atrium.exe" : "atrium",
   );
+}
+
+/** desktop/'s electron-builder over the top-level config, for this platform's installers. */
+async function electronBuilder(): Promise<void> {
+  const bin = join(DESKTOP_DIR, "node_modules", ".bin", "electron-builder");
+  const electron = JSON.parse(
+    readFileSync(join(DESKTOP_DIR, "node_modules", "electron", "package.json"), "utf8"),
+  );
+  const args = ["--projectDir", REPO_ROOT, "--config", join(REPO_ROOT, "electron-builder.yml")];
+  args.push(`-c.electronVersion=${electron.version}`, "--publish", "never");
+  const proc = Bun.spawn([bin, ...args], { cwd: REPO_ROOT, stdio: ["inherit", "inherit", "inherit"] });
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`electron-builder exited with ${code}`);
 }
 
 async function npm(args: string[]): Promise<void> {
@@ -66,7 +83,7 @@ async function main(command: string | undefined): Promise<number> {
     process.stdout.write(`built ${binary}\n`);
     await buildShell();
     await ensureDesktopDependencies();
-    await npm(["run", "dist"]);
+    await electronBuilder();
     process.stdout.write(`installers in ${join(REPO_ROOT, "dist", "desktop")}\n`);
     return 0;
   }

@@ -1,5 +1,5 @@
 /**
- * Liveness, readiness and the root probe (DESIGN.md ruling 2 and 3). `/health` answers from the first
+ * Liveness, readiness and the root probe (docs/design.md §2 and 3). `/health` answers from the first
  * moment the process serves HTTP; `/health/ready` is 503 `service_not_ready` until composition finishes
  * (and again while draining), then proves a database round trip. Served beside the families, each on a
  * path a family declares (its error envelope applies): `/health*` the turn service's, `/api/health`
@@ -43,7 +43,7 @@ export function healthRoutes(ctx: AppContext) {
           throw new AppError("not_ready", "The database is unreachable");
         }
         const mode: "local" | "protected" = ctx.config.mode.kind;
-        // How code runs (DESIGN.md, "Sandbox isolation"): "none" means protected mode refuses to run it.
+        // How code runs (docs/design.md §11): "none" means protected mode refuses to run it.
         // Detected once per process (isolation.ts caches it), so this costs nothing per request.
         const sandbox = sandboxReport();
         return { status: "ready" as const, ...health, database: "ok" as const, mode, sandbox };

@@ -1,7 +1,8 @@
 /**
  * What `bun server/main.ts [flags]` does (see --help): load configuration, start the server, print
- * `listening on http://HOST:PORT`, and shut down cleanly on SIGINT/SIGTERM. Configuration and startup
- * errors print one line and give a non-zero exit code.
+ * `listening on http://HOST:PORT` (the first line, which supervisors and scripts read) and a line saying
+ * where the UI, Swagger UI and the data are, and shut down cleanly on SIGINT/SIGTERM. Configuration and
+ * startup errors print one line and give a non-zero exit code.
  */
 import type { AnyElysia } from "elysia";
 import { commandsHelp } from "./commands.ts";
@@ -75,7 +76,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
       env,
       log,
       plugins: options.plugins,
-      onListening: (url) => process.stdout.write(`listening on ${url}\n`),
+      onListening: (url) => process.stdout.write(listeningLines(url, config.dataDir)),
     });
   } catch (error) {
     if (error instanceof MigrationError) {
@@ -84,7 +85,9 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
     }
     const code = (error as { code?: string }).code;
     if (code === "EADDRINUSE") {
-      process.stderr.write(`atrium: ${cli.options.host}:${cli.options.port} is already in use\n`);
+      process.stderr.write(
+        `atrium: ${cli.options.host}:${cli.options.port} is already in use (another Atrium?). Stop it, or pass --port 0 to take a free port (--port P for another one).\n`,
+      );
       return 1;
     }
     throw error;
@@ -105,4 +108,9 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
     log.error("shutdown failed", { error });
     return 1;
   }
+}
+
+/** What the server prints once its port is bound: the listening line first, then where to go next. */
+export function listeningLines(url: string, dataDir: string): string {
+  return `listening on ${url}\nUI ${url}/app/ · Swagger UI ${url}/swagger/ · data in ${dataDir}\n`;
 }

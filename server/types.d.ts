@@ -13,3 +13,7 @@ declare module "swagger-ui-dist/swagger-ui-bundle.js" {
   const path: string;
   export default path;
 }
+declare module "*.png" {
+  const path: string;
+  export default path;
+}

@@ -3,8 +3,10 @@
  * for the browser (embedded in a compiled binary; from source, bundled by Bun on first request and kept
  * in memory). Paths below /app/ that are not assets get index.html, so the UI can
  * route on the client. Only files listed here are served: no path from a request touches the disk.
+ * `/favicon.ico` is the app icon (the desktop app's PNG; browsers take a PNG under that name).
  */
 import { Elysia } from "elysia";
+import iconPath from "../desktop/build/icon.png" with { type: "file" };
 import indexFile from "../web/index.html" with { type: "file" };
 import stylePath from "../web/style.css" with { type: "file" };
 import { AppError } from "./http/errors.ts";
@@ -32,6 +34,14 @@ const html = () =>
 export function webRoutes() {
   return new Elysia({ name: "atrium/web" })
     .get("/app/", html, { detail: { hide: true } })
+    .get(
+      "/favicon.ico",
+      () =>
+        new Response(Bun.file(iconPath), {
+          headers: { "content-type": "image/png", "cache-control": "public, max-age=86400" },
+        }),
+      { detail: { hide: true } },
+    )
     .get(
       "/app/assets/style.css",
       () => new Response(Bun.file(stylePath), { headers: { "content-type": "text/css; charset=utf-8" } }),

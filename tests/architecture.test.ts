@@ -1,5 +1,5 @@
 /**
- * The dependency rules of the README's Layout, checked on the real import graph (dependency-cruiser,
+ * The dependency rules of docs/design.md §14, checked on the real import graph (dependency-cruiser,
  * type-only and dynamic imports included): no cycle in server/; http/ stays a low-level layer; the
  * shared layers never reach up into a family or the app; a family imports only its own folder and the
  * shared layers, never another family's internals; schemas/ is data only.

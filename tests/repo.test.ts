@@ -38,3 +38,27 @@ test("the default install needs nothing outside the npm registry", () => {
       });
   }
 });
+
+test("the engines field is true for every installed package, and the README names it", () => {
+  const range: string = JSON.parse(read("package.json")).engines.node;
+  // The lowest version of each range the field admits, and the Node running this test.
+  const floors = [...range.matchAll(/(\d+)(?:\.(\d+))?(?:\.(\d+))?/g)].map(
+    (m) => `${m[1]}.${m[2] ?? 0}.${m[3] ?? 0}`,
+  );
+  expect(floors.length).toBeGreaterThan(0);
+  const versions = [...floors, process.versions.node];
+  for (const version of versions)
+    expect({ version, ok: Bun.semver.satisfies(version, range) }).toEqual({ version, ok: true });
+  const lock = JSON.parse(read("package-lock.json"));
+  for (const [path, entry] of Object.entries<{ engines?: { node?: string } }>(lock.packages)) {
+    const wanted = entry.engines?.node;
+    if (!path || !wanted) continue;
+    for (const version of versions)
+      expect({ path, version, ok: Bun.semver.satisfies(version, wanted) }).toEqual({
+        path,
+        version,
+        ok: true,
+      });
+  }
+  expect(read("README.md")).toContain(`\`${range}\``);
+});

@@ -38,7 +38,7 @@ export async function coldStart(argv: string[], cwd: string, dataDir: string): P
     stderr: "ignore",
   });
   const line = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
-  const url = line.trim().replace("listening on ", "");
+  const url = (line.split("\n")[0] ?? "").trim().replace("listening on ", "");
   const ready = () =>
     fetch(`${url}/health/ready`).then(
       (r) => r.ok,

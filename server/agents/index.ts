@@ -44,7 +44,7 @@ export const agentsFamily = defineFamily({
   tag: {
     name: "agents",
     description:
-      "Agents, fleets with coordination patterns, memory, and chat over the WebSocket /v1/chat (specs/graph-search-and-agent-platform-api.md, area B). The WebSocket protocol is described on GET /v1/chat/sessions.",
+      "Agents, fleets with coordination patterns, memory, and chat over the WebSocket /v1/chat (docs/agents.md). The WebSocket protocol is described on GET /v1/chat/sessions.",
   },
   migrations: agentsMigrations,
   paths: { prefixes: ["/v1"] },

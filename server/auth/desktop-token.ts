@@ -1,5 +1,5 @@
 /**
- * The desktop launch token (DESIGN.md ruling 4). The desktop shell starts the server with a random
+ * The desktop launch token (docs/design.md §4). The desktop shell starts the server with a random
  * per-launch `APP_DESKTOP_TOKEN` and puts it in a cookie for the server's origin; the server then answers
  * non-public routes only to requests carrying it (that cookie, or `Authorization: Bearer <token>`), so no
  * other local process or web page can drive the user's server. identity.ts applies it in every mode.

@@ -1,5 +1,5 @@
 /**
- * Resolves who is calling, once per request (DESIGN.md ruling 4).
+ * Resolves who is calling, once per request (docs/design.md §4).
  *
  * Local mode: every request is the single local user; Authorization headers are ignored. Protected mode:
  * each credential resolver (session cookie, bearer JWT, ... added by the auth work) is asked in turn;
@@ -33,6 +33,8 @@ export function isPublicRoute(method: string, path: string): boolean {
   if (path === "/api/health") return true;
   if (path === "/swagger" || path.startsWith("/swagger/")) return true;
   if (path === "/app" || path.startsWith("/app/")) return method === "GET" || method === "HEAD";
+  // The app icon, like the UI's files: a browser asks for it before anyone has signed in.
+  if (path === "/favicon.ico") return method === "GET" || method === "HEAD";
   if (path.startsWith("/api/auth/")) return true;
   return path === "/api/webhooks/sandbox" && method === "POST";
 }

@@ -1,5 +1,5 @@
 /**
- * The chat family (specs/chat-app-api.md): streaming chat on the pi agent runtime. Each instance has its
+ * The chat family (docs/chat.md): streaming chat on the pi agent runtime. Each instance has its
  * own stores, runtime host (a pool of live pi sessions) and services, stopped with the instance.
  *
  *   routes/      the Elysia plugins: validated input, one service call, the answer
@@ -32,7 +32,7 @@ export const chatFamily = defineFamily({
   tag: {
     name: "chat",
     description:
-      "Streaming chat backend for the pi agent runtime: NDJSON turns, sessions, models, providers, commands, resources, settings, workspace and sandbox (specs/chat-app-api.md).",
+      "Streaming chat backend for the pi agent runtime: NDJSON turns, sessions, models, providers, commands, resources, settings, workspace and sandbox (docs/chat.md).",
   },
   migrations: chatMigrations,
   paths: {
@@ -84,7 +84,7 @@ function chatServices(ctx: AppContext) {
     // Shell commands run in the sandbox's jail, with the policy's limits and network (shell.ts).
     shell: shellOptions(ctx.config.policy.settings.sandbox),
   });
-  // Local mode always mirrors; protected mode mirrors when a chat database is configured (DESIGN.md 5).
+  // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).
   const mirrorEnabled = local || ctx.env.has("APP_CHAT_DATABASE_URL");
   const settings = new ChatSettingsService({ host, models: ctx.models, dataDir, allowCode: local });
   return {

@@ -3,6 +3,7 @@
  * every flag and environment variable (run.ts adds the subcommands, listed in commands.ts).
  */
 import { parseArgs } from "node:util";
+import { programName } from "../lib/program.ts";
 import { APP_NAME, APP_VERSION } from "../version.ts";
 import type { EnvRecord } from "./env.ts";
 import { defaultDataDir, defaultPolicyPath } from "./paths.ts";
@@ -86,8 +87,8 @@ export function isLoopbackHost(host: string): boolean {
 function helpText(env: EnvRecord): string {
   return `${APP_NAME} ${APP_VERSION}: a local-first agent server (chat, turns, search, agents) with a chat UI and Swagger UI.
 
-Usage: bun server/main.ts [flags]
-       bun server/main.ts <command> [args]   (commands below)
+Usage: ${programName()} [flags]
+       ${programName()} <command> [args]   (commands below)
 
 Flags:
   --host HOST                  address to listen on (default ${DEFAULT_HOST})
@@ -106,7 +107,8 @@ Flags:
   -h, --help                   show this help
   -v, --version                print the version
 
-When listening it prints one line: listening on http://HOST:PORT
+When listening it prints "listening on http://HOST:PORT", then a line with the UI and Swagger UI
+addresses and the data directory.
 
 Environment (read by name; the process environment wins over ./.env):
   APP_DATA_DIR                     default data directory

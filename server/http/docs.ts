@@ -21,7 +21,20 @@ function asset(path: string, contentType: string) {
     });
 }
 
-type Operation = { requestBody?: { content?: Record<string, unknown> } };
+/**
+ * Swagger UI's options. The plugin names the document relative to the page ("swagger/json"), which
+ * resolves to /swagger/swagger/json when the page is opened as /swagger/; an absolute URL works from
+ * both. The plugin's type leaves `url` out, but it spreads these options over its own, so it applies.
+ */
+const SWAGGER_UI = {
+  url: "/swagger/json",
+  cdn: `${ASSETS}/swagger-ui-bundle.js`,
+  theme: `${ASSETS}/swagger-ui.css`,
+  autoDarkMode: false,
+};
+
+type Parameter = { example?: unknown; schema?: { examples?: unknown[] } };
+type Operation = { requestBody?: { content?: Record<string, unknown> }; parameters?: Parameter[] };
 type Document = { paths?: Record<string, Record<string, Operation>> };
 
 /** Keeps, per operation, only the body type the route takes. Idempotent: the document is cached. */
@@ -36,12 +49,26 @@ function documentBodyTypes(document: Document, uploads: UploadRoutes): void {
   }
 }
 
+/**
+ * Gives each parameter its schema's first example as the parameter's own `example`, the value Swagger UI
+ * fills the field with, so "Try it out" sends a required header (Idempotency-Key) without typing.
+ */
+function documentParameterExamples(document: Document): void {
+  for (const operations of Object.values(document.paths ?? {}))
+    for (const operation of Object.values(operations))
+      for (const parameter of operation.parameters ?? []) {
+        const first = parameter.schema?.examples?.[0];
+        if (parameter.example === undefined && first !== undefined) parameter.example = first;
+      }
+}
+
 /** `tags`: one per family, in the order the families are mounted. */
 export function docs(tags: { name: string; description: string }[], uploads: UploadRoutes) {
   return new Elysia({ name: "atrium/docs" })
     .onAfterHandle(({ path, response }) => {
       if (path === "/swagger/json" && typeof response === "object" && response !== null) {
         documentBodyTypes(response as Document, uploads);
+        documentParameterExamples(response as Document);
       }
     })
     .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
@@ -57,15 +84,11 @@ export function docs(tags: { name: string; description: string }[], uploads: Upl
             title: APP_NAME,
             version: APP_VERSION,
             description:
-              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Paths and shapes follow the family specs; see the README for modes and configuration.",
+              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Each family follows the API of the system it was modelled on; docs/ in the repository explains behaviour, modes and configuration.",
           },
           tags,
         },
-        swagger: {
-          cdn: `${ASSETS}/swagger-ui-bundle.js`,
-          theme: `${ASSETS}/swagger-ui.css`,
-          autoDarkMode: false,
-        },
+        swagger: SWAGGER_UI,
       }),
     );
 }

@@ -1,5 +1,5 @@
 /**
- * Errors and the three error envelopes (DESIGN.md, ruling 8).
+ * Errors and the three error envelopes (docs/design.md §8).
  *
  * Services throw AppError with a kind ("not_found", "conflict", ...); the envelope the path's family
  * declares decides the status and body: `messageEnvelope` (chat: `{message, errors?}`, 400 for

@@ -1,5 +1,5 @@
 /**
- * The streaming core under NDJSON and SSE (DESIGN.md ruling 7).
+ * The streaming core under NDJSON and SSE (docs/design.md §7).
  *
  * A producer is an async iterable started with an AbortSignal. The response body pulls one item at a
  * time (highWaterMark 0), so a slow client slows the producer instead of growing a buffer

@@ -1,5 +1,5 @@
 /**
- * The local surface guard (DESIGN.md, "The local surface"): which browsers may talk to this server.
+ * The local surface guard (docs/design.md §12): which browsers may talk to this server.
  *
  * A server on loopback is reachable by every web page the user opens. Two rules, each enough on its own
  * against its attacker, run on every request (HTTP and WebSocket upgrades) before identity and routing:

@@ -1,5 +1,5 @@
 /**
- * The provider catalog every family shares (DESIGN.md ruling 6): eight providers, the environment
+ * The provider catalog every family shares (docs/design.md §6): eight providers, the environment
  * variable whose presence marks each as configured, and the model used when a provider is picked
  * without a model. Order matters: the first configured provider supplies the default model.
  */

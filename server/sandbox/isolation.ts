@@ -1,5 +1,5 @@
 /**
- * How a sandbox subprocess is started (DESIGN.md, "Sandbox isolation"): the server spawns itself with the
+ * How a sandbox subprocess is started (docs/design.md §11): the server spawns itself with the
  * `sandbox` subcommand, with an empty environment, and on Linux in the jail of jail.ts: no namespace
  * shared, every capability dropped, only the runtime bound read-only (the executable and its libraries,
  * the checkout's sources and packages without dotfiles such as .env, never the data dir, and pyodide's

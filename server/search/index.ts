@@ -6,7 +6,7 @@
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { searchMigrations } from "./migrations/index.ts";
-import { searchRoutes } from "./routes.ts";
+import { searchRoutes } from "./routes/search.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
 import { SearchGraphStore } from "./stores/graph-store.ts";
@@ -17,7 +17,7 @@ export const searchFamily = defineFamily({
   tag: {
     name: "search",
     description:
-      "GraphRAG-style local and global search over a knowledge graph built from documents, with streaming answers and follow-up questions (specs/graph-search-and-agent-platform-api.md, area A).",
+      "GraphRAG-style local and global search over a knowledge graph built from documents, with streaming answers and follow-up questions (docs/search.md).",
   },
   migrations: searchMigrations,
   // `GET /` is the search service's root probe (served by server/health.ts).

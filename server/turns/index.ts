@@ -1,5 +1,5 @@
 /**
- * The turns family (specs/turn-service-api.md): the recursive-language-model turn service. One instance
+ * The turns family (docs/turns.md): the recursive-language-model turn service. One instance
  * per app wires its stores, then its runtime (sandbox pool, live runs, tracing, analytics), then its
  * services, each given only what it uses, then its thin routes.
  *
@@ -48,7 +48,7 @@ export const turnsFamily = defineFamily({
   tag: {
     name: "turns",
     description:
-      "Recursive-language-model turns over SSE: the model writes Python that runs in a sandbox; sessions, attachments, artifacts, files, skills, settings and health (specs/turn-service-api.md).",
+      "Recursive-language-model turns over SSE: the model writes Python that runs in a sandbox; sessions, attachments, artifacts, files, skills, settings and health (docs/turns.md).",
   },
   migrations: turnsMigrations,
   paths: {

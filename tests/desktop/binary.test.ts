@@ -51,6 +51,20 @@ describe("the compiled server binary", () => {
     const help = Bun.spawnSync([binary, "--help"], { env: cleanEnv() }).stdout.toString();
     for (const flag of ["--host", "--port", "--data-dir", "--policy", "--allow-non-loopback-bind"])
       expect(help).toContain(flag);
+    // It names itself as the user runs it, never as a checkout command.
+    expect(help).toContain("Usage: atrium [flags]");
+    expect(help).not.toContain("server/main.ts");
+    const index = Bun.spawnSync([binary, "index", "--help"], { env: cleanEnv() }).stdout.toString();
+    expect(index).toStartWith("usage: atrium index ");
+    const missing = Bun.spawnSync(
+      [binary, "index", join(dir.path, "no-such-corpus"), "--data-dir", dataDir],
+      {
+        env: cleanEnv(),
+      },
+    );
+    expect(missing.exitCode).not.toBe(0);
+    expect(missing.stderr.toString()).toStartWith("atrium index: ");
+    expect(missing.stderr.toString()).not.toContain("server/main.ts");
   });
 
   test("from an empty data dir it migrates and passes /health/ready with the built-in policy", async () => {
@@ -79,6 +93,9 @@ describe("the compiled server binary", () => {
     const style = await get("/app/assets/style.css");
     expect(style.status).toBe(200);
     expect((await style.text()).length).toBeGreaterThan(0);
+    const icon = await get("/favicon.ico");
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/png");
   });
 
   test("serves Swagger UI with its assets and the OpenAPI document", async () => {

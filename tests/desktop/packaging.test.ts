@@ -21,7 +21,7 @@ afterAll(() => dir.remove());
 
 const rootPkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
 const desktopPkg = JSON.parse(readFileSync(join(DESKTOP_DIR, "package.json"), "utf8"));
-const builder = Bun.YAML.parse(readFileSync(join(DESKTOP_DIR, "electron-builder.yml"), "utf8")) as Record<
+const builder = Bun.YAML.parse(readFileSync(join(REPO_ROOT, "electron-builder.yml"), "utf8")) as Record<
   string,
   // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document
   any
@@ -43,13 +43,17 @@ test("the desktop app's package.json: its own Electron tooling, the root's versi
   });
 });
 
-test("electron-builder.yml: app id, name, asar, the four installers, the icon", () => {
+test("electron-builder.yml (repository root): the app in desktop/, app id, name, asar, the installers, the icon", () => {
   expect(builder).toMatchObject({ appId: "dev.atrium.desktop", productName: "Atrium", asar: true });
+  // Paths in the file are relative to the repository root; `files` to the app directory.
+  expect(resolve(REPO_ROOT, builder.directories.app)).toBe(DESKTOP_DIR);
+  expect(resolve(REPO_ROOT, builder.directories.output)).toBe(join(REPO_ROOT, "dist", "desktop"));
+  expect(resolve(REPO_ROOT, builder.directories.buildResources)).toBe(join(DESKTOP_DIR, "build"));
   expect(builder.linux.target).toEqual(["AppImage", "deb"]);
   expect(builder.mac.target).toBe("dmg");
   expect(builder.win.target).toBe("nsis");
   for (const platform of ["linux", "mac", "win"]) {
-    const icon = readFileSync(join(DESKTOP_DIR, builder[platform].icon));
+    const icon = readFileSync(join(REPO_ROOT, builder[platform].icon));
     // A PNG of 512×512, the size electron-builder converts for every platform.
     expect(icon.subarray(1, 4).toString()).toBe("PNG");
     expect([icon.readUInt32BE(16), icon.readUInt32BE(20)]).toEqual([512, 512]);
@@ -67,7 +71,7 @@ test("each platform's server binary goes where the packaged shell starts it from
   for (const [section, platform] of cases) {
     const [resource] = builder[section].extraResources;
     // What `npm run dist` builds for that platform, per architecture.
-    expect(resolve(DESKTOP_DIR, resource.from)).toBe(serverBinaryPath(platform, ARCH_MACRO));
+    expect(resolve(REPO_ROOT, resource.from)).toBe(serverBinaryPath(platform, ARCH_MACRO));
     const packaged = serverCommand({
       packaged: true,
       resourcesPath: "/r",

@@ -135,7 +135,8 @@ describe("the server process", () => {
     const proc = spawn(["--help"]);
     expect(await proc.exited).toBe(0);
     const help = await new Response(proc.stdout).text();
-    expect(help).toContain("Usage: bun server/main.ts [flags]");
+    // From a checkout Bun is in node_modules/.bin, not on PATH: the usage names a command that runs here.
+    expect(help).toContain("Usage: npx bun server/main.ts [flags]");
     expect(Object.keys(COMMANDS).length).toBeGreaterThan(0);
     for (const [name, command] of Object.entries(COMMANDS))
       expect(help).toMatch(new RegExp(`^  ${name} +${RegExp.escape(command.summary)}$`, "m"));
@@ -182,9 +183,10 @@ describe("the server process", () => {
     expect(stderr).toContain("unknown key 'defaults.rlm.recursion_max_depth'");
   });
 
-  test("--port 0 picks a free port, prints exactly one line, and SIGTERM closes SQLite cleanly", async () => {
+  test("--port 0 picks a free port, says where to go next, and SIGTERM closes SQLite cleanly", async () => {
     const data = dataDir();
     const server = await startServerProcess(["--port", "0", "--data-dir", data]);
+    // The listening line stays first (supervisors and scripts read it), then one line of next steps.
     expect(server.stdout).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\n$/);
     await waitForOk(`${server.url}/health/ready`);
     expect(existsSync(join(data, "app.db"))).toBe(true);
@@ -192,7 +194,9 @@ describe("the server process", () => {
     expect(await server.exited).toBe(0);
     // Closing the last connection checkpoints the WAL and removes it.
     expect(existsSync(join(data, "app.db-wal"))).toBe(false);
-    expect(await server.laterStdout).toBe("");
+    expect(await server.laterStdout).toBe(
+      `UI ${server.url}/app/ · Swagger UI ${server.url}/swagger/ · data in ${data}\n`,
+    );
   });
 
   test.each(["SIGTERM", "SIGINT"] as const)(
@@ -211,12 +215,16 @@ describe("the server process", () => {
     },
   );
 
-  test("a port in use is a clear error", async () => {
+  test("a port in use is a clear error that suggests --port 0", async () => {
     const first = await startServerProcess(["--port", "0", "--data-dir", dataDir()]);
     const port = new URL(first.url).port;
     const second = spawn(["--port", port, "--data-dir", dataDir()]);
     expect(await second.exited).toBe(1);
-    expect(await new Response(second.stderr).text()).toContain(`127.0.0.1:${port} is already in use`);
+    const stderr = await new Response(second.stderr).text();
+    expect(stderr).toContain(`127.0.0.1:${port} is already in use`);
+    // It says how to get past it.
+    expect(stderr).toContain("--port 0");
+    expect(stderr.trim().split("\n")).toHaveLength(1);
     first.proc.kill("SIGINT");
     expect(await first.exited).toBe(0);
   });

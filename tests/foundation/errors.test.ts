@@ -1,4 +1,4 @@
-/** The error envelopes of each family, through the real app (DESIGN.md ruling 8). */
+/** The error envelopes of each family, through the real app (docs/design.md §8). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, memoryLogger, postJson, type TestApp } from "../helpers/app.ts";
 import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";

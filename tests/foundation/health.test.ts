@@ -1,4 +1,4 @@
-/** Liveness, readiness, the chat health probe and the root probe (DESIGN.md rulings 2 and 3). */
+/** Liveness, readiness, the chat health probe and the root probe (docs/design.md §2 and §3). */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 

@@ -1,4 +1,4 @@
-/** One identity per request: local mode, protected mode and its public routes (DESIGN.md ruling 4). */
+/** One identity per request: local mode, protected mode and its public routes (docs/design.md §4). */
 import { afterEach, describe, expect, test } from "bun:test";
 import { isPublicRoute } from "../../server/auth/identity.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -72,7 +72,7 @@ describe("protected mode", () => {
   });
 });
 
-test("the public route list is exactly DESIGN.md's", () => {
+test("the public route list is exactly docs/design.md §4's", () => {
   const open: [string, string][] = [
     ["GET", "/"],
     ["GET", "/health"],
@@ -82,6 +82,7 @@ test("the public route list is exactly DESIGN.md's", () => {
     ["GET", "/swagger/json"],
     ["GET", "/app/"],
     ["GET", "/app/assets/main.js"],
+    ["GET", "/favicon.ico"],
     ["POST", "/api/auth/sign-in"],
     ["GET", "/api/auth/session"],
     ["POST", "/api/webhooks/sandbox"],
@@ -96,6 +97,7 @@ test("the public route list is exactly DESIGN.md's", () => {
     ["GET", "/api/sandbox/preview"],
     ["GET", "/api/webhooks/sandbox"],
     ["POST", "/app/x"],
+    ["POST", "/favicon.ico"],
     ["GET", "/healthz"],
     ["GET", "/swaggerx"],
   ];

@@ -1,4 +1,4 @@
-/** NDJSON and SSE writers (DESIGN.md ruling 7), over a real listening port where it matters. */
+/** NDJSON and SSE writers (docs/design.md §7), over a real listening port where it matters. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { ndjsonResponse } from "../../server/http/ndjson.ts";

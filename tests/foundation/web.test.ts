@@ -1,6 +1,8 @@
-/** The UI placeholder at /app/. */
+/** The UI placeholder at /app/ and the favicon. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -35,4 +37,13 @@ test("client-side routes get the page; unknown assets are 404", async () => {
   expect((await t.request("/app/assets/..%2F..%2Fpackage.json")).status).toBe(404);
   const traversal = await t.request("/app/..%2Fpackage.json");
   expect(await traversal.text()).toContain("<title>Atrium</title>");
+});
+
+test("/favicon.ico is the app icon, a PNG the browser can show", async () => {
+  const icon = await t.request("/favicon.ico");
+  expect(icon.status).toBe(200);
+  expect(icon.headers.get("content-type")).toBe("image/png");
+  const bytes = Buffer.from(await icon.arrayBuffer());
+  expect(bytes.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  expect(bytes.equals(readFileSync(join(REPO_ROOT, "desktop", "build", "icon.png")))).toBe(true);
 });

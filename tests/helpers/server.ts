@@ -1,4 +1,7 @@
-/** Starts the server as its own process (as a user would) and reads its one `listening on` line. */
+/**
+ * Starts the server as its own process (as a user would) and reads its first line, `listening on URL`;
+ * the line after it (UI, Swagger UI, data dir) and anything later is `laterStdout`.
+ */
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { REPO_ROOT } from "./app.ts";
@@ -9,7 +12,7 @@ export const MAIN = join(REPO_ROOT, "server", "main.ts");
 export interface ServerProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   url: string;
-  /** The first stdout output: the listening line. */
+  /** The first stdout line, with its newline: the listening line. */
   stdout: string;
   /** Whatever the process prints to stdout after that line, until it exits. */
   laterStdout: Promise<string>;
@@ -55,8 +58,12 @@ export async function startServerProcess(
     if (done) throw new Error(`server exited before listening: ${await stderrText}`);
     stdout += decoder.decode(value);
   }
+  const newline = stdout.indexOf("\n");
+  const first = stdout.slice(0, newline + 1);
+  const pending = stdout.slice(newline + 1);
+  stdout = first;
   const laterStdout = (async () => {
-    let rest = "";
+    let rest = pending;
     for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value);
     return rest;
   })();

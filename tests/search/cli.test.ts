@@ -1,8 +1,14 @@
-/** `bun server/main.ts index ...`: builds an index the server then searches; re-runs skip unchanged files; binary files are skipped with a warning. */
+/**
+ * `bun server/main.ts index ...`: builds an index the server then searches; re-runs skip unchanged files;
+ * binary files are skipped with a warning; a path that does not exist or holds no text stops it loudly.
+ */
+
+import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "../helpers/server.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { cleanEnv, MAIN, spawn } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { FIXTURES } from "./fixtures.ts";
 
@@ -33,8 +39,16 @@ test("indexes a directory with per-phase progress and a summary; a re-run does n
   for (const field of ["units", "entities", "relationships", "communities", "reports", "seconds"])
     expect(first.stdout).toMatch(new RegExp(`${field}\\s+\\d`));
   expect(first.stdout).toMatch(/modularity level 0: 0\.\d+/);
-  for (const phase of ["units", "extraction", "communities", "reports"])
-    expect(first.stderr).toMatch(new RegExp(`^${phase}: \\d+/\\d+$`, "m"));
+  // Each phase's count names what it counts.
+  const counts = {
+    units: "documents",
+    extraction: "text units",
+    communities: "graph",
+    reports: "communities",
+  };
+  for (const [phase, what] of Object.entries(counts))
+    expect(first.stderr).toMatch(new RegExp(`^${phase}: \\d+/\\d+ ${what}$`, "m"));
+  expect(first.stderr).toContain("units: 1/1 documents");
   expect(first.stderr).toContain("warning: image.md: skipped, binary content (NUL bytes)");
   expect(first.stderr).not.toContain("ignored.json");
 
@@ -53,4 +67,65 @@ test("bad arguments exit 2 with usage", async () => {
   const badModel = await run([corpus, "--model", "nope/none", "--data-dir", data]);
   expect(badModel.code).toBe(2);
   expect(badModel.stderr).toContain("Unknown provider 'nope'");
+});
+
+test("a path that does not exist: non-zero exit, a message naming it, and no index or database", async () => {
+  const fresh = join(dir.path, "fresh-data");
+  const missing = join(dir.path, "no-such-corpus");
+  const result = await run([missing, "--name", "typo", "--data-dir", fresh]);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain(`atrium index: ${missing}: no such file or directory`);
+  expect(result.stderr).toContain("nothing was indexed");
+  expect(result.stdout).toBe("");
+  expect(existsSync(join(fresh, "app.db"))).toBe(false);
+  // One missing path among good ones stops the run too: nothing half-indexed.
+  const mixed = await run([corpus, missing, "--name", "typo", "--data-dir", data]);
+  expect(mixed.code).toBe(1);
+  const db = new Database(join(data, "app.db"), { readonly: true });
+  const names = db.query("SELECT name FROM search_indexes").all() as { name: string }[];
+  db.close();
+  expect(names.map((row) => row.name)).toContain("carol");
+  expect(names.map((row) => row.name)).not.toContain("typo");
+});
+
+test("paths with no text document in them: non-zero exit, no index", async () => {
+  const empty = join(dir.path, "only-binary");
+  mkdirSync(empty);
+  writeFileSync(join(empty, "image.md"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
+  const fresh = join(dir.path, "fresh-data-2");
+  const result = await run([empty, "--data-dir", fresh]);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("no text documents (.txt, .md, .markdown, .text)");
+  expect(result.stderr).toContain("warning: image.md: skipped, binary content (NUL bytes)");
+  expect(existsSync(join(fresh, "app.db"))).toBe(false);
+});
+
+test("on a terminal each progress bar names what it counts", async () => {
+  // util-linux's `script` gives the command a terminal, as a user running it by hand has.
+  const command = [
+    process.execPath,
+    MAIN,
+    "index",
+    corpus,
+    "--name",
+    "tty",
+    "--data-dir",
+    join(dir.path, "tty"),
+  ];
+  const proc = Bun.spawn(["script", "-qec", command.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+  expect(code).toBe(0);
+  expect(out).toContain("|"); // a bar, not the plain lines of a pipe
+  for (const [phase, what] of [
+    ["units", "documents"],
+    ["extraction", "text units"],
+    ["communities", "graph"],
+    ["reports", "communities"],
+  ])
+    expect(out).toMatch(new RegExp(`${phase} +\\|[^|]+\\| \\d+/\\d+ ${what}`));
 });

@@ -1,13 +1,13 @@
 /**
  * The WebSocket route /v1/chat: Elysia's `.ws()` handing open, message and close to the socket
- * machinery (runtime/chat-socket.ts). The identity plugin resolves the upgrade's identity (cookie,
+ * machinery (services/chat-socket.ts). The identity plugin resolves the upgrade's identity (cookie,
  * `Authorization`, or `auth_token` in the query); the socket refuses a missing one with an error frame
  * and a 4401 close, as the protocol says, rather than an HTTP 401.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import type { Logger } from "../../log.ts";
-import { chatSocket, type SocketChat, type SocketLike } from "../runtime/chat-socket.ts";
+import { chatSocket, type SocketChat, type SocketLike } from "../services/chat-socket.ts";
 
 export function chatSocketRoutes(
   identity: AppContext["identity"],

@@ -1,7 +1,7 @@
 /**
  * Chat with an agent or a fleet, independent of the transport: opening or resuming a session, running
  * one user message through the target's coordination pattern (each agent's model streamed, memory put
- * into its context, everything persisted), and ending a session. The socket (runtime/chat-socket.ts)
+ * into its context, everything persisted), and ending a session. The socket (services/chat-socket.ts)
  * drives it; the HTTP reads are sessions.ts.
  *
  * Inactivity rule (spec): a session is inactive when its target has no active agent or 30 minutes have
@@ -13,12 +13,12 @@ import type { Pattern } from "../../../schemas/agents.ts";
 import { type Clock, isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
 import { type AgentModels, callAgent, num } from "../runtime/agent-call.ts";
-import type { ChatTarget, ConnectParams, SocketChat } from "../runtime/chat-socket.ts";
 import { type CoordinationPhase, coordinate } from "../runtime/coordination.ts";
 import { AgentChatError, type MessageContext, type Send } from "../runtime/frames.ts";
 import type { AgentRecord, AgentStore } from "../stores/agents.ts";
 import type { AgentChatStore, MessageRecord, SessionRecord } from "../stores/chat.ts";
 import type { FleetRecord, FleetStore } from "../stores/fleets.ts";
+import type { ChatTarget, ConnectParams, SocketChat } from "./chat-socket.ts";
 import type { MemoryService } from "./memory.ts";
 
 const DEFAULT_MAX_TURNS = 10;

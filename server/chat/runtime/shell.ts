@@ -4,7 +4,7 @@
  * the data dir or the checkout, no network unless the policy allows egress, the policy's limits).
  * Where bubblewrap is missing (/health/ready says isolation "none"), commands run on the host as the
  * user's own shell would, in the workspace, with an allow-listed environment: the server's environment
- * holds provider keys and secrets (DESIGN.md: secrets never reach code a model writes), so the shell
+ * holds provider keys and secrets (docs/design.md §13: secrets never reach code a model writes), so the shell
  * sees only what a command needs to run, and HOME is the owner's workspace.
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";

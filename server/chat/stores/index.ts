@@ -1,5 +1,5 @@
 /**
- * The chat mirror in SQLite (DESIGN.md ruling 5): sessions, runs with their tool calls and file
+ * The chat mirror in SQLite (docs/design.md §5): sessions, runs with their tool calls and file
  * mutations, and stored provider keys, one store per concern over the app's database. `ChatStore`
  * holds the three and the one statement that spans them (erasing an account).
  */

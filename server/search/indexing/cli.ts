@@ -5,6 +5,7 @@
  * The app opens the data dir (server/index-command.ts: its own context and migrations); this module
  * parses, indexes and reports.
  */
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Value } from "@sinclair/typebox/value";
 import cliProgress from "cli-progress";
@@ -14,13 +15,15 @@ import {
   IndexName,
   type IndexSummary,
 } from "../../../schemas/search.ts";
+import { programName } from "../../lib/program.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../stores/search-store.ts";
-import { readDocuments } from "./documents.ts";
+import { readDocuments, TEXT_EXTENSIONS } from "./documents.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
-const USAGE = `usage: bun server/main.ts index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
+const usage =
+  () => `usage: ${programName()} index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
 
 Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
 Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive reports) unless --model.
@@ -45,16 +48,16 @@ export async function main(
   try {
     parsed = parse(argv);
   } catch (error) {
-    process.stderr.write(`atrium index: ${(error as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`atrium index: ${(error as Error).message}\n${usage()}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${usage()}\n`);
     return 0;
   }
   if (positionals.length === 0) {
-    process.stderr.write(`atrium index: name at least one file or directory\n${USAGE}\n`);
+    process.stderr.write(`atrium index: name at least one file or directory\n${usage()}\n`);
     return 2;
   }
   const name = values.name ?? DEFAULT_INDEX_NAME;
@@ -62,6 +65,22 @@ export async function main(
   if (!Value.Check(IndexName, name)) {
     process.stderr.write(`atrium index: --name must match ${INDEX_NAME_PATTERN}\n`);
     return 2;
+  }
+  // Every named path must exist, and together they must hold a text document: otherwise say so and stop
+  // before the data dir is opened, so a typo leaves no empty index behind.
+  const missing = positionals.filter((path) => !existsSync(path));
+  if (missing.length > 0) {
+    for (const path of missing) process.stderr.write(`atrium index: ${path}: no such file or directory\n`);
+    process.stderr.write("atrium index: nothing was indexed\n");
+    return 1;
+  }
+  const { documents, warnings } = readDocuments(positionals);
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+  if (documents.length === 0) {
+    process.stderr.write(
+      `atrium index: no text documents (${[...TEXT_EXTENSIONS].join(", ")}) in ${positionals.join(", ")}; nothing was indexed\n`,
+    );
+    return 1;
   }
   const target = open(values["data-dir"]);
   try {
@@ -75,8 +94,6 @@ export async function main(
         return 2;
       }
     }
-    const { documents, warnings } = readDocuments(positionals);
-    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     const progress = progressReporter();
     const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
       model,
@@ -106,13 +123,21 @@ function parse(argv: string[]) {
   });
 }
 
+/** What each phase's count counts: splitting goes document by document, extraction unit by unit, ... */
+const PHASE_COUNTS: Record<Phase, string> = {
+  units: "documents",
+  extraction: "text units",
+  communities: "graph",
+  reports: "communities",
+};
+
 /** Bars on a terminal; one line per finished phase otherwise (logs, CI). */
 function progressReporter() {
   const tty = Boolean(process.stderr.isTTY);
   const multi = tty
     ? new cliProgress.MultiBar(
         {
-          format: " {phase} |{bar}| {value}/{total}",
+          format: " {phase} |{bar}| {value}/{total} {counts}",
           hideCursor: true,
           clearOnComplete: false,
           stream: process.stderr,
@@ -127,14 +152,14 @@ function progressReporter() {
       if (multi) {
         let bar = bars.get(phase);
         if (!bar) {
-          bar = multi.create(total, 0, { phase: phase.padEnd(11) });
+          bar = multi.create(total, 0, { phase: phase.padEnd(11), counts: PHASE_COUNTS[phase] });
           bars.set(phase, bar);
         }
         bar.setTotal(Math.max(total, 1));
         bar.update(total === 0 ? 1 : done);
       } else if (done >= total && !finished.has(phase)) {
         finished.add(phase);
-        process.stderr.write(`${phase}: ${done}/${total}\n`);
+        process.stderr.write(`${phase}: ${done}/${total} ${PHASE_COUNTS[phase]}\n`);
       }
     },
     stop() {

@@ -4,6 +4,7 @@
  * model layer; it never sees Elysia. A missing (or empty) index is a normal answer (200, saying so).
  */
 import { DEFAULT_INDEX_NAME, type SearchQuery } from "../../../schemas/search.ts";
+import { programName } from "../../lib/program.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, fixedAnswer } from "./answer.ts";
@@ -55,6 +56,6 @@ function noIndexAnswer(input: SearchQuery): Answer {
   const name = input.index ?? DEFAULT_INDEX_NAME;
   return fixedAnswer(
     emptyTables() as unknown as Answer["context_data"],
-    `No search index named '${name}' has been built yet, so there is nothing to search. Build one with \`bun server/main.ts index <files or directories> --name ${name}\` or POST /search/index.`,
+    `No search index named '${name}' has been built yet, so there is nothing to search. Build one with \`${programName()} index <files or directories> --name ${name}\` or POST /search/index.`,
   );
 }

@@ -3,12 +3,11 @@ import { Elysia } from "elysia";
 import { TurnsError } from "../../../schemas/common.ts";
 import { SkillCard, SkillList, SkillParams } from "../../../schemas/turns.ts";
 import type { AppContext } from "../../context.ts";
-import type { TurnAnalytics } from "../runtime/analytics.ts";
-import { listSkills, skillCardOf } from "../services/skills.ts";
+import { listSkills, type SkillsAnalytics, skillCardOf } from "../services/skills.ts";
 
 const tags = ["turns"];
 
-export function skillsRoutes(ctx: AppContext, analytics: Pick<TurnAnalytics, "capture">) {
+export function skillsRoutes(ctx: AppContext, analytics: SkillsAnalytics) {
   return new Elysia({ name: "atrium/turns/skills" })
     .use(ctx.identity)
     .get("/api/skills", () => listSkills({ analytics }), {

@@ -1,6 +1,6 @@
 /**
  * The turn stream's events (spec "Events": camelCase payloads with a matching `type`) and their
- * compatibility chunks (AI SDK UIMessageChunk shapes). DESIGN.md ruling 10: the default stream carries
+ * compatibility chunks (AI SDK UIMessageChunk shapes). docs/design.md §10: the default stream carries
  * each spec event followed by its compat chunks; `?format=ui-message-stream` carries only the chunks,
  * every spec event without a UI chunk travelling as a `data-<type>` part.
  */

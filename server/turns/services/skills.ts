@@ -3,7 +3,10 @@ import { AppError } from "../../http/errors.ts";
 import type { TurnAnalytics } from "../runtime/analytics.ts";
 import { SKILLS, skillById, skillCard } from "../skills/catalog.ts";
 
-export function listSkills(deps: { analytics: Pick<TurnAnalytics, "capture"> }) {
+/** What listing skills reports to analytics. */
+export type SkillsAnalytics = Pick<TurnAnalytics, "capture">;
+
+export function listSkills(deps: { analytics: SkillsAnalytics }) {
   deps.analytics.capture("skill_listed", { count: SKILLS.length });
   return { items: SKILLS.map(skillCard) };
 }

@@ -1,5 +1,5 @@
 /**
- * A turn's events as SSE frames (DESIGN.md ruling 10): by default each spec event (`event: <type>`)
+ * A turn's events as SSE frames (docs/design.md §10): by default each spec event (`event: <type>`)
  * followed by its UIMessageChunk compatibility frames; the `ui-message-stream` form carries the chunks
  * only, every spec event without a UI chunk travelling as a `data-<type>` part.
  */

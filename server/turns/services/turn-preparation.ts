@@ -104,7 +104,7 @@ function knownTurn(
 interface AvailabilityDeps {
   settings: Pick<PolicySettings, "runtime">;
   sandbox: Pick<TurnSandbox, "pool">;
-  /** Protected mode never runs code without the jail (DESIGN.md, "Sandbox isolation"). */
+  /** Protected mode never runs code without the jail (docs/design.md §11). */
   protectedMode: boolean;
 }
 

@@ -6,7 +6,7 @@
  * maps its answer to JSON or SSE; the work is in SearchQueryService and SearchIndexService.
  */
 import { Elysia } from "elysia";
-import { DetailError, HTTPValidationError } from "../../schemas/common.ts";
+import { DetailError, HTTPValidationError } from "../../../schemas/common.ts";
 import {
   IndexList,
   IndexRequest,
@@ -15,14 +15,14 @@ import {
   QuestionsResponse,
   SearchQuery,
   SearchResponse,
-} from "../../schemas/search.ts";
-import type { AppContext } from "../context.ts";
-import { requestOrShutdown } from "../http/abort.ts";
-import { AppError } from "../http/errors.ts";
-import { type SseFrame, sseResponse } from "../http/sse.ts";
-import { type Answer, drain } from "./services/answer.ts";
-import type { SearchIndexService } from "./services/indexes.ts";
-import type { SearchQueryService } from "./services/queries.ts";
+} from "../../../schemas/search.ts";
+import type { AppContext } from "../../context.ts";
+import { requestOrShutdown } from "../../http/abort.ts";
+import { AppError } from "../../http/errors.ts";
+import { type SseFrame, sseResponse } from "../../http/sse.ts";
+import { type Answer, drain } from "../services/answer.ts";
+import type { SearchIndexService } from "../services/indexes.ts";
+import type { SearchQueryService } from "../services/queries.ts";
 
 const tags = ["search"];
 const errors = { 422: HTTPValidationError, 503: DetailError };

@@ -17,7 +17,7 @@ import {
   type MessageContext,
   readClientFrame,
   type Send,
-} from "./frames.ts";
+} from "../runtime/frames.ts";
 
 /** Close codes: 4400 bad connection parameters, 4401 no identity, 4404 unknown target or session, 4409 target mismatch, 4410 ended session. */
 export const CLOSE = { normal: 1000, invalid: 4400, unauthorized: 4401 } as const;
