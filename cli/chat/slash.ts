@@ -18,9 +18,8 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   {
     name: "mode",
     description: "agent, plan (a read-only plan first) or harness (allowed tools only)",
+    // No argument completion: pi-tui's editor takes Enter on an argument suggestion as "complete", not "send".
     argumentHint: "MODE",
-    getArgumentCompletions: (prefix) =>
-      MODES.filter((m) => m.startsWith(prefix)).map((m) => ({ value: m, label: m })),
   },
   { name: "execute", description: "run the plan's todos (plan mode)" },
   { name: "refine", description: "re-plan with your notes (plan mode)", argumentHint: "[TEXT]" },

@@ -22,6 +22,8 @@ const colours = [
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
 const terminals: Tmux[] = [];
+/** The session of the first one-shot test (two exchanges, one with thinking), resumed in a terminal. */
+let twoExchanges: string;
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -68,6 +70,7 @@ describe("atrium chat -m (one-shot)", () => {
         .join(""),
     ).toBe("Second reply.");
     expect((await hydrated(sessionId)).messages).toHaveLength(4);
+    twoExchanges = sessionId;
     model.dispose();
   });
 
@@ -146,7 +149,7 @@ describe("where the token goes", () => {
 });
 
 describe("atrium chat (interactive, in tmux)", () => {
-  test("thinking collapsed, a question answered at the prompt, plan todos, /model", async () => {
+  test("thinking collapsed, a question answered at the prompt, plan todos and /execute, /model", async () => {
     const model = scripted(
       t,
       [
@@ -163,6 +166,7 @@ describe("atrium chat (interactive, in tmux)", () => {
         ),
         fauxAssistantMessage("Painting it red."),
         fauxAssistantMessage("Looked.\n\nPlan:\n1. Mix the paint\n2. Paint the wall"),
+        fauxAssistantMessage("Mixed [DONE:1]. Painted [DONE:2]. All done."),
       ],
       { reasoning: true },
     );
@@ -189,10 +193,30 @@ describe("atrium chat (interactive, in tmux)", () => {
     expect(screen).toContain("plan 0/2");
     expect(screen).toContain("[ ] 1. Mix the paint");
     expect(screen).toContain("/execute runs it");
+    tmux.type("/execute");
+    tmux.keys("Enter");
+    screen = await tmux.waitFor("[x] 2. Paint the wall");
+    expect(screen).toContain("plan 2/2");
+    expect(screen).toContain("[x] 1. Mix the paint");
+    // Executing left plan mode.
+    await tmux.waitFor(`· agent · ${model.id}`);
 
     tmux.type("/model");
     tmux.keys("Enter");
     await tmux.waitFor(`* ${model.id}`);
     model.dispose();
+  });
+
+  test("--session resumes a session: its messages drawn as they streamed; Ctrl-C twice exits", async () => {
+    const tmux = new Tmux().start(["chat", "--url", server.url, "--session", twoExchanges]);
+    terminals.push(tmux);
+    const screen = await tmux.waitFor("Second reply.");
+    expect(screen).toContain(`resumed session ${twoExchanges}`);
+    expect(screen).toMatch(/you › hello\n Hello from the scripted model\.\n/);
+    expect(screen).toMatch(/you › again\n ▸ thinking · 2 words: consider it\n Second reply\./);
+    tmux.keys("C-c");
+    await tmux.waitFor("press Ctrl-C again to exit");
+    tmux.keys("C-c");
+    await tmux.waitFor("[exited 0]");
   });
 });
