@@ -25,6 +25,19 @@ export const COMMANDS: Record<string, Command> = {
     summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
     load: () => import("./backup-command.ts"),
   },
+  turns: {
+    summary: "the terminal client of the turns family: turns [-m TEXT [--json]] [--session ID] [--url URL]",
+    load: () => import("../cli/turns/command.ts"),
+  },
+  chat: {
+    summary:
+      "the terminal client of the chat family: chat [-m TEXT [--json]] [--session ID] [--model KEY] [--url URL]",
+    load: () => import("../cli/chat/command.ts"),
+  },
+  login: {
+    summary: "sign in to a team server and keep its session token: login --url URL [--email E] [--sign-out]",
+    load: () => import("../cli/login.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),

@@ -33,11 +33,13 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: "^server/", pathNot: `^server/($1/|${SHARED})` },
   },
   { name: "schemas-are-data", from: { path: "^schemas/" }, to: { path: "^server/" } },
+  // The terminal client talks to a server over HTTP only (its types come from schemas/).
+  { name: "the-terminal-client-is-an-http-client", from: { path: "^cli/" }, to: { path: "^server/" } },
 ];
 
 async function violations(rules: IForbiddenRuleType[]): Promise<string[]> {
   const result = await cruise(
-    ["server", "schemas"],
+    ["server", "schemas", "cli"],
     {
       baseDir: REPO_ROOT,
       tsPreCompilationDeps: true,
@@ -74,8 +76,9 @@ describe("the import graph", () => {
         from: { path: "^server/commands\\.ts$" },
         to: { path: "^server/index-command\\.ts$" },
       },
+      { name: "probe-cli", from: { path: "^cli/" }, to: { path: "^schemas/" } },
     ]);
-    for (const rule of ["probe-family-to-http", "probe-app-to-family", "probe-dynamic"])
+    for (const rule of ["probe-family-to-http", "probe-app-to-family", "probe-dynamic", "probe-cli"])
       expect({ rule, found: found.some((line) => line.startsWith(`${rule}:`)) }).toEqual({
         rule,
         found: true,

@@ -115,6 +115,17 @@ describe("the docs' Try it sections run as written against a live server", () =>
         expect(out).toContain('"messages"');
       },
     ],
+    [
+      "terminal.md",
+      (out) => {
+        // The one-shot turn's answer (SUBMIT(6 * 7)), its NDJSON, the failure's exit code, chat's reply.
+        expect(out).toMatch(/^42$/m);
+        expect(out).toContain('"output":"hello from the sandbox\\n"');
+        expect(out).toContain('{"type":"turn_finish"');
+        expect(out).toContain("exit code 1");
+        expect(out).toContain("No model is configured");
+      },
+    ],
   ];
   for (const [page, check] of pages) {
     test(page, async () => {
