@@ -45,7 +45,7 @@ test("/app/ serves the page with a strict CSP, and its hashed, long-cached scrip
   const css = await t.request(style);
   expect(css.status).toBe(200);
   expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
-  expect(await css.text()).toContain("prefers-color-scheme: dark");
+  expect(await css.text()).toContain("prefers-color-scheme:dark");
 });
 
 test("client-side routes get the page; unknown assets are 404", async () => {
