@@ -20,7 +20,11 @@ export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhig
 
 export async function loadCatalog(): Promise<Catalog> {
   const raw = await api<Catalog>("/api/chat/models");
-  const models = raw.models.map((m) => ({ ...m, key: m.key ?? `${m.provider}/${m.id}` }));
+  // `id` is the model's own id; a catalog that sends the whole key there is read the same way.
+  const models = raw.models.map((m) => {
+    const id = m.id.startsWith(`${m.provider}/`) ? m.id.slice(m.provider.length + 1) : m.id;
+    return { ...m, id, key: m.key ?? `${m.provider}/${id}` };
+  });
   return { ...raw, models, diagnostics: raw.diagnostics ?? [] };
 }
 
