@@ -46,10 +46,10 @@ export function offlineAnswer(text: string): string {
     : "";
   return `No model is configured, so Atrium's built-in offline model is answering. It cannot reason, call tools or answer questions; it can only tell you how to connect a real model.
 
-To configure one, set a provider variable in the environment (or in the .env file where Atrium starts) and restart Atrium:
+To configure one in the web UI (/app/), open Settings → Providers and save a key, or pick a local Ollama model from the "Set up a model" card. Or set a provider variable in the environment (or in the .env file where Atrium starts) and restart Atrium:
 ${providers}
 
-Then pick the model in the model menu, or as provider/model (for example openai/gpt-5-mini).${quote}`;
+Then pick the model in the Model menu above the chat, or send it as provider/model (for example openai/gpt-5-mini).${quote}`;
 }
 
 function lastUserText(context: Context): string {

@@ -43,6 +43,7 @@ export function pageTest(
     name,
     async () => {
       const page = await browser().newPage();
+      page.setDefaultTimeout(Math.min(10_000, timeout / 2));
       try {
         await body(page);
       } catch (error) {

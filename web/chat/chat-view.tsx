@@ -34,7 +34,9 @@ export function ChatView(): JSX.Element {
     loadCatalog()
       .then((c) => {
         setCatalog(c);
-        setModelKey(c.selectedModelKey || c.models[0]?.key || "");
+        // The server's default, when the catalog lists it; else the first model listed.
+        const listed = c.models.some((m) => m.key === c.selectedModelKey);
+        setModelKey(listed ? (c.selectedModelKey as string) : (c.models[0]?.key ?? ""));
         if (c.defaultThinkingLevel) setThinking(c.defaultThinkingLevel);
       })
       .catch((e: Error) => setPageError(e.message));
