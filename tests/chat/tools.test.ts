@@ -164,9 +164,9 @@ test("the shell never sees the server's secrets: its environment is an allow-lis
   }
 });
 
-test("protected mode refuses shell commands (no sandbox for chat tools yet)", async () => {
+test("protected mode without a sandbox refuses shell commands (tests/chat/sandbox.test.ts: with one)", async () => {
   const other = await createTestApp({
-    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
+    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", APP_SANDBOX_PROVIDER: "none" },
     resolvers: [() => ({ id: "carol", kind: "bearer" })],
   });
   const model = scripted(other, [

@@ -31,6 +31,7 @@ import {
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
 import { type ShellOptions, workspaceBashTool } from "./shell.ts";
+import { webFetchTool } from "./web-fetch/tool.ts";
 
 export interface BufferedEvent {
   seq: number;
@@ -154,6 +155,7 @@ export class LiveChatSession {
         questionnaireTool(this.broker),
         bash,
         ...(await workspaceFileTools(workspaceDir, settings)),
+        webFetchTool(),
       ],
       resourceLoader: loader,
       sessionManager,
