@@ -13,11 +13,11 @@
  * left for an index with nothing that relates to the question at all.
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
+import { estimateTokens, firstSentence, idList } from "../text.ts";
 import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-import { estimateTokens, firstSentence, idList } from "../text.ts";
 
 export interface OfflinePoint {
   description: string;

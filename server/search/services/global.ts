@@ -9,11 +9,11 @@
  */
 import { completeText, jsonIn, type ModelChoice } from "../model-calls.ts";
 import type { SearchGraphStore } from "../stores/graph-store.ts";
+import { estimateTokens } from "../text.ts";
 import type { IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
 import { offlineGlobal } from "./global-offline.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
-import { estimateTokens } from "../text.ts";
 
 export interface GlobalOptions {
   level?: number;

@@ -8,12 +8,13 @@
  * a description for "who"). Then the subject and its strongest relationships, then the other
  * supporting sentences, each cited as [Data: Sources (ids); Entities (ids)].
  */
+
+import { idList, sentences, stripCaptions } from "../text.ts";
 import type { EntityRow } from "../types.ts";
 import type { LocalContext } from "./local-context.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { nameWords, subjectOf } from "./subject.ts";
 import { queryTerms, stem } from "./terms.ts";
-import { idList, sentences, stripCaptions } from "../text.ts";
 
 const SUPPORTING = 3;
 /** The answer reads the first in-context sources: those of the best-matched entities. */

@@ -8,10 +8,10 @@
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
+import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import { subjectOf } from "./subject.ts";
 import { ftsMatch } from "./terms.ts";
-import { estimateTokens } from "../text.ts";
 
 export interface LocalContextOptions {
   maxTokens?: number;
