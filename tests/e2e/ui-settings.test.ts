@@ -15,13 +15,14 @@ uiSuite("first run, settings and providers UI", () => {
   let t: TestApp;
   let server: { url: string; stop(): Promise<void> };
   let browser: Browser;
-  // A local server speaking Ollama's /api/tags.
+  // A local server speaking Ollama's /api/tags: nothing pulled at first, then two models.
+  let pulled: { name: string }[] = [];
   const ollama = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     fetch: (request) =>
       new URL(request.url).pathname === "/api/tags"
-        ? Response.json({ models: [{ name: "llama3.2:latest" }, { name: "qwen3:4b" }] })
+        ? Response.json({ models: pulled })
         : new Response("no", { status: 404 }),
   });
 
@@ -59,6 +60,8 @@ uiSuite("first run, settings and providers UI", () => {
       expect(reply).toContain("Model menu");
       expect(await page.locator(".toolbar label:has-text('Model') select").count()).toBe(1);
 
+      // The user pulls models in Ollama, then asks the card for them.
+      pulled = [{ name: "llama3.2:latest" }, { name: "qwen3:4b" }];
       await page.click("button:has-text('Find local Ollama models')");
       await page.waitForSelector("ul.discovered >> text=qwen3:4b");
       await page.click("button:has-text('Use qwen3:4b')");

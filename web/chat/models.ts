@@ -29,7 +29,15 @@ export async function loadCatalog(): Promise<Catalog> {
 }
 
 /** Only the built-in offline model: nothing is configured yet (the first-run card shows). */
-export const onlyOffline = (catalog: Catalog) => catalog.models.every((m) => m.provider === "offline");
+export const onlyOffline = (catalog: Catalog) =>
+  catalog.models.every((m) => m.provider === "offline" || m.available === false);
+
+/** The model the picker starts on: the server's default when it is usable, else the first usable one. */
+export function initialModelKey(catalog: Catalog): string {
+  const usable = catalog.models.filter((m) => m.available !== false);
+  if (usable.some((m) => m.key === catalog.selectedModelKey)) return catalog.selectedModelKey as string;
+  return usable[0]?.key ?? catalog.models[0]?.key ?? "";
+}
 
 export interface Discovered {
   models: ModelInfo[];

@@ -35,6 +35,13 @@ function ChatSettings(): JSX.Element {
     );
 
   const save = async (update: Record<string, unknown>) => {
+    // Shown at once (a controlled checkbox would snap back until the answer); the answer then wins.
+    setSettings((s) => {
+      const next: Settings = { ...s, ...update };
+      for (const key of ["compaction", "retry"] as const)
+        if (update[key]) next[key] = { ...s?.[key], ...(update[key] as object) };
+      return next;
+    });
     setError(undefined);
     setStatus(undefined);
     try {
