@@ -105,7 +105,10 @@ for (let round = 0; round < rounds; round++) {
       parts.push(
         `<article class="msg"><div class="msg-role">x</div><div class="markdown"><p>Answer ${i}: it works in <strong>three</strong> steps.</p><ol><li>read</li><li>think</li><li>write</li></ol><pre><code>const step = ${i};</code></pre></div></article>`,
       );
-    const host = document.querySelector(".transcript") ?? document.body;
+    // A fresh container with the transcript's classes: no old nodes to remove, the same styles.
+    const host = document.createElement("div");
+    host.className = "transcript";
+    document.body.append(host);
     host.innerHTML = parts.join("");
     return new Promise<number>((resolve) =>
       requestAnimationFrame(() => resolve(performance.now() - started)),

@@ -80,6 +80,9 @@ uiSuite("chat UI", () => {
       const answer = lastAssistant(page);
       expect(await answer.locator(".markdown strong").textContent()).toBe("the answer");
       expect(await answer.locator(".markdown pre code").textContent()).toContain("const x = 1;");
+      expect(await answer.locator(".markdown pre code.language-js .hljs-keyword").first().textContent()).toBe(
+        "const",
+      );
       expect(await answer.locator("details.thinking summary").textContent()).toBe("Thought");
       expect(await answer.locator("details.thinking .thinking-text").textContent()).toContain(
         "Let me look at the folder.",
@@ -92,6 +95,27 @@ uiSuite("chat UI", () => {
       expect(await page.locator("article.msg-user .bubble").textContent()).toBe("What is here?");
       await page.waitForSelector(".sessions li[aria-current='true']");
       expect(await axeCheck(page)).toEqual([]);
+    },
+  );
+
+  pageTest(
+    "hostile Markdown from the model is shown inert: no script, handler or javascript: link survives",
+    () => browser,
+    async (page) => {
+      const m = model([
+        fauxAssistantMessage(
+          'Look <img src="x" onerror="window.pwned=1"> <script>window.pwned=2</script> [click](javascript:window.pwned=3) <a href="https://example.org" onclick="window.pwned=4">site</a> <form action="/api/chat"><button>go</button></form> end.',
+        ),
+      ]);
+      await openChat(page, m);
+      await send(page, "be hostile");
+      await page.waitForSelector("article.msg-assistant .markdown >> text=end.");
+      const html = await lastAssistant(page).locator(".markdown").innerHTML();
+      expect(html).not.toMatch(/onerror|onclick|<script|javascript:|<form|<button/i);
+      expect(await lastAssistant(page).locator("a[href='https://example.org']").getAttribute("rel")).toBe(
+        "noopener noreferrer",
+      );
+      expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
     },
   );
 
