@@ -213,9 +213,10 @@ export function useChat(onSessionsChanged: () => void) {
       }
       case "error": {
         const message = String(event.message ?? "The request failed");
-        setError(message);
+        // Shown in the reply it belongs to (with Retry there), else below the transcript.
         if (id)
           setMessages((m) => updateMessage(m, id, (msg) => upsertPart(msg, { type: "error", message })));
+        else setError(message);
         break;
       }
     }
