@@ -47,12 +47,13 @@ export function offlineAnswer(text: string): string {
     : "";
   return `No model is configured, so Atrium's built-in offline model is answering. It cannot reason, call tools or answer questions; it can only tell you how to connect a real model.
 
-Either way works:
-- Store a key for the chat: POST /api/chat/providers with {"provider": "openai", "apiKey": "..."} (Swagger UI at /swagger lets you try it). The next message uses it; no restart needed.
+Any of these works:
+- In the web UI (/app/): open Settings → Providers and save a key, or pick a local Ollama model from the "Set up a model" card above the chat. The next message uses it; no restart needed.
+- Over the API: POST /api/chat/providers with {"provider": "openai", "apiKey": "..."} (Swagger UI at /swagger lets you try it).
 - Or set a provider variable in the environment Atrium starts with (or its .env file), then start Atrium again:
 ${providers}
 
-To choose a model, name it as provider/model in the request (for example openai/gpt-5-mini), or set defaultProvider and defaultModel with POST /api/chat/settings.${quote}`;
+To choose a model, pick it in the Model menu above the chat, name it as provider/model in the request (for example openai/gpt-5-mini), or set defaultProvider and defaultModel with POST /api/chat/settings.${quote}`;
 }
 
 function lastUserText(context: Context): string {

@@ -1,0 +1,66 @@
+/** The model catalog (`GET /api/chat/models`) and what the picker needs from it. */
+import { api } from "../lib/api.ts";
+
+export interface ModelInfo {
+  key: string;
+  provider: string;
+  id: string;
+  name: string;
+  reasoning?: boolean;
+  available?: boolean;
+}
+export interface Catalog {
+  models: ModelInfo[];
+  selectedModelKey?: string;
+  defaultThinkingLevel?: string;
+  diagnostics: string[];
+}
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+
+export async function loadCatalog(): Promise<Catalog> {
+  const raw = await api<Catalog>("/api/chat/models");
+  // `id` is the model's own id; a catalog that sends the whole key there is read the same way.
+  const models = raw.models.map((m) => {
+    const id = m.id.startsWith(`${m.provider}/`) ? m.id.slice(m.provider.length + 1) : m.id;
+    return { ...m, id, key: m.key ?? `${m.provider}/${id}` };
+  });
+  return { ...raw, models, diagnostics: raw.diagnostics ?? [] };
+}
+
+/** Only the built-in offline model: nothing is configured yet (the first-run card shows). */
+export const onlyOffline = (catalog: Catalog) =>
+  catalog.models.every((m) => m.provider === "offline" || m.available === false);
+
+/** The model the picker starts on: the server's default when it is usable, else the first usable one. */
+export function initialModelKey(catalog: Catalog): string {
+  const usable = catalog.models.filter((m) => m.available !== false);
+  if (usable.some((m) => m.key === catalog.selectedModelKey)) return catalog.selectedModelKey as string;
+  return usable[0]?.key ?? catalog.models[0]?.key ?? "";
+}
+
+export interface Discovered {
+  models: ModelInfo[];
+  diagnostics: string[];
+  reachable: boolean;
+}
+
+/** A provider's models (`GET /api/chat/models/discover?provider=`), as picker entries. */
+export async function discover(provider: string): Promise<Discovered> {
+  const raw = await api<{
+    models: { id: string; name?: string; key?: string }[];
+    diagnostics?: string[];
+    reachable?: boolean;
+  }>(`/api/chat/models/discover?provider=${encodeURIComponent(provider)}`);
+  return {
+    models: raw.models.map((m) => ({
+      key: m.key ?? `${provider}/${m.id}`,
+      provider,
+      id: m.id,
+      name: m.name ?? m.id,
+      available: true,
+    })),
+    diagnostics: raw.diagnostics ?? [],
+    reachable: raw.reachable ?? raw.models.length > 0,
+  };
+}
