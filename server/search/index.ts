@@ -6,6 +6,7 @@
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { searchMigrations } from "./migrations/index.ts";
+import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
@@ -28,6 +29,6 @@ export const searchFamily = defineFamily({
     const graph = new SearchGraphStore(ctx.store);
     const queries = new SearchQueryService({ search, graph }, ctx.models);
     const indexes = new SearchIndexService(search, ctx.models, ctx.log.child({ family: "search" }));
-    return { routes: searchRoutes({ queries, indexes }, ctx) };
+    return { routes: searchRoutes({ queries, indexes }, ctx).use(indexStreamRoutes(indexes, ctx)) };
   },
 });

@@ -8,7 +8,7 @@ import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { InputDocument } from "../indexing/documents.ts";
-import { runIndex } from "../indexing/pipeline.ts";
+import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import { chooseModel } from "./models.ts";
 
@@ -29,7 +29,13 @@ export class SearchIndexService {
     private readonly log: Logger,
   ) {}
 
-  async build(ownerId: string, input: IndexBuildInput, signal?: AbortSignal): Promise<IndexSummary> {
+  /** `onProgress` hears each phase's count as the pipeline works (the streamed build route reports it). */
+  async build(
+    ownerId: string,
+    input: IndexBuildInput,
+    signal?: AbortSignal,
+    onProgress?: IndexOptions["onProgress"],
+  ): Promise<IndexSummary> {
     const name = input.name ?? DEFAULT_INDEX_NAME;
     const key = `${ownerId}\u0000${name}`;
     if (this.running.has(key))
@@ -38,7 +44,11 @@ export class SearchIndexService {
     const model = input.model ? chooseModel(this.models, input.model) : undefined;
     this.running.add(key);
     try {
-      const summary = await runIndex(this.store, ownerId, name, input.documents, { model, signal });
+      const summary = await runIndex(this.store, ownerId, name, input.documents, {
+        model,
+        signal,
+        onProgress,
+      });
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
     } finally {
