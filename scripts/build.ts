@@ -1,18 +1,18 @@
 /**
  * `npm run build`: one executable with `bun build --compile` from server/main.ts. Everything the server
  * reads is reached through imports, so it is inside the binary: migrations and skills (text imports),
- * Swagger UI's assets, the UI's HTML and CSS and the built-in policy (file imports), and the UI script,
- * bundled here first and swapped in for server/web-prebuilt.ts. The binary does not read .env or
+ * Swagger UI's assets and the built-in policy (file imports), and the web UI, built here first
+ * (scripts/build-web.ts) and embedded as file imports swapped in for server/web-prebuilt.ts. The binary does not read .env or
  * bunfig.toml by itself (the server reads the variables it names, as from source).
  *
  *   bun scripts/build.ts [--outfile dist/atrium] [--target bun-linux-x64]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin } from "bun";
-import { bundleWebUi } from "../server/web-bundle.ts";
+import { buildWeb, type WebBuild } from "./build-web.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "..");
 const SERVER_ENTRY = join(REPO_ROOT, "server", "main.ts");
@@ -32,12 +32,11 @@ export interface BuildOptions {
 export async function buildServerBinary({ outfile, target }: BuildOptions): Promise<string> {
   const scratch = mkdtempSync(join(tmpdir(), "atrium-build-"));
   try {
-    const uiScript = join(scratch, "main.js");
-    writeFileSync(uiScript, await bundleWebUi());
+    const web = await buildWeb(join(scratch, "web"));
     const result = await Bun.build({
       entrypoints: [SERVER_ENTRY],
       compile: { outfile, ...(target ? { target } : {}), autoloadDotenv: false, autoloadBunfig: false },
-      plugins: [embedUiScript(uiScript), embedPyodide()],
+      plugins: [embedWebUi(web), embedPyodide()],
     });
     if (!result.success) throw new Error(`build failed: ${result.logs.map(String).join("; ")}`);
     const output = result.outputs[0];
@@ -47,14 +46,18 @@ export async function buildServerBinary({ outfile, target }: BuildOptions): Prom
   }
 }
 
-/** Replaces server/web-prebuilt.ts with a text import of the bundled UI script. */
-function embedUiScript(path: string): BunPlugin {
+/** Replaces server/web-prebuilt.ts with file imports of every built UI file (index.html, hashed assets). */
+function embedWebUi(web: WebBuild): BunPlugin {
+  const imports = web.files.map(
+    (name, i) => `import w${i} from ${JSON.stringify(join(web.outdir, name))} with { type: "file" };`,
+  );
+  const entries = web.files.map((name, i) => `${JSON.stringify(name)}: w${i}`).join(", ");
   return {
-    name: "atrium-embed-ui-script",
+    name: "atrium-embed-web-ui",
     setup(build) {
       build.onLoad({ filter: PREBUILT_MODULE }, () => ({
         loader: "ts",
-        contents: `import script from ${JSON.stringify(path)} with { type: "text" };\nexport const PREBUILT_MAIN_JS: string | undefined = script;\n`,
+        contents: `${imports.join("\n")}\nexport const PREBUILT_WEB: Record<string, string> | undefined = { ${entries} };\n`,
       }));
     },
   };

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/supervisor.ts";
 import { buildServerBinary } from "../../scripts/build.ts";
 import { APP_VERSION } from "../../server/version.ts";
-import { bundleWebUi } from "../../server/web-bundle.ts";
 import { cleanEnv } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { assetPaths } from "../helpers/web.ts";
 
 const dir = tempDir("atrium-binary-");
 const resources = join(dir.path, "resources");
@@ -80,19 +80,19 @@ describe("the compiled server binary", () => {
     expect(readyLine).toMatchObject({ profile: "sandbox", dataDir });
   });
 
-  test("serves the UI and the script bundled from web/main.ts", async () => {
+  test("serves the UI built from web/ (embedded: no build/web beside the binary)", async () => {
     const page = await get("/app/");
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
-    const html = await page.text();
-    expect(html).toContain('src="/app/assets/main.js"');
-    const script = await get("/app/assets/main.js");
-    expect(script.status).toBe(200);
-    expect(script.headers.get("content-type")).toContain("text/javascript");
-    expect(await script.text()).toBe(await bundleWebUi());
-    const style = await get("/app/assets/style.css");
-    expect(style.status).toBe(200);
-    expect((await style.text()).length).toBeGreaterThan(0);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const { script, style } = assetPaths(await page.text());
+    const js = await get(script);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toContain("text/javascript");
+    expect(await js.text()).toContain("/api/chat/sessions");
+    const css = await get(style);
+    expect(css.status).toBe(200);
+    expect((await css.text()).length).toBeGreaterThan(0);
     const icon = await get("/favicon.ico");
     expect(icon.status).toBe(200);
     expect(icon.headers.get("content-type")).toBe("image/png");

@@ -1,15 +1,17 @@
-/** The UI placeholder and Swagger UI in a real browser, with every request outside the server refused. */
+/** The UI shell and Swagger UI in a real browser, with every request outside the server refused. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { listen } from "../helpers/listen.ts";
+import { ensureWebBuild } from "../helpers/web.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
 let browser: Browser;
 
 beforeAll(async () => {
+  await ensureWebBuild();
   t = await createTestApp();
   server = listen(t);
   browser = await launchBrowser();
@@ -33,12 +35,21 @@ async function offlinePage(): Promise<{ page: Page; outside: string[] }> {
   return { page, outside };
 }
 
-test("a browser opening / lands on the UI, which shows the server is ready", async () => {
+test("a browser opening / lands on the UI shell, with its nav, under the CSP and offline", async () => {
   const { page, outside } = await offlinePage();
+  const violations: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") violations.push(m.text());
+  });
   await page.goto(`${server.url}/`);
   expect(new URL(page.url()).pathname).toBe("/app/");
-  await page.waitForSelector('#status[data-state="ready"]');
-  expect(await page.textContent("#status")).toBe("ready (local mode)");
+  await page.waitForSelector("nav.topnav");
+  const nav = await page.$$eval("nav.topnav a", (links) => links.map((a) => a.textContent));
+  expect(nav).toEqual(["Chat", "Turns", "Search", "Agents", "Settings"]);
+  await page.click("text=Settings");
+  expect(new URL(page.url()).hash).toBe("#/settings");
+  expect(await page.getAttribute('nav.topnav a[href="#/settings"]', "aria-current")).toBe("page");
+  expect(violations.filter((v) => v.includes("Content Security Policy"))).toEqual([]);
   expect(outside).toEqual([]);
   await page.close();
 });
