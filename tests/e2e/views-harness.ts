@@ -4,11 +4,12 @@
  * temp folder when the test fails, files dropped on an element as a real DataTransfer, and axe-core
  * run in the page (injected through the DevTools protocol, which the UI's CSP does not govern).
  */
+
+import { test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "bun:test";
 import type { Browser, Page } from "playwright";
 import { CHROMIUM } from "../helpers/browser.ts";
 

@@ -84,16 +84,20 @@ export default function SearchView(): JSX.Element {
               if (e.key === "Escape" && asking) abort.current?.abort();
             }}
           >
-            <label class="field">
-              <span>Index</span>
-              <select value={index ?? ""} onChange={(e) => setChosen(e.currentTarget.value)}>
+            <div class="field">
+              <label for="search-index">Index</label>
+              <select
+                id="search-index"
+                value={index ?? ""}
+                onChange={(e) => setChosen(e.currentTarget.value)}
+              >
                 {list.map((i) => (
                   <option key={i.name} value={i.name}>
                     {i.name} ({i.documents} documents)
                   </option>
                 ))}
               </select>
-            </label>
+            </div>
             <fieldset class="row">
               <legend>Search type</legend>
               <label>
@@ -152,7 +156,8 @@ export default function SearchView(): JSX.Element {
               {answer}
             </div>
           </section>
-          <section class="panel search-context" aria-labelledby="context-title">
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard */}
+          <section class="panel search-context" aria-labelledby="context-title" tabIndex={0}>
             <h3 id="context-title">Context</h3>
             {context ? <ContextTables data={context} /> : <p class="muted">Waiting for context…</p>}
           </section>

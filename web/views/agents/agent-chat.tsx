@@ -113,7 +113,8 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
           End session
         </button>
       </div>
-      <ol class="agent-transcript" aria-live="polite">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the transcript scrolls, so keyboard users must reach it */}
+      <ol class="agent-transcript" aria-live="polite" aria-label="Conversation" tabIndex={0}>
         {entries.map((e) => (
           <li
             key={e.key}

@@ -110,7 +110,9 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
         >
           {building
             ? "Building…"
-            : `Build "${name}" from ${files.length} file${files.length === 1 ? "" : "s"}`}
+            : files.length === 0
+              ? "Build (add files first)"
+              : `Build "${name}" from ${files.length} file${files.length === 1 ? "" : "s"}`}
         </button>
       </div>
       {progress && building ? (

@@ -17,7 +17,8 @@ function Table({ name, rows }: { name: string; rows: Row[] }): JSX.Element {
   const columns = Object.keys(rows[0] ?? {}).filter((c) => c !== "in_context");
   const ordered = [...rows].sort((a, b) => Number(b.in_context === true) - Number(a.in_context === true));
   return (
-    <div class="table-wrap">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a wide table scrolls, so keyboard users must reach it
+    <section class="table-wrap" tabIndex={0} aria-label={`${name} table`}>
       <table class="context-table" data-table={name}>
         <caption>
           {name} <span class="muted">({rows.length})</span>
@@ -46,7 +47,7 @@ function Table({ name, rows }: { name: string; rows: Row[] }): JSX.Element {
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 
