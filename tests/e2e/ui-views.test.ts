@@ -210,3 +210,25 @@ browserTest(
   },
   90_000,
 );
+
+browserTest(
+  "each view fits a narrow window without sideways scrolling and passes axe in the dark theme too",
+  async () => {
+    await withPage(browser, "narrow-dark", async (page) => {
+      await page.setViewportSize({ width: 360, height: 740 });
+      await page.emulateMedia({ colorScheme: "dark" });
+      for (const view of ["turns", "search", "agents"]) {
+        await page.goto(`${server.url}/app/#/${view}`);
+        await page.locator(".view h2").first().waitFor();
+        // The lists load after the first paint: wait until each view shows its content.
+        await page.locator(".empty, .list li, select").first().waitFor();
+        const overflow = await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
+        expect({ view, overflow }).toEqual({ view, overflow: 0 });
+        expect({ view, violations: await seriousViolations(page) }).toEqual({ view, violations: [] });
+      }
+    });
+  },
+  60_000,
+);
