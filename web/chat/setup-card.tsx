@@ -1,0 +1,64 @@
+/**
+ * First run: no model is configured (only the built-in offline model answers). Offers the providers
+ * panel and the models a local Ollama serves (`/api/chat/models/discover?provider=ollama`); the
+ * provider's own words are shown when it cannot be reached.
+ */
+import type { JSX } from "preact";
+import { useState } from "preact/hooks";
+import { discover, type ModelInfo } from "./models.ts";
+
+export function SetupCard({ onPick }: { onPick(model: ModelInfo): Promise<void> }): JSX.Element {
+  const [found, setFound] = useState<ModelInfo[] | undefined>();
+  const [words, setWords] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const look = async () => {
+    setBusy(true);
+    setWords([]);
+    try {
+      const result = await discover("ollama");
+      setFound(result.models);
+      setWords(result.diagnostics);
+    } catch (e) {
+      setWords([(e as Error).message]);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel msg setup" aria-label="Set up a model">
+      <h2>Set up a model</h2>
+      <p>
+        No model is configured yet, so the built-in offline model answers. Add a provider key in{" "}
+        <a href="#/settings">Settings → Providers</a>, or use a model from a local Ollama.
+      </p>
+      <div class="row">
+        <a class="btn btn-primary" href="#/settings">
+          Open providers
+        </a>
+        <button type="button" class="btn" disabled={busy} onClick={() => void look()}>
+          {busy ? "Looking…" : "Find local Ollama models"}
+        </button>
+      </div>
+      {words.map((w) => (
+        <p key={w} class="error">
+          {w}
+        </p>
+      ))}
+      {found && found.length === 0 && words.length === 0 && (
+        <p class="muted">Ollama answered but serves no model.</p>
+      )}
+      {found && found.length > 0 && (
+        <ul class="list discovered">
+          {found.map((m) => (
+            <li key={m.key} class="row">
+              <span>{m.name}</span>
+              <button type="button" class="btn btn-small" onClick={() => void onPick(m)}>
+                Use {m.id}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
