@@ -24,8 +24,12 @@ export function LiveTurn(props: { turn: TurnRequest; onDone: () => void }): JSX.
   const [error, setError] = useState<unknown>();
   const [cancelling, setCancelling] = useState(false);
   const runId = useRef<string | undefined>(undefined);
+  const box = useRef<HTMLElement>(null);
   const onDone = useRef(props.onDone);
   onDone.current = props.onDone;
+
+  // A long session pushes the new turn below the fold: bring it into view once.
+  useEffect(() => box.current?.scrollIntoView?.({ block: "nearest" }), []);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -76,7 +80,7 @@ export function LiveTurn(props: { turn: TurnRequest; onDone: () => void }): JSX.
   });
 
   return (
-    <article class="turn turn-live" aria-busy={running} data-status={state.status}>
+    <article ref={box} class="turn turn-live" aria-busy={running} data-status={state.status}>
       <div class="turn-input pre-wrap">{props.turn.text}</div>
       <TurnParts parts={state.parts} />
       <div class="row turn-status" aria-live="polite">
