@@ -15,13 +15,21 @@ import { listen } from "../helpers/listen.ts";
 import { turnsApp } from "../helpers/turns.ts";
 import { ensureWebBuild } from "../helpers/web.ts";
 import { fixtureText } from "../search/fixtures.ts";
-import { browserTest, dropFiles, focusVisible, seriousViolations, withPage } from "./views-harness.ts";
+import {
+  browserTest,
+  dropFiles,
+  focusVisible,
+  seriousViolations,
+  skipBrowser,
+  withPage,
+} from "./views-harness.ts";
 
 let t: TestApp;
 let server: { url: string; stop(): Promise<void> };
 let browser: Browser;
 
 beforeAll(async () => {
+  if (skipBrowser) return;
   await ensureWebBuild();
   t = await turnsApp();
   server = listen(t);

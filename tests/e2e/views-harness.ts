@@ -19,8 +19,10 @@ if (missing && !process.env.CI) {
     `\n!!! SKIPPING the web UI view tests (tests/e2e/ui-views.test.ts): no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set APP_CHROMIUM_PATH); in CI they fail instead\n`,
   );
 }
+/** True when Chromium is missing outside CI: the tests and their setup are skipped. */
+export const skipBrowser = missing && !process.env.CI;
 /** `test`, or `test.skip` when Chromium is missing outside CI. */
-export const browserTest = missing && !process.env.CI ? test.skip : test;
+export const browserTest = skipBrowser ? test.skip : test;
 
 let shots: string | undefined;
 
