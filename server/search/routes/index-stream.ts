@@ -11,12 +11,11 @@ import { Elysia } from "elysia";
 import { IndexRequest } from "../../../schemas/search.ts";
 import { requestOrShutdown } from "../../http/abort.ts";
 import { type SseFrame, sseResponse } from "../../http/sse.ts";
-import type { Phase } from "../indexing/pipeline.ts";
 import type { SearchIndexService } from "../services/indexes.ts";
 import type { SearchRoutesContext } from "./search.ts";
 
 interface Progress {
-  phase: Phase;
+  phase: string;
   done: number;
   total: number;
 }
@@ -33,7 +32,7 @@ export function indexStreamRoutes(indexes: SearchIndexService, ctx: SearchRoutes
             const queue: Progress[] = [];
             let wake: (() => void) | undefined;
             let finished = false;
-            const report = (phase: Phase, done: number, total: number) => {
+            const report = (phase: string, done: number, total: number) => {
               // A later count of the same phase replaces the unsent one; a new phase is kept.
               if (queue.at(-1)?.phase === phase) queue.pop();
               queue.push({ phase, done, total });
