@@ -17,8 +17,10 @@ export function FilesPanel({ refresh }: { refresh: number }): JSX.Element {
   const files = useLoad<{ items: FileEntry[]; truncated: boolean }>("/api/files");
   const [open, setOpen] = useState<{ path: string; content: string; more: boolean }>();
   const [error, setError] = useState<unknown>();
-  // Reload when a turn ends (`refresh` counts finished turns).
-  useEffect(() => void files.reload(), [refresh]);
+  // Reload when a turn ends (`refresh` counts finished turns; the first load is useLoad's own).
+  useEffect(() => {
+    if (refresh > 0) void files.reload();
+  }, [refresh]);
 
   const show = async (path: string) => {
     try {
