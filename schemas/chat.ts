@@ -1,19 +1,24 @@
 /**
  * Schemas of the chat family (chat, events, errors, companion routes; behaviour in docs/chat.md). Request
- * bodies validate; response schemas document (inner records stay open, as the spec leaves them).
+ * bodies validate; responses validate too, in the shapes the origin's web client parses (the records
+ * are in chat-records.ts), so a client built on that protocol works against Atrium unchanged.
  */
 import { t } from "elysia";
+import {
+  EffectiveSettings,
+  Mode,
+  ModelInfo,
+  ProviderInfo,
+  ResourceInfo,
+  SessionInfo,
+  SessionMeta,
+  ThinkingLevel,
+  UiMessage,
+} from "./chat-records.ts";
 import { Paging } from "./common.ts";
 
-const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
-const ThinkingLevel = t.Union([
-  t.Literal("off"),
-  t.Literal("minimal"),
-  t.Literal("low"),
-  t.Literal("medium"),
-  t.Literal("high"),
-  t.Literal("xhigh"),
-]);
+export * from "./chat-records.ts";
+
 const SessionFile = t.String({
   maxLength: 4096,
   description: "session file name, relative to your sessions folder, as responses give it",
@@ -78,13 +83,16 @@ export const QuestionAnswer = t.Object({
   }),
 });
 
+/** A settings list entry: not blank (the origin's client refuses a blank one in the answer). */
+const Entry = (maxLength: number) => t.String({ minLength: 1, maxLength, pattern: "\\S" });
+
 export const ChatSettingsUpdate = t.Object(
   {
     compaction: t.Optional(
       t.Object({
         enabled: t.Optional(t.Boolean()),
-        reserveTokens: t.Optional(t.Integer({ minimum: 0 })),
-        keepRecentTokens: t.Optional(t.Integer({ minimum: 0 })),
+        reserveTokens: t.Optional(t.Integer({ minimum: 1 })),
+        keepRecentTokens: t.Optional(t.Integer({ minimum: 1 })),
       }),
     ),
     retry: t.Optional(
@@ -97,23 +105,43 @@ export const ChatSettingsUpdate = t.Object(
     defaultProvider: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
     defaultModel: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     defaultThinkingLevel: t.Optional(ThinkingLevel),
-    enabledModels: t.Optional(t.Array(t.String({ maxLength: 300 }), { maxItems: 500 })),
+    enabledModels: t.Optional(
+      t.Union([t.Array(Entry(300), { maxItems: 500 }), t.Null()], {
+        description: "model patterns; null removes the override (every model allowed)",
+      }),
+    ),
     extensions: t.Optional(
-      t.Array(t.String({ maxLength: 4096 }), {
+      t.Array(Entry(4096), {
         maxItems: 200,
-        description: "local mode only: paths inside your pi agent dir (protected mode: 403)",
+        description:
+          "local mode only: paths inside your pi agent dir. A refused change is left out and named in diagnostics",
       }),
     ),
     packages: t.Optional(
-      t.Array(t.String({ maxLength: 4096 }), {
-        maxItems: 200,
-        description:
-          "local mode only: folders inside your pi agent dir; never npm or git (protected mode: 403)",
-      }),
+      t.Array(
+        t.Union([
+          Entry(4096),
+          t.Object(
+            {
+              source: Entry(4096),
+              extensions: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              skills: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              prompts: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+              themes: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+            },
+            { additionalProperties: false },
+          ),
+        ]),
+        {
+          maxItems: 200,
+          description:
+            "local mode only: folders inside your pi agent dir; never npm or git. A refused change is left out and named in diagnostics",
+        },
+      ),
     ),
-    prompts: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-    skills: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
-    themes: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 200 })),
+    prompts: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+    skills: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
+    themes: t.Optional(t.Array(Entry(4096), { maxItems: 200 })),
     transport: t.Optional(t.Union([t.Literal("sse"), t.Literal("websocket"), t.Literal("auto")])),
     steeringMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
     followUpMode: t.Optional(t.Union([t.Literal("all"), t.Literal("one-at-a-time")])),
@@ -129,23 +157,30 @@ export const ChatSettingsUpdate = t.Object(
 );
 
 export const SettingsUpdateBody = t.Object({ settings: ChatSettingsUpdate });
+/** The owner's own settings as responses show them: the keys an update may set, nothing else. */
+const ProjectSettings = t.Object(ChatSettingsUpdate.properties, { additionalProperties: false });
 
 export const ProviderUpdate = t.Object({
-  provider: ProviderId,
+  provider: t.Optional(ProviderId),
+  providerId: t.Optional(
+    t.Union(ProviderId.anyOf, { description: "the same as provider (the origin's name)" }),
+  ),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
       description: "the key to store; empty or null clears it",
     }),
   ),
 });
+export const ProviderRemove = t.Object({ providerId: ProviderId });
 
 export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const RunsQuery = t.Object({ sessionId: SessionId, ...Paging.properties });
 export const ProvenanceQuery = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });
 export const SessionsQuery = Paging;
 export const DiscoverQuery = t.Object({ provider: t.Optional(ProviderId) });
+export const DiscoverBody = t.Object({ providerId: ProviderId });
 
-// --- responses (documented; inner records open) ------------------------------------------------------
+// --- responses ------------------------------------------------------------------------------------------
 
 const Open = t.Record(t.String(), t.Unknown());
 
@@ -160,13 +195,18 @@ export const AttachStream = t.String({
 const SessionFileName = t.String({
   description: "the session file's name, relative to your sessions folder (never a server path)",
 });
-export const NewSession = t.Object({ sessionFile: SessionFileName, sessionId: t.String() });
+export const NewSession = t.Object({
+  sessionFile: SessionFileName,
+  sessionId: t.String(),
+  session: t.Object({ sessionFile: SessionFileName, sessionId: t.String() }),
+  messages: t.Array(UiMessage, { maxItems: 0 }),
+});
 export const Hydrated = t.Object({
-  session: Open,
-  messages: t.Array(t.Unknown()),
+  session: SessionMeta,
+  messages: t.Array(UiMessage),
   sessionReset: t.Boolean(),
 });
-export const SessionList = t.Object({ sessions: t.Array(Open) });
+export const SessionList = t.Object({ sessions: t.Array(SessionInfo) });
 export const Aborted = t.Object({ aborted: t.Boolean() });
 export const SessionDeleted = t.Object({
   ok: t.Literal(true),
@@ -187,35 +227,33 @@ export const AccountErased = t.Object({
 export const QuestionAnswered = t.Object({
   ok: t.Literal(true),
   message: t.String(),
-  mode: t.String(),
-  planAction: t.Union([t.String(), t.Null()]),
+  mode: Mode,
+  planAction: t.Optional(t.Union([t.Literal("execute"), t.Literal("refine")])),
 });
 export const QuestionMissing = t.Object({ ok: t.Literal(false), message: t.String() });
-const ProviderEntry = t.Object({
-  id: t.String(),
-  name: t.String(),
-  envVarName: t.String(),
-  configured: t.Boolean(),
-});
-export const Providers = t.Object({ providers: t.Array(ProviderEntry) });
+export const Providers = t.Object({ providers: t.Array(ProviderInfo) });
 export const ProviderUpdated = t.Object({
+  success: t.Literal(true),
+  providers: t.Array(ProviderInfo, { description: "every provider again, as GET answers them" }),
+  reloadRequired: t.Boolean({ description: "always false: live sessions use the key at once" }),
   ok: t.Literal(true),
-  provider: ProviderEntry,
+  provider: ProviderInfo,
   stored: t.Boolean(),
   envOverrides: t.Boolean({ description: "the environment variable is set and wins over the stored key" }),
 });
 export const Models = t.Object({
-  models: t.Array(Open),
+  models: t.Array(ModelInfo),
   selectedModelKey: t.String(),
   defaultProvider: t.String(),
   defaultModel: t.String(),
-  defaultThinkingLevel: t.String(),
+  defaultThinkingLevel: ThinkingLevel,
   diagnostics: t.Array(t.String()),
 });
 export const Discovered = t.Object({
+  providerId: t.String(),
   provider: t.String(),
   reachable: t.Boolean(),
-  models: t.Array(t.Object({ id: t.String(), name: t.Optional(t.String()) })),
+  models: t.Array(ModelInfo),
   diagnostics: t.Array(t.String()),
 });
 const CommandEntry = t.Object({
@@ -227,23 +265,23 @@ const CommandEntry = t.Object({
 });
 export const Commands = t.Object({ commands: t.Array(CommandEntry), diagnostics: t.Array(t.String()) });
 export const Resources = t.Object({
-  packages: t.Array(t.Unknown()),
-  skills: t.Array(Open),
-  prompts: t.Array(Open),
-  extensions: t.Array(Open),
-  themes: t.Array(Open),
-  agentsFiles: t.Array(Open),
+  packages: t.Array(ResourceInfo),
+  skills: t.Array(ResourceInfo),
+  prompts: t.Array(ResourceInfo),
+  extensions: t.Array(ResourceInfo),
+  themes: t.Array(ResourceInfo),
+  agentsFiles: t.Array(ResourceInfo),
   diagnostics: t.Array(t.String()),
 });
-export const Settings = Open;
 export const SettingsUpdated = t.Object({
   diagnostics: t.Array(t.String()),
-  effective: Open,
-  project: Open,
+  effective: EffectiveSettings,
+  project: ProjectSettings,
   projectPath: t.String({
-    description: "the settings file written, relative to your folders: pi-agent/settings.json",
+    description: "the settings file, relative to your folders: pi-agent/settings.json",
   }),
   updateImpact: t.Object({ newSessionRecommended: t.Boolean(), resourceReloadRequired: t.Boolean() }),
 });
+export const Settings = SettingsUpdated;
 export const Runs = t.Object({ runs: t.Array(Open) });
 export const Provenance = Open;

@@ -94,6 +94,16 @@ export const IndexSummary = t.Object({
   warnings: t.Array(t.String(), {
     description: "documents skipped (binary, not UTF-8, empty) and other notes",
   }),
+  skipped: t.Array(t.Object({ path: t.String(), reason: t.String() }), {
+    description:
+      "every document or file not indexed and why: unsupported type, .atriumignore or --exclude, hidden, binary, empty, a PDF without text",
+  }),
+  vectors: t.Optional(
+    t.Integer({
+      description:
+        "entities with an embedding vector, when the policy names an embeddings endpoint (absent otherwise)",
+    }),
+  ),
 });
 /** What an indexing run did: the pipeline's result, the route's answer and the command's summary. */
 export type IndexSummary = typeof IndexSummary.static;
@@ -106,6 +116,16 @@ export const IndexList = t.Object({
       units: t.Integer(),
       stats: Record,
       updated_at: t.String(),
+      vectors: t.Optional(
+        t.Object(
+          {
+            model: t.String(),
+            entities: t.Integer({ description: "entities with a vector of this model" }),
+            note: t.Optional(t.String({ description: "why local search stays on BM25, when it does" })),
+          },
+          { description: "present when the policy names an embeddings endpoint" },
+        ),
+      ),
     }),
   ),
 });

@@ -14,6 +14,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildServerBinary, REPO_ROOT } from "./build.ts";
+import { buildWeb } from "./build-web.ts";
 
 export const DESKTOP_DIR = join(REPO_ROOT, "desktop");
 
@@ -73,6 +74,8 @@ async function ensureDesktopDependencies(): Promise<void> {
 
 async function main(command: string | undefined): Promise<number> {
   if (command === "dev") {
+    // The shell runs `bun server/main.ts` from the checkout, which serves build/web/.
+    await buildWeb();
     await buildShell();
     await ensureDesktopDependencies();
     await npm(["run", "start"]);

@@ -7,6 +7,9 @@
  */
 import { type AnyElysia, Elysia } from "elysia";
 import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
+import { managedAuthProxy } from "./auth/managed.ts";
+import { authMigrations } from "./auth/migrations/index.ts";
+import { authRoutes } from "./auth/routes.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
@@ -14,10 +17,12 @@ import { healthRoutes } from "./health.ts";
 import { requestBodies, UploadRoutes } from "./http/bodies.ts";
 import { docs } from "./http/docs.ts";
 import { errorHandling } from "./http/error-handler.ts";
+import { errorTextEnvelope } from "./http/errors.ts";
 import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
+import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
@@ -62,7 +67,12 @@ export interface App {
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
-  const envelopeOf = pathOwners(FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })));
+  // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
+  // the more specific prefix wins.
+  const envelopeOf = pathOwners([
+    { paths: { prefixes: ["/api/sandbox/preview"] }, value: errorTextEnvelope },
+    ...FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })),
+  ]);
 
   // Bun applies one WebSocket frame limit to the whole server: larger frames are closed with 1009.
   const uploads = new UploadRoutes();
@@ -86,6 +96,11 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       ),
     )
     .use(webRoutes()) as AnyElysia;
+  // /api/auth/*: the managed service's when there is one, else session auth's (APP_AUTH_SECRET).
+  const managedAuthUrl = ctx.config.auth.managedAuthUrl;
+  if (managedAuthUrl) app = app.use(managedAuthProxy(managedAuthUrl));
+  else if (ctx.auth)
+    app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
   for (const family of mounted) app = app.use(family.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
@@ -117,5 +132,10 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
 
 /** The migration sets of the core tables and of each family (the index CLI applies them too). */
 export function migrationSets(): MigrationSet[] {
-  return [coreMigrations, ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations }))];
+  return [
+    coreMigrations,
+    authMigrations,
+    sandboxMigrations,
+    ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations })),
+  ];
 }

@@ -15,6 +15,16 @@ export const COMMANDS: Record<string, Command> = {
     // The app's modules include pi's: pi-package.ts first, as main.ts does for the server.
     load: () => import("./pi-package.ts").then(() => import("./index-command.ts")),
   },
+  user: {
+    summary:
+      "manage accounts of a team server: user add|admin|invite|reset-password|disable|enable|delete|list (user --help)",
+    // Migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
+    load: () => import("./pi-package.ts").then(() => import("./user-command.ts")),
+  },
+  backup: {
+    summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
+    load: () => import("./backup-command.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),

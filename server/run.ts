@@ -5,6 +5,7 @@
  * startup errors print one line and give a non-zero exit code.
  */
 import type { AnyElysia } from "elysia";
+import { authNotes } from "./auth/notes.ts";
 import { commandsHelp } from "./commands.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
@@ -53,6 +54,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
     "SANDBOX_WEBHOOK_SECRET",
   ]);
   const log = createLogger({ level: config.logLevel, secrets });
+  for (const note of authNotes(config)) log.warn(note);
 
   // Handlers go in before the port is bound, so a signal during startup also ends in a clean stop.
   const signalled = new Promise<string>((resolve) => {

@@ -1,6 +1,7 @@
 /** The app shell: the top nav (Chat · Turns · Search · Agents · Settings), the theme toggle, the routed view. */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { SignIn, signOut, type Who, whoIsThere } from "./auth/sign-in.tsx";
 import { ChatView } from "./chat/chat-view.tsx";
 import { type Route, useRoute } from "./lib/route.ts";
 import { currentTheme, setTheme, type Theme } from "./lib/theme.ts";
@@ -51,6 +52,15 @@ function View({ route }: { route: Route }): JSX.Element {
 }
 
 export function App(): JSX.Element {
+  const [who, setWho] = useState<Who | undefined>();
+  const check = () => void whoIsThere().then(setWho);
+  useEffect(check, []);
+  if (!who) return <p class="empty">Loading…</p>;
+  if (who.mode === "protected" && !who.user) return <SignIn onSignedIn={check} />;
+  return <Shell who={who} onSignOut={() => void signOut().then(check, check)} />;
+}
+
+function Shell({ who, onSignOut }: { who: Who; onSignOut(): void }): JSX.Element {
   const route = useRoute();
   useEffect(() => {
     const label = NAV.find((n) => n.route === route)?.label ?? "Chat";
@@ -66,6 +76,14 @@ export function App(): JSX.Element {
           </a>
         ))}
         <span class="spacer" />
+        {who.user && (
+          <>
+            <span class="muted">{who.user.email ?? who.user.name}</span>
+            <button type="button" class="btn btn-small" onClick={onSignOut}>
+              Sign out
+            </button>
+          </>
+        )}
         <ThemeToggle />
       </nav>
       <main class="view" id="view">

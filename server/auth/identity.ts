@@ -19,6 +19,12 @@ export interface Identity {
   /** The owner id stored in every user-data row. */
   id: string;
   kind: "local" | "session" | "bearer";
+  /** An admin of a team server (session auth): may edit policy and create invites. */
+  admin?: boolean;
+  /** The session this request belongs to (session auth): keys its CSRF token. */
+  session?: string;
+  /** How the credential came: a cookie the browser attaches by itself, or a header the caller set. */
+  credential?: "cookie" | "header";
 }
 
 export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });

@@ -12,8 +12,10 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
+import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provider.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
+import { deploymentRoutes } from "./routes/deployment.ts";
 import { runRoutes } from "./routes/runs.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { turnRoutes } from "./routes/turns.ts";
@@ -49,7 +51,8 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const services = chatServices(ctx);
+    const sandboxes = sandboxProviderFor(ctx.env, ctx.store);
+    const services = chatServices(ctx, sandboxes);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
       services,
@@ -57,7 +60,8 @@ export const chatFamily = defineFamily({
         .use(turnRoutes(ctx, services.chat, services.attach))
         .use(sessionRoutes(ctx, services.sessions))
         .use(runRoutes(ctx, services.provenance))
-        .use(catalogRoutes(ctx, services.catalogs, services.settings)),
+        .use(catalogRoutes(ctx, services.catalogs, services.settings))
+        .use(deploymentRoutes(ctx, sandboxes)),
       /** Closes the live pi sessions. */
       stop: () => services.host.stop(),
     };
@@ -65,7 +69,7 @@ export const chatFamily = defineFamily({
 });
 
 /** Wires one instance: stores over the app's database → the runtime host → the services. */
-function chatServices(ctx: AppContext) {
+function chatServices(ctx: AppContext, sandboxes: SandboxProvider) {
   const store = new ChatStore(ctx.store);
   const { dataDir } = ctx.config;
   // The owner's own machine: shell commands on the host, and settings that name extensions and
@@ -79,7 +83,9 @@ function chatServices(ctx: AppContext) {
     sessions: store.sessions,
     runs: store.runs,
     providerKeys: store.providerKeys,
-    hostCommands: local,
+    // Shell commands: on the owner's own machine, or (protected mode) in the user's sandbox when the
+    // jail works; without it protected mode refuses them.
+    hostCommands: local || sandboxes.availability().available,
     settingsCode: local,
     // Shell commands run in the sandbox's jail, with the policy's limits and network (shell.ts).
     shell: shellOptions(ctx.config.policy.settings.sandbox),

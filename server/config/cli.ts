@@ -16,6 +16,8 @@ export interface CliOptions {
   allowNonLoopbackBind: boolean;
   /** `--public-origin` values as given (validated with APP_PUBLIC_ORIGINS by loadConfig). */
   publicOrigins?: string[];
+  /** `--trust-proxy` values: proxies whose X-Forwarded-For/-Proto are believed (addresses, CIDRs, `loopback`). */
+  trustProxy?: string[];
 }
 
 export type CliResult =
@@ -56,6 +58,7 @@ export function parseCli(argv: string[], env: EnvRecord, cwd: string): CliResult
       policyPath: values.policy ?? defaultPolicyPath(cwd),
       allowNonLoopbackBind: values["allow-non-loopback-bind"] ?? false,
       publicOrigins: values["public-origin"] ?? [],
+      trustProxy: (values["trust-proxy"] ?? []).flatMap((v) => v.split(",")).filter((v) => v.trim() !== ""),
     },
   };
 }
@@ -72,6 +75,7 @@ function parseFlags(argv: string[]) {
       policy: { type: "string" },
       "allow-non-loopback-bind": { type: "boolean" },
       "public-origin": { type: "string", multiple: true },
+      "trust-proxy": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -104,6 +108,9 @@ Flags:
                                (e.g. https://atrium.example.com); repeatable. Without it the server
                                answers only Host localhost, 127.0.0.1 and [::1] (421 otherwise) and
                                refuses state-changing requests from any other Origin (403)
+  --trust-proxy ADDR           a reverse proxy whose X-Forwarded-For / X-Forwarded-Proto are believed
+                               (an IP address, a CIDR range or 'loopback'; repeatable). Without it
+                               those headers are ignored
   -h, --help                   show this help
   -v, --version                print the version
 
@@ -114,15 +121,22 @@ Environment (read by name; the process environment wins over ./.env):
   APP_DATA_DIR                     default data directory
   APP_LOG_LEVEL                    debug, info (default), warn or error
   APP_CHAT_RUNTIME_REQUIRE_AUTH=1  protected mode: every non-public route needs an identity
-  APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs); implies protected mode
+  APP_MANAGED_AUTH_URL             managed-auth base URL (bearer JWTs; /api/auth/* is proxied there);
+                                   implies protected mode
+  APP_MANAGED_AUTH_JWKS_URL        its JWKS (default <APP_MANAGED_AUTH_URL>/.well-known/jwks.json)
+  APP_MANAGED_AUTH_ISSUER          the issuer (iss) its tokens must carry
+  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry
   APP_HOSTED=1                     hosted platform; implies protected mode
-  APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*)
+  APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
+                                   server's HMACs (CSRF tokens, preview URLs)
+  APP_AUTH_SIGNUP                  open, invite (default) or closed: who may create an account
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
   APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
   APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
-  SANDBOX_API_KEY                  enables the per-user sandbox
+  APP_SANDBOX_PROVIDER=none        switch per-user sandboxes off (default: the local jail, where it works)
+  SANDBOX_API_KEY                  key of a remote sandbox provider (none is built in yet)
   SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
   Model providers (a provider counts as configured when its variable is set):
     AWS_ACCESS_KEY_ID (amazon-bedrock)   OPENAI_API_KEY (openai)      ANTHROPIC_API_KEY (anthropic)

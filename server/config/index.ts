@@ -2,6 +2,9 @@
  * The resolved configuration of one server process: command line, policy, mode and the few variables
  * the server itself reads. Built once at startup; failures throw ConfigError with one clear line.
  */
+
+import { ProxyTrust, ProxyTrustError } from "../auth/proxies.ts";
+import { SIGNUP_MODES, type SignupMode } from "../auth/session-auth.ts";
 import { policyFileToLoad } from "./builtin-policy.ts";
 import { type CliOptions, isLoopbackHost } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
@@ -29,7 +32,19 @@ export interface AppConfig {
    * (`https://host[:port]`). Their hosts join the Host allow-list and they pass the Origin check.
    */
   publicOrigins: string[];
-  auth: { secret?: string; managedAuthUrl?: string; desktopToken?: string };
+  auth: {
+    secret?: string;
+    managedAuthUrl?: string;
+    desktopToken?: string;
+    /** Managed auth's JWKS, issuer and audience (`APP_MANAGED_AUTH_JWKS_URL`, `_ISSUER`, `_AUDIENCE`). */
+    managedJwksUrl?: string;
+    managedIssuer?: string;
+    managedAudience?: string;
+    /** Who may create an account with session auth (`APP_AUTH_SIGNUP`, default `invite`). */
+    signup: SignupMode;
+    /** Proxies whose forwarded headers are believed (`--trust-proxy`). */
+    trustProxy: string[];
+  };
   /** Largest request body accepted; bigger ones get 413 before they are read. */
   bodyLimitBytes: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -58,6 +73,17 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     if (error instanceof PublicOriginError) throw new ConfigError(error.message);
     throw error;
   }
+  const signup = env.get("APP_AUTH_SIGNUP") ?? "invite";
+  if (!(SIGNUP_MODES as readonly string[]).includes(signup)) {
+    throw new ConfigError(`APP_AUTH_SIGNUP must be one of ${SIGNUP_MODES.join(", ")}, got '${signup}'`);
+  }
+  const trustProxy = cli.trustProxy ?? [];
+  try {
+    new ProxyTrust(trustProxy);
+  } catch (error) {
+    if (error instanceof ProxyTrustError) throw new ConfigError(error.message);
+    throw error;
+  }
   const logLevel = env.get("APP_LOG_LEVEL") ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`APP_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${logLevel}'`);
@@ -73,6 +99,11 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
       secret: env.get("APP_AUTH_SECRET"),
       managedAuthUrl: env.get("APP_MANAGED_AUTH_URL"),
       desktopToken: env.get("APP_DESKTOP_TOKEN"),
+      managedJwksUrl: env.get("APP_MANAGED_AUTH_JWKS_URL"),
+      managedIssuer: env.get("APP_MANAGED_AUTH_ISSUER"),
+      managedAudience: env.get("APP_MANAGED_AUTH_AUDIENCE"),
+      signup: signup as SignupMode,
+      trustProxy,
     },
     // Uploads are bounded by the policy; the transport limit leaves room for multipart framing.
     bodyLimitBytes: Math.max(10 * MIB, policy.settings.storage.max_upload_bytes + MIB),

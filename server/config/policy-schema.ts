@@ -108,6 +108,18 @@ export const PolicySettingsSchema = Type.Object(
       },
       Closed,
     ),
+    /** Search's embeddings (optional: a policy without the table keeps search on BM25). */
+    search: Type.Optional(
+      Type.Object(
+        {
+          /** The embedding model an OpenAI-compatible `/embeddings` endpoint serves; "" for none. */
+          embeddings_model: Type.String(),
+          embeddings_base_url_env: EnvName,
+          embeddings_api_key_env: EnvName,
+        },
+        Closed,
+      ),
+    ),
   },
   Closed,
 );

@@ -27,6 +27,8 @@ export interface PolicySecrets {
   tracingEndpoint?: string;
   tracingToken?: string;
   analyticsToken?: string;
+  embeddingsApiKey?: string;
+  embeddingsBaseUrl?: string;
 }
 
 export interface ResolvedPolicy {
@@ -120,6 +122,8 @@ function resolveSecrets(
     tracingEndpoint: env.get(s.tracing.endpoint_env),
     tracingToken: env.get(s.tracing.token_env),
     analyticsToken: env.get(s.analytics.project_token_env),
+    embeddingsApiKey: s.search ? env.get(s.search.embeddings_api_key_env) : undefined,
+    embeddingsBaseUrl: s.search ? env.get(s.search.embeddings_base_url_env) : undefined,
   };
 }
 

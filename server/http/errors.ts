@@ -103,6 +103,12 @@ export const messageEnvelope: ErrorEnvelope = {
     info.issues?.length ? { message: info.message, errors: info.issues } : { message: info.message },
 };
 
+/** The chat spec's sandbox routes: `{error: "<text>"}`. */
+export const errorTextEnvelope: ErrorEnvelope = {
+  status: (info) => info.status ?? (info.kind === "invalid" ? 400 : STATUS[info.kind]),
+  body: (info) => ({ error: info.message }),
+};
+
 /** Turns' `{error: {code, message}}`: also the envelope of paths outside every family. */
 export const codeEnvelope: ErrorEnvelope = {
   status: statusOf,

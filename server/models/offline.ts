@@ -1,7 +1,8 @@
 /**
  * The built-in `offline` model, used when no provider is configured. Registered with pi-ai like any
  * provider, so every family streams it through the same path. Deterministic and instant: it says
- * honestly that no model is configured and how to configure one, quoting the request it received.
+ * honestly that no model is configured and how to configure one (what the API really does: a stored
+ * key works at once, a variable needs a restart; no menu is named), quoting the request it received.
  */
 import {
   type AssistantMessage,
@@ -39,17 +40,20 @@ export function offlineReply(context: Context): string {
 
 /** The full reply to one message's text (turns ask with the text alone, no message list). */
 export function offlineAnswer(text: string): string {
-  const providers = PROVIDERS.map((p) => `- ${p.envVarName} for ${p.name}`).join("\n");
+  const providers = PROVIDERS.map((p) => `  - ${p.envVarName} for ${p.name}`).join("\n");
   const asked = text.trim().replace(/\s+/g, " ");
   const quote = asked
     ? `\n\nYour message was: "${asked.length > QUOTE_LIMIT ? `${asked.slice(0, QUOTE_LIMIT)}…` : asked}"`
     : "";
   return `No model is configured, so Atrium's built-in offline model is answering. It cannot reason, call tools or answer questions; it can only tell you how to connect a real model.
 
-To configure one, set a provider variable in the environment (or in the .env file where Atrium starts) and restart Atrium:
+Any of these works:
+- In the web UI (/app/): open Settings → Providers and save a key, or pick a local Ollama model from the "Set up a model" card above the chat. The next message uses it; no restart needed.
+- Over the API: POST /api/chat/providers with {"provider": "openai", "apiKey": "..."} (Swagger UI at /swagger lets you try it).
+- Or set a provider variable in the environment Atrium starts with (or its .env file), then start Atrium again:
 ${providers}
 
-Then pick the model in the model menu, or as provider/model (for example openai/gpt-5-mini).${quote}`;
+To choose a model, pick it in the Model menu above the chat, name it as provider/model in the request (for example openai/gpt-5-mini), or set defaultProvider and defaultModel with POST /api/chat/settings.${quote}`;
 }
 
 function lastUserText(context: Context): string {

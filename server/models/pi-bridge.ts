@@ -12,9 +12,15 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { AuthStorage, ModelRegistry } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
-import { formatModelId, parseModelId } from "./ids.ts";
+import { parseModelId } from "./ids.ts";
 import { loadPi, type PiSdk } from "./pi-sdk.ts";
-import { type ModelInfo, type ModelService, type ProviderEntry, UnknownModelError } from "./service.ts";
+import {
+  type ModelInfo,
+  type ModelService,
+  modelInfo,
+  type ProviderEntry,
+  UnknownModelError,
+} from "./service.ts";
 
 export interface PiAuth {
   authStorage: AuthStorage;
@@ -98,13 +104,7 @@ export function customModels(pi: PiSdk, modelsJsonPath: string): Model<Api>[] {
 /** Loads pi only when the owner's models.json defines a provider. */
 export async function customModelInfo(modelsJsonPath: string): Promise<ModelInfo[]> {
   if (customProviders(modelsJsonPath).size === 0) return [];
-  return customModels(await loadPi(), modelsJsonPath).map((m) => ({
-    id: formatModelId({ provider: m.provider, model: m.id }),
-    provider: m.provider,
-    name: m.name,
-    reasoning: m.reasoning,
-    contextWindow: m.contextWindow,
-  }));
+  return customModels(await loadPi(), modelsJsonPath).map((m) => modelInfo(m));
 }
 
 /**

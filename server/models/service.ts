@@ -10,6 +10,7 @@ import {
   type AssistantMessageEventStream,
   type Context,
   completeSimple,
+  createAssistantMessageEventStream,
   getModels,
   type KnownProvider,
   type Model,
@@ -20,7 +21,8 @@ import type { EnvSource } from "../config/env.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
-import { offlineModel, registerOfflineProvider } from "./offline.ts";
+import { hasOllamaModel, isLocalEndpoint, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
+import { OFFLINE_API, offlineModel, registerOfflineProvider } from "./offline.ts";
 
 export class UnknownModelError extends Error {
   override name = "UnknownModelError";
@@ -33,13 +35,20 @@ export interface ProviderEntry {
   configured: boolean;
 }
 
+/** A model as catalogs list it (GET /api/chat/models). */
 export interface ModelInfo {
-  /** `provider/model` */
-  id: string;
+  /** `provider/model`: what a request names. */
+  key: string;
   provider: string;
+  /** The model's id within its provider. */
+  id: string;
   name: string;
   reasoning: boolean;
-  contextWindow: number;
+  input: ("text" | "image")[];
+  contextWindow?: number;
+  maxTokens?: number;
+  /** Its provider is configured (a key, or a local server that lists it). */
+  available: boolean;
 }
 
 export type DefaultSource = "settings" | "provider" | "offline";
@@ -56,12 +65,15 @@ interface Registered {
   apiKey?: string;
 }
 
-const OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434";
+/** How long what Ollama listed is trusted before asking again. */
+const LOCAL_LIST_TTL_MS = 15_000;
 /** Providers whose SDK finds its own credentials (AWS chain, Google ADC); no key is passed. */
 const AMBIENT_CREDENTIALS = new Set(["amazon-bedrock", "google-vertex"]);
 
 export class ModelService {
   private readonly registered = new Map<string, Registered>();
+  /** What Ollama listed last, or why it could not (both kept a few seconds; undefined: not asked yet). */
+  private ollama: { ids: string[]; failure?: string; at: number } | undefined;
 
   constructor(private readonly env: EnvSource) {
     registerOfflineProvider();
@@ -76,20 +88,76 @@ export class ModelService {
     }));
   }
 
-  /** settings → first configured provider → offline. A preferred id that does not resolve is reported. */
-  defaultModel(preferred?: string): DefaultModel {
+  /**
+   * settings → first configured provider → first provider the caller stored a key for → offline. A
+   * preferred id that does not resolve (or that Ollama has not pulled) is reported. Ollama's default is
+   * one it has pulled, once it has listed them (`refreshLocalModels`): its catalog default when pulled,
+   * else the first it lists.
+   */
+  defaultModel(preferred?: string, storedKeys: readonly string[] = []): DefaultModel {
     let diagnostic: string | undefined;
     if (preferred) {
       try {
         this.resolve(preferred);
+        const ref = parseModelId(preferred);
+        const pulled = this.ollama?.ids;
+        if (ref?.provider === "ollama" && pulled?.length && !hasOllamaModel(pulled, ref.model))
+          throw new Error(`Ollama has not pulled '${ref.model}'; it has ${pulled.join(", ")}`);
         return { id: preferred, source: "settings" };
       } catch (error) {
         diagnostic = (error as Error).message;
       }
     }
     const first = PROVIDERS.find((p) => this.env.has(p.envVarName));
+    if (first?.id === "ollama") {
+      const pulled = this.ollama?.ids ?? [];
+      const model =
+        pulled.length && !hasOllamaModel(pulled, first.defaultModel) ? pulled[0] : first.defaultModel;
+      return { id: `ollama/${model}`, source: "provider", diagnostic };
+    }
     if (first) return { id: `${first.id}/${first.defaultModel}`, source: "provider", diagnostic };
+    const stored = PROVIDERS.find((p) => p.id !== "ollama" && storedKeys.includes(p.id));
+    if (stored) return { id: `${stored.id}/${stored.defaultModel}`, source: "provider", diagnostic };
     return { id: OFFLINE_MODEL_ID, source: "offline", diagnostic };
+  }
+
+  /**
+   * Asks Ollama (when OLLAMA_BASE_URL is set) what it has pulled, at most every few seconds; returns why
+   * it could not, if it could not. Catalogs and defaults then use the answer.
+   */
+  async refreshLocalModels(): Promise<string | undefined> {
+    if (!this.env.has("OLLAMA_BASE_URL")) return undefined;
+    // A failure is kept as long as an answer: an Ollama that never answers costs one wait per window.
+    if (this.ollama && Date.now() - this.ollama.at < LOCAL_LIST_TTL_MS) return this.ollama.failure;
+    const root = ollamaRoot(this.env.get("OLLAMA_BASE_URL"));
+    try {
+      this.noteOllamaModels((await ollamaTags(root, 2000)).map((m) => m.id));
+      return undefined;
+    } catch (error) {
+      const failure =
+        (error as Error).name === "TimeoutError"
+          ? `Ollama did not answer at ${root}`
+          : `Ollama is unreachable at ${root}: is it running?`;
+      this.ollama = { ids: [], failure, at: Date.now() };
+      return failure;
+    }
+  }
+
+  /** Records what Ollama listed (discovery calls this too). */
+  noteOllamaModels(ids: string[]): void {
+    this.ollama = { ids, at: Date.now() };
+  }
+
+  /** The models Ollama listed last (empty when it has not answered). */
+  ollamaModels(): string[] {
+    return this.ollama?.ids ?? [];
+  }
+
+  /** Why a local model's server cannot be reached now (refused, no answer), naming it and its URL. */
+  localRefusal(model: Model<Api>): Promise<string | undefined> {
+    if (!onLocalServer(model)) return Promise.resolve(undefined);
+    const name = providerInfo(model.provider)?.name ?? `The local server '${model.provider}'`;
+    return localEndpointRefusal(name, model.baseUrl);
   }
 
   /** The pi-ai model for an id; throws UnknownModelError with a message fit for the caller. */
@@ -131,10 +199,12 @@ export class ModelService {
     const out: ModelInfo[] = [];
     for (const p of PROVIDERS) {
       if (!this.env.has(p.envVarName) || p.id === "ollama") continue;
-      for (const m of getModels(p.id as KnownProvider) as Model<Api>[]) out.push(info(m));
+      for (const m of getModels(p.id as KnownProvider) as Model<Api>[]) out.push(modelInfo(m));
     }
-    for (const { model } of this.registered.values()) out.push(info(model));
-    out.push(info(offlineModel));
+    if (this.env.has("OLLAMA_BASE_URL"))
+      for (const id of this.ollamaModels()) out.push(modelInfo(this.ollamaModel(id)));
+    for (const { model } of this.registered.values()) out.push(modelInfo(model));
+    out.push(modelInfo(offlineModel));
     return out;
   }
 
@@ -162,12 +232,31 @@ export class ModelService {
     return catalog ? this.env.get(catalog.envVarName) : undefined;
   }
 
+  /**
+   * Streams a reply. A model on a local server is probed first: one that refuses the connection ends
+   * the stream at once with an error naming it and its URL, instead of the SDK's retries.
+   */
   stream(
     model: Model<Api>,
     context: Context,
     options: SimpleStreamOptions = {},
   ): AssistantMessageEventStream {
-    return streamSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    const withKey = { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) };
+    if (!onLocalServer(model)) return streamSimple(model, context, withKey);
+    const out = createAssistantMessageEventStream();
+    void (async () => {
+      const refused = await this.localRefusal(model);
+      if (refused) {
+        const failed = failedMessage(model, refused);
+        out.push({ type: "error", reason: "error", error: failed });
+        out.end(failed);
+        return;
+      }
+      const inner = streamSimple(model, context, withKey);
+      for await (const event of inner) out.push(event);
+      out.end(await inner.result());
+    })();
+    return out;
   }
 
   complete(
@@ -175,26 +264,60 @@ export class ModelService {
     context: Context,
     options: SimpleStreamOptions = {},
   ): Promise<AssistantMessage> {
-    return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    if (!onLocalServer(model))
+      return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
+    return this.stream(model, context, options).result();
   }
 
   private ollamaModel(modelId: string): Model<Api> {
-    const base = (this.env.get("OLLAMA_BASE_URL") ?? OLLAMA_DEFAULT_URL).replace(/\/+$/, "");
     return openAiCompatibleModel({
       id: modelId,
       name: `${modelId} (Ollama)`,
       provider: "ollama",
-      baseUrl: base.endsWith("/v1") ? base : `${base}/v1`,
+      baseUrl: `${ollamaRoot(this.env.get("OLLAMA_BASE_URL"))}/v1`,
     });
   }
 }
 
-function info(m: Model<Api>): ModelInfo {
+/** A model served over the network by this machine or a private one (not in-process, not a cloud API). */
+function onLocalServer(model: Model<Api>): boolean {
+  // Scripted and offline models answer in-process; their URLs are placeholders.
+  if (model.api === OFFLINE_API || model.api.startsWith("faux")) return false;
+  return isLocalEndpoint(model.baseUrl);
+}
+
+/** The reply of a model whose server could not be reached. */
+function failedMessage(model: Model<Api>, errorMessage: string): AssistantMessage {
   return {
-    id: formatModelId({ provider: m.provider, model: m.id }),
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "error",
+    errorMessage,
+    timestamp: Date.now(),
+  };
+}
+
+export function modelInfo(m: Model<Api>, available = true): ModelInfo {
+  return {
+    key: formatModelId({ provider: m.provider, model: m.id }),
     provider: m.provider,
+    id: m.id,
     name: m.name,
-    reasoning: m.reasoning,
-    contextWindow: m.contextWindow,
+    reasoning: Boolean(m.reasoning),
+    input: m.input.filter((i) => i === "text" || i === "image"),
+    ...(m.contextWindow ? { contextWindow: m.contextWindow } : {}),
+    ...(m.maxTokens ? { maxTokens: m.maxTokens } : {}),
+    available,
   };
 }

@@ -3,8 +3,10 @@
  * An instance wires its stores (SQL) into its services (queries, indexes) and those into its routes; the
  * indexing pipeline (indexing/) is what the index service and the `index` command run.
  */
+import type { AppConfig } from "../config/index.ts";
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
+import { EmbeddingsClient } from "../models/embeddings.ts";
 import { searchMigrations } from "./migrations/index.ts";
 import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { searchRoutes } from "./routes/search.ts";
@@ -12,6 +14,14 @@ import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
 import { SearchGraphStore } from "./stores/graph-store.ts";
 import { SearchStore } from "./stores/search-store.ts";
+
+/** The policy's embeddings endpoint ([search] embeddings_model + its base URL variable), if it names one. */
+function embeddingsClient(config: AppConfig): EmbeddingsClient | undefined {
+  const model = config.policy.settings.search?.embeddings_model;
+  const baseUrl = config.policy.secrets.embeddingsBaseUrl;
+  if (!model || !baseUrl) return undefined;
+  return new EmbeddingsClient({ baseUrl, model, apiKey: config.policy.secrets.embeddingsApiKey });
+}
 
 export const searchFamily = defineFamily({
   name: "search",
@@ -27,8 +37,14 @@ export const searchFamily = defineFamily({
   create: (ctx) => {
     const search = new SearchStore(ctx.store);
     const graph = new SearchGraphStore(ctx.store);
-    const queries = new SearchQueryService({ search, graph }, ctx.models);
-    const indexes = new SearchIndexService(search, ctx.models, ctx.log.child({ family: "search" }));
+    const embeddings = embeddingsClient(ctx.config);
+    const queries = new SearchQueryService({ search, graph }, ctx.models, embeddings);
+    const indexes = new SearchIndexService(
+      search,
+      ctx.models,
+      ctx.log.child({ family: "search" }),
+      embeddings,
+    );
     return { routes: searchRoutes({ queries, indexes }, ctx).use(indexStreamRoutes(indexes, ctx)) };
   },
 });

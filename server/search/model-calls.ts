@@ -6,6 +6,9 @@
 import type { Api, AssistantMessage, Model, UserMessage } from "@mariozechner/pi-ai";
 import type { ModelService } from "../models/service.ts";
 
+/** The provider failed or broke off: its fault, not the request's (routes answer 503 with what it said). */
+export class ModelFailedError extends Error {}
+
 /** A resolved model and the layer that calls it; absent (undefined) means offline. */
 export interface ModelChoice {
   models: ModelService;
@@ -33,7 +36,8 @@ export async function completeText(
   signal?: AbortSignal,
 ): Promise<string> {
   const reply = await models.complete(model, { systemPrompt, messages: [userMessage(query)] }, { signal });
-  if (replyFailed(reply)) throw new Error(`the model failed: ${reply.errorMessage ?? reply.stopReason}`);
+  if (replyFailed(reply))
+    throw new ModelFailedError(`the model failed: ${reply.errorMessage ?? reply.stopReason}`);
   return replyText(reply);
 }
 

@@ -30,7 +30,7 @@ const BAD: [string, unknown][] = [
   ["unknown provider", { message: "hi", model: "nosuch/model" }],
   [
     "model object with a bad thinking level",
-    { message: "hi", model: { provider: "openai", id: "gpt-5-mini", thinkingLevel: "max" } },
+    { message: "hi", model: { provider: "openai", id: "gpt-5-mini", thinkingLevel: "ultra" } },
   ],
   ["sessionFile traversal", { message: "hi", sessionFile: "../../app.db" }],
   ["sessionFile in another owner's folder", { message: "hi", sessionFile: `${"/x"}/sessions/bob/s.jsonl` }],

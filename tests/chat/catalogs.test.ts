@@ -32,8 +32,25 @@ test("models: the configured providers' models, the selected default and diagnos
   const model = scripted(t, []);
   const { status, body } = await t.json<Event>("/api/chat/models");
   expect(status).toBe(200);
-  expect(body.models.map((m: { id: string }) => m.id)).toEqual(
+  // key is provider/id, what a request names; id is the model's id within its provider.
+  expect(body.models.map((m: { key: string }) => m.key)).toEqual(
     expect.arrayContaining([model.id, "offline/offline"]),
+  );
+  expect(body.models.find((m: { key: string }) => m.key === model.id)).toEqual({
+    key: model.id,
+    provider: model.id.split("/")[0],
+    id: "scripted",
+    name: expect.any(String),
+    reasoning: false,
+    input: ["text", "image"],
+    contextWindow: expect.any(Number),
+    maxTokens: expect.any(Number),
+    available: true,
+    defaultThinkingLevel: "medium",
+  });
+  // What Ollama has pulled is listed too.
+  expect(body.models.map((m: { key: string }) => m.key)).toEqual(
+    expect.arrayContaining(["ollama/llama3.2:latest", "ollama/qwen3:4b"]),
   );
   expect(body.models.some((m: { provider: string }) => m.provider === "groq")).toBe(true);
   expect(body).toMatchObject({ defaultThinkingLevel: "medium", diagnostics: [] });
@@ -88,6 +105,7 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
     name: "OpenAI",
     envVarName: "OPENAI_API_KEY",
     configured: false,
+    isConfigured: false,
   });
 
   const stored = await t.request(
@@ -98,11 +116,14 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
   expect(stored.status).toBe(200);
   expect(text).not.toContain("sk-stored-secret");
   expect(JSON.parse(text)).toMatchObject({
+    success: true,
+    reloadRequired: false,
     ok: true,
     stored: true,
     envOverrides: false,
-    provider: { id: "openai", configured: true },
+    provider: { id: "openai", configured: true, isConfigured: true },
   });
+  expect(JSON.parse(text).providers).toHaveLength(8);
   const row = t.ctx.db
     .query("SELECT api_key FROM chat_provider_keys WHERE owner_id = 'local' AND provider = 'openai'")
     .get();
@@ -122,6 +143,22 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
 
   const cleared = await t.json<Event>("/api/chat/providers", postJson({ provider: "openai", apiKey: null }));
   expect(cleared.body).toMatchObject({ stored: false, provider: { configured: false } });
+  // The origin's forms: {providerId, apiKey} stores, DELETE with {providerId} clears.
+  const again = await t.json<Event>(
+    "/api/chat/providers",
+    postJson({ providerId: "openai", apiKey: "sk-again" }),
+  );
+  expect(again.body).toMatchObject({ success: true, stored: true, provider: { isConfigured: true } });
+  expect(await live?.auth.authStorage.getApiKey("openai")).toBe("sk-again");
+  const removed = await t.json<Event>("/api/chat/providers", {
+    ...postJson({ providerId: "openai" }),
+    method: "DELETE",
+  });
+  expect(removed.status).toBe(200);
+  expect(removed.body).toMatchObject({ success: true, stored: false, provider: { isConfigured: false } });
+  expect(await live?.auth.authStorage.getApiKey("openai", { includeFallback: false })).toBeUndefined();
+  const neither = await t.json<Event>("/api/chat/providers", postJson({ apiKey: "x" }));
+  expect(neither.status).toBe(400);
   expect(await live?.auth.authStorage.getApiKey("openai", { includeFallback: false })).toBeUndefined();
 });
 
@@ -179,13 +216,22 @@ test("commands and resources come from pi's resource loader over the owner's fol
 });
 
 test("settings: pi's defaults, a partial update merges into the owner's settings file in their agent dir", async () => {
+  // GET answers what an update answers.
   const before = await t.json<Event>("/api/chat/settings");
   expect(before.body).toMatchObject({
+    diagnostics: [],
+    project: {},
+    projectPath: "pi-agent/settings.json",
+    updateImpact: { newSessionRecommended: false, resourceReloadRequired: false },
+  });
+  expect(before.body.effective).toMatchObject({
     transport: "auto", // pi 0.73's default
     steeringMode: "one-at-a-time",
     followUpMode: "one-at-a-time",
     retry: { enabled: true, maxRetries: 3, baseDelayMs: 2000 },
   });
+  // Unset optional settings are left out, never null.
+  expect(JSON.stringify(before.body)).not.toContain("null");
   const update = await t.json<Event>(
     "/api/chat/settings",
     postJson({ settings: { steeringMode: "all", compaction: { reserveTokens: 9000 } } }),
@@ -207,5 +253,19 @@ test("settings: pi's defaults, a partial update merges into the owner's settings
     postJson({ settings: { defaultProvider: "openai", defaultModel: "no-such-model" } }),
   );
   expect(bad.body.diagnostics[0]).toContain("no-such-model");
-  expect((await t.json<Event>("/api/chat/settings")).body.steeringMode).toBe("all");
+  expect((await t.json<Event>("/api/chat/settings")).body.effective.steeringMode).toBe("all");
+  // PATCH is the same update; the origin's `max` thinking level is pi's highest; enabledModels: null
+  // removes the override.
+  const patched = await t.json<Event>("/api/chat/settings", {
+    ...postJson({ settings: { defaultThinkingLevel: "max", enabledModels: ["groq/*"] } }),
+    method: "PATCH",
+  });
+  expect(patched.status).toBe(200);
+  expect(patched.body.effective).toMatchObject({ defaultThinkingLevel: "xhigh", enabledModels: ["groq/*"] });
+  const cleared = await t.json<Event>("/api/chat/settings", {
+    ...postJson({ settings: { enabledModels: null } }),
+    method: "PATCH",
+  });
+  expect(cleared.body.effective).not.toHaveProperty("enabledModels");
+  expect(cleared.body.project).not.toHaveProperty("enabledModels");
 });

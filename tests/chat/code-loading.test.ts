@@ -68,13 +68,20 @@ test("the measured chain with no Origin: Files API .ts + settings extensions + c
   );
   await chatOnce("hello");
   expect(existsSync(marker)).toBe(false);
+  // Refused changes are left out (200, so a settings form that sends every field keeps working) and
+  // named in diagnostics; the field keeps its value.
   for (const [i, refused] of refusals.entries()) {
-    expect({ entry: entries[i], status: refused.status }).toEqual({ entry: entries[i], status: 400 });
-    expect(refused.body.message).toContain("inside your pi agent dir");
-    expect(refused.body.errors?.[0]?.loc).toEqual(["body", "settings", "extensions", 0]);
+    expect({ entry: entries[i], status: refused.status }).toEqual({ entry: entries[i], status: 200 });
+    expect(refused.body.diagnostics.join("\n")).toContain("extensions not changed: entry 0:");
+    expect(refused.body.diagnostics.join("\n")).toContain("inside your pi agent dir");
+    expect(refused.body.effective.extensions).toEqual([]);
+    expect(refused.body.project).not.toHaveProperty("extensions");
   }
-  expect(packages.status).toBe(400);
-  expect((await t.json<Event>("/api/chat/settings")).body.extensions).toEqual([]);
+  expect(packages.status).toBe(200);
+  expect(packages.body.diagnostics.join("\n")).toContain("packages not changed");
+  const after = (await t.json<Event>("/api/chat/settings")).body;
+  expect(after.effective.extensions).toEqual([]);
+  expect(after.effective.packages).toEqual([]);
 });
 
 test("the workspace's .pi folder is not read for code or settings, whoever wrote it (the shell can)", async () => {
@@ -95,7 +102,11 @@ test("the workspace's .pi folder is not read for code or settings, whoever wrote
   expect(existsSync(discovered)).toBe(false);
   expect(existsSync(named)).toBe(false);
   const settings = await t.json<Event>("/api/chat/settings");
-  expect(settings.body).toMatchObject({ extensions: [], packages: [], steeringMode: "one-at-a-time" });
+  expect(settings.body.effective).toMatchObject({
+    extensions: [],
+    packages: [],
+    steeringMode: "one-at-a-time",
+  });
   const resources = await t.json<Event>("/api/chat/resources");
   expect(resources.body.extensions.map((e: Event) => e.path)).toEqual(["pi-agent/extensions/control.ts"]);
 });
@@ -126,12 +137,12 @@ test("the agent's tools cannot write under .pi/ (a scripted model tries write an
   expect(existsSync(marker)).toBe(false);
   const results = Object.fromEntries(
     events
-      .filter((e) => e.type === "tool" && e.part.type === "tool-result")
+      .filter((e) => e.type === "tool" && e.part.output !== undefined)
       .map((e) => [e.part.toolCallId, e.part]),
   );
   for (const id of ["w", "case", "abs", "e"]) {
     expect({ id, isError: results[id]?.isError }).toEqual({ id, isError: true });
-    expect(JSON.stringify(results[id]?.result)).toContain("in .pi/");
+    expect(JSON.stringify(results[id]?.output)).toContain("in .pi/");
   }
   expect(results.r?.isError).toBe(false); // reading the folder is harmless
   expect(existsSync(`${workspace}/.pi/extensions/x.ts`)).toBe(false);
@@ -154,8 +165,17 @@ test("local mode: settings may name extensions inside the agent dir, and pi load
     "/api/chat/settings",
     postJson({ settings: { packages: ["npm:left-pad"] } }),
   );
-  expect(npm.status).toBe(400);
-  expect(npm.body.message).toContain("never installed from npm or git");
+  expect(npm.status).toBe(200);
+  expect(npm.body.diagnostics.join("\n")).toContain("never installed from npm or git");
+  expect(npm.body.effective.packages).toEqual([]);
+  // Sending a field's current value is no change: no diagnostic (a form resends every field).
+  const same = await t.json<Event>(
+    "/api/chat/settings",
+    postJson({ settings: { extensions: ["more/named.ts"], steeringMode: "all" } }),
+  );
+  expect(same.status).toBe(200);
+  expect(same.body.diagnostics).toEqual([]);
+  expect(same.body.effective).toMatchObject({ extensions: ["more/named.ts"], steeringMode: "all" });
 });
 
 test("a settings file written before this rule: code entries outside the agent dir are ignored", async () => {
@@ -169,7 +189,7 @@ test("a settings file written before this rule: code entries outside the agent d
     }),
   );
   const settings = await t.json<Event>("/api/chat/settings");
-  expect(settings.body).toMatchObject({ extensions: [], packages: [] });
+  expect(settings.body.effective).toMatchObject({ extensions: [], packages: [] });
   await chatOnce("legacy");
   expect(existsSync(marker)).toBe(false);
 });
@@ -207,7 +227,7 @@ test("grep and find never download ripgrep or fd (pi's offline switch is on)", a
   }
 });
 
-test("protected mode: settings cannot name extensions or packages at all (403)", async () => {
+test("protected mode: settings cannot name extensions or packages at all (left out, named in diagnostics)", async () => {
   const other = await createTestApp({
     env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
     resolvers: [() => ({ id: "carol", kind: "bearer" })],
@@ -217,11 +237,13 @@ test("protected mode: settings cannot name extensions or packages at all (403)",
   writeFileSync(`${carolAgentDir}/ext/x.ts`, "export default function () {}\n");
   for (const settings of [{ extensions: ["ext/x.ts"] }, { packages: ["ext"] }]) {
     const refused = await other.json<Event>("/api/chat/settings", postJson({ settings }));
-    expect(refused.status).toBe(403);
-    expect(refused.body.message).toContain("protected mode");
+    expect(refused.status).toBe(200);
+    expect(refused.body.diagnostics.join("\n")).toContain("protected mode");
+    expect(refused.body.effective).toMatchObject({ extensions: [], packages: [] });
+    expect(existsSync(`${carolAgentDir}/settings.json`)).toBe(false);
   }
   // A file that names them anyway (an older server wrote it) is not followed either.
   writeFileSync(`${carolAgentDir}/settings.json`, JSON.stringify({ extensions: ["ext/x.ts"] }));
-  expect((await other.json<Event>("/api/chat/settings")).body.extensions).toEqual([]);
+  expect((await other.json<Event>("/api/chat/settings")).body.effective.extensions).toEqual([]);
   await other.close();
 });

@@ -55,7 +55,7 @@ afterAll(async () => {
 
 test("listed in /api/chat/models and used by a chat turn with its own key", async () => {
   const models = await t.json<{ models: Event[] }>("/api/chat/models");
-  expect(models.body.models.find((m) => m.id === "localai/local-model")).toMatchObject({
+  expect(models.body.models.find((m) => m.key === "localai/local-model")).toMatchObject({
     provider: "localai",
     name: "Local model",
   });

@@ -23,9 +23,9 @@ test("plan → execute with todos, progress and completion; the plan survives ev
     ),
   ]);
   const planned = await lines(await chat(t, { message: "Plan the notes", mode: "plan", model: model.id }));
-  const refused = planned.find((e) => e.type === "tool" && e.part.type === "tool-result");
+  const refused = planned.find((e) => e.type === "tool" && e.part.output !== undefined);
   expect(refused?.part.isError).toBe(true);
-  expect(JSON.stringify(refused?.part.result)).toContain("not allowed in plan mode");
+  expect(JSON.stringify(refused?.part.output)).toContain("not allowed in plan mode");
   expect(existsSync(`${t.dataDir}/workspaces/local/plan.txt`)).toBe(false);
   const plan = planned.filter((e) => e.type === "plan").at(-1);
   expect(plan).toMatchObject({ mode: "plan", executing: false, completed: 0, total: 3 });
@@ -93,11 +93,11 @@ test("harness mode refuses tools outside its allow-list with a clear tool error"
   const events = await lines(await chat(t, { message: "go", mode: "harness", model: model.id }));
   const results = Object.fromEntries(
     events
-      .filter((e) => e.type === "tool" && e.part.type === "tool-result")
+      .filter((e) => e.type === "tool" && e.part.output !== undefined)
       .map((e) => [e.part.toolCallId, e.part]),
   );
   expect(results.e1?.isError).toBe(true);
-  expect(JSON.stringify(results.e1?.result)).toContain("not allowed in harness mode");
+  expect(JSON.stringify(results.e1?.output)).toContain("not allowed in harness mode");
   expect(results.w1?.isError).toBe(false);
   expect(await Bun.file(`${t.dataDir}/workspaces/local/harness.txt`).text()).toBe("ok");
   model.dispose();
@@ -127,13 +127,30 @@ test("a question round trip: the turn pauses, malformed answers are 400, the ans
   ]);
   const reader = eventReader(await chat(t, { message: "paint", model: model.id }));
   const start = await reader.until((e) => e.type === "start");
-  const asked = await reader.until((e) => e.type === "state");
-  expect(asked.state).toMatchObject({
-    status: "awaiting-answer",
+  // A pending question is the questionnaire's tool part again (tool-Question), with the question's ids.
+  const asked = await reader.until((e) => e.type === "tool" && e.part.awaitingAnswer);
+  expect(asked.part).toMatchObject({
+    type: "tool-Question",
+    toolCallId: "q1",
+    state: "input-available",
+    input: {
+      questions: [
+        {
+          id: "colour",
+          prompt: "Which colour?",
+          options: [
+            { value: "red", label: "Red" },
+            { value: "blue", label: "Blue" },
+          ],
+        },
+      ],
+    },
     question: { toolCallId: "q1", questionId: "colour", kind: "single", prompt: "Which colour?", options },
   });
   expect(
-    reader.seen.some((e) => e.type === "tool" && e.part.type === "tool-call" && e.part.toolCallId === "q1"),
+    reader.seen.some(
+      (e) => e.type === "tool" && e.part.state === "input-available" && e.part.toolCallId === "q1",
+    ),
   ).toBe(true);
   const pending = await t.json<Event>(`/api/chat/session?sessionId=${start.sessionId}`);
   expect(pending.body.session.pendingQuestions).toHaveLength(1);
@@ -153,18 +170,20 @@ test("a question round trip: the turn pauses, malformed answers are 400, the ans
   const ok = await answer("q1", { kind: "single", questionId: "colour", selectedIds: ["red"] });
   expect(ok).toMatchObject({
     status: 200,
-    body: { ok: true, message: "Answer recorded", mode: "agent", planAction: null },
+    body: { ok: true, message: "Answer recorded", mode: "agent" },
   });
+  // Optional fields are left out, never null (the origin's client refuses null).
+  expect(ok.body).not.toHaveProperty("planAction");
 
-  const second = await reader.until((e) => e.type === "state");
-  expect(second.state.question).toMatchObject({ toolCallId: "q2", kind: "text" });
+  const second = await reader.until((e) => e.type === "tool" && e.part.awaitingAnswer);
+  expect(second.part.question).toMatchObject({ toolCallId: "q2", kind: "text" });
   expect((await answer("q2", { kind: "text", text: "" })).status).toBe(400);
   expect((await answer("q2", { kind: "text", text: "a glossy finish" })).status).toBe(200);
 
   const events = await reader.rest();
   const results = events
-    .filter((e) => e.type === "tool" && e.part.type === "tool-result")
-    .map((e) => JSON.stringify(e.part.result));
+    .filter((e) => e.type === "tool" && e.part.output !== undefined)
+    .map((e) => JSON.stringify(e.part.output));
   expect(results[0]).toContain("The user selected: Red (red)");
   expect(results[1]).toContain("The user answered: a glossy finish");
   expect(events.at(-1)?.type).toBe("done");
@@ -187,7 +206,7 @@ test("skipping a question resumes the turn too", async () => {
   ]);
   const reader = eventReader(await chat(t, { message: "ask me", model: model.id }));
   const start = await reader.until((e) => e.type === "start");
-  await reader.until((e) => e.type === "state");
+  await reader.until((e) => e.type === "tool" && e.part.awaitingAnswer);
   const skipped = await t.json(
     "/api/chat/question",
     postJson({ sessionId: start.sessionId, toolCallId: "q9", answer: { kind: "skip" } }),
@@ -195,7 +214,7 @@ test("skipping a question resumes the turn too", async () => {
   expect(skipped).toMatchObject({ status: 200, body: { ok: true, message: "Question skipped" } });
   const events = await reader.rest();
   expect(
-    JSON.stringify(events.find((e) => e.type === "tool" && e.part.type === "tool-result")?.part.result),
+    JSON.stringify(events.find((e) => e.type === "tool" && e.part.output !== undefined)?.part.output),
   ).toContain("skipped");
   expect(events.at(-1)?.type).toBe("done");
   model.dispose();

@@ -42,11 +42,11 @@ test.each(["steer", "followUp"] as const)(
     expect(types(events).filter((x) => x === "done" || x === "error")).toEqual(["done"]);
     expect(events.at(-1)?.runId).toBe(start.runId);
 
-    const hydrated = await t.json<{ messages: { role: string; content: unknown }[] }>(
+    const hydrated = await t.json<{ messages: { role: string; parts: unknown }[] }>(
       `/api/chat/session?sessionId=${start.sessionId}`,
     );
     expect(hydrated.body.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(JSON.stringify(hydrated.body.messages[2]?.content)).toContain("also do this");
+    expect(JSON.stringify(hydrated.body.messages[2]?.parts)).toContain("also do this");
     model.dispose();
   },
 );

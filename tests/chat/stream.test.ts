@@ -32,7 +32,13 @@ test("a text turn: start first, deltas, exactly one done with the final message"
   expect(types(events).filter((x) => x === "done" || x === "error")).toEqual(["done"]);
   const done = events.at(-1);
   expect(done).toMatchObject({ type: "done", runId: events[0]?.runId, sessionId: events[0]?.sessionId });
-  expect(done?.message.role).toBe("assistant");
+  // A UI message (what chat clients render), not the runtime's internal message.
+  expect(done?.message).toEqual({
+    id: events[0]?.runId,
+    role: "assistant",
+    parts: [{ type: "text", text: "Hello from the scripted model, streamed in pieces." }],
+    createdAt: expect.any(Number),
+  });
   model.dispose();
 });
 
@@ -53,6 +59,18 @@ test("thinking is streamed as the accumulated reasoning text", async () => {
   const thinking = events.filter((e) => e.type === "thinking");
   expect(thinking.length).toBeGreaterThan(0);
   expect(thinking.at(-1)?.text).toBe("first think, then answer");
+  // In done.message the thinking is a tool-Thinking part with an id derived from the message's.
+  const done = events.at(-1);
+  expect(done?.message.parts).toEqual([
+    {
+      type: "tool-Thinking",
+      toolCallId: `${done?.runId}-thinking-0`,
+      state: "output-available",
+      input: { thought: "first think, then answer" },
+      output: "first think, then answer",
+    },
+    { type: "text", text: "Answer." },
+  ]);
   // Accumulated: each chunk extends the previous one.
   for (let i = 1; i < thinking.length; i++)
     expect(thinking[i]?.text.startsWith(thinking[i - 1]?.text)).toBe(true);
@@ -72,12 +90,31 @@ test("a tool call and its result stream as tool parts; the mirror keeps the outp
   ]);
   const events = await lines(await chat(t, { message: "write a note", model: model.id }));
   const parts = events.filter((e) => e.type === "tool").map((e) => e.part);
-  expect(parts[0]).toMatchObject({ type: "tool-call", toolCallId: "call-1", toolName: "write" });
-  expect(parts[1]).toMatchObject({
-    type: "tool-result",
+  // UI tool parts: tool-<Name>, input-available when it starts, output-available with its output at the end.
+  expect(parts[0]).toMatchObject({
+    type: "tool-Write",
     toolCallId: "call-1",
     toolName: "write",
+    state: "input-available",
+    input: { path: "notes/todo.txt", file_path: "notes/todo.txt", content: "buy milk\n" },
+  });
+  expect(parts[0]).not.toHaveProperty("output");
+  expect(parts[1]).toMatchObject({
+    type: "tool-Write",
+    toolCallId: "call-1",
+    toolName: "write",
+    state: "output-available",
+    output: { content: "buy milk\n" },
     isError: false,
+  });
+  // done.message is the whole turn as one UI message: the call with its result, then the text.
+  expect(events.at(-1)?.message).toMatchObject({
+    id: events[0]?.runId,
+    role: "assistant",
+    parts: [
+      { type: "tool-Write", toolCallId: "call-1", state: "output-available" },
+      { type: "text", text: "Written." },
+    ],
   });
   expect(events.at(-1)?.type).toBe("done");
   // The agent works in the owner's workspace, never the server's directory.

@@ -19,7 +19,7 @@ const toolUse = { stopReason: "toolUse" as const };
 const results = (events: Event[]) =>
   Object.fromEntries(
     events
-      .filter((e) => e.type === "tool" && e.part.type === "tool-result")
+      .filter((e) => e.type === "tool" && e.part.output !== undefined)
       .map((e) => [e.part.toolCallId, e.part]),
   );
 
@@ -47,11 +47,11 @@ test("file tools cannot leave the workspace: absolute paths, .., ~ and symlinks 
   const r = results(events);
   for (const id of ["abs", "dots", "home", "link", "write-out"]) {
     expect({ id, isError: r[id]?.isError }).toEqual({ id, isError: true });
-    expect(JSON.stringify(r[id]?.result)).toContain("outside your workspace");
-    expect(JSON.stringify(r[id]?.result)).not.toContain("host secret");
+    expect(JSON.stringify(r[id]?.output)).toContain("outside your workspace");
+    expect(JSON.stringify(r[id]?.output)).not.toContain("host secret");
   }
   expect(r.ok?.isError).toBe(false);
-  expect(JSON.stringify(r.ok?.result)).toContain("fine");
+  expect(JSON.stringify(r.ok?.output)).toContain("fine");
   expect(await Bun.file(`${t.dataDir}/planted.txt`).exists()).toBe(false);
   model.dispose();
 });
@@ -86,7 +86,7 @@ test("pi's own `@` and `~` expansion cannot reach the server user's home (agent 
     );
     for (const [id, part] of Object.entries({ ...agent, ...plan }) as [string, Event][]) {
       expect({ id, isError: part.isError }).toEqual({ id, isError: true });
-      expect({ id, text: JSON.stringify(part.result) }).toEqual({
+      expect({ id, text: JSON.stringify(part.output) }).toEqual({
         id,
         text: expect.stringContaining("outside your workspace"),
       });
@@ -119,8 +119,8 @@ test("a symlink the shell makes in the same batch is seen by the next tool's che
   expect(r.ln?.isError).toBe(false);
   for (const id of ["through", "plant"]) {
     expect({ id, isError: r[id]?.isError }).toEqual({ id, isError: true });
-    expect(JSON.stringify(r[id]?.result)).toContain("outside your workspace");
-    expect(JSON.stringify(r[id]?.result)).not.toContain("host secret");
+    expect(JSON.stringify(r[id]?.output)).toContain("outside your workspace");
+    expect(JSON.stringify(r[id]?.output)).not.toContain("host secret");
   }
   expect(existsSync(`${t.dataDir}/elsewhere/planted.txt`)).toBe(false);
   model.dispose();
@@ -132,7 +132,7 @@ test("local mode runs shell commands in the workspace", async () => {
     fauxAssistantMessage("done"),
   ]);
   const events = await lines(await t.request("/api/chat", postJson({ message: "where", model: model.id })));
-  expect(JSON.stringify(results(events).sh?.result)).toContain(`${t.dataDir}/workspaces/local`);
+  expect(JSON.stringify(results(events).sh?.output)).toContain(`${t.dataDir}/workspaces/local`);
   model.dispose();
 });
 
@@ -150,7 +150,7 @@ test("the shell never sees the server's secrets: its environment is an allow-lis
       fauxAssistantMessage("done"),
     ]);
     const events = await lines(await t.request("/api/chat", postJson({ message: "env", model: model.id })));
-    const output = JSON.stringify(results(events).sh?.result);
+    const output = JSON.stringify(results(events).sh?.output);
     expect(output).toContain("PATH=");
     expect(output).toContain(`HOME=${t.dataDir}/workspaces/local`);
     expect(output).not.toContain(canary);
@@ -164,9 +164,9 @@ test("the shell never sees the server's secrets: its environment is an allow-lis
   }
 });
 
-test("protected mode refuses shell commands (no sandbox for chat tools yet)", async () => {
+test("protected mode without a sandbox refuses shell commands (tests/chat/sandbox.test.ts: with one)", async () => {
   const other = await createTestApp({
-    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
+    env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", APP_SANDBOX_PROVIDER: "none" },
     resolvers: [() => ({ id: "carol", kind: "bearer" })],
   });
   const model = scripted(other, [
@@ -176,7 +176,7 @@ test("protected mode refuses shell commands (no sandbox for chat tools yet)", as
   const events = await lines(await other.request("/api/chat", postJson({ message: "env", model: model.id })));
   const sh = results(events).sh;
   expect(sh?.isError).toBe(true);
-  expect(JSON.stringify(sh?.result)).toContain("Shell commands are disabled");
+  expect(JSON.stringify(sh?.output)).toContain("Shell commands are disabled");
   model.dispose();
   await other.close();
 });

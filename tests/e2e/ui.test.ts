@@ -4,6 +4,7 @@ import type { Browser, Page } from "playwright";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { listen } from "../helpers/listen.ts";
+import { axeCheck } from "../helpers/ui.ts";
 import { ensureWebBuild } from "../helpers/web.ts";
 
 let t: TestApp;
@@ -50,8 +51,61 @@ test("a browser opening / lands on the UI shell, with its nav, under the CSP and
   expect(new URL(page.url()).hash).toBe("#/settings");
   expect(await page.getAttribute('nav.topnav a[href="#/settings"]', "aria-current")).toBe("page");
   expect(violations.filter((v) => v.includes("Content Security Policy"))).toEqual([]);
+  // The CSP refuses script a hostile message might smuggle in: an inline <script> and an inline handler.
+  const ran = await page.evaluate(() => {
+    const w = window as unknown as { inlineRan?: boolean; handlerRan?: boolean };
+    const script = document.createElement("script");
+    script.textContent = "window.inlineRan = true";
+    document.body.append(script);
+    const img = document.createElement("img");
+    img.setAttribute("onerror", "window.handlerRan = true");
+    // Listeners run in the order they were added: the inline one (had it been allowed) runs first.
+    const done = new Promise((resolve) =>
+      img.addEventListener("error", () => resolve([w.inlineRan, w.handlerRan])),
+    );
+    img.src = "data:,x";
+    document.body.append(img);
+    return done;
+  });
+  expect(ran).toEqual([undefined, undefined]);
   expect(outside).toEqual([]);
   await page.close();
+});
+
+test("the theme follows the system, the toggle overrides it and is remembered; a narrow window stacks the chat", async () => {
+  const context = await browser.newContext({ colorScheme: "dark" });
+  const page = await context.newPage();
+  await page.goto(`${server.url}/app/#/chat`);
+  await page.waitForSelector(".composer");
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  expect(await background()).toBe("rgb(21, 24, 28)"); // the dark palette, from prefers-color-scheme
+  expect(await axeCheck(page)).toEqual([]);
+  await page.click("button[aria-label='Switch to light theme']");
+  expect(await page.getAttribute("html", "data-theme")).toBe("light");
+  expect(await background()).toBe("rgb(255, 255, 255)");
+  await page.reload();
+  await page.waitForSelector(".composer");
+  expect(await background()).toBe("rgb(255, 255, 255)");
+  expect(await axeCheck(page)).toEqual([]);
+
+  await page.setViewportSize({ width: 380, height: 700 });
+  const layout = await page.evaluate(() => {
+    const side = document.querySelector(".sidebar")?.getBoundingClientRect();
+    const main = document.querySelector(".main-pane")?.getBoundingClientRect();
+    return {
+      stacked: side && main ? main.top >= side.bottom - 1 : false,
+      overflow: document.documentElement.scrollWidth > window.innerWidth,
+    };
+  });
+  expect(layout).toEqual({ stacked: true, overflow: false });
+  // Keyboard: Tab from the page start reaches the nav with a visible focus ring.
+  await page.keyboard.press("Tab");
+  const focused = await page.evaluate(() => {
+    const el = document.activeElement as HTMLElement;
+    return { tag: el.tagName, outline: getComputedStyle(el).outlineStyle };
+  });
+  expect(focused).toEqual({ tag: "A", outline: "solid" });
+  await context.close();
 });
 
 test("Swagger UI renders every family's tag and the health routes offline", async () => {

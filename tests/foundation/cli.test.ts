@@ -28,6 +28,7 @@ describe("parseCli", () => {
         policyPath: "/repo/config/policy.toml",
         allowNonLoopbackBind: false,
         publicOrigins: [],
+        trustProxy: [],
       },
     });
     expect(parseCli([], { XDG_DATA_HOME: "/xdg", HOME: "/h" }, "/r")).toMatchObject({
@@ -53,6 +54,10 @@ describe("parseCli", () => {
       "https://a.example",
       "--public-origin",
       "http://b.example:8080",
+      "--trust-proxy",
+      "loopback,10.0.0.0/8",
+      "--trust-proxy",
+      "192.0.2.1",
     ];
     expect(parseCli(argv, {}, "/r")).toEqual({
       kind: "serve",
@@ -63,6 +68,7 @@ describe("parseCli", () => {
         policyPath: "/p.toml",
         allowNonLoopbackBind: true,
         publicOrigins: ["https://a.example", "http://b.example:8080"],
+        trustProxy: ["loopback", "10.0.0.0/8", "192.0.2.1"],
       },
     });
   });

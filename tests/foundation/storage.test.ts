@@ -81,7 +81,15 @@ describe("migrate", () => {
   test("every user-data table of every family carries owner_id", () => {
     const db = freshDb();
     migrate(db, migrationSets());
-    const system = new Set(["schema_migrations", "users", "data_dir_steps"]);
+    // Sign-in data belongs to the users row itself (user_id, deleted with it) or to no one (invites).
+    const system = new Set([
+      "schema_migrations",
+      "users",
+      "data_dir_steps",
+      "auth_accounts",
+      "auth_sessions",
+      "auth_invites",
+    ]);
     const tables = db
       .query<{ name: string }, []>(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",

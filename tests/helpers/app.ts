@@ -31,6 +31,8 @@ export interface TestAppOptions {
   serving?: boolean;
   log?: Logger;
   policyPath?: string;
+  /** Extra command-line flags (e.g. `--trust-proxy loopback`). */
+  args?: string[];
   /** An existing data dir (a restart on the same data): kept on close. Default: a fresh temp dir. */
   dataDir?: string;
 }
@@ -55,7 +57,7 @@ export interface TestApp {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = options.dataDir === undefined ? tempDir() : undefined;
   const dataDir = options.dataDir ?? (dir?.path as string);
-  const cli = parseCli(["--data-dir", dataDir, "--port", "0"], {}, REPO_ROOT);
+  const cli = parseCli(["--data-dir", dataDir, "--port", "0", ...(options.args ?? [])], {}, REPO_ROOT);
   if (cli.kind !== "serve") throw new Error("unexpected CLI result");
   const env = createEnvSource(options.env ?? {});
   const policyPath = options.policyPath ?? cli.options.policyPath;

@@ -34,8 +34,8 @@ const toolUse = { stopReason: "toolUse" as const };
 function results(events: Event[]): Record<string, { isError: boolean; text: string }> {
   return Object.fromEntries(
     events
-      .filter((e) => e.type === "tool" && e.part.type === "tool-result")
-      .map((e) => [e.part.toolCallId, { isError: e.part.isError, text: JSON.stringify(e.part.result) }]),
+      .filter((e) => e.type === "tool" && e.part.output !== undefined)
+      .map((e) => [e.part.toolCallId, { isError: e.part.isError, text: JSON.stringify(e.part.output) }]),
   );
 }
 

@@ -95,8 +95,8 @@ test("paths with no text document in them: non-zero exit, no index", async () =>
   const fresh = join(dir.path, "fresh-data-2");
   const result = await run([empty, "--data-dir", fresh]);
   expect(result.code).toBe(1);
-  expect(result.stderr).toContain("no text documents (.txt, .md, .markdown, .text)");
-  expect(result.stderr).toContain("warning: image.md: skipped, binary content (NUL bytes)");
+  expect(result.stderr).toContain("no documents (.txt, .text, .md, .markdown, .html, .htm, .xhtml, .pdf)");
+  expect(result.stderr).toMatch(/image\.md: .*binary/);
   expect(existsSync(join(fresh, "app.db"))).toBe(false);
 });
 

@@ -38,7 +38,7 @@ describe("indexing the fixture corpus offline", () => {
     for (const name of ["Scrooge", "Jacob Marley", "Bob Cratchit", "Tiny Tim", "Mrs. Cratchit", "Fred"]) {
       expect({ name, type: entities.get(name)?.type }).toEqual({ name, type: "person" });
     }
-    expect(entities.get("London")?.type).toBe("geo");
+    expect(entities.get("City")?.type).toBe("geo"); // "the City" of London
     expect(entities.get("Tiny Tim")?.description).toContain("Tiny Tim");
     // Ordinary words capitalised at a sentence start are not names.
     for (const word of ["Good", "Old", "Illustration"]) expect(entities.has(word)).toBe(false);

@@ -233,8 +233,8 @@ describe("startup migration over a data dir of the earlier builds", () => {
       ),
     );
     expect(events[0]?.sessionId).toBe(SESSION_ID);
-    const results = events.filter((e) => e.type === "tool" && e.part.type === "tool-result");
-    const text = (id: string) => JSON.stringify(results.find((e) => e.part.toolCallId === id)?.part.result);
+    const results = events.filter((e) => e.type === "tool" && e.part.output !== undefined);
+    const text = (id: string) => JSON.stringify(results.find((e) => e.part.toolCallId === id)?.part.output);
     expect(text("chat")).toContain("chat notes");
     expect(text("turns")).toContain("turns file");
     expect(text("later")).toContain("written after issue 12");

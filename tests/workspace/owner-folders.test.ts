@@ -153,10 +153,10 @@ describe("through the API, in protected mode", () => {
     );
     model.dispose();
     const result = events.find(
-      (e) => e.type === "tool" && e.part.type === "tool-result" && e.part.toolCallId === "r",
+      (e) => e.type === "tool" && e.part.output !== undefined && e.part.toolCallId === "r",
     );
     expect(result?.part.isError).toBe(false);
-    expect(JSON.stringify(result?.part.result)).toContain("from the files api");
+    expect(JSON.stringify(result?.part.output)).toContain("from the files api");
     // One folder on disk for that owner under workspaces/, named by the shared function.
     const folder = ownerFolders(t.dataDir, owners.alice as string);
     expect(existsSync(join(folder.files, "shared", "note.txt"))).toBe(true);

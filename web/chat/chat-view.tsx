@@ -9,7 +9,14 @@ import { PlanCard, QuestionCard } from "./cards.tsx";
 import { Composer } from "./composer.tsx";
 import { download, toJson, toMarkdown } from "./export.ts";
 import { MessageView } from "./message-view.tsx";
-import { type Catalog, loadCatalog, type ModelInfo, onlyOffline, THINKING_LEVELS } from "./models.ts";
+import {
+  type Catalog,
+  initialModelKey,
+  loadCatalog,
+  type ModelInfo,
+  onlyOffline,
+  THINKING_LEVELS,
+} from "./models.ts";
 import { SetupCard } from "./setup-card.tsx";
 import { type SessionItem, Sidebar, sessionItem } from "./sidebar.tsx";
 import { type Mode, useChat } from "./use-chat.ts";
@@ -34,7 +41,7 @@ export function ChatView(): JSX.Element {
     loadCatalog()
       .then((c) => {
         setCatalog(c);
-        setModelKey(c.selectedModelKey || c.models[0]?.key || "");
+        setModelKey(initialModelKey(c));
         if (c.defaultThinkingLevel) setThinking(c.defaultThinkingLevel);
       })
       .catch((e: Error) => setPageError(e.message));
@@ -97,6 +104,7 @@ export function ChatView(): JSX.Element {
               {catalog?.models.map((m) => (
                 <option key={m.key} value={m.key}>
                   {m.name || m.key}
+                  {m.available === false ? " (unavailable)" : ""}
                 </option>
               ))}
             </select>

@@ -20,12 +20,24 @@ export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhig
 
 export async function loadCatalog(): Promise<Catalog> {
   const raw = await api<Catalog>("/api/chat/models");
-  const models = raw.models.map((m) => ({ ...m, key: m.key ?? `${m.provider}/${m.id}` }));
+  // `id` is the model's own id; a catalog that sends the whole key there is read the same way.
+  const models = raw.models.map((m) => {
+    const id = m.id.startsWith(`${m.provider}/`) ? m.id.slice(m.provider.length + 1) : m.id;
+    return { ...m, id, key: m.key ?? `${m.provider}/${id}` };
+  });
   return { ...raw, models, diagnostics: raw.diagnostics ?? [] };
 }
 
 /** Only the built-in offline model: nothing is configured yet (the first-run card shows). */
-export const onlyOffline = (catalog: Catalog) => catalog.models.every((m) => m.provider === "offline");
+export const onlyOffline = (catalog: Catalog) =>
+  catalog.models.every((m) => m.provider === "offline" || m.available === false);
+
+/** The model the picker starts on: the server's default when it is usable, else the first usable one. */
+export function initialModelKey(catalog: Catalog): string {
+  const usable = catalog.models.filter((m) => m.available !== false);
+  if (usable.some((m) => m.key === catalog.selectedModelKey)) return catalog.selectedModelKey as string;
+  return usable[0]?.key ?? catalog.models[0]?.key ?? "";
+}
 
 export interface Discovered {
   models: ModelInfo[];

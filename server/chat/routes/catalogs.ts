@@ -5,9 +5,11 @@
 import { Elysia } from "elysia";
 import {
   Commands,
+  DiscoverBody,
   Discovered,
   DiscoverQuery,
   Models,
+  ProviderRemove,
   Providers,
   ProviderUpdate,
   ProviderUpdated,
@@ -19,9 +21,17 @@ import {
 import { ChatError } from "../../../schemas/common.ts";
 import type { AppContext } from "../../context.ts";
 import type { ChatCatalogService } from "../services/catalogs.ts";
+import { invalidValue } from "../services/invalid.ts";
 import type { ChatSettingsService } from "../services/settings.ts";
 
 const tags = ["chat"];
+
+/** The provider of an update: `provider` (Atrium's name) or `providerId` (the origin's). */
+function providerOf(body: { provider?: string; providerId?: string }): string {
+  const provider = body.provider ?? body.providerId;
+  if (!provider) throw invalidValue(["body", "provider"], "Field required (provider or providerId)");
+  return provider;
+}
 
 export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, settings: ChatSettingsService) {
   return new Elysia({ name: "atrium/chat/catalogs" })
@@ -39,22 +49,33 @@ export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, set
         tags,
       },
     })
+    .post("/api/chat/models/discover", ({ body, owner }) => catalogs.discover(owner, body.providerId), {
+      body: DiscoverBody,
+      response: { 200: Discovered, 400: ChatError },
+      detail: { summary: "The same as GET /api/chat/models/discover, the provider in a JSON body", tags },
+    })
     .get("/api/chat/providers", ({ owner }) => catalogs.providers(owner), {
       response: { 200: Providers },
       detail: { summary: "The eight providers and whether each is configured", tags },
     })
     .post(
       "/api/chat/providers",
-      ({ body, owner }) => catalogs.setProvider(owner, body.provider, body.apiKey),
+      ({ body, owner }) => catalogs.setProvider(owner, providerOf(body), body.apiKey),
       {
         body: ProviderUpdate,
         response: { 200: ProviderUpdated, 400: ChatError },
         detail: {
-          summary: "Store or clear your key for a provider (never echoed; the env variable wins)",
+          summary:
+            "Store or clear your key for a provider (never echoed; the env variable wins). The provider as provider or providerId",
           tags,
         },
       },
     )
+    .delete("/api/chat/providers", ({ body, owner }) => catalogs.removeProvider(owner, body.providerId), {
+      body: ProviderRemove,
+      response: { 200: ProviderUpdated, 400: ChatError },
+      detail: { summary: "Clear your stored key for a provider (the env variable, if set, stays)", tags },
+    })
     .get("/api/chat/commands", ({ owner }) => catalogs.commands(owner), {
       response: { 200: Commands },
       detail: { summary: "Slash commands: builtin, skill, prompt and extension", tags },
@@ -65,14 +86,23 @@ export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, set
     })
     .get("/api/chat/settings", ({ owner }) => settings.settings(owner), {
       response: { 200: Settings },
-      detail: { summary: "Effective chat settings", tags },
+      detail: {
+        summary:
+          "Chat settings: effective, your own (project), the file and diagnostics, as an update answers",
+        tags,
+      },
+    })
+    .patch("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
+      body: SettingsUpdateBody,
+      response: { 200: SettingsUpdated, 400: ChatError },
+      detail: { summary: "The same as POST /api/chat/settings (the origin's method)", tags },
     })
     .post("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
       body: SettingsUpdateBody,
-      response: { 200: SettingsUpdated, 400: ChatError, 403: ChatError },
+      response: { 200: SettingsUpdated, 400: ChatError },
       detail: {
         summary:
-          "Update settings (partial); answers the effective settings and the impact. extensions and packages: local mode only, paths inside your pi agent dir",
+          "Update settings (partial); answers the effective settings and the impact. extensions and packages: local mode only, paths inside your pi agent dir; a refused change is left out and named in diagnostics",
         tags,
       },
     });

@@ -1,16 +1,16 @@
 /**
  * The chat stream's events (spec "Chat stream events") and the mapping from pi's AgentSessionEvents:
  * text delta → `delta`, thinking delta → `thinking` (the accumulated thinking text, as the origin sends
- * it), tool execution → `tool` (a call part, then a result part), queue update → `queue`, compaction
- * start/end → `compaction`, auto-retry → `retry`. `start`, `plan`, `state`, `done` and `error` are made
- * by the run itself.
+ * it), tool execution → `tool` (a UI tool part: `input-available` when it starts, `output-available` or
+ * `output-error` with its output when it ends), queue update → `queue`, compaction start/end →
+ * `compaction`, auto-retry → `retry`. `start`, `plan`, `done` and `error` are made by the run itself.
+ * `messageId` is the run's id (the id of `done.message`) while a run streams.
  */
 import type { AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import type { ChatPlanState } from "./plan.ts";
+import { type ToolPart, toolCallPart, toolResultPart, type UiMessage } from "./ui-messages.ts";
 
-export type ToolPart =
-  | { type: "tool-call"; toolCallId: string; toolName: string; args: unknown }
-  | { type: "tool-result"; toolCallId: string; toolName: string; result: unknown; isError: boolean };
+export type { ToolPart };
 
 export type ChatEvent =
   | {
@@ -34,7 +34,7 @@ export type ChatEvent =
       message?: string;
       state: ChatPlanState;
     }
-  | { type: "state"; state: Record<string, unknown> }
+  | { type: "state"; state: { name: string; message?: string } }
   | { type: "queue"; steering: string[]; followUp: string[] }
   | {
       type: "compaction";
@@ -57,7 +57,7 @@ export type ChatEvent =
   | {
       type: "done";
       runId: string;
-      message: unknown;
+      message: UiMessage;
       sessionFile?: string;
       sessionId: string;
       sessionReset?: boolean;
@@ -76,16 +76,22 @@ export function planEvent(state: ChatPlanState): ChatEvent {
   };
 }
 
-/** Stateful per live session: message ids and the thinking text accumulated so far. */
+/**
+ * Stateful per live session: message ids, the thinking text accumulated so far, and each running tool's
+ * arguments (pi's end event carries none). `runId` names the run streaming now, if any.
+ */
 export class ChatEventMapper {
   private messageId: string | undefined;
   private thinking = "";
+  private readonly toolArgs = new Map<string, unknown>();
+
+  constructor(private readonly runId: () => string | undefined = () => undefined) {}
 
   map(event: AgentSessionEvent): ChatEvent | undefined {
     switch (event.type) {
       case "message_start":
         if (event.message.role === "assistant") {
-          this.messageId = crypto.randomUUID();
+          this.messageId = this.runId() ?? crypto.randomUUID();
           this.thinking = "";
         }
         return undefined;
@@ -99,28 +105,21 @@ export class ChatEventMapper {
         return undefined;
       }
       case "tool_execution_start":
+        this.toolArgs.set(event.toolCallId, event.args);
         return {
           type: "tool",
-          part: {
-            type: "tool-call",
-            toolCallId: event.toolCallId,
-            toolName: event.toolName,
-            args: event.args,
-          },
+          part: toolCallPart(event.toolCallId, event.toolName, event.args),
           messageId: this.messageId,
         };
-      case "tool_execution_end":
+      case "tool_execution_end": {
+        const args = this.toolArgs.get(event.toolCallId);
+        this.toolArgs.delete(event.toolCallId);
         return {
           type: "tool",
-          part: {
-            type: "tool-result",
-            toolCallId: event.toolCallId,
-            toolName: event.toolName,
-            result: event.result,
-            isError: event.isError,
-          },
+          part: toolResultPart(event.toolCallId, event.toolName, args, event.result, event.isError),
           messageId: this.messageId,
         };
+      }
       case "queue_update":
         return { type: "queue", steering: [...event.steering], followUp: [...event.followUp] };
       case "compaction_start":

@@ -138,7 +138,7 @@ export class ChatRuntimeHost {
       this.options.shell,
     );
     const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
-    const startModel = model ?? this.defaultModel(settings);
+    const startModel = model ?? this.defaultModel(settings, owner);
     ensureModelAuth(live.auth, this.options.models, startModel);
     const diagnostics = await live.start(manager, startModel, settings);
     sessions.upsert(owner, live.sessionId, live.sessionFile ?? "");
@@ -147,10 +147,14 @@ export class ChatRuntimeHost {
     return { live, sessionReset, diagnostics };
   }
 
-  /** The model a session starts with: pi settings' default, else ModelService's default (offline last). */
-  defaultModel(settings?: SettingsManager): Model<Api> {
-    const { models } = this.options;
-    return models.resolve(models.defaultModel(settingsModelId(settings)).id);
+  /**
+   * The model a session starts with: pi settings' default, else ModelService's default with the owner's
+   * stored keys (offline last).
+   */
+  defaultModel(settings?: SettingsManager, owner?: string): Model<Api> {
+    const { models, providerKeys } = this.options;
+    const stored = owner ? Object.keys(providerKeys.all(owner)) : [];
+    return models.resolve(models.defaultModel(settingsModelId(settings), stored).id);
   }
 
   /** Closes one session (after delete): aborts what runs, drops it from the pool. */

@@ -26,11 +26,14 @@ import {
   isPlanState,
   modeInstructions,
   PLAN_ENTRY_TYPE,
+  QUESTIONNAIRE_TOOL,
   refusal,
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
 import { type ShellOptions, workspaceBashTool } from "./shell.ts";
+import { toolCallPart } from "./ui-messages.ts";
+import { webFetchTool } from "./web-fetch/tool.ts";
 
 export interface BufferedEvent {
   seq: number;
@@ -56,7 +59,7 @@ export class LiveChatSession {
   private readonly buffer: BufferedEvent[] = [];
   private readonly listeners = new Set<Listener>();
   private readonly rawListeners = new Set<RawListener>();
-  private readonly mapper = new ChatEventMapper();
+  private readonly mapper = new ChatEventMapper(() => this.activeRunId);
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -154,6 +157,7 @@ export class LiveChatSession {
         questionnaireTool(this.broker),
         bash,
         ...(await workspaceFileTools(workspaceDir, settings)),
+        webFetchTool(),
       ],
       resourceLoader: loader,
       sessionManager,
@@ -192,8 +196,18 @@ export class LiveChatSession {
   }
 }
 
+/** A question waiting for its answer: the questionnaire's tool part again, with the question's ids. */
 function questionState(question: Question): ChatEvent {
-  return { type: "state", state: { status: "awaiting-answer", question } };
+  const args = {
+    question: question.prompt,
+    kind: question.kind,
+    id: question.questionId,
+    options: question.options,
+  };
+  return {
+    type: "tool",
+    part: { ...toolCallPart(question.toolCallId, QUESTIONNAIRE_TOOL, args), question, awaitingAnswer: true },
+  };
 }
 
 function restorePlan(sessionManager: SessionManager): ChatPlanState | undefined {

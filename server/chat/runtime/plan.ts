@@ -26,9 +26,19 @@ export interface ChatPlanState {
 export const PLAN_ENTRY_TYPE = "atrium-plan-state";
 export const QUESTIONNAIRE_TOOL = "questionnaire";
 
-export const ALL_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", QUESTIONNAIRE_TOOL];
+export const ALL_TOOLS = [
+  "read",
+  "bash",
+  "edit",
+  "write",
+  "grep",
+  "find",
+  "ls",
+  QUESTIONNAIRE_TOOL,
+  "web_fetch",
+];
 /** Plan mode investigates without changing anything. */
-export const PLAN_TOOLS = ["read", "grep", "find", "ls", QUESTIONNAIRE_TOOL];
+export const PLAN_TOOLS = ["read", "grep", "find", "ls", QUESTIONNAIRE_TOOL, "web_fetch"];
 /** Harness mode: reading, shell, the workspace write tool and questions; general editing is refused. */
 export const HARNESS_TOOLS = ["read", "bash", "grep", "find", "ls", "write", QUESTIONNAIRE_TOOL];
 

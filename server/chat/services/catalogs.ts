@@ -4,14 +4,14 @@
  * owner's folders (`workspace/AGENTS.md`), never the server's absolute paths. Settings: settings.ts.
  * Provider ids arrive checked against the eight by the schema (schemas/chat.ts `ProviderId`).
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
 import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
-import type { ModelService } from "../../models/service.ts";
+import { type ModelService, modelInfo } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../runtime/owner-paths.ts";
 import { settingsModelId } from "../runtime/pi-settings.ts";
@@ -65,55 +65,93 @@ export class ChatCatalogService {
     return resourceDiagnostics(loader).map((line) => scrubPaths(paths, this.deps.dataDir, line));
   }
 
+  /**
+   * The models the caller can use, each with the default thinking level, and the default: one that is
+   * in the list (Ollama's is one it has pulled); a default that is not available is listed too, marked so.
+   */
   async modelsFor(owner: string) {
     const settings = await this.settingsOf(owner);
     const stored = this.keys.all(owner);
-    const chosen = this.models.defaultModel(settingsModelId(settings));
+    const diagnostics: string[] = [];
+    const unreachable = await this.models.refreshLocalModels();
+    if (unreachable) diagnostics.push(unreachable);
+    const chosen = this.models.defaultModel(settingsModelId(settings), Object.keys(stored));
     const list = this.models.list();
     for (const id of Object.keys(stored)) {
       const info = providerInfo(id);
       if (!info || this.env.has(info.envVarName) || id === "ollama") continue;
-      for (const m of getModels(id as KnownProvider) as Model<Api>[])
-        list.push({
-          id: `${m.provider}/${m.id}`,
-          provider: m.provider,
-          name: m.name,
-          reasoning: m.reasoning,
-          contextWindow: m.contextWindow,
-        });
+      for (const m of getModels(id as KnownProvider) as Model<Api>[]) list.push(modelInfo(m));
     }
     list.push(...(await customModelInfo(join(this.paths(owner).agentDir, "models.json"))));
-    const diagnostics: string[] = [];
     if (chosen.diagnostic) diagnostics.push(`Default model from settings not used: ${chosen.diagnostic}`);
     if (chosen.source === "offline")
       diagnostics.push(
         "No provider is configured: the built-in offline model answers. Set a provider key to use a real model.",
       );
     const slash = chosen.id.indexOf("/");
+    const [provider, id] = [chosen.id.slice(0, slash), chosen.id.slice(slash + 1)];
+    if (!list.some((m) => m.key === chosen.id))
+      list.unshift({
+        key: chosen.id,
+        provider,
+        id,
+        name: id,
+        reasoning: false,
+        input: ["text"],
+        available: false,
+      });
+    const level = settings.getDefaultThinkingLevel() ?? "medium";
     return {
-      models: list.map((m) => ({ ...m, key: m.id })),
+      models: list.map((m) => ({ ...m, defaultThinkingLevel: level })),
       selectedModelKey: chosen.id,
-      defaultProvider: chosen.id.slice(0, slash),
-      defaultModel: chosen.id.slice(slash + 1),
-      defaultThinkingLevel: settings.getDefaultThinkingLevel() ?? "medium",
+      defaultProvider: provider,
+      defaultModel: id,
+      defaultThinkingLevel: level,
       diagnostics,
     };
   }
 
+  /** What a provider offers now, as catalog entries (`providerId` is the origin's name of `provider`). */
   async discover(owner: string, provider?: string) {
     const stored = this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
     const info = known(id);
     const key = this.env.get(info.envVarName) ?? stored[id];
-    return discoverModels(info, key);
+    const found = await discoverModels(info, key);
+    if (info.id === "ollama" && found.reachable && this.env.has(info.envVarName))
+      this.models.noteOllamaModels(found.models.map((m) => m.id));
+    const catalog = info.id === "ollama" ? [] : (getModels(info.id as KnownProvider) as Model<Api>[]);
+    const models = found.models.map((m) => {
+      const known = catalog.find((c) => c.id === m.id);
+      return known
+        ? modelInfo(known)
+        : {
+            key: `${info.id}/${m.id}`,
+            provider: info.id,
+            id: m.id,
+            name: m.name ?? m.id,
+            reasoning: false,
+            input: ["text" as const],
+            available: true,
+          };
+    });
+    return { providerId: info.id, ...found, models };
   }
 
   providers(owner: string) {
-    return { providers: providersWithStoredKeys(this.models, this.keys.all(owner)) };
+    return {
+      providers: providersWithStoredKeys(this.models, this.keys.all(owner)).map((p) => ({
+        ...p,
+        isConfigured: p.configured,
+      })),
+    };
   }
 
-  /** Stores (or clears) the caller's key; live sessions pick it up at once. The key is never echoed. */
+  /**
+   * Stores (or clears) the caller's key; live sessions use it at once, so nothing needs a reload. The
+   * key is never echoed. Answers every provider again (`success`, `providers`) and this one's state.
+   */
   setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
     const info = known(provider);
     const key = apiKey?.trim();
@@ -123,14 +161,23 @@ export class ChatCatalogService {
       if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
       else live.auth.authStorage.remove(provider);
     }
-    const entry = this.providers(owner).providers.find((p) => p.id === provider);
+    const { providers } = this.providers(owner);
+    const entry = providers.find((p) => p.id === provider);
     if (!entry) throw new AppError("internal", "provider vanished");
     return {
+      success: true as const,
+      providers,
+      reloadRequired: false,
       ok: true as const,
       provider: entry,
       stored: Boolean(key),
       envOverrides: this.env.has(info.envVarName),
     };
+  }
+
+  /** Clears the caller's stored key (the environment variable, if set, still configures it). */
+  removeProvider(owner: string, provider: string) {
+    return this.setProvider(owner, provider, null);
   }
 
   async commands(owner: string) {
@@ -176,28 +223,44 @@ export class ChatCatalogService {
     const paths = this.paths(owner);
     const loader = await loadResources(paths, settings);
     const shown = (path: string) => publicPath(paths, path);
+    // Every entry has a name; optional fields are left out rather than null (clients refuse null).
     return {
-      packages: settings.getPackages(),
-      skills: loader
-        .getSkills()
-        .skills.map((s) => ({ name: s.name, description: s.description, filePath: shown(s.filePath) })),
+      packages: settings.getPackages().map((p) => {
+        const source = typeof p === "string" ? p : p.source;
+        return { name: source, source, activationStatus: "active" as const };
+      }),
+      skills: loader.getSkills().skills.map((s) => ({
+        name: s.name,
+        description: s.description,
+        path: shown(s.filePath),
+        filePath: shown(s.filePath),
+        activationStatus: "active" as const,
+      })),
       prompts: loader.getPrompts().prompts.map((p) => ({
         name: p.name,
         description: p.description,
-        argumentHint: p.argumentHint,
+        ...(p.argumentHint ? { argumentHint: p.argumentHint } : {}),
+        path: shown(p.filePath),
         filePath: shown(p.filePath),
+        activationStatus: "active" as const,
       })),
       extensions: loader.getExtensions().extensions.map((e) => ({
+        name: basename(e.path).replace(/\.(ts|js|mjs)$/, "") || shown(e.path),
         path: shown(e.path),
         commands: [...e.commands.keys()],
         tools: [...e.tools.keys()],
+        activationStatus: "active" as const,
       })),
-      themes: loader
-        .getThemes()
-        .themes.map((t) => ({ name: t.name ?? null, path: t.sourcePath ? shown(t.sourcePath) : null })),
-      agentsFiles: loader
-        .getAgentsFiles()
-        .agentsFiles.map((f) => ({ path: shown(f.path), bytes: f.content.length })),
+      themes: loader.getThemes().themes.map((t) => ({
+        name: t.name ?? (t.sourcePath ? basename(t.sourcePath) : "theme"),
+        ...(t.sourcePath ? { path: shown(t.sourcePath) } : {}),
+        activationStatus: "active" as const,
+      })),
+      agentsFiles: loader.getAgentsFiles().agentsFiles.map((f) => ({
+        name: basename(f.path),
+        path: shown(f.path),
+        bytes: f.content.length,
+      })),
       diagnostics: this.diagnostics(owner, loader),
     };
   }

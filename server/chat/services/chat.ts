@@ -30,7 +30,7 @@ export type ChatOutcome =
   | { kind: "stream"; producer: Producer<ChatEvent> };
 
 export interface ChatServiceDeps {
-  host: Pick<ChatRuntimeHost, "open">;
+  host: Pick<ChatRuntimeHost, "open" | "defaultModel">;
   sessions: Pick<ChatSessionStore, "get" | "touch" | "upsert">;
   runs: ChatRunStore;
   models: ModelService;
@@ -50,7 +50,15 @@ export class ChatService {
     const prepared = prepareChat(input, paths.sessionsDir, (id) =>
       resolveForOwner(pi, models, modelsJson, id),
     );
+    // Ollama's default is a model it has pulled: ask it what it has (cached for a few seconds).
+    if (!prepared.model) await models.refreshLocalModels();
     const { live, sessionReset, diagnostics } = await host.open(owner, prepared.target, prepared.model);
+    // A session that started offline moves to a real model as soon as one is configured (a stored key
+    // is used at once; no restart).
+    if (!prepared.model && live.session.model?.provider === "offline") {
+      const next = host.defaultModel(live.settings, owner);
+      if (next.provider !== "offline") prepared.model = next;
+    }
     if (live.activeRunId || live.session.isStreaming) {
       if (!prepared.streamingBehavior || !prepared.text)
         throw new AppError(

@@ -14,7 +14,9 @@ import { invalidValue as invalid } from "./invalid.ts";
 
 export type ChatInput = typeof ChatRequest.static;
 export type SessionQuery = typeof SessionRef.static;
-export type ThinkingLevel = NonNullable<Exclude<ChatInput["model"], string | undefined>["thinkingLevel"]>;
+type RequestedLevel = NonNullable<Exclude<ChatInput["model"], string | undefined>["thinkingLevel"]>;
+/** pi's levels: a request's `max` (the origin's highest) is pi's highest, `xhigh`. */
+export type ThinkingLevel = Exclude<RequestedLevel, "max">;
 
 export interface PreparedChat {
   target: SessionTarget;
@@ -77,5 +79,6 @@ function requestedModel(model: ChatInput["model"]): { id?: string; thinkingLevel
   if (!model) return {};
   const id = `${model.provider}/${model.id}`;
   if (!parseModelId(id)) throw invalid(["body", "model"], `'${id}' is not a provider/model id`);
-  return { id, thinkingLevel: model.thinkingLevel };
+  const level = model.thinkingLevel;
+  return { id, thinkingLevel: level === "max" ? "xhigh" : level };
 }

@@ -5,6 +5,7 @@
  * fans it out to the run's stream and to attached clients). A failure of any step ends the run as
  * failed (aborted when the client left first) with the message scrubbed of server paths.
  */
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import { ensureModelAuth } from "../../models/pi-bridge.ts";
@@ -13,6 +14,7 @@ import { type ChatEvent, planEvent } from "../runtime/events.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
 import { publicSessionFile } from "../runtime/owner-paths.ts";
 import { finishExecution, markDone, planFromReply, startExecution } from "../runtime/plan.ts";
+import { turnMessage } from "../runtime/ui-messages.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
 import type { PreparedChat } from "./input.ts";
@@ -84,7 +86,20 @@ export async function executeRun(
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
   const stopRaw = live.onRaw((event) => mirror(event));
   const toolArgs = new Map<string, unknown>();
+  // The run's model replies and tool results, in order: `done.message` is built from them.
+  const replies: AgentMessage[] = [];
+  // Set when a local server stopped accepting connections mid-run (its retries are cut short).
+  let localFailure: string | undefined;
   function mirror(event: AgentSessionEvent) {
+    if (event.type === "auto_retry_start" && session.model) {
+      const current = session.model;
+      void models.localRefusal(current).then((reason) => {
+        if (!reason) return;
+        localFailure = reason;
+        session.abortRetry();
+      });
+    }
+    if (event.type === "message_end" && event.message.role !== "user") replies.push(event.message);
     if (event.type === "tool_execution_start") {
       toolArgs.set(event.toolCallId, event.args);
       runs.startToolCall(owner, runId, event.toolCallId, event.toolName, event.args);
@@ -118,6 +133,9 @@ export async function executeRun(
     if (prepared.thinkingLevel) session.setThinkingLevel(prepared.thinkingLevel);
     applyMode(live, prepared, mode);
     if (opened.signal.aborted) throw new RunAborted();
+    // A local server that refuses the connection is not running: say so now, not after the retries.
+    const refused = session.model && (await models.localRefusal(session.model));
+    if (refused) throw new Error(refused);
     await session.prompt(prepared.text || defaultPrompt(prepared));
     await settled(session);
     const final = lastAssistant(session);
@@ -127,7 +145,7 @@ export async function executeRun(
       runs.finish(owner, runId, { status: "aborted", error: "Run aborted", usage });
       terminal = { type: "error", message: "Run aborted", runId };
     } else if (final.stopReason === "error") {
-      const message = scrub(final.errorMessage ?? "The model failed");
+      const message = scrub(localFailure ?? final.errorMessage ?? "The model failed");
       runs.finish(owner, runId, { status: "failed", error: message, usage });
       terminal = { type: "error", message, runId };
     } else {
@@ -135,7 +153,7 @@ export async function executeRun(
       terminal = {
         type: "done",
         runId,
-        message: final,
+        message: turnMessage(runId, replies.length ? replies : [final]),
         sessionFile: publicSessionFile(live.sessionFile),
         sessionId: live.sessionId,
         ...(reset ? { sessionReset: true } : {}),

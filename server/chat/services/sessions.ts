@@ -3,12 +3,21 @@
  * question. Every lookup is by owner: another owner's session is "missing", never visible.
  */
 import { rmSync } from "node:fs";
+import type { SessionInfo } from "@mariozechner/pi-coding-agent";
 import { AppError } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
+import { loadPi } from "../../models/pi-sdk.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
-import { confineSessionFile, ownerPaths, publicSessionFile } from "../runtime/owner-paths.ts";
+import {
+  confineSessionFile,
+  ownerPaths,
+  publicPath,
+  publicSessionFile,
+  scrubPaths,
+} from "../runtime/owner-paths.ts";
 import { AnswerError, type QuestionnaireAnswer } from "../runtime/questionnaire.ts";
+import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../stores/index.ts";
 import type { ChatSessionRow } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
@@ -19,7 +28,7 @@ export type DeleteResult =
   | { ok: false; reason: "session-not-owned-or-missing" };
 
 export type AnswerResult =
-  | { ok: true; message: string; mode: string; planAction: string | null }
+  | { ok: true; message: string; mode: "agent" | "plan" | "harness"; planAction?: "execute" }
   | { ok: false; message: string };
 
 export interface ChatSessionServiceDeps {
@@ -37,9 +46,11 @@ export class ChatSessionService {
     return ownerPaths(this.deps.dataDir, owner).sessionsDir;
   }
 
-  async create(owner: string): Promise<{ sessionFile: string; sessionId: string }> {
+  /** The spec's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
+  async create(owner: string) {
     const { live } = await this.deps.host.open(owner, {});
-    return { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
+    const ref = { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
+    return { ...ref, session: { ...ref }, messages: [] };
   }
 
   /** Opens (or reopens) a session and returns it with its messages; a lost session comes back fresh. */
@@ -53,21 +64,47 @@ export class ChatSessionService {
     const { live, sessionReset } = await this.deps.host.open(owner, target);
     return {
       session: describe(live, sessions.get(owner, live.sessionId)),
-      messages: live.session.messages,
+      messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
+        scrubPaths(ownerPaths(this.deps.dataDir, owner), this.deps.dataDir, text),
+      ),
       sessionReset,
     };
   }
 
-  list(owner: string, { limit, offset }: Page) {
+  /**
+   * The owner's sessions, newest first: the mirror's rows with what the session files say (message count,
+   * first message, name). Paths are relative to the owner's folders (`sessions/<file>`, `workspace`).
+   */
+  async list(owner: string, { limit, offset }: Page) {
+    const rows = this.deps.mirror.sessions.list(owner, limit, offset);
+    const paths = ownerPaths(this.deps.dataDir, owner);
+    const files = new Map<string, SessionInfo>();
+    if (rows.some((row) => row.session_file)) {
+      const { SessionManager } = await loadPi();
+      for (const info of await SessionManager.list(paths.workspaceDir, paths.sessionsDir))
+        files.set(info.path, info);
+    }
     return {
-      sessions: this.deps.mirror.sessions.list(owner, limit, offset).map((row) => ({
-        id: row.id,
-        sessionId: row.id,
-        sessionFile: publicSessionFile(row.session_file) ?? "",
-        title: row.title ?? "New chat",
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-      })),
+      sessions: rows.map((row) => {
+        const info = files.get(row.session_file);
+        const sessionFile = publicSessionFile(row.session_file) ?? "";
+        return {
+          // What a client sends back as sessionFile to resume it.
+          path: sessionFile,
+          id: row.id,
+          cwd: publicPath(paths, paths.workspaceDir),
+          ...(info?.name ? { name: info.name } : {}),
+          created: isoTime(row.created_at),
+          modified: isoTime(row.updated_at),
+          messageCount: info?.messageCount ?? 0,
+          firstMessage: info?.firstMessage.trim() || (row.title ?? ""),
+          sessionId: row.id,
+          sessionFile,
+          title: row.title ?? "New chat",
+          createdAt: row.created_at,
+          updatedAt: row.updated_at,
+        };
+      }),
     };
   }
 
@@ -123,7 +160,7 @@ export class ChatSessionService {
       ok: true,
       message: body.answer.kind === "skip" ? "Question skipped" : "Answer recorded",
       mode: live.plan.mode,
-      planAction: live.plan.executing ? "execute" : null,
+      ...(live.plan.executing ? { planAction: "execute" as const } : {}),
     };
   }
 
@@ -141,6 +178,12 @@ export class ChatSessionService {
     const file = sessionFile && confineSessionFile(this.sessionsDir(owner), sessionFile);
     if (file) rmSync(file, { force: true });
   }
+}
+
+/** SQLite's stored times as ISO 8601 (written as ISO; a row without a zone is UTC). */
+function isoTime(value: string): string {
+  const time = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(" ", "T")}Z`);
+  return Number.isNaN(time) ? new Date(0).toISOString() : new Date(time).toISOString();
 }
 
 function describe(live: LiveChatSession, row: ChatSessionRow | undefined) {

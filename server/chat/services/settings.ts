@@ -3,15 +3,20 @@
  * merged into `pi-agent/<owner>/settings.json`, the one file pi reads them from (runtime/pi-settings.ts).
  *
  * `extensions` and `packages` name code the server would load into its own process, so an update may
- * not set them in protected mode (403), and in local mode only to paths inside the owner's pi agent
- * dir (400 naming the entry): an HTTP client or a web page can write files into the workspace (the
- * Files API), never into the agent dir.
+ * not change them in protected mode, and in local mode only to paths inside the owner's pi agent dir: an
+ * HTTP client or a web page can write files into the workspace (the Files API), never into the agent
+ * dir. A refused change is left out (the field keeps its value) and named in `diagnostics`, so a settings
+ * form that sends every field still saves the others; sending a field's current value is no change.
+ *
+ * GET answers what an update answers: diagnostics, effective settings, the owner's own (`project`, only
+ * the keys an update may set), the file relative to the owner's folders, and the update's impact.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import type { SettingsManager } from "@mariozechner/pi-coding-agent";
-import { AppError } from "../../http/errors.ts";
-import type { Issue } from "../../http/validation.ts";
+import { Value } from "@sinclair/typebox/value";
+import { ChatSettingsUpdate } from "../../../schemas/chat.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import { ensureOwnerDirs, ownerPaths, publicPath } from "../runtime/owner-paths.ts";
@@ -22,7 +27,6 @@ import {
   ownerSettings,
   settingsFile,
 } from "../runtime/pi-settings.ts";
-import { invalidRequest } from "./invalid.ts";
 
 const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
 const NESTED_KEYS = new Set(["compaction", "retry"]);
@@ -53,29 +57,44 @@ export class ChatSettingsService {
   }
 
   async settings(owner: string) {
-    return effective(await this.manager(owner));
+    const settings = await this.manager(owner);
+    const file = settingsFile(this.policy(owner).agentDir);
+    return {
+      diagnostics: settings.drainErrors().map((e) => `${e.scope}: ${e.error.message}`),
+      effective: effective(settings),
+      project: editable(readJson(file)),
+      projectPath: publicPath(this.paths(owner), file),
+      updateImpact: { newSessionRecommended: false, resourceReloadRequired: false },
+    };
   }
 
   /**
    * Merges a partial update into the owner's settings file; live sessions reload their settings. The
    * schema already refused unknown keys and an empty update.
    */
-  async update(owner: string, update: Record<string, unknown>) {
-    const keys = Object.keys(update).filter((k) => update[k] !== undefined);
+  async update(owner: string, request: Record<string, unknown>) {
     const policy = this.policy(owner);
-    refuseCode(update, policy);
+    const diagnostics: string[] = [];
+    const update = withoutRefusedCode(request, effective(await this.manager(owner)), policy, diagnostics);
+    // The origin's highest level; pi's highest is xhigh.
+    if (update.defaultThinkingLevel === "max") update.defaultThinkingLevel = "xhigh";
+    const keys = Object.keys(update).filter((k) => update[k] !== undefined);
     const file = settingsFile(policy.agentDir);
     const project = readJson(file);
     for (const [key, value] of Object.entries(update)) {
       if (value === undefined) continue;
-      project[key] =
-        NESTED_KEYS.has(key) && isObject(project[key])
-          ? { ...(project[key] as object), ...(value as object) }
-          : value;
+      if (value === null)
+        delete project[key]; // enabledModels: null removes the override
+      else
+        project[key] =
+          NESTED_KEYS.has(key) && isObject(project[key])
+            ? { ...(project[key] as object), ...(value as object) }
+            : value;
     }
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(file, `${JSON.stringify(project, null, 2)}\n`);
-    const diagnostics: string[] = [];
+    if (keys.length > 0) {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      writeFileSync(file, `${JSON.stringify(project, null, 2)}\n`);
+    }
     const provider = project.defaultProvider as string | undefined;
     const model = project.defaultModel as string | undefined;
     if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
@@ -92,7 +111,7 @@ export class ChatSettingsService {
     return {
       diagnostics,
       effective: effective(settings),
-      project,
+      project: editable(project),
       /** Relative to the owner's folders (`pi-agent/settings.json`), never the server's path. */
       projectPath: publicPath(this.paths(owner), file),
       updateImpact: {
@@ -103,42 +122,67 @@ export class ChatSettingsService {
   }
 }
 
-/** Throws when the update names code the policy does not let settings name. */
-function refuseCode(update: Record<string, unknown>, policy: CodePolicy): void {
-  const named = CODE_KEYS.filter(
-    (key) => Array.isArray(update[key]) && (update[key] as unknown[]).length > 0,
-  );
-  if (named.length === 0) return;
-  if (!policy.allowCode)
-    throw new AppError(
-      "forbidden",
-      `Settings cannot name ${named.join(" or ")} on this server (protected mode): the server loads no code an API client names.`,
+/**
+ * The update without the `extensions` / `packages` changes the policy refuses (each named in
+ * `diagnostics`); a field sent with its current value is no change and is dropped quietly.
+ */
+function withoutRefusedCode(
+  update: Record<string, unknown>,
+  current: Record<string, unknown>,
+  policy: CodePolicy,
+  diagnostics: string[],
+): Record<string, unknown> {
+  const kept = { ...update };
+  for (const key of CODE_KEYS) {
+    const entries = update[key];
+    if (!Array.isArray(entries)) continue;
+    if (isDeepStrictEqual(entries, current[key])) {
+      delete kept[key];
+      continue;
+    }
+    const refused = entries
+      .map((entry, i) => ({ i, reason: codeEntryRefusal(key, entry, policy) }))
+      .filter((r) => r.reason);
+    if (refused.length === 0) continue;
+    delete kept[key];
+    diagnostics.push(
+      policy.allowCode
+        ? `${key} not changed: ${refused.map((r) => `entry ${r.i}: ${r.reason}`).join("; ")}`
+        : `${key} not changed: this server (protected mode) loads no code an API client names`,
     );
-  const issues: Issue[] = [];
-  for (const key of named)
-    (update[key] as unknown[]).forEach((entry, i) => {
-      const reason = codeEntryRefusal(key, entry, policy);
-      if (reason) issues.push({ loc: ["body", "settings", key, i], msg: reason, type: "value_error" });
-    });
-  const [first, ...more] = issues;
-  if (first) throw invalidRequest(first, ...more);
+  }
+  return kept;
 }
 
+/** The keys of a settings file an update may set, with values of the right type (the rest is pi's own). */
+function editable(file: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(ChatSettingsUpdate.properties))
+    if (file[key] !== undefined && Value.Check(schema, file[key])) out[key] = file[key];
+  return out;
+}
+
+/** Every editable setting, pi's defaults under the owner's; an unset optional one is left out. */
 export function effective(s: SettingsManager) {
+  const { enabled, maxRetries, baseDelayMs } = s.getRetrySettings();
+  const { enabled: on, reserveTokens, keepRecentTokens } = s.getCompactionSettings();
+  const provider = s.getDefaultProvider();
+  const model = s.getDefaultModel();
+  const enabledModels = s.getEnabledModels();
+  const transport = s.getTransport();
   return {
-    compaction: s.getCompactionSettings(),
-    retry: s.getRetrySettings(),
-    defaultProvider: s.getDefaultProvider() ?? null,
-    defaultModel: s.getDefaultModel() ?? null,
+    compaction: { enabled: on, reserveTokens, keepRecentTokens },
+    retry: { enabled, maxRetries, baseDelayMs },
+    ...(provider ? { defaultProvider: provider } : {}),
+    ...(model ? { defaultModel: model } : {}),
     defaultThinkingLevel: s.getDefaultThinkingLevel() ?? "medium",
-    enabledModels: s.getEnabledModels() ?? null,
+    ...(enabledModels ? { enabledModels } : {}),
     extensions: s.getExtensionPaths(),
     packages: s.getPackages(),
     prompts: s.getPromptTemplatePaths(),
     skills: s.getSkillPaths(),
     themes: s.getThemePaths(),
-    theme: s.getTheme() ?? null,
-    transport: s.getTransport(),
+    transport: transport === "sse" || transport === "websocket" ? transport : ("auto" as const),
     steeringMode: s.getSteeringMode(),
     followUpMode: s.getFollowUpMode(),
     enableSkillCommands: s.getEnableSkillCommands(),

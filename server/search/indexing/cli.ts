@@ -19,18 +19,22 @@ import { programName } from "../../lib/program.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../stores/search-store.ts";
-import { readDocuments, TEXT_EXTENSIONS } from "./documents.ts";
+import { readDocuments } from "./documents.ts";
+import { HTML_EXTENSIONS, PDF_EXTENSIONS, TEXT_EXTENSIONS } from "./file-text.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
 const usage =
-  () => `usage: ${programName()} index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model]
+  () => `usage: ${programName()} index <files or directories> [--name N] [--data-dir D] [--owner ID] [--model provider/model] [--exclude PATTERN]...
 
-Indexes text (.txt, .md) for search: text units, entities and relationships, communities, reports, FTS5.
-Re-running skips unchanged documents. Offline (wink-nlp extraction, extractive reports) unless --model.
+Indexes documents for search (.txt and .md as text, .html stripped to its text, .pdf text): text units,
+entities and relationships, communities, reports, FTS5. In a folder, files an .atriumignore names
+(gitignore syntax) are left out; the summary lists every file not indexed and why.
+Re-running skips unchanged documents. Offline (rule-based extraction, extractive reports) unless --model.
   --name N        index name (default "default")
   --data-dir D    data directory (default $APP_DATA_DIR or ~/.local/share/atrium)
   --owner ID      owner of the index (default "local", the local-mode user)
-  --model ID      extract and write reports with this model (provider/model)`;
+  --model ID      extract and write reports with this model (provider/model)
+  --exclude P     leave out paths matching P (gitignore syntax; repeatable)`;
 
 /** The data dir as the server opens it, migrated; `close` releases the database. */
 export interface IndexTarget {
@@ -74,11 +78,12 @@ export async function main(
     process.stderr.write("atrium index: nothing was indexed\n");
     return 1;
   }
-  const { documents, warnings } = readDocuments(positionals);
+  const { documents, warnings, skipped } = await readDocuments(positionals, { exclude: values.exclude });
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   if (documents.length === 0) {
+    for (const file of skipped) process.stderr.write(`atrium index: ${file.path}: ${file.reason}\n`);
     process.stderr.write(
-      `atrium index: no text documents (${[...TEXT_EXTENSIONS].join(", ")}) in ${positionals.join(", ")}; nothing was indexed\n`,
+      `atrium index: no documents (${[...TEXT_EXTENSIONS, ...HTML_EXTENSIONS, ...PDF_EXTENSIONS].join(", ")}) in ${positionals.join(", ")}; nothing was indexed\n`,
     );
     return 1;
   }
@@ -101,7 +106,13 @@ export async function main(
     });
     progress.stop();
     for (const warning of summary.warnings) process.stderr.write(`warning: ${warning}\n`);
-    process.stdout.write(formatSummary({ ...summary, warnings: [...warnings, ...summary.warnings] }));
+    process.stdout.write(
+      formatSummary({
+        ...summary,
+        warnings: [...warnings, ...summary.warnings],
+        skipped: [...skipped, ...summary.skipped],
+      }),
+    );
     return 0;
   } finally {
     target.close();
@@ -118,6 +129,7 @@ function parse(argv: string[]) {
       "data-dir": { type: "string" },
       owner: { type: "string" },
       model: { type: "string" },
+      exclude: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -178,5 +190,15 @@ export function formatSummary(s: IndexSummary): string {
   communities    ${s.communities} in ${s.levels} level(s); modularity ${modularity}
   reports        ${s.reports}
   seconds        ${s.seconds}
-`;
+${skippedLines(s.skipped)}`;
+}
+
+const SHOWN_SKIPPED = 20;
+
+/** What was not indexed and why, a line each (the first 20, then a count). */
+function skippedLines(skipped: IndexSummary["skipped"]): string {
+  if (skipped.length === 0) return "";
+  const lines = skipped.slice(0, SHOWN_SKIPPED).map((s) => `    ${s.path}: ${s.reason}\n`);
+  const more = skipped.length > SHOWN_SKIPPED ? `    ... and ${skipped.length - SHOWN_SKIPPED} more\n` : "";
+  return `  skipped        ${skipped.length}\n${lines.join("")}${more}`;
 }

@@ -1,16 +1,28 @@
 /**
- * Input documents for indexing: text (txt, md) from files and directories, or uploaded strings. Binary or
- * undecodable content is skipped with a warning rather than indexed as garbage.
+ * Input documents for indexing: files and directories read by type (file-text.ts: text and Markdown,
+ * HTML stripped to its text, PDF text), or uploaded strings. In a directory, files named by an
+ * `.atriumignore` (gitignore syntax, the `ignore` package; nested files apply below their folder) or by
+ * an `--exclude` pattern are left out, as are hidden entries and types indexing does not read; every file
+ * left out is listed with the reason, so the summary says what was not indexed and why. Binary or
+ * undecodable content is skipped rather than indexed as garbage.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { htmlText, kindOf, pdfText } from "./file-text.ts";
 
 export interface InputDocument {
   title: string;
   text: string;
 }
 
-export const TEXT_EXTENSIONS = new Set([".txt", ".md", ".markdown", ".text"]);
+/** A file indexing left out, and why. */
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export const IGNORE_FILE = ".atriumignore";
 
 /** Why a text cannot be indexed, or undefined when it can. */
 export function rejectReason(text: string): string | undefined {
@@ -34,10 +46,48 @@ export function decodeText(bytes: Uint8Array): { text: string } | { reason: stri
   return reason ? { reason } : { text };
 }
 
-/** Reads every text document under the given files and directories (recursively, sorted). */
-export function readDocuments(paths: string[]): { documents: InputDocument[]; warnings: string[] } {
+/** The text of one file by its type, or why it has none to index. */
+export async function fileText(
+  path: string,
+  bytes: Uint8Array,
+): Promise<{ text: string } | { reason: string }> {
+  const ext = extname(path);
+  const kind = kindOf(ext);
+  if (!kind) return { reason: `unsupported file type (${ext ? ext.toLowerCase() : "no extension"})` };
+  if (kind === "pdf") {
+    let text: string;
+    try {
+      text = await pdfText(bytes);
+    } catch (error) {
+      return { reason: `unreadable PDF (${(error as Error).message})` };
+    }
+    return text.trim() ? { text } : { reason: "a PDF with no text layer (scanned pages need OCR)" };
+  }
+  const decoded = decodeText(bytes);
+  if ("reason" in decoded || kind === "text") return decoded;
+  const text = await htmlText(decoded.text);
+  return text ? { text } : { reason: "HTML with no visible text" };
+}
+
+/** An uploaded document: HTML by its name is stripped to its text; anything else is taken as text. */
+export async function uploadedDocument(name: string, text: string): Promise<InputDocument> {
+  return { title: name, text: kindOf(extname(name)) === "html" ? await htmlText(text) : text };
+}
+
+export interface ReadOptions {
+  /** gitignore-style patterns matched against paths inside each directory given (`--exclude`). */
+  exclude?: string[];
+}
+
+/** Reads every indexable document under the given files and directories (recursively, sorted). */
+export async function readDocuments(
+  paths: string[],
+  options: ReadOptions = {},
+): Promise<{ documents: InputDocument[]; warnings: string[]; skipped: SkippedFile[] }> {
   const documents: InputDocument[] = [];
   const warnings: string[] = [];
+  const skipped: SkippedFile[] = [];
+  const excluded = ignore().add(options.exclude ?? []);
   for (const given of paths) {
     const root = resolve(given);
     let stat: ReturnType<typeof statSync>;
@@ -48,27 +98,58 @@ export function readDocuments(paths: string[]): { documents: InputDocument[]; wa
       continue;
     }
     const files = stat.isDirectory()
-      ? walk(root).map((f) => ({ file: f, title: relative(root, f) }))
+      ? walk(root, root, [], excluded, skipped)
       : [{ file: root, title: basename(root) }];
     for (const { file, title } of files) {
-      if (stat.isDirectory() && !TEXT_EXTENSIONS.has(extname(file).toLowerCase())) continue;
-      const decoded = decodeText(readFileSync(file));
-      if ("reason" in decoded) warnings.push(`${title}: skipped, ${decoded.reason}`);
-      else documents.push({ title, text: decoded.text });
+      const read = await fileText(file, readFileSync(file));
+      if ("reason" in read) {
+        skipped.push({ path: title, reason: read.reason });
+        // A file of a type indexing reads that could not be read is worth a warning; other types are not.
+        if (kindOf(extname(file))) warnings.push(`${title}: skipped, ${read.reason}`);
+      } else documents.push({ title, text: read.text });
     }
   }
-  return { documents, warnings };
+  return { documents, warnings, skipped };
 }
 
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    if (entry.name.startsWith(".")) continue;
+interface Rules {
+  dir: string;
+  rules: Ignore;
+}
+
+function walk(
+  root: string,
+  dir: string,
+  inherited: Rules[],
+  excluded: Ignore,
+  skipped: SkippedFile[],
+): { file: string; title: string }[] {
+  const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+  const rules = [...inherited];
+  if (entries.some((e) => e.name === IGNORE_FILE && e.isFile()))
+    rules.push({ dir, rules: ignore().add(readFileSync(join(dir, IGNORE_FILE), "utf8")) });
+  const out: { file: string; title: string }[] = [];
+  for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...walk(path));
-    else if (entry.isFile()) out.push(path);
+    const title = relative(root, path);
+    const isDir = entry.isDirectory();
+    if (entry.name === IGNORE_FILE) continue;
+    if (entry.name.startsWith(".")) {
+      skipped.push({ path: title, reason: isDir ? "hidden folder" : "hidden file" });
+      continue;
+    }
+    const asPath = isDir ? `${title}/` : title;
+    if (excluded.ignores(asPath)) {
+      skipped.push({ path: title, reason: "excluded by --exclude" });
+      continue;
+    }
+    const rule = rules.find((r) => r.rules.ignores(`${relative(r.dir, path)}${isDir ? "/" : ""}`));
+    if (rule) {
+      skipped.push({ path: title, reason: `ignored by ${relative(root, join(rule.dir, IGNORE_FILE))}` });
+      continue;
+    }
+    if (isDir) out.push(...walk(root, path, rules, excluded, skipped));
+    else if (entry.isFile()) out.push({ file: path, title });
   }
   return out;
 }

@@ -5,7 +5,7 @@
  * The prompt is ours, written after GraphRAG's method.
  */
 import type { Context } from "@mariozechner/pi-ai";
-import { type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
+import { type ModelChoice, ModelFailedError, replyFailed, replyText, userMessage } from "../model-calls.ts";
 import { ENTITY_TYPES, type Extraction } from "../types.ts";
 
 export const TUPLE = "<|>";
@@ -93,7 +93,7 @@ export async function extractWithModel(text: string, options: ModelExtractorOpti
   const ask = async () => {
     const reply = await models.complete(model, context, { signal });
     if (replyFailed(reply))
-      throw new Error(`extraction model failed: ${reply.errorMessage ?? reply.stopReason}`);
+      throw new ModelFailedError(`extraction model failed: ${reply.errorMessage ?? reply.stopReason}`);
     context.messages.push(reply);
     return replyText(reply);
   };

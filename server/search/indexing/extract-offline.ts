@@ -1,205 +1,177 @@
 /**
- * The offline extractor: deterministic entity and relationship extraction with wink-nlp (no model).
+ * The offline extractor: deterministic entity and relationship extraction without a model.
  *
- * wink's English lite model tags parts of speech but names no people or places, so names are runs of
- * capitalised proper nouns (with an honorific such as "Mrs." kept), typed by cues: organisation words,
- * event words, place words or a locative preposition before the name, else a person. A capitalised word
- * the document mostly writes in lower case ("Good", "Ghost") is an ordinary word at a sentence start, not a
- * name. Entities that share a sentence are related; each shared sentence adds 1 to the weight and the
- * sentences that mention a name become its description.
+ * Two passes. First the whole document is profiled: every name it mentions (names.ts) with the cues
+ * around each mention, so a name is typed once from all its evidence rather than from one sentence:
+ * an honorific or a speech verb ("said Scrooge") makes a person, a head word makes an organisation
+ * ("Pennsylvania Gazette") or a place ("Camden Town"), a figure word a personified character ("the Ghost
+ * of Christmas Past"), a feast or weekday an event; a word mostly written with an article and no person
+ * cue is a thing, not a name ("the Law"), and a lone word seen capitalised only at sentence starts is
+ * dropped. Then each text unit lists the profiled names it mentions: entities described by the
+ * sentences that mention them, related when they share a sentence (each shared sentence adds 1 to the
+ * weight). Plain string scanning: no tagger to load, so indexing runs at tokenizer speed.
  */
 
-import model from "wink-eng-lite-web-model";
-import winkNLP, { type ItemSentence, type WinkMethods } from "wink-nlp";
+import { sentences, stripCaptions } from "../text.ts";
 import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
-
-let nlp: WinkMethods | undefined;
-function engine(): WinkMethods {
-  nlp ??= winkNLP(model);
-  return nlp;
-}
-
-const HONORIFICS = new Set([
-  "Mr.",
-  "Mrs.",
-  "Miss",
-  "Ms.",
-  "Dr.",
-  "Mr",
-  "Mrs",
-  "Ms",
-  "Dr",
-  "Sir",
-  "Lady",
-  "Lord",
-  "Master",
-]);
-const ORGANIZATION_WORDS = new Set(
-  "Company Co. Co Bank Society Corporation Firm Inc. Inc Ltd. Ltd Church Parliament Council Committee University College Institute Association Union Ministry Department Party Guild Exchange Army Navy".split(
-    " ",
-  ),
-);
-const EVENT_WORDS = new Set(
-  "Christmas Eve Day Sunday Monday Tuesday Wednesday Thursday Friday Saturday Year War Battle Festival Feast Revolution".split(
-    " ",
-  ),
-);
-const PLACE_WORDS = new Set(
-  "Street Lane Road Square Hill City Town Court Park River Bridge Market Yard Row Place Alley England London France Camden Cornhill".split(
-    " ",
-  ),
-);
-const LOCATIVE = new Set(["in", "at", "from", "into", "near", "towards", "through", "across"]);
-/** Formatting words of digitised books and interjections that are capitalised but never names. */
-const NOT_NAMES = new Set(
-  "Illustration Tailpiece Chapter Stave Book Part Volume Oh Ah Ha Hallo Halloa Yes No Well Why".split(" "),
-);
+import { nameKey } from "./merge.ts";
+import {
+  type CaseStats,
+  caseStats,
+  EVENT_WORDS,
+  FIGURE_WORDS,
+  GAZETTEER,
+  mentionsIn,
+  type NameMention,
+  ORGANIZATION_WORDS,
+  PLACE_WORDS,
+} from "./names.ts";
 
 const MAX_DESCRIPTION_SENTENCES = 2;
 const MAX_SENTENCE_CHARS = 400;
 const MAX_NAMES_PER_SENTENCE = 8;
 
-/** How often each word appears capitalised and in lower case across a document. */
-export function caseStats(text: string): Map<string, { lower: number; upper: number }> {
-  const stats = new Map<string, { lower: number; upper: number }>();
-  for (const match of text.matchAll(/[A-Za-z][A-Za-z'’-]*/g)) {
-    const word = match[0];
-    const key = word.toLowerCase();
-    let entry = stats.get(key);
-    if (!entry) {
-      entry = { lower: 0, upper: 0 };
-      stats.set(key, entry);
+export interface DocumentProfile {
+  stats: CaseStats;
+  /** Name key → entity type, for every name worth keeping. */
+  types: Map<string, string>;
+}
+
+interface Evidence {
+  core: string[];
+  honorific?: string;
+  mentions: number;
+  inside: number;
+  honorifics: number;
+  speech: number;
+  locative: number;
+  article: number;
+  adjective: number;
+}
+
+/** Reads the whole document once and types every name it mentions. */
+export function profileDocument(text: string): DocumentProfile {
+  const stats = caseStats(text);
+  const evidence = new Map<string, Evidence>();
+  for (const sentence of sentences(stripCaptions(text))) {
+    for (const m of mentionsIn(sentence, stats)) {
+      const key = nameKey(m.name);
+      let e = evidence.get(key);
+      if (!e) {
+        e = {
+          core: m.core,
+          honorific: m.honorific,
+          mentions: 0,
+          inside: 0,
+          honorifics: 0,
+          speech: 0,
+          locative: 0,
+          article: 0,
+          adjective: 0,
+        };
+        evidence.set(key, e);
+      }
+      count(e, m);
     }
-    if (word[0] === word[0]?.toLowerCase()) entry.lower++;
-    else entry.upper++;
   }
-  return stats;
+  const types = new Map<string, string>();
+  for (const [key, e] of evidence) {
+    const type = typeFrom(e);
+    if (type) types.set(key, type);
+  }
+  return { stats, types };
 }
 
-interface Mention {
-  name: string;
-  type: string;
+function count(e: Evidence, m: NameMention) {
+  e.mentions++;
+  if (!m.atStart) e.inside++;
+  for (const cue of m.cues) {
+    if (cue === "honorific") e.honorifics++;
+    else if (cue === "speech") e.speech++;
+    else if (cue === "locative") e.locative++;
+    else if (cue === "article") e.article++;
+    else e.adjective++;
+  }
 }
 
-/** Extracts one unit; `stats` come from the whole document (see caseStats). */
-export function extractOffline(text: string, stats: ReturnType<typeof caseStats>): Extraction {
-  const its = engine().its;
-  const doc = engine().readDoc(text);
-  const entities = new Map<string, ExtractedEntity & { sentences: number; mentions: number }>();
+/** The type a name's evidence supports, or undefined when it does not look like a name at all. */
+export function typeFrom(e: Evidence): string | undefined {
+  const words = e.core.filter((w) => w !== "of");
+  if (e.honorific) return "person";
+  if (FIGURE_WORDS.has(words[0] as string)) return "person";
+  if (words.some((w) => ORGANIZATION_WORDS.has(w))) return "organization";
+  if (words.some((w) => PLACE_WORDS.has(w)) || words.every((w) => GAZETTEER.has(w))) return "geo";
+  if (words.some((w) => EVENT_WORDS.has(w))) return "event";
+  const person = e.speech + e.adjective + e.honorifics;
+  if (e.locative > person && e.locative * 3 >= e.mentions) return "geo";
+  if (person > 0) return "person";
+  if (e.article * 2 > e.mentions) return undefined;
+  if (words.length >= 2) return "person";
+  return e.inside >= 2 ? "person" : undefined;
+}
+
+interface Found extends ExtractedEntity {
+  mentions: number;
+  /** Sentences that open with the name ("Bob Cratchit, clerk to Ebenezer Scrooge."): the best descriptions. */
+  leads: string[];
+  others: string[];
+}
+
+/** Extracts one unit of a profiled document. */
+export function extractOffline(text: string, profile: DocumentProfile): Extraction {
+  const entities = new Map<string, Found>();
   const relationships = new Map<string, ExtractedRelationship>();
-  doc.sentences().each((sentence: ItemSentence) => {
-    const words = sentence.tokens().out() as string[];
-    const tags = sentence.tokens().out(its.pos) as string[];
-    const mentions = namesIn(words, tags, stats);
-    if (mentions.length === 0) return;
-    const said = tidy(sentence.out() as string);
-    for (const mention of mentions) {
-      const entity = entities.get(mention.name);
+  for (const sentence of sentences(stripCaptions(text))) {
+    const names: string[] = [];
+    const said = tidy(sentence);
+    const opening = said.replace(/^[\s"'“‘(_]+/, "");
+    // A heading or a list line (no full stop) describes nothing well: it goes last.
+    const complete = /[.!?]["'’”)_]*$/.test(said);
+    for (const m of mentionsIn(sentence, profile.stats)) {
+      const type = profile.types.get(nameKey(m.name));
+      if (!type) continue;
+      names.push(m.name);
+      let entity = entities.get(m.name);
       if (!entity) {
-        entities.set(mention.name, {
-          name: mention.name,
-          type: mention.type,
-          description: said,
-          sentences: 1,
-          mentions: 1,
-        });
-        continue;
+        entity = { name: m.name, type, description: "", mentions: 0, leads: [], others: [] };
+        entities.set(m.name, entity);
       }
       entity.mentions++;
-      if (entity.sentences < MAX_DESCRIPTION_SENTENCES && !entity.description.includes(said)) {
-        entity.description += ` ${said}`;
-        entity.sentences++;
+      const list = complete && opening.startsWith(m.name) ? entity.leads : entity.others;
+      if (list.length < MAX_DESCRIPTION_SENTENCES && !list.includes(said)) {
+        if (complete || list !== entity.others) list.push(said);
+        else if (entity.others.length === 0) entity.others.push(said);
       }
     }
-    const distinct = [...new Set(mentions.map((m) => m.name))].slice(0, MAX_NAMES_PER_SENTENCE);
+    const distinct = [...new Set(names)].slice(0, MAX_NAMES_PER_SENTENCE);
     for (let i = 0; i < distinct.length; i++) {
       for (let j = i + 1; j < distinct.length; j++) {
-        const [source, target] = [distinct[i] as string, distinct[j] as string].sort();
+        const [source, target] = [distinct[i] as string, distinct[j] as string].sort() as [string, string];
+        if (nameKey(source) === nameKey(target)) continue;
         const key = `${source}\u0000${target}`;
         const existing = relationships.get(key);
-        if (existing) existing.weight++;
-        else
-          relationships.set(key, {
-            source: source as string,
-            target: target as string,
-            description: said,
-            weight: 1,
-          });
+        if (!existing) relationships.set(key, { source, target, description: said, weight: 1 });
+        else {
+          existing.weight++;
+          // A complete sentence of readable length describes the tie better than a list line or a page.
+          if (complete && said.length <= 300 && !readable(existing.description)) existing.description = said;
+        }
       }
     }
-  });
+  }
   return {
-    entities: [...entities.values()].map(({ name, type, description, mentions }) => ({
+    entities: [...entities.values()].map(({ name, type, mentions, leads, others }) => ({
       name,
       type,
-      description,
+      description: [...leads, ...others].slice(0, MAX_DESCRIPTION_SENTENCES).join(" "),
       mentions,
     })),
     relationships: [...relationships.values()],
   };
 }
 
-function namesIn(words: string[], tags: string[], stats: ReturnType<typeof caseStats>): Mention[] {
-  const mentions: Mention[] = [];
-  let run: string[] = [];
-  let runStart = 0;
-  const flush = (end: number) => {
-    const mention = nameOf(run, words[runStart - 1], words[end], stats);
-    if (mention) mentions.push(mention);
-    run = [];
-  };
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] as string;
-    const isName = tags[i] === "PROPN" && /^[A-Z]/.test(word);
-    if (isName) {
-      if (run.length === 0) runStart = i;
-      run.push(word);
-    } else if (run.length > 0) flush(i);
-  }
-  if (run.length > 0) flush(words.length);
-  return mentions;
-}
-
-function nameOf(
-  run: string[],
-  before: string | undefined,
-  after: string | undefined,
-  stats: ReturnType<typeof caseStats>,
-): Mention | undefined {
-  let parts = run.map((w) => w.replace(/['’]s$/, "")).filter((w) => w.length > 0);
-  // Headings and shouting ("STAVE ONE", "MARLEY'S GHOST") are not mentions.
-  if (parts.some((w) => w.length > 1 && w === w.toUpperCase())) return undefined;
-  const honorific = parts[0] && HONORIFICS.has(parts[0]) ? parts[0] : undefined;
-  const core = honorific ? parts.slice(1) : parts;
-  // "Old Jacob Marley", "Whereat Scrooge": a leading word the document mostly writes in lower case is
-  // not part of the name.
-  while (core.length > 1 && isCommonWord(core[0] as string, stats)) core.shift();
-  if (core.length === 0 || core.some((w) => NOT_NAMES.has(w) || w.length < 2 || /['’]/.test(w)))
-    return undefined;
-  if (core.length === 1 && !honorific && isCommonWord(core[0] as string, stats)) return undefined;
-  parts = honorific
-    ? [honorific.endsWith(".") || honorific.length > 3 ? honorific : `${honorific}.`, ...core]
-    : core;
-  return { name: parts.join(" "), type: typeOf(core, honorific, before, after) };
-}
-
-function isCommonWord(word: string, stats: ReturnType<typeof caseStats>): boolean {
-  const seen = stats.get(word.toLowerCase());
-  return seen !== undefined && seen.lower >= seen.upper;
-}
-
-function typeOf(
-  core: string[],
-  honorific: string | undefined,
-  before: string | undefined,
-  after: string | undefined,
-) {
-  if (honorific) return "person";
-  if (core.some((w) => ORGANIZATION_WORDS.has(w)) || after === "&") return "organization";
-  if (core.some((w) => EVENT_WORDS.has(w))) return "event";
-  if (core.some((w) => PLACE_WORDS.has(w))) return "geo";
-  if (before && LOCATIVE.has(before.toLowerCase()) && core.length === 1) return "geo";
-  return "person";
+function readable(sentence: string): boolean {
+  return sentence.length <= 300 && /[.!?]["'’”)_]*$/.test(sentence);
 }
 
 function tidy(sentence: string): string {

@@ -10,7 +10,11 @@ import type { ExtractionRecord, MergedEntity, MergedRelationship } from "../type
 
 const MAX_DESCRIPTIONS = 4;
 const MAX_DESCRIPTION_CHARS = 1200;
-const MALE_HONORIFIC = /^(MR\.?|SIR|DR\.?|MASTER) /;
+/** Honorifics that name the same person as the bare name (unlike "Mrs.": Mrs. Cratchit is not Cratchit). */
+const ANY_HONORIFIC =
+  /^(MRS?\.?|MS\.?|MISS|SIR|DR\.?|LADY|LORD|MASTER|MADAM|UNCLE|AUNT|CAPTAIN|COLONEL|GOVERNOR|PROFESSOR|REV\.?|REVEREND) /;
+const SAME_PERSON_HONORIFIC =
+  /^(MR\.?|SIR|DR\.?|MASTER|UNCLE|MISS|CAPTAIN|COLONEL|PROFESSOR|REV\.?|REVEREND) /;
 
 export function nameKey(name: string): string {
   return name.replace(/\s+/g, " ").replace(/["“”]/g, "").trim().toUpperCase();
@@ -22,6 +26,9 @@ interface Accumulator {
   descriptions: string[];
   mentions: number;
   units: Set<number>;
+  /** The name to show when aliases were merged. */
+  display?: string;
+  displayWeight?: number;
 }
 
 export function mergeGraph(
@@ -47,35 +54,54 @@ export function mergeGraph(
     entry.mentions += r.weight > 0 ? r.weight : 1;
     entry.units.add(r.unit_id);
   }
-  // "MR. SCROOGE" is "SCROOGE" when the bare name is known; "MRS. CRATCHIT" stays her own person.
+  // "MR. SCROOGE" and "UNCLE SCROOGE" are "SCROOGE" when the bare name is known; "MRS. CRATCHIT" stays
+  // her own person.
   const alias = new Map<string, string>();
   const absorb = (from: string, to: string) => {
     const source = acc.get(from) as Accumulator;
     const target = acc.get(to) as Accumulator;
     alias.set(from, to);
     for (const [t, c] of source.types) target.types.set(t, (target.types.get(t) ?? 0) + c);
+    for (const [n, c] of source.names) target.names.set(n, (target.names.get(n) ?? 0) + c);
     for (const d of source.descriptions) addDescription(target.descriptions, d);
     target.mentions += source.mentions;
     for (const u of source.units) target.units.add(u);
     acc.delete(from);
   };
   for (const key of [...acc.keys()]) {
-    const bare = key.replace(MALE_HONORIFIC, "");
+    const bare = key.replace(SAME_PERSON_HONORIFIC, "");
     if (bare !== key && acc.has(bare)) absorb(key, bare);
   }
-  // A one-word name that is part of exactly one longer name of the same type is that name ("TIM" in
-  // "TINY TIM"); when several longer names share it ("CRATCHIT"), it stays ambiguous and on its own.
-  const longer = [...acc.keys()].filter((k) => k.includes(" "));
+  // A one-word name that begins or ends exactly one longer name of the same type is that name ("TIM" in
+  // "TINY TIM", "SCROOGE" in "EBENEZER SCROOGE"); when several longer names share it ("CRATCHIT"), it stays
+  // ambiguous and on its own. Figures ("GHOST OF JACOB MARLEY") are not full names of their parts. The
+  // merged entity shows the full name unless the short one is far more usual ("Scrooge").
+  const longer = [...acc.keys()].filter((k) => k.includes(" ") && !k.includes(" OF "));
   for (const key of [...acc.keys()]) {
     if (key.includes(" ")) continue;
-    const type = top((acc.get(key) as Accumulator).types);
-    const holders = longer.filter((k) => acc.has(k) && k.split(" ").includes(key));
-    const holder = holders.length === 1 ? acc.get(holders[0] as string) : undefined;
-    // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT").
     const entry = acc.get(key) as Accumulator;
-    if (holder && top(holder.types) === type && entry.mentions <= 4 * holder.mentions) {
-      absorb(key, holders[0] as string);
+    const type = top(entry.types);
+    const holders = longer.filter((k) => {
+      const candidate = acc.get(k);
+      // "MRS. FEZZIWIG" is not the full name of "FEZZIWIG", but "MASTER PETER CRATCHIT" is of "PETER".
+      const bare = k.replace(SAME_PERSON_HONORIFIC, "");
+      if (!candidate || candidate.mentions < minMentions || bare !== bare.replace(ANY_HONORIFIC, ""))
+        return false;
+      const words = bare.split(" ");
+      if (words.length < 2) return false;
+      return words[0] === key || words.at(-1) === key;
+    });
+    const holderKey = holders.length === 1 ? (holders[0] as string) : undefined;
+    const holder = holderKey ? acc.get(holderKey) : undefined;
+    if (!holder || !holderKey || top(holder.types) !== type) continue;
+    // A short name far more frequent than the long one is its own thing ("SPIRIT" vs "EVIL SPIRIT"),
+    // unless both are people: then it is the usual form of the full name.
+    if (type !== "person" && entry.mentions > 4 * holder.mentions) continue;
+    if (entry.mentions > 8 * holder.mentions && entry.mentions > (holder.displayWeight ?? 0)) {
+      holder.display = nameOf(key, entry);
+      holder.displayWeight = entry.mentions;
     }
+    absorb(key, holderKey);
   }
   const resolve = (name: string) => {
     let key = nameKey(name);
@@ -142,9 +168,9 @@ export function mergeGraph(
     const entry = acc.get(key) as Accumulator;
     entities.push({
       key,
-      name: top(entry.names) ?? key,
+      name: entry.display ?? nameOf(key, entry),
       type: top(entry.types) ?? "person",
-      description: joinDescriptions(entry.descriptions),
+      description: joinDescriptions(leadsFirst(entry.descriptions, [...entry.names.keys()])),
       mentions: entry.mentions,
       unitIds: [...entry.units].sort((x, y) => x - y),
       degree: degree.get(key) ?? 0,
@@ -154,6 +180,18 @@ export function mergeGraph(
     x.source === y.source ? x.target.localeCompare(y.target) : x.source.localeCompare(y.source),
   );
   return { entities, relationships };
+}
+
+/** Descriptions that open with one of the entity's names ("Ebenezer Scrooge, a grasping...") first. */
+function leadsFirst(descriptions: string[], names: string[]): string[] {
+  const opens = (d: string) => names.some((n) => d.replace(/^[\s"'“‘(_]+/, "").startsWith(n));
+  return [...descriptions.filter(opens), ...descriptions.filter((d) => !opens(d))];
+}
+
+/** The written form of a key: the one that is exactly the key, else the most frequent. */
+function nameOf(key: string, entry: Accumulator): string {
+  for (const name of entry.names.keys()) if (nameKey(name) === key) return name;
+  return top(entry.names) ?? key;
 }
 
 function addDescription(list: string[], description: string) {

@@ -8,6 +8,7 @@
  * text; an unchanged community keeps its report.
  */
 import type { IndexSummary } from "../../../schemas/search.ts";
+import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelChoice } from "../model-calls.ts";
 import { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
@@ -21,7 +22,9 @@ import type {
 } from "../types.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
+import { embedEntities } from "./embed.ts";
 import { extractWithModel } from "./extract-model.ts";
+import { extractOffline, profileDocument } from "./extract-offline.ts";
 import { mergeGraph } from "./merge.ts";
 import { modelReport, offlineReport, type ReportInput, reportContent } from "./reports.ts";
 import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
@@ -29,11 +32,13 @@ import { DEFAULT_UNITS, splitUnits, type UnitOptions } from "./units.ts";
 export type Phase = "units" | "extraction" | "communities" | "reports";
 
 export interface IndexOptions {
-  /** Model-driven extraction and reports; offline (wink-nlp, extractive reports) when absent. */
+  /** Model-driven extraction and reports; offline (names.ts cues, extractive reports) when absent. */
   model?: ModelChoice & { maxGleanings?: number };
   units?: UnitOptions;
   maxClusterSize?: number;
   onProgress?: (phase: Phase, done: number, total: number) => void;
+  /** Embeds entity descriptions for vector search when the policy names an embeddings endpoint. */
+  embeddings?: EmbeddingsClient;
   signal?: AbortSignal;
 }
 
@@ -52,6 +57,7 @@ export async function runIndex(
   const graph = new SearchGraphStore(store.db);
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
+  const skipped: { path: string; reason: string }[] = [];
   const extractor = options.model
     ? `model:${options.model.model.provider}/${options.model.model.id}`
     : "offline";
@@ -66,8 +72,10 @@ export async function runIndex(
   let unchanged = 0;
   documents.forEach((doc, i) => {
     const reason = rejectReason(doc.text);
-    if (reason) warnings.push(`${doc.title}: skipped, ${reason}`);
-    else {
+    if (reason) {
+      warnings.push(`${doc.title}: skipped, ${reason}`);
+      skipped.push({ path: doc.title, reason });
+    } else {
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
       const existing = store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
@@ -85,20 +93,19 @@ export async function runIndex(
   const totalUnits = pending.reduce((sum, p) => sum + p.units.length, 0);
   let extracted = 0;
   progress("extraction", 0, totalUnits);
-  // wink's English model is large: loaded on the first offline indexing, not when the server starts.
-  const offline = options.model || pending.length === 0 ? undefined : await import("./extract-offline.ts");
   for (const item of pending) {
     const extractions: Extraction[] = [];
-    const stats = offline?.caseStats(item.doc.text);
+    // Offline, names are typed from the whole document's evidence before any unit is extracted.
+    const profile = options.model ? undefined : profileDocument(item.doc.text);
     for (const unit of item.units) {
       options.signal?.throwIfAborted();
       extractions.push(
-        options.model
-          ? await extractWithModel(unit.text, { ...options.model, signal: options.signal })
-          : (offline as typeof import("./extract-offline.ts")).extractOffline(
-              unit.text,
-              stats as NonNullable<typeof stats>,
-            ),
+        profile
+          ? extractOffline(unit.text, profile)
+          : await extractWithModel(unit.text, {
+              ...(options.model as NonNullable<IndexOptions["model"]>),
+              signal: options.signal,
+            }),
       );
       progress("extraction", ++extracted, totalUnits);
       // Offline extraction is CPU work: let the server answer other requests between units.
@@ -118,6 +125,13 @@ export async function runIndex(
   }
 
   if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
+  // Vectors follow the graph; an unchanged graph embeds only what an earlier run could not.
+  let vectors: number | undefined;
+  if (options.embeddings) {
+    const embedded = await embedEntities(store.db, index, options.embeddings, options.signal);
+    vectors = embedded.vectors;
+    if (embedded.note) warnings.push(embedded.note);
+  }
   const counts = graph.counts(index);
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
   const fresh =
@@ -136,6 +150,8 @@ export async function runIndex(
     reports: counts.reports,
     seconds: Math.round(performance.now() - started) / 1000,
     warnings,
+    skipped,
+    ...(vectors === undefined ? {} : { vectors }),
   };
 }
 

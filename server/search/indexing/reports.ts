@@ -6,6 +6,7 @@
  * the sentences that describe them.
  */
 import { jsonIn, type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
+import { firstSentence } from "../text.ts";
 import type { Finding, Report } from "../types.ts";
 
 export interface ReportEntity {
@@ -29,7 +30,7 @@ export interface ReportInput {
   relationships: ReportRelationship[];
 }
 
-const MAX_FINDINGS = 5;
+const MAX_FINDINGS = 8;
 
 export function offlineReport({ entities, relationships }: ReportInput): Report {
   const people = [...entities].sort((a, b) => b.degree - a.degree || a.name.localeCompare(b.name));
@@ -38,9 +39,14 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
   const title =
     names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : (names[0] ?? "Community");
   const lead = people[0];
+  const words = recurringWords(
+    [...entities.map((e) => e.description), ...relationships.map((r) => r.description)],
+    entities.map((e) => e.name),
+  );
   const summary =
     `This community has ${entities.length} entities and ${relationships.length} relationships. ` +
-    (lead ? `${lead.name} (${lead.type}) is the most connected: ${firstSentence(lead.description)}` : "");
+    (lead ? `${lead.name} (${lead.type}) is the most connected: ${firstSentence(lead.description)}` : "") +
+    (words.length > 0 ? ` Recurring words: ${words.join(", ")}.` : "");
   const findings: Finding[] = heavy.slice(0, MAX_FINDINGS).map((r) => ({
     summary: `${r.source} and ${r.target}`,
     explanation: `${firstSentence(r.description)} [Data: Relationships (${r.human_id})]`,
@@ -62,6 +68,36 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
     rating_explanation: `Rated by how much the text ties these entities together (total relationship weight ${totalWeight}).`,
     findings,
   };
+}
+
+/** Words of ordinary prose that say nothing about a subject. */
+const PLAIN_WORDS = new Set(
+  `about above after again against also although always among another anything around away back because
+   been before behind being below between both came come comes could did does doing done down during each
+   either else even ever every first from gave give given goes going gone good great had has have having
+   here herself himself however into itself just know knew last least less like little long look looked
+   made make many might more most much must myself never next nothing now once only other others ought our
+   ours over own quite rather said same says seemed shall should since some something still such take
+   than that their theirs them themselves then there these they thing things think this those though
+   through thus till together too took toward towards under until upon very want was were what whatever
+   when where whether which while whom whose why will with within without would yet you your yours
+   yourself again upon cried replied returned asked answered back away sir yes well even dear`.split(/\s+/),
+);
+
+/** The content words a community's text repeats most: what its part of the material is about. */
+export function recurringWords(texts: string[], names: string[], limit = 6): string[] {
+  const named = new Set(names.flatMap((n) => n.toLowerCase().match(/[a-z]+/g) ?? []));
+  const counts = new Map<string, number>();
+  for (const text of texts)
+    for (const word of new Set(text.toLowerCase().match(/[a-z]{4,}/g) ?? [])) {
+      if (PLAIN_WORDS.has(word) || named.has(word) || word.endsWith("ly")) continue;
+      counts.set(word, (counts.get(word) ?? 0) + 1);
+    }
+  return [...counts.entries()]
+    .filter(([, n]) => n > 1)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, limit)
+    .map(([w]) => w);
 }
 
 /** The report as text: what FTS indexes and what a context table shows as `content`. */
@@ -125,11 +161,6 @@ export async function modelReport(
   const reply = await models.complete(model, { messages: [userMessage(reportPrompt(input))] }, { signal });
   if (replyFailed(reply)) return undefined;
   return parseReport(replyText(reply));
-}
-
-function firstSentence(text: string): string {
-  const match = text.match(/^.*?[.!?](["'’”)]?)(\s|$)/s);
-  return (match ? match[0] : text).trim();
 }
 
 function csv(text: string): string {

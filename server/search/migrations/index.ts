@@ -1,5 +1,11 @@
 /** The search family's numbered migrations (scope "search"); text imports embed the SQL in a compiled binary. */
 import type { Migration } from "../../storage/migrate.ts";
 import initial from "./0001_search.sql" with { type: "text" };
+import leading from "./0002_search_leading.sql" with { type: "text" };
+import vectors from "./0003_search_vectors.sql" with { type: "text" };
 
-export const searchMigrations: Migration[] = [{ version: 1, name: "search", sql: initial }];
+export const searchMigrations: Migration[] = [
+  { version: 1, name: "search", sql: initial },
+  { version: 2, name: "search-leading-entities", sql: leading },
+  { version: 3, name: "search-entity-vectors", sql: vectors },
+];

@@ -20,6 +20,7 @@ import type { AppContext } from "../../context.ts";
 import { requestOrShutdown } from "../../http/abort.ts";
 import { AppError } from "../../http/errors.ts";
 import { type SseFrame, sseResponse } from "../../http/sse.ts";
+import { ModelFailedError } from "../model-calls.ts";
 import { type Answer, drain } from "../services/answer.ts";
 import type { SearchIndexService } from "../services/indexes.ts";
 import type { SearchQueryService } from "../services/queries.ts";
@@ -75,7 +76,10 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     .guard({ owner: true })
     .post(
       "/search/local",
-      async ({ body, owner, request }) => respond(queries.local(owner, body), signalOf(request)),
+      async ({ body, owner, request }) => {
+        const signal = signalOf(request);
+        return respond(await queries.local(owner, body, signal).catch(modelFailure), signal);
+      },
       {
         body: SearchQuery,
         response: { 200: SearchResponse, ...errors },
@@ -103,7 +107,10 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     )
     .post(
       "/search/local/stream",
-      ({ body, owner, request }) => stream(Promise.resolve(queries.local(owner, body)), signalOf(request)),
+      ({ body, owner, request }) => {
+        const signal = signalOf(request);
+        return stream(queries.local(owner, body, signal), signal);
+      },
       {
         body: SearchQuery,
         detail: {
@@ -155,12 +162,19 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
     )
     .post(
       "/search/index",
-      async ({ body, owner, request }) =>
-        indexes.build(
-          owner,
-          { ...body, documents: body.documents.map((d) => ({ title: d.name, text: d.text })) },
-          signalOf(request),
-        ),
+      async ({ body, owner, request }) => {
+        try {
+          return await indexes.build(
+            owner,
+            { ...body, documents: body.documents.map((d) => ({ title: d.name, text: d.text })) },
+            signalOf(request),
+          );
+        } catch (error) {
+          // The provider failing midway is a 503 with what it said; anything else stays a 500.
+          if (error instanceof ModelFailedError) modelFailure(error);
+          throw error;
+        }
+      },
       {
         body: IndexRequest,
         response: { 200: IndexSummary, 409: DetailError, ...errors },

@@ -4,7 +4,7 @@
  * answers stream the model's real tokens; offline answers are cut into small chunks.
  */
 import { chunkText } from "../../models/offline.ts";
-import { type ModelChoice, userMessage } from "../model-calls.ts";
+import { type ModelChoice, ModelFailedError, userMessage } from "../model-calls.ts";
 
 export type ContextData = Record<string, Record<string, string | number | boolean>[]>;
 
@@ -41,7 +41,7 @@ export async function* streamModel(
   for await (const event of stream) {
     if (event.type === "text_delta") yield event.delta;
     else if (event.type === "error")
-      throw new Error(`the model failed: ${event.error.errorMessage ?? event.reason}`);
+      throw new ModelFailedError(`the model failed: ${event.error.errorMessage ?? event.reason}`);
   }
 }
 

@@ -4,17 +4,16 @@
  *
  * With a model: reports shuffled (seeded) and packed into batches under the budget; each batch is asked
  * for JSON points scored 0–100; points above 0, best first, are packed for the reduce prompt whose answer
- * streams. Offline: reports ranked by BM25 against the query, their findings become points scored by BM25
- * share and term overlap, and the answer lists the best ones with their report citations. Nothing
- * relevant gives GraphRAG's fixed "unable to answer" message, never an invented answer.
+ * streams. Offline: global-offline.ts (extractive map and reduce). Nothing relevant gives GraphRAG's fixed
+ * "unable to answer" message, never an invented answer.
  */
 import { completeText, jsonIn, type ModelChoice } from "../model-calls.ts";
 import type { SearchGraphStore } from "../stores/graph-store.ts";
-import type { Finding, IndexRow, ReportRow } from "../types.ts";
+import { estimateTokens } from "../text.ts";
+import type { IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
+import { offlineGlobal } from "./global-offline.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
-import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-import { estimateTokens, idList } from "./text.ts";
 
 export interface GlobalOptions {
   level?: number;
@@ -89,62 +88,6 @@ export function parsePoints(text: string): Point[] {
     out.push({ description: p.description, score: Math.max(0, Math.min(100, score)), reports: [] });
   }
   return out;
-}
-
-function offlineGlobal(
-  graph: SearchGraphStore,
-  index: IndexRow,
-  query: string,
-  level: number,
-  maxTokens: number,
-  maxPoints: number,
-): Answer {
-  const match = ftsMatch(query);
-  const matched = match ? graph.matchReports(index, match, level, 200) : [];
-  const terms = queryTerms(query);
-  const best = matched[0]?.score ?? 0;
-  const points: Point[] = [];
-  for (const r of matched) {
-    const share = best !== 0 ? r.score / best : 0; // bm25 is negative: best is the most negative
-    for (const f of JSON.parse(r.findings) as Finding[]) {
-      const overlap = termOverlap(`${f.summary} ${f.explanation}`, terms);
-      const score = Math.round(100 * share * (0.5 + 0.5 * Math.min(1, overlap / Math.max(1, terms.length))));
-      if (overlap > 0 && score > 0)
-        points.push({ description: `${f.summary}: ${f.explanation}`, score, reports: [r.human_id] });
-    }
-  }
-  points.sort((a, b) => b.score - a.score);
-  const table = matched.map((r) => ({
-    id: String(r.human_id),
-    title: r.title,
-    content: r.content,
-    rank: r.rating,
-    in_context: false,
-  }));
-  const chosen: Point[] = [];
-  let used = 0;
-  for (const p of points) {
-    if (chosen.length >= maxPoints) break;
-    const cost = estimateTokens(p.description);
-    if (used + cost > maxTokens) break;
-    chosen.push(p);
-    used += cost;
-  }
-  const cited = new Set(chosen.flatMap((p) => p.reports));
-  for (const row of table) row.in_context = cited.has(Number(row.id));
-  const data: ContextData = {
-    reports: table,
-    points: chosen.map((p) => ({ description: p.description, score: p.score })),
-  };
-  if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
-  const lines = chosen.map(
-    (p) => `- ${p.description.replace(/\s*\[Data:[^\]]*\]\s*$/, "")} [Data: Reports (${idList(p.reports)})]`,
-  );
-  const all = [...cited];
-  return fixedAnswer(
-    data,
-    `Across the community reports, the points most relevant to the question are:\n\n${lines.join("\n")}\n\n[Data: Reports (${idList(all)})]`,
-  );
 }
 
 function pack(reports: ReportRow[], budget: number): ReportRow[][] {

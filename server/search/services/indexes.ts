@@ -6,10 +6,13 @@
 import { DEFAULT_INDEX_NAME, type IndexSummary } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
+import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
-import type { InputDocument } from "../indexing/documents.ts";
+import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
+import { SearchVectorStore } from "../stores/vector-store.ts";
+import type { IndexRow } from "../types.ts";
 import { chooseModel } from "./models.ts";
 
 /** An indexing request: documents, and optionally the index name and the model to extract with. */
@@ -27,6 +30,7 @@ export class SearchIndexService {
     private readonly store: SearchStore,
     private readonly models: ModelService,
     private readonly log: Logger,
+    private readonly embeddings?: EmbeddingsClient,
   ) {}
 
   /** `onProgress` hears each phase's count as the pipeline works (the streamed build route reports it). */
@@ -44,9 +48,12 @@ export class SearchIndexService {
     const model = input.model ? chooseModel(this.models, input.model) : undefined;
     this.running.add(key);
     try {
-      const summary = await runIndex(this.store, ownerId, name, input.documents, {
+      // An uploaded document named .html is indexed as the text a reader sees, as a file would be.
+      const documents = await Promise.all(input.documents.map((d) => uploadedDocument(d.title, d.text)));
+      const summary = await runIndex(this.store, ownerId, name, documents, {
         model,
         signal,
+        embeddings: this.embeddings,
         onProgress,
       });
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
@@ -63,6 +70,22 @@ export class SearchIndexService {
       units: this.store.countUnits(row),
       stats: JSON.parse(row.stats) as Record<string, unknown>,
       updated_at: row.updated_at,
+      ...(this.embeddings ? { vectors: this.vectorState(row, this.embeddings.model) } : {}),
     }));
+  }
+
+  /** How far an index's entities are embedded, and why search stays on BM25 when it does. */
+  private vectorState(row: IndexRow, model: string) {
+    const vectors = new SearchVectorStore(this.store.db);
+    const ready = vectors.available();
+    if (!ready.ok) return { model, entities: 0, note: `${ready.reason}; local search stays on BM25` };
+    const entities = vectors.count(row, model);
+    return entities > 0
+      ? { model, entities }
+      : {
+          model,
+          entities,
+          note: "no entity has a vector yet (re-index to embed); local search stays on BM25",
+        };
   }
 }

@@ -8,9 +8,10 @@
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
+import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import { subjectOf } from "./subject.ts";
 import { ftsMatch } from "./terms.ts";
-import { estimateTokens } from "./text.ts";
 
 export interface LocalContextOptions {
   maxTokens?: number;
@@ -18,6 +19,8 @@ export interface LocalContextOptions {
   topKRelationships?: number;
   communityShare?: number;
   unitShare?: number;
+  /** Entities nearest to the query by embedding, nearest first: blended with BM25 (reciprocal ranks). */
+  vectorRanked?: { id: number }[];
 }
 
 export type Row = Record<string, string | number | boolean>;
@@ -64,7 +67,8 @@ export function buildLocalContext(
   const { graph, search } = stores;
   const tables = emptyTables();
   const match = ftsMatch(query);
-  const ranked = match ? graph.matchEntities(index, match, topKEntities) : [];
+  const bm25 = match ? graph.matchEntities(index, match, topKEntities) : [];
+  const ranked = options.vectorRanked?.length ? fuse(bm25, options.vectorRanked, topKEntities) : bm25;
   const byId = new Map(
     graph
       .entities(
@@ -73,7 +77,11 @@ export function buildLocalContext(
       )
       .map((e) => [e.id, e]),
   );
+  // Entities the query names come first (GraphRAG maps a query to entities by name as well as by text):
+  // "Who is Jacob Marley?" is about Jacob Marley before the Ghost of Jacob Marley.
   const selected = ranked.map((r) => byId.get(r.id)).filter((e): e is EntityRow => e !== undefined);
+  const subject = subjectOf(selected, query);
+  if (subject) selected.splice(0, selected.length, subject, ...selected.filter((e) => e !== subject));
   const sections: string[] = [];
 
   // Reports of the communities holding the most selected entities.
@@ -170,6 +178,17 @@ export function buildLocalContext(
     relationships: relationships.filter((_r, i) => tables.relationships[i]?.in_context).map((r) => r.rel),
     sources,
   };
+}
+
+/** Reciprocal rank fusion of two rankings (k = 60): what both rank high comes first. */
+export function fuse(a: { id: number }[], b: { id: number }[], limit: number): { id: number }[] {
+  const score = new Map<number, number>();
+  for (const list of [a, b])
+    for (const [rank, { id }] of list.entries()) score.set(id, (score.get(id) ?? 0) + 1 / (60 + rank));
+  return [...score.entries()]
+    .sort((x, y) => y[1] - x[1] || x[0] - y[0])
+    .slice(0, limit)
+    .map(([id]) => ({ id }));
 }
 
 function rankRelationships(graph: SearchGraphStore, index: IndexRow, selected: EntityRow[], topK: number) {

@@ -5,7 +5,9 @@
  */
 import { DEFAULT_INDEX_NAME, type SearchQuery } from "../../../schemas/search.ts";
 import { programName } from "../../lib/program.ts";
+import { type EmbeddingsClient, EmbeddingsError } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
+import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, fixedAnswer } from "./answer.ts";
 import { globalSearch } from "./global.ts";
@@ -14,16 +16,43 @@ import { emptyTables, type SearchStores } from "./local-context.ts";
 import { chooseModel } from "./models.ts";
 import { generateQuestions } from "./questions.ts";
 
+/** Entities the vector ranking contributes to the blend. */
+const NEAREST = 10;
+
 export class SearchQueryService {
+  private readonly vectors: SearchVectorStore;
+
   constructor(
     private readonly stores: SearchStores,
     private readonly models: ModelService,
-  ) {}
+    private readonly embeddings?: EmbeddingsClient,
+  ) {
+    this.vectors = new SearchVectorStore(stores.search.db);
+  }
 
-  local(ownerId: string, input: SearchQuery): Answer {
+  async local(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
     const index = this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
-    return localSearch(this.stores, index, input.query, chooseModel(this.models, input.model));
+    const model = chooseModel(this.models, input.model);
+    const vectorRanked = await this.nearestEntities(index, input.query, signal);
+    return localSearch(this.stores, index, input.query, model, { vectorRanked });
+  }
+
+  /**
+   * Entities nearest to the query by embedding, when the policy names an embeddings endpoint, sqlite-vec
+   * loads and the index has vectors of that model; otherwise undefined (BM25 alone). An endpoint failing
+   * at query time falls back to BM25 rather than failing the search.
+   */
+  private async nearestEntities(index: IndexRow, query: string, signal?: AbortSignal) {
+    const client = this.embeddings;
+    if (!client || !this.vectors.available().ok || !this.vectors.has(index, client.model)) return undefined;
+    try {
+      const [vector] = await client.embed([query], signal);
+      return vector ? this.vectors.nearest(index, client.model, vector, NEAREST) : undefined;
+    } catch (error) {
+      if (error instanceof EmbeddingsError) return undefined;
+      throw error;
+    }
   }
 
   async global(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {

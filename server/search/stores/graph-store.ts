@@ -218,6 +218,22 @@ export class SearchGraphStore {
       .all(...communityIds, index.id, index.owner_id);
   }
 
+  /** The most mentioned entities of one type: the main characters, the main places (read in index order: no sort). */
+  leadingEntities(index: IndexRow, type: string, limit: number): EntityRow[] {
+    return this.db.all<EntityRow>(
+      "SELECT * FROM search_entities WHERE index_id = ? AND type = ? AND owner_id = ? ORDER BY mentions DESC LIMIT ?",
+      [index.id, type, index.owner_id, limit],
+    );
+  }
+
+  /** Reports of one level, the most important (rating) first. */
+  topReports(index: IndexRow, level: number, limit: number): ReportRow[] {
+    return this.db.all<ReportRow>(
+      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC LIMIT ?",
+      [index.id, index.owner_id, level, limit],
+    );
+  }
+
   reportsAtLevel(index: IndexRow, level: number): ReportRow[] {
     return this.db.all<ReportRow>(
       "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY human_id",
@@ -257,6 +273,22 @@ export class SearchGraphStore {
       const row = rows.get(id);
       return row ? [{ ...row, score }] : [];
     });
+  }
+
+  /**
+   * How common a term is among all stored reports (every index: only used to choose which query terms are
+   * worth ranking by, never shown), against how many reports there are.
+   */
+  reportTermShare(match: string): number {
+    const total = this.db.get<{ n: number }>("SELECT count(*) AS n FROM search_reports")?.n ?? 0;
+    // Below a thousand reports, scoring them all is cheap: every term is worth ranking by.
+    if (total < 1000) return 0;
+    const hits =
+      this.db.get<{ n: number }>(
+        "SELECT count(*) AS n FROM search_reports_fts WHERE search_reports_fts MATCH ?",
+        [match],
+      )?.n ?? 0;
+    return hits / total;
   }
 
   maxLevel(index: IndexRow): number {

@@ -1,7 +1,8 @@
 /**
  * GET/PATCH /api/settings: only for a loopback client, in every mode and whatever address the server is
  * bound to. The client address comes from the socket (never from a header); a request without one (no
- * socket) is refused as well.
+ * socket) is refused as well. In protected mode the caller must also be an admin (a team server's
+ * members do not edit its policy, whatever address they come from).
  */
 import { Elysia } from "elysia";
 import { TurnsError } from "../../../schemas/common.ts";
@@ -20,13 +21,21 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 }
 
 export function settingsRoutes(ctx: AppContext, settings: TurnSettingsService) {
+  const protectedMode = ctx.config.mode.kind === "protected";
   const loopbackOnly = ({
     request,
     server,
+    identity,
   }: {
     request: Request;
     server: { requestIP(r: Request): { address: string } | null } | null;
+    identity: { admin?: boolean } | undefined;
   }) => {
+    if (protectedMode && identity?.admin !== true) {
+      throw new AppError("forbidden", "Only an admin of this server can read or change its policy", {
+        code: "admin_required",
+      });
+    }
     if (!isLoopbackAddress(server?.requestIP(request)?.address)) {
       throw new AppError("forbidden", "Settings are only available to a client on this machine (loopback)", {
         code: "loopback_required",

@@ -15,6 +15,16 @@ export function sentences(text: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** The first sentence of a text (abbreviations such as "Mrs." do not end it), or the text itself. */
+export function firstSentence(text: string): string {
+  return sentences(text)[0] ?? text.trim();
+}
+
+/** Digitised books repeat sentences as picture captions ("[Illustration: _..._]"): one copy is enough. */
+export function stripCaptions(text: string): string {
+  return text.replace(/\[Illustration[^\]]{0,2000}\]/g, " ");
+}
+
 /** "Mrs. Cratchit" is one name, not the end of a sentence. */
 const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
 

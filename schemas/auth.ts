@@ -1,0 +1,68 @@
+/**
+ * Session auth (`/api/auth/*`): bodies and answers. The paths and shapes follow the Better Auth routes
+ * the origin's web client calls (sign-up/email, sign-in/email, sign-out, get-session), plus invites.
+ * Schemas only: no runtime code.
+ */
+import { t } from "elysia";
+
+export const SignUpBody = t.Object({
+  email: t.String({ maxLength: 254 }),
+  password: t.String({ maxLength: 256 }),
+  name: t.Optional(t.String({ maxLength: 200 })),
+  inviteCode: t.Optional(t.String({ maxLength: 200, description: "required when APP_AUTH_SIGNUP=invite" })),
+  image: t.Optional(t.String({ maxLength: 2048, description: "accepted for client compatibility, ignored" })),
+  callbackURL: t.Optional(
+    t.String({ maxLength: 2048, description: "accepted for client compatibility, ignored" }),
+  ),
+});
+
+export const SignInBody = t.Object({
+  email: t.String({ maxLength: 254 }),
+  password: t.String({ maxLength: 256 }),
+  rememberMe: t.Optional(t.Boolean()),
+  callbackURL: t.Optional(t.String({ maxLength: 2048 })),
+});
+
+export const AuthUser = t.Object({
+  id: t.String(),
+  name: t.String(),
+  email: t.String(),
+  emailVerified: t.Boolean(),
+  admin: t.Boolean(),
+  createdAt: t.String(),
+  updatedAt: t.String(),
+});
+
+export const AuthSession = t.Object({
+  id: t.String(),
+  userId: t.String(),
+  createdAt: t.String(),
+  expiresAt: t.String(),
+});
+
+export const SignedUp = t.Object({
+  token: t.String({ description: "session token `<id>.<secret>`: also usable as `Authorization: Bearer`" }),
+  user: AuthUser,
+});
+
+export const SignedIn = t.Object({
+  redirect: t.Boolean(),
+  token: t.String({ description: "session token `<id>.<secret>`: also usable as `Authorization: Bearer`" }),
+  user: AuthUser,
+});
+
+export const SignedOut = t.Object({ success: t.Boolean() });
+
+export const CurrentSession = t.Union([t.Object({ session: AuthSession, user: AuthUser }), t.Null()], {
+  description: "the caller's session and user, or null when signed out",
+});
+
+export const InviteBody = t.Object({
+  admin: t.Optional(t.Boolean({ description: "the account created with it is an admin" })),
+});
+
+export const Invite = t.Object({
+  code: t.String({ description: "single use; shown once" }),
+  expiresAt: t.String(),
+  admin: t.Boolean(),
+});

@@ -1,0 +1,18 @@
+/** The per-user sandbox routes: preview URLs and the provider's lifecycle webhook. Schemas only. */
+import { t } from "elysia";
+
+export const WebhookReceived = t.Object({ received: t.Literal(true) });
+
+/** The sandbox routes' error body is `{error}` (the chat spec's texts), not chat's `{message}`. */
+export const WebhookError = t.Object({ error: t.String() }, { description: "sandbox route error body" });
+export const SandboxError = WebhookError;
+
+export const PreviewQuery = t.Object({
+  port: t.Optional(t.String({ maxLength: 16, description: "integer 1..65535 (default 3000)" })),
+});
+
+export const Preview = t.Object({
+  url: t.String({ description: "short-lived signed URL proxying to that port inside your sandbox" }),
+  port: t.Integer(),
+  expiresAt: t.String(),
+});

@@ -1,0 +1,299 @@
+/**
+ * Session auth (`APP_AUTH_SECRET`): accounts with argon2id passwords (`Bun.password`), sign-up by the
+ * operator's sign-up mode (open, invite, closed), sign-in with limits per client address and per
+ * account, Lucia-style sessions with sliding expiry, and the secret-keyed HMACs other routes need (CSRF
+ * tokens). Plain service: no Elysia context; the routes and the credential resolver call it.
+ *
+ * Errors never say whether an account exists: an unknown email, a wrong password and a disabled account
+ * are the same 401, and the unknown email still pays for one password verification.
+ */
+import { createHmac } from "node:crypto";
+import { AppError } from "../http/errors.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Store } from "../storage/store.ts";
+import { type AccountRow, AccountStore } from "./account-store.ts";
+import { SlidingWindow } from "./rate-limit.ts";
+import { hashCode, newSessionToken, randomPart, secretMatches, splitToken } from "./tokens.ts";
+
+export const SIGNUP_MODES = ["open", "invite", "closed"] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
+const DAY = 24 * 60 * 60 * 1000;
+/** A session lives 30 days from its last use, renewed when less than half of that is left. */
+export const SESSION_LIFETIME_MS = 30 * DAY;
+const INVITE_LIFETIME_MS = 7 * DAY;
+const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+export const MIN_PASSWORD = 8;
+export const MAX_PASSWORD = 256;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,189}$/;
+
+export interface UserView {
+  id: string;
+  name: string;
+  email: string;
+  emailVerified: boolean;
+  admin: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SessionView {
+  id: string;
+  userId: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface Signed {
+  token: string;
+  session: SessionView;
+  user: UserView;
+}
+
+export interface Validated {
+  session: SessionView;
+  user: UserView;
+  /** The expiry moved forward on this use (the cookie should be set again). */
+  renewed: boolean;
+}
+
+export interface SessionAuthOptions {
+  store: Store;
+  secret: string;
+  signup: SignupMode;
+  clock?: Clock;
+}
+
+const failedSignUp = () =>
+  new AppError("invalid", "Sign-up failed: check the invite code, or sign in if you have an account");
+const invalidCredentials = () => new AppError("unauthorized", "Invalid email or password");
+
+export class SessionAuth {
+  readonly accounts: AccountStore;
+  readonly signup: SignupMode;
+  private readonly secret: string;
+  private readonly clock: Clock;
+  private readonly perAddress: SlidingWindow;
+  private readonly perAccount: SlidingWindow;
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(options: SessionAuthOptions) {
+    this.accounts = new AccountStore(options.store);
+    this.signup = options.signup;
+    this.secret = options.secret;
+    this.clock = options.clock ?? Date.now;
+    this.perAddress = new SlidingWindow(20, SIGN_IN_WINDOW_MS, this.clock);
+    this.perAccount = new SlidingWindow(5, SIGN_IN_WINDOW_MS, this.clock);
+  }
+
+  /** Creates an account (the CLI and sign-up); the first account ever created is an admin. */
+  async createAccount(input: {
+    email: string;
+    password: string;
+    name?: string;
+    admin?: boolean;
+  }): Promise<UserView> {
+    const email = normalEmail(input.email);
+    checkPassword(input.password);
+    const passwordHash = await Bun.password.hash(input.password);
+    const userId = `u_${randomPart()}`;
+    const admin = input.admin === true || this.accounts.count() === 0;
+    try {
+      this.accounts.insert({ userId, email, name: displayName(input.name, email), passwordHash, admin });
+    } catch (error) {
+      if (String(error).includes("UNIQUE"))
+        throw new AppError("conflict", "An account with this email already exists");
+      throw error;
+    }
+    return view(this.accounts.byId(userId) as AccountRow);
+  }
+
+  async signUp(input: {
+    email: string;
+    password: string;
+    name?: string;
+    inviteCode?: string;
+  }): Promise<Signed> {
+    if (this.signup === "closed")
+      throw new AppError("forbidden", "Sign-up is closed on this server; ask an admin");
+    const email = normalEmail(input.email);
+    checkPassword(input.password);
+    const now = this.clock();
+    const code = input.inviteCode?.trim();
+    if (this.signup === "invite" && !code)
+      throw new AppError("forbidden", "Sign-up needs an invite code on this server");
+    // Refused before the (deliberately slow) password hash: anonymous callers cannot make it spend CPU.
+    if (this.signup === "invite" && code && !this.accounts.inviteUsable(hashCode(code), now))
+      throw failedSignUp();
+    const passwordHash = await Bun.password.hash(input.password);
+    const userId = `u_${randomPart()}`;
+    try {
+      this.accounts.tx(() => {
+        const name = displayName(input.name, email);
+        this.accounts.insert({ userId, email, name, passwordHash, admin: false });
+        if (this.signup !== "invite" || !code) return;
+        // The account row exists before the invite names it; the transaction undoes both on failure.
+        const invite = this.accounts.redeemInvite(hashCode(code), userId, now);
+        if (!invite) throw failedSignUp();
+        if (invite.admin === 1) this.accounts.update(userId, { admin: true });
+      });
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      if (String(error).includes("UNIQUE")) throw failedSignUp();
+      throw error;
+    }
+    return this.startSession(userId);
+  }
+
+  async signIn(
+    input: { email: string; password: string },
+    clientAddress: string | undefined,
+  ): Promise<Signed> {
+    const email = typeof input.email === "string" ? input.email.trim().toLowerCase() : "";
+    const addressKey = `ip:${clientAddress ?? "unknown"}`;
+    const accountKey = `account:${email}`;
+    const wait = Math.max(this.perAddress.retryAfter(addressKey), this.perAccount.retryAfter(accountKey));
+    if (wait > 0) {
+      throw new AppError("rate_limited", "Too many sign-in attempts; try again later", {
+        headers: { "retry-after": String(wait) },
+      });
+    }
+    const account = this.accounts.byEmail(email);
+    const valid = await Bun.password.verify(input.password, account?.password_hash ?? (await this.dummy()));
+    if (!account || !valid || account.disabled_at !== null) {
+      this.perAddress.record(addressKey);
+      this.perAccount.record(accountKey);
+      throw invalidCredentials();
+    }
+    this.perAccount.reset(accountKey);
+    return this.startSession(account.user_id);
+  }
+
+  private dummy(): Promise<string> {
+    this.dummyHash ??= Bun.password.hash(randomPart());
+    return this.dummyHash;
+  }
+
+  startSession(userId: string): Signed {
+    const { id, token, secretHash } = newSessionToken();
+    const now = this.clock();
+    this.accounts.deleteExpiredSessions(now);
+    const row = {
+      id,
+      user_id: userId,
+      secret_hash: secretHash,
+      created_at: now,
+      expires_at: now + SESSION_LIFETIME_MS,
+    };
+    this.accounts.insertSession(row);
+    return { token, session: sessionView(row), user: view(this.accounts.byId(userId) as AccountRow) };
+  }
+
+  /** The session and user a token stands for, or undefined; renews the expiry when it is half spent. */
+  validate(token: string): Validated | undefined {
+    const parts = splitToken(token);
+    if (!parts) return undefined;
+    const row = this.accounts.session(parts.id);
+    if (!row || !secretMatches(parts.secret, row.secret_hash)) return undefined;
+    const now = this.clock();
+    if (row.expires_at <= now) {
+      this.accounts.deleteSession(row.id);
+      return undefined;
+    }
+    const account = this.accounts.byId(row.user_id);
+    if (!account || account.disabled_at !== null) return undefined;
+    let renewed = false;
+    if (row.expires_at - now < SESSION_LIFETIME_MS / 2) {
+      row.expires_at = now + SESSION_LIFETIME_MS;
+      this.accounts.extendSession(row.id, row.expires_at);
+      renewed = true;
+    }
+    return { session: sessionView(row), user: view(account), renewed };
+  }
+
+  /** Ends the session a token stands for (a token that is not one is ignored). */
+  signOut(token: string | undefined): void {
+    if (!token) return;
+    const parts = splitToken(token);
+    const row = parts && this.accounts.session(parts.id);
+    if (parts && row && secretMatches(parts.secret, row.secret_hash)) this.accounts.deleteSession(row.id);
+  }
+
+  /** A single-use invite code (shown once; only its hash is stored). */
+  createInvite(createdBy: string, options: { admin?: boolean; lifetimeMs?: number } = {}) {
+    const code = `inv_${randomPart()}${randomPart()}`;
+    const now = this.clock();
+    const expiresAt = now + (options.lifetimeMs ?? INVITE_LIFETIME_MS);
+    this.accounts.insertInvite({
+      codeHash: hashCode(code),
+      admin: options.admin === true,
+      createdBy,
+      createdAt: now,
+      expiresAt,
+    });
+    return { code, expiresAt: new Date(expiresAt).toISOString(), admin: options.admin === true };
+  }
+
+  async setPassword(userId: string, password: string): Promise<void> {
+    checkPassword(password);
+    this.accounts.update(userId, { passwordHash: await Bun.password.hash(password) });
+    // A reset ends every session: whoever knew the old password is signed out.
+    this.accounts.deleteSessionsOf(userId);
+  }
+
+  setDisabled(userId: string, disabled: boolean): void {
+    this.accounts.update(userId, { disabled });
+    if (disabled) this.accounts.deleteSessionsOf(userId);
+  }
+
+  /**
+   * The CSRF token of a session: an HMAC of its id under the server secret, so it is worthless for any
+   * other session (another user's token fails) and needs no storage.
+   */
+  csrfToken(sessionKey: string): string {
+    return createHmac("sha256", this.secret).update(`csrf:${sessionKey}`).digest("base64url");
+  }
+}
+
+export function normalEmail(raw: unknown): string {
+  const email = typeof raw === "string" ? raw.trim().toLowerCase() : "";
+  if (email.length > 254 || !EMAIL.test(email)) throw new AppError("invalid", "Enter a valid email address");
+  return email;
+}
+
+function checkPassword(password: unknown): void {
+  if (typeof password !== "string" || password.length < MIN_PASSWORD || password.length > MAX_PASSWORD) {
+    throw new AppError("invalid", `Passwords have ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
+  }
+}
+
+function displayName(name: string | undefined, email: string): string {
+  const trimmed = name?.trim();
+  return trimmed ? trimmed.slice(0, 100) : (email.split("@")[0] as string);
+}
+
+export function view(row: AccountRow): UserView {
+  return {
+    id: row.user_id,
+    name: row.display_name,
+    email: row.email,
+    emailVerified: false,
+    admin: row.admin === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function sessionView(row: {
+  id: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}): SessionView {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    createdAt: new Date(row.created_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The credential resolver of session auth: a session token as `Authorization: Bearer <id>.<secret>`
+ * (terminal clients, a WebSocket's `auth_token`) or as the session cookie (browsers).
+ *
+ * A cookie is sent by the browser on its own, so a cookie-authenticated request that changes state must
+ * also show it comes from one of this server's pages: an `Origin` header (the surface guard has already
+ * refused any foreign one). Browsers send Origin on every POST, PUT, PATCH, DELETE and WebSocket
+ * upgrade; a request that lacks it with a cookie is not a page of ours. Bearer callers need no such
+ * proof: nothing attaches a header for them.
+ */
+import { AppError } from "../http/errors.ts";
+import { bearerOf, readCookie, SESSION_COOKIE } from "./cookies.ts";
+import type { CredentialResolver, Identity } from "./identity.ts";
+import type { SessionAuth, Validated } from "./session-auth.ts";
+import { TOKEN_PATTERN } from "./tokens.ts";
+
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export function sessionResolver(auth: SessionAuth): CredentialResolver {
+  return (request) => {
+    const bearer = bearerOf(request);
+    if (bearer && TOKEN_PATTERN.test(bearer)) {
+      const found = auth.validate(bearer);
+      return found ? identityOf(found, "header") : undefined;
+    }
+    const cookie = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+    if (!cookie) return undefined;
+    const found = auth.validate(cookie);
+    if (!found) return undefined;
+    const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    if ((STATE_CHANGING.has(request.method) || upgrade) && !request.headers.has("origin")) {
+      throw new AppError(
+        "forbidden",
+        "A request authenticated by the session cookie that changes data must carry an Origin header; programs should send Authorization: Bearer <token> instead",
+        { code: "origin_required" },
+      );
+    }
+    return identityOf(found, "cookie");
+  };
+}
+
+function identityOf(found: Validated, credential: "cookie" | "header"): Identity {
+  return {
+    id: found.user.id,
+    kind: "session",
+    admin: found.user.admin,
+    session: found.session.id,
+    credential,
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The chat runtime's `web_fetch` tool: the model reads one public HTTPS page or JSON document
+ * (fetcher.ts decides what may be reached). A refusal is the tool's error text, never a crash.
+ */
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { type WebFetchOptions, webFetch } from "./fetcher.ts";
+
+export const WEB_FETCH_TOOL = "web_fetch";
+
+const Params = Type.Object({
+  url: Type.String({ description: "A public https:// URL (GitHub/GitLab blob links are fetched raw)" }),
+});
+
+export function webFetchTool(options: WebFetchOptions = {}): ToolDefinition<typeof Params> {
+  return {
+    name: WEB_FETCH_TOOL,
+    label: "Fetch a web page",
+    description:
+      "Fetch one public HTTPS URL and return its text (text/* or JSON only, up to 1 MiB). Local, private and link-local addresses are refused.",
+    parameters: Params,
+    async execute(_toolCallId, params, signal) {
+      const result = await webFetch(params.url, options, signal);
+      const note = result.truncated ? "\n\n[truncated at 1 MiB]" : "";
+      return {
+        content: [
+          {
+            type: "text",
+            text: `${result.url} (${result.status}, ${result.contentType})\n\n${result.content}${note}`,
+          },
+        ],
+        details: {
+          url: result.url,
+          status: result.status,
+          contentType: result.contentType,
+          truncated: result.truncated,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The reindex protection of protected deployments. A cookie-authenticated caller first GETs a CSRF
+ * token (also set as the `app_csrf` cookie: HttpOnly, SameSite=Strict), then POSTs with it in
+ * `x-app-csrf-token` and a same-origin `Origin` (or `Referer`). The token is an HMAC of the caller's
+ * session under the server secret: it cannot be forged, and another user's (or another session's) token
+ * fails. Callers that send `Authorization` skip the check (a page cannot make a browser add it). Five
+ * reindexes per minute per user; a refused attempt is not counted.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { readCookie } from "../../auth/cookies.ts";
+import type { Identity } from "../../auth/identity.ts";
+import { SlidingWindow } from "../../auth/rate-limit.ts";
+import { AppError } from "../../http/errors.ts";
+
+export const CSRF_COOKIE = "app_csrf";
+export const CSRF_HEADER = "x-app-csrf-token";
+const REINDEX_LIMIT = 5;
+const REINDEX_WINDOW_MS = 60_000;
+
+export interface ReindexGuardOptions {
+  protectedMode: boolean;
+  /** The server's CSRF HMAC (session auth's, keyed by APP_AUTH_SECRET), when there is one. */
+  csrfToken?: (sessionKey: string) => string;
+  publicOrigins: readonly string[];
+}
+
+export class ReindexGuard {
+  private readonly window = new SlidingWindow(REINDEX_LIMIT, REINDEX_WINDOW_MS);
+  private readonly fallbackKey = randomBytes(32);
+
+  constructor(private readonly options: ReindexGuardOptions) {}
+
+  get enforced(): boolean {
+    return this.options.protectedMode;
+  }
+
+  /** The caller's CSRF token: bound to their session (or, without one, to their identity). */
+  token(identity: Identity | undefined): string {
+    const key = identity?.session ?? `owner:${identity?.id ?? "local"}`;
+    if (this.options.csrfToken) return this.options.csrfToken(key);
+    return createHmac("sha256", this.fallbackKey).update(`csrf:${key}`).digest("base64url");
+  }
+
+  /** Throws 403 unless the request passes the CSRF check (only enforced in protected mode). */
+  checkCsrf(request: Request, identity: Identity | undefined): void {
+    if (!this.enforced || request.headers.has("authorization")) return;
+    const invalid = () => new AppError("forbidden", "Invalid CSRF protection");
+    if (!this.sameOrigin(request)) throw invalid();
+    const header = request.headers.get(CSRF_HEADER) ?? "";
+    const cookie = readCookie(request.headers.get("cookie"), CSRF_COOKIE) ?? "";
+    const expected = this.token(identity);
+    if (!header || !equal(header, cookie) || !equal(header, expected)) throw invalid();
+  }
+
+  /** Throws 429 when the owner used up the window (only in protected mode); else counts this one. */
+  count(owner: string): void {
+    if (!this.enforced) return;
+    if (this.window.retryAfter(owner) > 0) {
+      throw new AppError("rate_limited", "Workspace reindex rate limit exceeded", {
+        headers: { "retry-after": "60" },
+      });
+    }
+    this.window.record(owner);
+  }
+
+  private sameOrigin(request: Request): boolean {
+    const origin = request.headers.get("origin") ?? originOf(request.headers.get("referer"));
+    if (!origin || origin === "null") return false;
+    const host = request.headers.get("host");
+    const own = new Set([new URL(request.url).origin, ...this.options.publicOrigins]);
+    if (host) {
+      own.add(`http://${host}`);
+      own.add(`https://${host}`);
+    }
+    return own.has(origin.toLowerCase());
+  }
+}
+
+function originOf(referer: string | null): string | undefined {
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function equal(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

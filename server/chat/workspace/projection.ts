@@ -1,0 +1,342 @@
+/**
+ * The workspace projection: a SQLite FTS5 index of the canonical files, kept in
+ * `agent-workspace/indexes/workspace-projection.sqlite` (its own file per owner: it is rebuildable and
+ * never the source of truth). Reindex walks the workspace (no symlinks, nothing under `indexes/`) and
+ * records each text file as an item with a version that changes with its content; it never writes a
+ * canonical file. Items, one item, and ranked search with snippets read the projection.
+ */
+import { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonical, realParents } from "./contract.ts";
+import { MAX_FILE_BYTES } from "./files.ts";
+
+export const PROJECTION_FILE = "indexes/workspace-projection.sqlite";
+const IGNORED = new Set([".gitkeep", ".gitignore", ".DS_Store"]);
+const MAX_ITEMS = 20_000;
+const SEARCH_HITS = 25;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS items (
+  id TEXT PRIMARY KEY,
+  canonical_path TEXT NOT NULL UNIQUE,
+  category TEXT NOT NULL,
+  source_of_truth TEXT NOT NULL,
+  parser_kind TEXT NOT NULL,
+  title TEXT,
+  summary TEXT,
+  content TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  byte_size INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  first_indexed_at TEXT NOT NULL,
+  last_indexed_at TEXT NOT NULL,
+  last_modified_ms INTEGER NOT NULL,
+  deleted_at TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5 (
+  canonical_path, title, content, content = 'items', content_rowid = 'rowid', tokenize = 'porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS items_ai AFTER INSERT ON items BEGIN
+  INSERT INTO items_fts (rowid, canonical_path, title, content) VALUES (new.rowid, new.canonical_path, new.title, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS items_ad AFTER DELETE ON items BEGIN
+  INSERT INTO items_fts (items_fts, rowid, canonical_path, title, content) VALUES ('delete', old.rowid, old.canonical_path, old.title, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS items_au AFTER UPDATE ON items BEGIN
+  INSERT INTO items_fts (items_fts, rowid, canonical_path, title, content) VALUES ('delete', old.rowid, old.canonical_path, old.title, old.content);
+  INSERT INTO items_fts (rowid, canonical_path, title, content) VALUES (new.rowid, new.canonical_path, new.title, new.content);
+END;`;
+
+export interface ItemSummary {
+  id: string;
+  canonicalPath: string;
+  category: string;
+  sourceOfTruth: "canonical-files" | "temporary-files";
+  parserKind: string;
+  title: string | null;
+  summary: string | null;
+  currentVersionNumber: number;
+  lastIndexedAt: string;
+  lastModifiedMs: number;
+}
+
+interface ItemRow {
+  id: string;
+  canonical_path: string;
+  category: string;
+  source_of_truth: "canonical-files" | "temporary-files";
+  parser_kind: string;
+  title: string | null;
+  summary: string | null;
+  content: string;
+  content_hash: string;
+  byte_size: number;
+  version: number;
+  first_indexed_at: string;
+  last_indexed_at: string;
+  last_modified_ms: number;
+}
+
+export interface ReindexCounts {
+  scanned: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+  reactivated: number;
+}
+
+const summaryOf = (row: ItemRow): ItemSummary => ({
+  id: row.id,
+  canonicalPath: row.canonical_path,
+  category: row.category,
+  sourceOfTruth: row.source_of_truth,
+  parserKind: row.parser_kind,
+  title: row.title,
+  summary: row.summary,
+  currentVersionNumber: row.version,
+  lastIndexedAt: row.last_indexed_at,
+  lastModifiedMs: row.last_modified_ms,
+});
+
+export const itemId = (canonicalPath: string) =>
+  createHash("sha256").update(`workspace-item:${canonicalPath}`).digest("hex");
+
+/** Opens (creating when asked) the owner's projection; undefined when it does not exist yet. */
+function open(root: string, create: boolean): Database | undefined {
+  const file = join(root, PROJECTION_FILE);
+  // indexes/ is in the agent's reach: a symlink there must not move the database elsewhere.
+  if (!realParents(root, PROJECTION_FILE)) throw new Error("the projection folder is not a plain folder");
+  let exists = false;
+  try {
+    const stat = lstatSync(file);
+    if (!stat.isFile()) throw new Error("the projection path is not a plain file");
+    exists = true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  if (!exists && !create) return undefined;
+  const db = new Database(file, { create: true, strict: true });
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
+  db.exec(SCHEMA);
+  return db;
+}
+
+export function projectionExists(root: string): boolean {
+  try {
+    return lstatSync(join(root, PROJECTION_FILE)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Every indexable file: relative path → full path (regular files only; `indexes/` skipped). */
+function walk(root: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const visit = (dir: string, relative: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (found.size >= MAX_ITEMS) return;
+      const rel = relative ? `${relative}/${entry.name}` : entry.name;
+      if (rel === "indexes" || IGNORED.has(entry.name)) continue;
+      if (entry.isDirectory()) visit(join(dir, entry.name), rel);
+      else if (entry.isFile()) found.set(rel, join(dir, entry.name));
+    }
+  };
+  visit(root, "");
+  return found;
+}
+
+function categoryOf(rel: string): string {
+  if (rel === "manifest.json") return "manifest";
+  const top = rel.split("/")[0] as string;
+  const byTop: Record<string, string> = {
+    memory: "memory",
+    plans: "plan",
+    skills: "skill",
+    evals: "eval",
+    artifacts: "artifact",
+    pi: "pi-resource",
+    scratch: "scratch",
+  };
+  if (Object.hasOwn(byTop, top)) return byTop[top] as string;
+  if (
+    top === "system" &&
+    /^system\/(workspace-policy|tool-policy|self-improvement-policy|constraints)\.md$/.test(rel)
+  )
+    return "policy";
+  return "unknown";
+}
+
+function parserOf(rel: string): string {
+  if (rel === "manifest.json") return "manifest-json";
+  if (rel.endsWith(".md")) return "markdown";
+  if (rel.endsWith(".jsonl")) return "jsonl";
+  if (rel.endsWith(".json")) return "json";
+  return "text";
+}
+
+function titleOf(rel: string, text: string): string | null {
+  const heading = text.match(/^#\s+(.+)$/m)?.[1]?.trim();
+  return heading ? heading.slice(0, 200) : (rel.split("/").at(-1) ?? null);
+}
+
+/** Rebuilds the projection from the canonical files (which it only reads). */
+export function reindex(root: string): ReindexCounts {
+  const db = open(root, true) as Database;
+  const counts: ReindexCounts = {
+    scanned: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    deleted: 0,
+    reactivated: 0,
+  };
+  try {
+    const files = walk(root);
+    const now = new Date().toISOString();
+    const existing = new Map(
+      db
+        .query<ItemRow & { deleted_at: string | null }, []>("SELECT * FROM items")
+        .all()
+        .map((r) => [r.canonical_path, r]),
+    );
+    db.transaction(() => {
+      for (const [rel, full] of files) {
+        counts.scanned++;
+        const stat = lstatSync(full);
+        const bytes = stat.size <= MAX_FILE_BYTES ? readFileSync(full) : Buffer.alloc(0);
+        const text = bytes.subarray(0, 8192).includes(0) ? "" : bytes.toString("utf8");
+        const hash = createHash("sha256").update(bytes).digest("hex");
+        const path = canonical(rel);
+        const before = existing.get(path);
+        const fields = {
+          category: categoryOf(rel),
+          source_of_truth: rel.startsWith("scratch/") ? "temporary-files" : "canonical-files",
+          parser_kind: parserOf(rel),
+          title: titleOf(rel, text),
+          summary: text.replace(/\s+/g, " ").trim().slice(0, 240) || null,
+          content: text,
+          content_hash: hash,
+          byte_size: stat.size,
+          last_modified_ms: Math.floor(stat.mtimeMs),
+        };
+        if (!before) {
+          db.run(
+            `INSERT INTO items (id, canonical_path, category, source_of_truth, parser_kind, title, summary, content,
+              content_hash, byte_size, version, first_indexed_at, last_indexed_at, last_modified_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+            [
+              itemId(path),
+              path,
+              fields.category,
+              fields.source_of_truth,
+              fields.parser_kind,
+              fields.title,
+              fields.summary,
+              fields.content,
+              hash,
+              fields.byte_size,
+              now,
+              now,
+              fields.last_modified_ms,
+            ],
+          );
+          counts.inserted++;
+          continue;
+        }
+        const changed = before.content_hash !== hash;
+        if (before.deleted_at !== null) counts.reactivated++;
+        else if (changed) counts.updated++;
+        else counts.unchanged++;
+        db.run(
+          `UPDATE items SET category = ?, source_of_truth = ?, parser_kind = ?, title = ?, summary = ?, content = ?,
+             content_hash = ?, byte_size = ?, version = version + ?, last_indexed_at = ?, last_modified_ms = ?, deleted_at = NULL
+           WHERE canonical_path = ?`,
+          [
+            fields.category,
+            fields.source_of_truth,
+            fields.parser_kind,
+            fields.title,
+            fields.summary,
+            fields.content,
+            hash,
+            fields.byte_size,
+            changed ? 1 : 0,
+            now,
+            fields.last_modified_ms,
+            path,
+          ],
+        );
+      }
+      for (const [path, row] of existing) {
+        if (row.deleted_at !== null || files.has(path.slice(path.indexOf("/") + 1))) continue;
+        db.run("UPDATE items SET deleted_at = ? WHERE canonical_path = ?", [now, path]);
+        counts.deleted++;
+      }
+    })();
+    return counts;
+  } finally {
+    db.close();
+  }
+}
+
+export function listItems(root: string): ItemSummary[] {
+  const db = open(root, false);
+  if (!db) return [];
+  try {
+    return db
+      .query<ItemRow, []>("SELECT * FROM items WHERE deleted_at IS NULL ORDER BY canonical_path")
+      .all()
+      .map(summaryOf);
+  } finally {
+    db.close();
+  }
+}
+
+export function getItem(root: string, id: string) {
+  const db = open(root, false);
+  if (!db) return undefined;
+  try {
+    const row = db
+      .query<ItemRow, [string]>("SELECT * FROM items WHERE id = ? AND deleted_at IS NULL")
+      .get(id);
+    if (!row) return undefined;
+    return {
+      ...summaryOf(row),
+      currentContentHash: row.content_hash,
+      byteSize: row.byte_size,
+      firstIndexedAt: row.first_indexed_at,
+      content: row.content,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Ranked hits (BM25, a path match first) with a snippet around the match; at most 25. */
+export function search(root: string, query: string) {
+  const terms = query.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 16) ?? [];
+  if (terms.length === 0) return [];
+  const db = open(root, false);
+  if (!db) return [];
+  try {
+    const match = terms.map((term) => `"${term}"*`).join(" ");
+    const rows = db
+      .query<ItemRow & { snippet: string }, [string, number]>(
+        `SELECT items.*, snippet(items_fts, 2, '', '', '…', 24) AS snippet FROM items_fts
+         JOIN items ON items.rowid = items_fts.rowid
+         WHERE items_fts MATCH ? AND items.deleted_at IS NULL
+         ORDER BY bm25(items_fts, 10.0, 5.0, 1.0) LIMIT ?`,
+      )
+      .all(match, SEARCH_HITS);
+    return rows.map((row) => ({
+      ...summaryOf(row),
+      itemId: row.id,
+      snippet: row.snippet.replace(/\s+/g, " ").trim(),
+    }));
+  } finally {
+    db.close();
+  }
+}

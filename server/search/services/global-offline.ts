@@ -1,0 +1,253 @@
+/**
+ * Global search without a model: GraphRAG's map and reduce done extractively.
+ *
+ * Map: every community report in play yields points (its findings, each a fact from the text with the
+ * entities it ties together), scored 0–100 for how much they help answer the question. Reduce: the best
+ * points, deduplicated, become an answer that opens by naming what the question asks for and then lists
+ * the facts, each cited [Data: Reports (ids)].
+ *
+ * A broad question ("What are the main themes?", "Who are the main characters?", "What is this about?")
+ * names nothing to look up: like GraphRAG it is answered from the top-level communities, the most
+ * important first, and opens with the leading characters, places and recurring subjects. A specific
+ * question maps over the reports that match it (BM25) at the requested level. "Unable to answer" is
+ * left for an index with nothing that relates to the question at all.
+ */
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import { estimateTokens, firstSentence, idList } from "../text.ts";
+import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
+import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
+import { NO_DATA_ANSWER } from "./prompts.ts";
+import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
+
+export interface OfflinePoint {
+  description: string;
+  score: number;
+  reports: number[];
+  /** The fact itself, to merge the same sentence found under several findings. */
+  key: string;
+}
+
+/** Words that ask about the whole material rather than something in it. */
+const BROAD_WORDS = new Set(
+  `main key central major important principal chief leading primary overall general whole theme themes
+   topic topics subject subjects story stories book books text texts document documents material corpus
+   plot summary summarise summarize overview gist characters character people persons figures places
+   setting settings happen happens happened idea ideas message point points lesson lessons moral`.split(
+    /\s+/,
+  ),
+);
+const BROAD_REPORTS = 30;
+const SPECIFIC_REPORTS = 60;
+const LEADING = 6;
+/** A term in more than this share of the reports is too common to rank them by. */
+const COMMON_SHARE = 0.3;
+
+export type Broad = "people" | "places" | "themes";
+
+/** Whether a question is broad, and what it asks about; undefined for a specific question. */
+export function broadQuestion(query: string): Broad | undefined {
+  const terms = queryTerms(query);
+  if (!terms.every((t) => BROAD_WORDS.has(t))) return undefined;
+  const q = query.toLowerCase();
+  if (/\b(who|characters?|people|persons|figures)\b/.test(q)) return "people";
+  if (/\b(where|places?|settings?)\b/.test(q)) return "places";
+  return "themes";
+}
+
+export function offlineGlobal(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  query: string,
+  level: number,
+  maxTokens: number,
+  maxPoints: number,
+): Answer {
+  const broad = broadQuestion(query);
+  const reports = broad
+    ? graph.topReports(index, 0, BROAD_REPORTS)
+    : matchedReports(graph, index, query, level);
+  const points = broad ? broadPoints(reports) : specificPoints(reports, query);
+  const chosen = choose(points, maxPoints, maxTokens);
+  const cited = new Set(chosen.flatMap((p) => p.reports));
+  const data: ContextData = {
+    reports: reports.map((r) => ({
+      id: String(r.human_id),
+      title: r.title,
+      content: r.content,
+      rank: r.rating,
+      in_context: cited.has(r.human_id),
+    })),
+    points: chosen.map((p) => ({ description: p.description, score: p.score })),
+  };
+  if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
+  const opening = broad
+    ? broadOpening(graph, index, broad, reports, cited)
+    : `${chosen[0]?.description} [Data: Reports (${idList(chosen[0]?.reports ?? [])})]`;
+  const rest = broad ? chosen : chosen.slice(1);
+  const lines = rest.map((p) => `- ${p.description} [Data: Reports (${idList(p.reports)})]`);
+  const heading = broad ? "What the material says, community by community:" : "Also relevant:";
+  return fixedAnswer(data, lines.length > 0 ? `${opening}\n\n${heading}\n\n${lines.join("\n")}` : opening);
+}
+
+/**
+ * The reports that match the question (BM25). A term most reports contain ranks nothing (its weight is
+ * near zero) yet costs a score for every one of them, so the match uses the selective terms when there
+ * are any.
+ */
+function matchedReports(graph: SearchGraphStore, index: IndexRow, query: string, level: number) {
+  const terms = queryTerms(query);
+  const selective =
+    terms.length > 1 ? terms.filter((t) => graph.reportTermShare(`"${t}"`) <= COMMON_SHARE) : terms;
+  const match = ftsMatch((selective.length > 0 ? selective : terms).join(" "));
+  return match ? graph.matchReports(index, match, level, SPECIFIC_REPORTS) : [];
+}
+
+/** A finding as one readable fact: "A and B: what the text says." without its inner citation. */
+function fact(f: Finding): { description: string; key: string } {
+  const text = f.explanation.replace(/\s*\[Data:[^\]]*\]\s*$/, "").trim();
+  const names = f.summary.split(" and ");
+  const description = names.every((n) => text.includes(n)) ? text : `${f.summary}: ${text}`;
+  return { description, key: text.slice(0, 160) };
+}
+
+/** Broad questions: every top-level report counts, the most important first, its findings in order. */
+function broadPoints(reports: ReportRow[]): OfflinePoint[] {
+  const top = Math.max(...reports.map((r) => r.rating), 1);
+  const points: OfflinePoint[] = [];
+  for (const r of reports) {
+    // One point per community: its summary's lead fact, then its strongest finding.
+    const [first] = JSON.parse(r.findings) as Finding[];
+    const summary = r.summary
+      .replace(/^This community has [^.]*\.\s*/, "")
+      .replace(/\s*Recurring words: [^.]*\./, "")
+      .trim();
+    const description = `${r.title}: ${summary}${first ? ` ${fact(first).description}` : ""}`.trim();
+    points.push({
+      description,
+      score: Math.max(1, Math.round((100 * r.rating) / top)),
+      reports: [r.human_id],
+      key: description,
+    });
+  }
+  return points;
+}
+
+/** Specific questions: findings scored by their report's BM25 share and the query words they contain. */
+function specificPoints(reports: ReportRow[], query: string): OfflinePoint[] {
+  const terms = queryTerms(query);
+  const scoreOf = (r: ReportRow) => (r as ReportRow & { score?: number }).score ?? 0;
+  const best = reports[0] ? scoreOf(reports[0]) : 0;
+  const points: OfflinePoint[] = [];
+  for (const r of reports) {
+    const share = best !== 0 ? scoreOf(r) / best : 0; // bm25 is negative: the best is the most negative
+    for (const f of JSON.parse(r.findings) as Finding[]) {
+      const overlap = termOverlap(`${f.summary} ${f.explanation}`, terms);
+      // What the finding itself says counts more than how well its report matched as a whole.
+      const text = f.explanation.replace(/\s*\[Data:[^\]]*\]\s*$/, "");
+      // A list line or a page-long sentence states a fact worse than a plain sentence.
+      const form = (/[.!?]["'’”)_]*$/.test(text) ? 1 : 0.6) * (text.length > 300 ? 0.8 : 1);
+      const score = Math.round(
+        100 * form * (0.3 * share + 0.7 * Math.min(1, overlap / Math.max(1, terms.length))),
+      );
+      if (overlap > 0 && score > 0) points.push({ ...fact(f), score, reports: [r.human_id] });
+    }
+  }
+  return points;
+}
+
+/** The best points that fit, each fact once (the same sentence backs several findings). */
+function choose(points: OfflinePoint[], maxPoints: number, maxTokens: number): OfflinePoint[] {
+  points.sort((a, b) => b.score - a.score);
+  const chosen: OfflinePoint[] = [];
+  const seen = new Map<string, OfflinePoint>();
+  let used = 0;
+  for (const p of points) {
+    if (chosen.length >= maxPoints) break;
+    const twin = seen.get(p.key);
+    if (twin) {
+      for (const id of p.reports) if (!twin.reports.includes(id)) twin.reports.push(id);
+      continue;
+    }
+    const cost = estimateTokens(p.description);
+    if (used + cost > maxTokens) break;
+    seen.set(p.key, p);
+    chosen.push(p);
+    used += cost;
+  }
+  return chosen;
+}
+
+/** Names what a broad question asks for: the leading characters, places, and recurring subjects. */
+function broadOpening(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  broad: Broad,
+  reports: ReportRow[],
+  cited: Set<number>,
+): string {
+  const people = graph.leadingEntities(index, "person", LEADING);
+  const places = graph.leadingEntities(index, "geo", 3);
+  const events = graph.leadingEntities(index, "event", 2);
+  const cite = (entities: EntityRow[]) => {
+    const ids = reportsOf(entities, reports);
+    for (const id of ids) cited.add(id);
+    const refs = [`Reports (${idList(ids.length > 0 ? ids : [...cited])})`];
+    if (entities.length > 0) refs.push(`Entities (${idList(entities.map((e) => e.human_id))})`);
+    return `[Data: ${refs.join("; ")}]`;
+  };
+  const subjects = recurring(reports);
+  if (broad === "people" && people.length > 0)
+    return `The main characters are ${names(people)} ${cite(people)}.${describe(people.slice(0, 3))}`;
+  if (broad === "places" && places.length > 0) return `The main places are ${names(places)} ${cite(places)}.`;
+  const parts: string[] = [];
+  if (people.length > 0) parts.push(`centres on ${names(people.slice(0, 4))}`);
+  if (events.length > 0) parts.push(`around ${names(events)}`);
+  if (places.length > 0) parts.push(`in ${names(places)}`);
+  const about =
+    parts.length > 0
+      ? `The material ${parts.join(", ")} ${cite([...people.slice(0, 4), ...events, ...places])}.`
+      : "";
+  const themes =
+    subjects.length >= 3 ? ` Its recurring subjects are ${names(subjects.map((name) => ({ name })))}.` : "";
+  return `${about}${themes}`.trim() || "The material's communities, most important first:";
+}
+
+/** One sentence about each leading character, from its description. */
+function describe(entities: EntityRow[]): string {
+  const lines = entities.map((e) => {
+    return `- ${e.name}: ${firstSentence(e.description)} [Data: Entities (${e.human_id})]`;
+  });
+  return lines.length > 0 ? `\n\n${lines.join("\n")}` : "";
+}
+
+/** The report ids (of those in play) whose communities hold these entities. */
+function reportsOf(entities: EntityRow[], reports: ReportRow[]): number[] {
+  const byCommunity = new Map(reports.map((r) => [r.community_id, r.human_id]));
+  const ids = new Set<number>();
+  for (const e of entities)
+    for (const c of JSON.parse(e.community_ids) as number[]) {
+      const id = byCommunity.get(c);
+      if (id !== undefined) ids.add(id);
+    }
+  return [...ids];
+}
+
+/** The words the reports list as recurring, by how many reports repeat them. */
+function recurring(reports: ReportRow[]): string[] {
+  const counts = new Map<string, number>();
+  for (const r of reports) {
+    const words = r.summary.match(/Recurring words: ([^.]*)\./)?.[1]?.split(", ") ?? [];
+    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
+  // A subject of the whole is one that several communities repeat.
+  return [...counts.entries()]
+    .filter(([, n]) => n > 1)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, 5)
+    .map(([w]) => w);
+}
+
+function names(entities: { name: string }[]): string {
+  const list = entities.map((e) => e.name);
+  return list.length > 1 ? `${list.slice(0, -1).join(", ")} and ${list.at(-1)}` : (list[0] ?? "");
+}

@@ -1,0 +1,27 @@
+/** The entity a question is about: the matched entity whose name the question spells out most fully. */
+import type { EntityRow } from "../types.ts";
+
+/** The entity the question is about: the matched entity whose name the query spells out most fully. */
+export function subjectOf(entities: EntityRow[], query: string): EntityRow | undefined {
+  const words = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  let best: EntityRow | undefined;
+  let bestScore = 0;
+  for (const e of entities) {
+    const parts = nameWords(e.name);
+    if (parts.length === 0) continue;
+    const hits = parts.filter((p) => words.has(p)).length;
+    // Every word of the name present beats some; longer full matches beat shorter ones.
+    const score = hits === 0 ? 0 : (hits === parts.length ? 10 : 0) + hits - (parts.length - hits) * 0.5;
+    if (score > bestScore) {
+      best = e;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+export function nameWords(name: string): string[] {
+  return (name.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    (w) => !["mr", "mrs", "miss", "ms", "dr", "of", "the", "sir", "master"].includes(w),
+  );
+}

@@ -1,0 +1,204 @@
+/**
+ * `atrium user ...`: operating a team server's accounts from the command line (works on the compiled
+ * binary, against a running server's data dir: SQLite in WAL mode takes the writes beside it).
+ *
+ *   user add EMAIL [--name N] [--admin] [--password-stdin]   the first account ever created is an admin
+ *   user admin EMAIL [--revoke]                              make (or stop being) an admin
+ *   user invite [--admin] [--days N]                         a single-use sign-up code (APP_AUTH_SIGNUP=invite)
+ *   user reset-password EMAIL [--password-stdin]             ends every session of the account
+ *   user disable EMAIL | user enable EMAIL                   a disabled account cannot sign in
+ *   user delete EMAIL --yes                                  the account and ALL its data in every family
+ *   user list
+ *
+ * Without --password-stdin a random password is generated and printed once.
+ */
+import { rmSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { migrationSets } from "./app.ts";
+import type { AccountRow } from "./auth/account-store.ts";
+import { SessionAuth } from "./auth/session-auth.ts";
+import { randomPart } from "./auth/tokens.ts";
+import { parseCli } from "./config/cli.ts";
+import { createEnvSource, readDotenv } from "./config/env.ts";
+import { AppError } from "./http/errors.ts";
+import { openDatabase } from "./storage/database.ts";
+import { eraseOwnerRows } from "./storage/erase-owner.ts";
+import { MigrationError, migrate } from "./storage/migrate.ts";
+import { Store } from "./storage/store.ts";
+import { ownerFolders } from "./workspace/owner-folders.ts";
+
+const USAGE = `usage: atrium user <add|admin|invite|reset-password|disable|enable|delete|list> [args] [--data-dir D]
+  add EMAIL [--name N] [--admin] [--password-stdin]
+  admin EMAIL [--revoke]
+  invite [--admin] [--days N]
+  reset-password EMAIL [--password-stdin]
+  disable EMAIL | enable EMAIL
+  delete EMAIL --yes        (the account and all of its data in every family)
+  list`;
+
+export interface UserCommandIO {
+  out(text: string): void;
+  err(text: string): void;
+  readStdin(): Promise<string>;
+}
+
+const processIO: UserCommandIO = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  readStdin: () => Bun.stdin.text(),
+};
+
+export async function main(argv: string[], io: UserCommandIO = processIO): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    io.err(`atrium user: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [action, email] = positionals;
+  if (!action || values.help) {
+    io.out(`${USAGE}\n`);
+    return action || values.help ? 0 : 2;
+  }
+  const cli = parseCli(
+    values["data-dir"] ? ["--data-dir", values["data-dir"]] : [],
+    process.env,
+    process.cwd(),
+  );
+  if (cli.kind !== "serve") {
+    io.err("atrium user: the data directory could not be resolved\n");
+    return 2;
+  }
+  const dataDir = cli.options.dataDir;
+  const env = createEnvSource(process.env, readDotenv(process.cwd()));
+  const db = openDatabase(`${dataDir}/app.db`);
+  try {
+    migrate(db, migrationSets());
+    const auth = new SessionAuth({
+      store: new Store(db),
+      secret: env.get("APP_AUTH_SECRET") ?? "",
+      signup: "closed",
+    });
+    const account = () => {
+      if (!email) throw new AppError("invalid", `${action} needs an EMAIL`);
+      const found = auth.accounts.byEmail(email.trim().toLowerCase());
+      if (!found) throw new AppError("not_found", `no account with the email ${email}`);
+      return found;
+    };
+    const password = async () => {
+      if (!values["password-stdin"]) return { value: `${randomPart()}${randomPart()}`, generated: true };
+      return { value: (await io.readStdin()).replace(/\r?\n$/, ""), generated: false };
+    };
+    switch (action) {
+      case "add": {
+        if (!email) throw new AppError("invalid", "add needs an EMAIL");
+        const secret = await password();
+        const user = await auth.createAccount({
+          email,
+          password: secret.value,
+          name: values.name,
+          admin: values.admin,
+        });
+        io.out(`added ${user.email} (${user.id})${user.admin ? " as an admin" : ""}\n`);
+        if (secret.generated) io.out(`password: ${secret.value}\n`);
+        return 0;
+      }
+      case "admin": {
+        const found = account();
+        auth.accounts.update(found.user_id, { admin: !values.revoke });
+        io.out(`${found.email} is ${values.revoke ? "no longer" : "now"} an admin\n`);
+        return 0;
+      }
+      case "invite": {
+        const days = values.days === undefined ? 7 : Number(values.days);
+        if (!Number.isInteger(days) || days < 1 || days > 365)
+          throw new AppError("invalid", "--days must be 1..365");
+        const invite = auth.createInvite("cli", { admin: values.admin, lifetimeMs: days * 86_400_000 });
+        io.out(
+          `invite: ${invite.code}\nexpires: ${invite.expiresAt}${invite.admin ? "\n(an admin invite)" : ""}\n`,
+        );
+        return 0;
+      }
+      case "reset-password": {
+        const found = account();
+        const secret = await password();
+        await auth.setPassword(found.user_id, secret.value);
+        io.out(`password of ${found.email} reset; its sessions ended\n`);
+        if (secret.generated) io.out(`password: ${secret.value}\n`);
+        return 0;
+      }
+      case "disable":
+      case "enable": {
+        const found = account();
+        auth.setDisabled(found.user_id, action === "disable");
+        io.out(`${found.email} ${action}d\n`);
+        return 0;
+      }
+      case "delete": {
+        const found = account();
+        if (!values.yes)
+          throw new AppError("invalid", `delete erases ${found.email} and all of their data: add --yes`);
+        const rows = eraseOwnerRows(db, found.user_id);
+        // Every per-owner folder (workspace with its files, sessions, pi agent dir, attachments, artifacts).
+        for (const folder of Object.values(ownerFolders(dataDir, found.user_id))) {
+          rmSync(folder, { recursive: true, force: true });
+        }
+        io.out(`deleted ${found.email} (${found.user_id}): ${summary(rows)}; their folders removed\n`);
+        return 0;
+      }
+      case "list": {
+        io.out(table(auth.accounts.list()));
+        return 0;
+      }
+      default:
+        throw new AppError("invalid", `unknown action '${action}'\n${USAGE}`);
+    }
+  } catch (error) {
+    if (error instanceof AppError || error instanceof MigrationError) {
+      io.err(`atrium user: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      "data-dir": { type: "string" },
+      name: { type: "string" },
+      admin: { type: "boolean" },
+      revoke: { type: "boolean" },
+      days: { type: "string" },
+      "password-stdin": { type: "boolean" },
+      yes: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function summary(rows: Record<string, number>): string {
+  const parts = Object.entries(rows).map(([table, n]) => `${n} ${table}`);
+  return parts.length > 0 ? `${parts.join(", ")} rows` : "no rows";
+}
+
+function table(rows: AccountRow[]): string {
+  if (rows.length === 0) return "no accounts\n";
+  const lines = rows.map((r) =>
+    [
+      r.email,
+      r.user_id,
+      r.admin ? "admin" : "member",
+      r.disabled_at ? "disabled" : "active",
+      r.created_at,
+    ].join("\t"),
+  );
+  return `${["email", "id", "role", "state", "created"].join("\t")}\n${lines.join("\n")}\n`;
+}

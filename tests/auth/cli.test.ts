@@ -1,0 +1,209 @@
+/**
+ * `atrium user ...` and `atrium backup`: accounts managed from the command line on a data dir a server
+ * uses, deleting a user with all of their data in every family, and a consistent backup.
+ */
+
+import { Database } from "bun:sqlite";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { backup } from "../../server/backup-command.ts";
+import { main as userMain } from "../../server/user-command.ts";
+import { ownerFolders } from "../../server/workspace/owner-folders.ts";
+import { postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { authApp, OWN_ORIGIN, PASSWORD, type SignedUser, signUp } from "./auth-app.ts";
+
+setDefaultTimeout(60_000);
+
+let t: TestApp | undefined;
+const dirs: { remove(): void }[] = [];
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  for (const dir of dirs.splice(0)) dir.remove();
+});
+
+function dataDir(): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir.path;
+}
+
+async function user(dir: string, args: string[], stdin = "") {
+  let out = "";
+  let err = "";
+  const code = await userMain([...args, "--data-dir", dir], {
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+    readStdin: async () => stdin,
+  });
+  return { code, out, err };
+}
+
+const signIn = (app: TestApp, email: string, password: string) =>
+  app.request("/api/auth/sign-in/email", postJson({ email, password }));
+
+describe("atrium user", () => {
+  test("add (first is an admin), list, admin, invite, reset-password, disable and enable", async () => {
+    const dir = dataDir();
+    const root = await user(dir, ["add", "root@example.org", "--password-stdin"], `${PASSWORD}\n`);
+    expect(root).toMatchObject({ code: 0 });
+    expect(root.out).toContain("as an admin");
+    const ann = await user(dir, ["add", "ann@example.org", "--name", "Ann"]);
+    expect(ann.out).not.toContain("admin");
+    const generated = ann.out.match(/password: (\S+)/)?.[1] as string;
+    expect(generated.length).toBeGreaterThanOrEqual(32);
+    expect((await user(dir, ["add", "ann@example.org"])).code).toBe(1);
+
+    const list = await user(dir, ["list"]);
+    expect(list.out).toMatch(/root@example\.org\tu_\w+\tadmin\tactive/);
+    expect(list.out).toMatch(/ann@example\.org\tu_\w+\tmember\tactive/);
+    await user(dir, ["admin", "ann@example.org"]);
+    expect((await user(dir, ["list"])).out).toMatch(/ann@example\.org\tu_\w+\tadmin/);
+
+    const invite = await user(dir, ["invite"]);
+    const code = invite.out.match(/invite: (\S+)/)?.[1] as string;
+
+    t = await authApp({ dataDir: dir, env: { APP_AUTH_SIGNUP: "invite" } });
+    expect((await signIn(t, "root@example.org", PASSWORD)).status).toBe(200);
+    const annIn = await signIn(t, "ann@example.org", generated);
+    expect(annIn.status).toBe(200);
+    const annToken = (await annIn.json()).token as string;
+    const bob = await t.request(
+      "/api/auth/sign-up/email",
+      postJson({ email: "bob@example.org", password: PASSWORD, inviteCode: code }),
+    );
+    expect(bob.status).toBe(200);
+
+    // A reset ends every session and the old password stops working.
+    const reset = await user(
+      dir,
+      ["reset-password", "ann@example.org", "--password-stdin"],
+      "a new long password\n",
+    );
+    expect(reset.code).toBe(0);
+    expect(
+      (await t.request("/api/chat/sessions", { headers: { authorization: `Bearer ${annToken}` } })).status,
+    ).toBe(401);
+    expect((await signIn(t, "ann@example.org", generated)).status).toBe(401);
+    expect((await signIn(t, "ann@example.org", "a new long password")).status).toBe(200);
+
+    await user(dir, ["disable", "bob@example.org"]);
+    expect((await signIn(t, "bob@example.org", PASSWORD)).status).toBe(401);
+    await user(dir, ["enable", "bob@example.org"]);
+    expect((await signIn(t, "bob@example.org", PASSWORD)).status).toBe(200);
+  });
+
+  test("bad use is one clear line and a non-zero exit", async () => {
+    const dir = dataDir();
+    expect((await user(dir, ["frobnicate"])).err).toContain("unknown action 'frobnicate'");
+    expect((await user(dir, ["disable", "nobody@example.org"])).err).toContain("no account with the email");
+    expect((await user(dir, ["add", "x@y.z", "--password-stdin"], "short")).err).toContain("Passwords have");
+    expect((await user(dir, ["invite", "--days", "0"])).code).toBe(1);
+    expect((await user(dir, ["--bogus"])).code).toBe(2);
+  });
+
+  test("the compiled command line dispatches `user` (a subprocess of server/main.ts)", async () => {
+    const dir = dataDir();
+    const proc = Bun.spawn(["./node_modules/.bin/bun", "server/main.ts", "user", "list", "--data-dir", dir], {
+      cwd: REPO_ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "", HOME: dir },
+    });
+    expect(await proc.exited).toBe(0);
+    expect(await new Response(proc.stdout).text()).toBe("no accounts\n");
+  });
+});
+
+/** Gives `who` something in every family: chat session, turn session and file, index, agent, memory. */
+async function fill(app: TestApp, who: SignedUser) {
+  const h = who.bearer;
+  const ok = async (path: string, init: RequestInit) => {
+    const r = await app.request(path, init);
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+  await ok("/api/chat/new", { method: "POST", headers: h });
+  await ok("/api/sessions", postJson({ title: "mine" }, h));
+  await ok("/api/files/content", { ...postJson({ path: "notes.txt", content: "secret" }, h), method: "PUT" });
+  await ok(
+    "/search/index",
+    postJson({ name: "docs", documents: [{ name: "a", text: "Alice met Bob in Paris." }] }, h),
+  );
+  const agent = await ok("/v1/agents", postJson({ name: "Helper", role: "helps" }, h));
+  await ok(
+    "/v1/memory",
+    postJson({ owner_id: agent.id, owner_type: "agent", type: "CONTEXT", content: "remember" }, h),
+  );
+}
+
+function ownedRows(db: Database, owner: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  for (const { name } of tables) {
+    const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name}')`).all();
+    if (!columns.some((c) => c.name === "owner_id")) continue;
+    const n =
+      db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM "${name}" WHERE owner_id = ?`).get(owner)
+        ?.n ?? 0;
+    if (n > 0) counts[name] = n;
+  }
+  return counts;
+}
+
+test("user delete erases the user's rows in every family and their folders; others keep theirs", async () => {
+  const dir = dataDir();
+  t = await authApp({ dataDir: dir });
+  const ann = await signUp(t, "ann@example.org");
+  const bob = await signUp(t, "bob@example.org");
+  await fill(t, ann);
+  await fill(t, bob);
+  const db = new Database(join(dir, "app.db"));
+  const before = ownedRows(db, ann.id);
+  for (const table of ["chat_sessions", "turn_sessions", "search_indexes", "agents", "memory_entries"])
+    expect({ table, has: (before[table] ?? 0) > 0 }).toEqual({ table, has: true });
+  const bobBefore = ownedRows(db, bob.id);
+  expect(existsSync(join(ownerFolders(dir, ann.id).files, "notes.txt"))).toBe(true);
+
+  expect((await user(dir, ["delete", "ann@example.org"])).code).toBe(1); // needs --yes
+  const deleted = await user(dir, ["delete", "ann@example.org", "--yes"]);
+  expect(deleted.code).toBe(0);
+  expect(ownedRows(db, ann.id)).toEqual({});
+  expect(db.query("SELECT count(*) AS n FROM users WHERE id = ?").get(ann.id)).toEqual({ n: 0 });
+  expect(db.query("SELECT count(*) AS n FROM auth_sessions WHERE user_id = ?").get(ann.id)).toEqual({ n: 0 });
+  expect(db.query("SELECT count(*) AS n FROM memory_fts WHERE owner_id = ?").get(ann.id)).toEqual({ n: 0 });
+  for (const folder of Object.values(ownerFolders(dir, ann.id))) expect(existsSync(folder)).toBe(false);
+  expect(ownedRows(db, bob.id)).toEqual(bobBefore);
+  db.close();
+  expect((await t.request("/api/chat/sessions", { headers: ann.bearer })).status).toBe(401);
+  expect((await t.request("/v1/agents", { headers: bob.bearer })).status).toBe(200);
+  expect(readFileSync(join(ownerFolders(dir, bob.id).files, "notes.txt"), "utf8")).toBe("secret");
+  await t.request("/api/auth/sign-out", { method: "POST", headers: { ...bob.cookie, ...OWN_ORIGIN } });
+});
+
+test("backup copies a running server's database consistently and its files; the copy serves as a data dir", async () => {
+  const dir = dataDir();
+  t = await authApp({ dataDir: dir });
+  const ann = await signUp(t, "ann@example.org");
+  await fill(t, ann);
+  const target = join(dataDir(), "copy");
+  expect(backup(dir, target)).toBeGreaterThan(0);
+  expect(() => backup(dir, target)).toThrow("not empty");
+  expect(() => backup(dir, join(dir, "inside"))).toThrow("outside the data dir");
+  await t.close();
+  t = await authApp({ dataDir: target });
+  expect((await signIn(t, "ann@example.org", PASSWORD)).status).toBe(200);
+  const agents = await t.json<{ agents?: unknown[]; total?: number }>("/v1/agents", { headers: ann.bearer });
+  expect(agents.status).toBe(200);
+  expect(JSON.stringify(agents.body)).toContain("Helper");
+  const file = await t.json<{ content: string }>("/api/files/content?path=notes.txt", {
+    headers: ann.bearer,
+  });
+  expect(file.body.content).toBe("secret");
+});

@@ -1,0 +1,132 @@
+/**
+ * The per-user sandbox: preview URLs (the spec's checks and texts, signed, short-lived, owner-bound)
+ * and shell commands in protected mode (in the jail when it works, refused when sandboxes are off).
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { PREVIEW_LIFETIME_MS, PreviewSigner } from "../../server/sandbox/users/preview.ts";
+import { SandboxRegistry } from "../../server/sandbox/users/registry.ts";
+import { authApp, SECRET, signUp } from "../auth/auth-app.ts";
+import { postJson, type TestApp } from "../helpers/app.ts";
+import { scripted } from "../helpers/chat.ts";
+import { lines } from "../helpers/streams.ts";
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe("GET /api/sandbox/preview", () => {
+  test("401, 503, 400, 404 with the spec's texts, in that order", async () => {
+    t = await authApp();
+    const anonymous = await t.json("/api/sandbox/preview?port=abc");
+    expect(anonymous).toMatchObject({ status: 401, body: { error: "Authentication required" } });
+    const ann = await signUp(t, "ann@example.org");
+    for (const port of ["0", "65536", "abc", "1.5", "", "-1", "3000x"]) {
+      const response = await t.json(`/api/sandbox/preview?port=${port}`, { headers: ann.bearer });
+      expect({ port, status: response.status, body: response.body }).toEqual({
+        port,
+        status: 400,
+        body: { error: "Invalid port" },
+      });
+    }
+    // The provider reported the sandbox stopped (its webhook).
+    new SandboxRegistry(t.ctx.store).put(ann.id, "local", "sbx-ann", "stopped");
+    const stopped = await t.json("/api/sandbox/preview", { headers: ann.bearer });
+    expect(stopped).toMatchObject({ status: 404, body: { error: "No active sandbox for user" } });
+  });
+
+  test("503 Sandbox not available when sandboxes are off (checked before the port)", async () => {
+    t = await authApp({ env: { APP_SANDBOX_PROVIDER: "none" } });
+    const ann = await signUp(t, "ann@example.org");
+    const response = await t.json("/api/sandbox/preview?port=abc", { headers: ann.bearer });
+    expect(response).toMatchObject({ status: 503, body: { error: "Sandbox not available" } });
+  });
+
+  test("a signed URL for the caller only; forged, altered, expired or borrowed URLs are refused", async () => {
+    t = await authApp();
+    const ann = await signUp(t, "ann@example.org");
+    const bob = await signUp(t, "bob@example.org");
+    const made = await t.json<{ url: string; port: number; expiresAt: string }>("/api/sandbox/preview", {
+      headers: ann.bearer,
+    });
+    expect(made.status).toBe(200);
+    expect(made.body.port).toBe(3000);
+    expect(Date.parse(made.body.expiresAt) - Date.now()).toBeLessThanOrEqual(PREVIEW_LIFETIME_MS);
+    const path = new URL(made.body.url).pathname;
+    expect(path).toStartWith("/api/sandbox/preview/");
+    const token = path.split("/")[4] as string;
+
+    const follow = (p: string, headers: Record<string, string>) => t?.json(p, { headers });
+    // The owner passes every check; nothing answers inside the local jail, which is said plainly.
+    expect(await follow(path, ann.bearer)).toMatchObject({ status: 502 });
+    expect(await follow(path, bob.bearer)).toMatchObject({
+      status: 403,
+      body: { error: "Invalid or expired preview URL" },
+    });
+    expect((await follow(path, {}))?.status).toBe(401);
+    const [body, mac] = token.split(".") as [string, string];
+    const claim = JSON.parse(Buffer.from(body, "base64url").toString());
+    const altered = Buffer.from(JSON.stringify({ ...claim, p: 22 })).toString("base64url");
+    const expired = new PreviewSigner(SECRET, () => Date.now() - PREVIEW_LIFETIME_MS - 1000).sign(
+      ann.id,
+      3000,
+    ).token;
+    const otherKey = new PreviewSigner("another-secret").sign(ann.id, 3000).token;
+    for (const bad of [
+      `${altered}.${mac}`,
+      `${body}.${mac.slice(1)}`,
+      expired,
+      otherKey,
+      "garbage",
+      `${body}.${mac}.x`,
+    ]) {
+      const response = await follow(`/api/sandbox/preview/${bad}/`, ann.bearer);
+      expect({ bad, status: response?.status }).toEqual({ bad, status: 403 });
+    }
+  });
+});
+
+describe("shell commands in protected mode", () => {
+  const bashTurn = async (app: TestApp, headers: Record<string, string>) => {
+    const model = scripted(app, [
+      fauxAssistantMessage(
+        [
+          fauxToolCall(
+            "bash",
+            { command: "echo in-sandbox; echo $HOME; env | grep -c SECRET || true" },
+            { id: "sh" },
+          ),
+        ],
+        {
+          stopReason: "toolUse",
+        },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const events = await lines(
+      await app.request("/api/chat", postJson({ message: "run", model: model.id }, headers)),
+    );
+    model.dispose();
+    return JSON.stringify(events.filter((e) => e.type === "tool"));
+  };
+
+  test("run in the user's sandbox (their workspace, no server secrets) when the jail works", async () => {
+    t = await authApp({ env: { ANTHROPIC_API_KEY: "SECRET-provider-key" } });
+    const ann = await signUp(t, "ann@example.org");
+    const tools = await bashTurn(t, ann.bearer);
+    expect(tools).toContain("in-sandbox");
+    expect(tools).toContain(`workspaces/${ann.id}`);
+    expect(tools).not.toContain("SECRET-provider-key");
+    expect(tools).not.toContain("Shell commands are disabled");
+  });
+
+  test("are refused with a clear message when sandboxes are off", async () => {
+    t = await authApp({ env: { APP_SANDBOX_PROVIDER: "none" } });
+    const ann = await signUp(t, "ann@example.org");
+    const tools = await bashTurn(t, ann.bearer);
+    expect(tools).toContain("Shell commands are disabled on this server");
+    expect(tools).not.toContain("in-sandbox\\n");
+  });
+});

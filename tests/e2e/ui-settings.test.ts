@@ -1,0 +1,128 @@
+/**
+ * First run, settings and providers in Chromium: with no model configured the setup card offers the
+ * providers panel and a local Ollama's models (a stub Ollama on a real port), the offline model answers;
+ * a chat setting is changed; a provider key is set (and never shown back) and cleared; axe-core passes.
+ */
+import { afterAll, beforeAll, expect } from "bun:test";
+import type { Browser } from "playwright";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { listen } from "../helpers/listen.ts";
+import { axeCheck, pageTest, uiSuite } from "../helpers/ui.ts";
+import { ensureWebBuild } from "../helpers/web.ts";
+
+uiSuite("first run, settings and providers UI", () => {
+  let t: TestApp;
+  let server: { url: string; stop(): Promise<void> };
+  let browser: Browser;
+  // A local server speaking Ollama's /api/tags: nothing pulled at first, then two models.
+  let pulled: { name: string }[] = [];
+  const ollama = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (request) =>
+      new URL(request.url).pathname === "/api/tags"
+        ? Response.json({ models: pulled })
+        : new Response("no", { status: 404 }),
+  });
+
+  beforeAll(async () => {
+    await ensureWebBuild();
+    t = await createTestApp({ env: { OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` } });
+    server = listen(t);
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await t?.close();
+    ollama.stop(true);
+  });
+
+  pageTest(
+    "first run: the setup card; the offline model answers; a discovered Ollama model is picked",
+    () => browser,
+    async (page) => {
+      await page.goto(`${server.url}/app/`);
+      await page.waitForSelector("section.setup >> text=Set up a model");
+      expect(await axeCheck(page)).toEqual([]);
+      // The offline model still answers, and points at what the UI offers.
+      await page.fill("#composer-input", "hello");
+      await page.press("#composer-input", "Enter");
+      await page.waitForSelector("article.msg-assistant .markdown");
+      await page.waitForSelector("button:has-text('Stop')", { state: "detached" });
+      // Its reply names what this page offers: the providers panel, the setup card and the Model menu.
+      const reply = (await page.locator("article.msg-assistant .markdown").textContent()) ?? "";
+      expect(reply).toContain("Settings → Providers");
+      expect(await page.locator("section.setup a:has-text('Settings → Providers')").count()).toBe(1);
+      expect(reply).toContain("Set up a model");
+      expect(await page.locator("section.setup h2").textContent()).toBe("Set up a model");
+      expect(reply).toContain("Model menu");
+      expect(await page.locator(".toolbar label:has-text('Model') select").count()).toBe(1);
+
+      // The user pulls models in Ollama, then asks the card for them.
+      pulled = [{ name: "llama3.2:latest" }, { name: "qwen3:4b" }];
+      await page.click("button:has-text('Find local Ollama models')");
+      await page.waitForSelector("ul.discovered >> text=qwen3:4b");
+      await page.click("button:has-text('Use qwen3:4b')");
+      await page.waitForFunction(() => {
+        const select = document.querySelector<HTMLSelectElement>(".toolbar select");
+        return select?.value === "ollama/qwen3:4b";
+      });
+      const settings = await t.json<Record<string, unknown> & { effective?: Record<string, unknown> }>(
+        "/api/chat/settings",
+      );
+      const effective = settings.body.effective ?? settings.body;
+      expect(effective).toMatchObject({ defaultProvider: "ollama", defaultModel: "qwen3:4b" });
+    },
+  );
+
+  pageTest(
+    "a chat setting changes and the update's impact is explained",
+    () => browser,
+    async (page) => {
+      await page.goto(`${server.url}/app/#/settings`);
+      await page.waitForSelector("#set-thinking");
+      await page.selectOption("#set-thinking", "high");
+      await page.waitForSelector("[role=status] >> text=Saved.");
+      const settings = await t.json<Record<string, unknown> & { effective?: Record<string, unknown> }>(
+        "/api/chat/settings",
+      );
+      expect((settings.body.effective ?? settings.body).defaultThinkingLevel).toBe("high");
+      await page.uncheck("text=Compact long conversations automatically");
+      await page.waitForFunction(() =>
+        document.querySelector("[role=status]")?.textContent?.includes("Saved."),
+      );
+      const after = await t.json<
+        Record<string, unknown> & { effective?: { compaction?: { enabled: boolean } } }
+      >("/api/chat/settings");
+      expect(
+        (after.body.effective ?? (after.body as { compaction?: { enabled: boolean } })).compaction?.enabled,
+      ).toBe(false);
+      expect(await axeCheck(page)).toEqual([]);
+    },
+  );
+
+  pageTest(
+    "a provider key is set, never shown back, and cleared",
+    () => browser,
+    async (page) => {
+      await page.goto(`${server.url}/app/#/settings`);
+      const row = page.locator('li.provider[data-provider="groq"]');
+      await row.waitFor();
+      expect(await row.locator(".badge").textContent()).toBe("not set");
+      await row.locator("input[type=password]").fill("gsk-secret-123");
+      await row.locator("button:has-text('Save key')").click();
+      await row.locator(".badge:has-text('configured')").waitFor();
+      expect(await row.locator("input[type=password]").inputValue()).toBe("");
+      expect(await page.content()).not.toContain("gsk-secret-123");
+      const providers = await t.json<{ providers: Record<string, unknown>[] }>("/api/chat/providers");
+      expect(JSON.stringify(providers.body)).not.toContain("gsk-secret-123");
+      await page.reload();
+      await row.locator(".badge:has-text('configured')").waitFor();
+      expect(await page.content()).not.toContain("gsk-secret-123");
+      await row.locator("button:has-text('Clear')").click();
+      await row.locator(".badge:has-text('not set')").waitFor();
+    },
+  );
+});

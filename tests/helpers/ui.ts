@@ -1,0 +1,77 @@
+/**
+ * Browser tests of the web UI: a real app on a real port, Debian's Chromium driven by Playwright, the
+ * built UI. `uiSuite` skips with one loud line when Chromium is missing outside CI (in CI, env CI set,
+ * the launch fails the suite instead). `pageTest` opens a fresh page, and on failure saves a screenshot
+ * under a temp folder and names it in the error. `axeCheck` runs axe-core in the page and lists the
+ * serious and critical violations.
+ */
+import { describe, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright";
+import { CHROMIUM } from "./browser.ts";
+
+export const HAS_BROWSER = existsSync(CHROMIUM) || Boolean(process.env.CI);
+let warned = false;
+
+/** `describe`, or a skip with one loud line when there is no Chromium here and this is not CI. */
+export function uiSuite(name: string, body: () => void): void {
+  if (HAS_BROWSER) {
+    describe(name, body);
+    return;
+  }
+  if (!warned) {
+    warned = true;
+    console.warn(
+      `\n!!! SKIPPING the browser tests: no Chromium at ${CHROMIUM} (apt-get install chromium) !!!\n`,
+    );
+  }
+  describe.skip(name, body);
+}
+
+export const SHOTS = join(tmpdir(), "atrium-ui-failures");
+
+/** A test with a fresh page; a failure saves a full-page screenshot and names it in the error. */
+export function pageTest(
+  name: string,
+  browser: () => Browser,
+  body: (page: Page) => Promise<void>,
+  timeout = 30_000,
+): void {
+  test(
+    name,
+    async () => {
+      const page = await browser().newPage();
+      page.setDefaultTimeout(Math.min(10_000, timeout / 2));
+      try {
+        await body(page);
+      } catch (error) {
+        mkdirSync(SHOTS, { recursive: true });
+        const file = join(SHOTS, `${name.replace(/[^\w]+/g, "-").slice(0, 80)}-${Date.now()}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+        (error as Error).message += `\n(screenshot: ${file})`;
+        throw error;
+      } finally {
+        await page.close();
+      }
+    },
+    timeout,
+  );
+}
+
+const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * axe-core's serious and critical violations on the page, as `rule: target` lines. The script is
+ * evaluated through the DevTools protocol, which the page's CSP does not govern (no inline script).
+ */
+export async function axeCheck(page: Page): Promise<string[]> {
+  await page.evaluate(`${AXE}\n;0`);
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, targets: v.nodes.map(n => n.target.join(' ')) })))",
+  )) as { id: string; impact: string; targets: string[] }[];
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.targets.join(", ")}`);
+}
