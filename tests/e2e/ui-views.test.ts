@@ -159,7 +159,9 @@ browserTest(
       await page.getByRole("button", { name: "Ask" }).click();
       await page.locator('table[data-table="points"] tbody tr').first().waitFor({ timeout: 30_000 });
       await page.getByRole("button", { name: "Ask" }).waitFor();
-      expect(await answer.textContent()).toContain("Across the community reports");
+      const globalAnswer = (await answer.textContent()) ?? "";
+      expect(globalAnswer).toContain("Scrooge");
+      expect(globalAnswer).toContain("[Data: Reports");
       expect(await page.locator('table[data-table="reports"] tbody tr').count()).toBeGreaterThan(0);
       expect(await seriousViolations(page)).toEqual([]);
     });

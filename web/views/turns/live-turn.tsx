@@ -70,14 +70,19 @@ export function LiveTurn(props: { turn: TurnRequest; onDone: () => void }): JSX.
   };
 
   const running = !TERMINAL.has(state.status);
+  // Esc cancels while the turn runs. Listening from mount (reading the latest state through refs)
+  // means no key press falls between a render and a re-registered listener.
+  const onEscape = useRef<() => void>(() => {});
+  onEscape.current = () => {
+    if (running) void cancel();
+  };
   useEffect(() => {
-    if (!running) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") void cancel();
+      if (e.key === "Escape") onEscape.current();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  });
+  }, []);
 
   return (
     <article ref={box} class="turn turn-live" aria-busy={running} data-status={state.status}>
