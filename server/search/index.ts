@@ -8,6 +8,7 @@ import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { EmbeddingsClient } from "../models/embeddings.ts";
 import { searchMigrations } from "./migrations/index.ts";
+import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
@@ -44,6 +45,6 @@ export const searchFamily = defineFamily({
       ctx.log.child({ family: "search" }),
       embeddings,
     );
-    return { routes: searchRoutes({ queries, indexes }, ctx) };
+    return { routes: searchRoutes({ queries, indexes }, ctx).use(indexStreamRoutes(indexes, ctx)) };
   },
 });

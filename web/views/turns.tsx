@@ -1,4 +1,153 @@
+/**
+ * The Turns view (#/turns): the turn service's sessions in a sidebar (create one by title), and the
+ * open session's committed turns (code, output, reasoning, tool calls, artifacts to download), the
+ * turn running now streamed below them, the composer with attachments, and the workspace files.
+ */
 import type { JSX } from "preact";
+import { useState } from "preact/hooks";
+import { api } from "../lib/api.ts";
+import { ErrorLine, randomKey, useLoad } from "./common.tsx";
+import { Composer } from "./turns/composer.tsx";
+import { FilesPanel } from "./turns/files-panel.tsx";
+import { LiveTurn, type TurnRequest } from "./turns/live-turn.tsx";
+import { partsFromHistory, type TurnSummary } from "./turns/parts.ts";
+import { TurnParts } from "./turns/turn-parts.tsx";
+import "./views.css";
+
+interface Session {
+  id: string;
+  title: string;
+  createdAt: string;
+}
+
+function NewSession({ onCreated }: { onCreated: (s: Session) => void }): JSX.Element {
+  const [title, setTitle] = useState("");
+  const [error, setError] = useState<unknown>();
+  return (
+    <form
+      class="stack"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          const created = await api<Session>("/api/sessions", {
+            method: "POST",
+            body: { title: title.trim() || "Untitled" },
+          });
+          setTitle("");
+          setError(undefined);
+          onCreated(created);
+        } catch (err) {
+          setError(err);
+        }
+      }}
+    >
+      <label class="field">
+        <span>New session title</span>
+        <input value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
+      </label>
+      <button type="submit" class="btn btn-primary">
+        New session
+      </button>
+      <ErrorLine error={error} />
+    </form>
+  );
+}
+
+function CommittedTurn({ turn }: { turn: TurnSummary }): JSX.Element {
+  return (
+    <article class="turn" data-status={turn.status}>
+      <div class="turn-input pre-wrap">{turn.input.text}</div>
+      <TurnParts parts={partsFromHistory(turn)} />
+      <div class="row turn-status">
+        <span class={`badge${turn.status === "completed" ? " badge-ok" : ""}`}>{turn.status}</span>
+        {turn.durationMs !== null ? <span class="muted">{turn.durationMs} ms</span> : null}
+      </div>
+      {turn.error ? <p class="error">{turn.error.message}</p> : null}
+    </article>
+  );
+}
+
+function SessionPane({ session }: { session: Session }): JSX.Element {
+  const history = useLoad<{ items: TurnSummary[] }>(
+    `/api/sessions/${encodeURIComponent(session.id)}/turns?limit=200`,
+  );
+  const [live, setLive] = useState<TurnRequest>();
+  const [finished, setFinished] = useState(0);
+
+  const done = async () => {
+    await history.reload();
+    setLive(undefined);
+    setFinished((n) => n + 1);
+  };
+
+  return (
+    <div class="turns-main">
+      <h2 class="view-title">{session.title}</h2>
+      <ErrorLine error={history.error} />
+      <section class="turn-list" aria-label="Turns">
+        {history.data?.items.length === 0 && !live ? (
+          <p class="empty">
+            No turns yet. Send a message: with no model configured, Atrium runs the message's fenced Python
+            block in the sandbox and shows what it printed.
+          </p>
+        ) : null}
+        {history.data?.items.map((t) => (
+          <CommittedTurn key={t.runId} turn={t} />
+        ))}
+        {live ? <LiveTurn key={live.key} turn={live} onDone={() => void done()} /> : null}
+      </section>
+      <Composer
+        busy={live !== undefined}
+        onSend={(text, attachmentIds) =>
+          setLive({ sessionId: session.id, text, attachmentIds, key: randomKey() })
+        }
+      />
+      <FilesPanel refresh={finished} />
+    </div>
+  );
+}
+
 export default function TurnsView(): JSX.Element {
-  return <p class="empty">Turns: coming soon.</p>;
+  const sessions = useLoad<{ items: Session[] }>("/api/sessions?limit=200");
+  const [openId, setOpenId] = useState<string>();
+  const open = sessions.data?.items.find((s) => s.id === openId);
+  return (
+    <div class="views-split turns-view">
+      <aside class="views-side" aria-label="Turn sessions">
+        <h2 class="view-title">Turns</h2>
+        <NewSession
+          onCreated={async (s) => {
+            await sessions.reload();
+            setOpenId(s.id);
+          }}
+        />
+        <ErrorLine error={sessions.error} />
+        {sessions.data?.items.length === 0 ? <p class="empty">No sessions yet.</p> : null}
+        <ul class="list session-list">
+          {sessions.data?.items.map((s) => (
+            <li key={s.id}>
+              <button
+                type="button"
+                class="linklike"
+                aria-current={s.id === openId ? "true" : undefined}
+                onClick={() => setOpenId(s.id)}
+              >
+                {s.title}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </aside>
+      {open ? (
+        <SessionPane key={open.id} session={open} />
+      ) : (
+        <div class="turns-main">
+          <p class="empty">
+            A session holds turns: each runs Python in a sandbox, step by step. Create one or pick one on the
+            left.
+          </p>
+        </div>
+      )}
+    </div>
+  );
 }

@@ -9,7 +9,7 @@ import type { Logger } from "../../log.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
 import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
-import { runIndex } from "../indexing/pipeline.ts";
+import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
@@ -33,7 +33,13 @@ export class SearchIndexService {
     private readonly embeddings?: EmbeddingsClient,
   ) {}
 
-  async build(ownerId: string, input: IndexBuildInput, signal?: AbortSignal): Promise<IndexSummary> {
+  /** `onProgress` hears each phase's count as the pipeline works (the streamed build route reports it). */
+  async build(
+    ownerId: string,
+    input: IndexBuildInput,
+    signal?: AbortSignal,
+    onProgress?: IndexOptions["onProgress"],
+  ): Promise<IndexSummary> {
     const name = input.name ?? DEFAULT_INDEX_NAME;
     const key = `${ownerId}\u0000${name}`;
     if (this.running.has(key))
@@ -48,6 +54,7 @@ export class SearchIndexService {
         model,
         signal,
         embeddings: this.embeddings,
+        onProgress,
       });
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
