@@ -10,6 +10,7 @@ import { createEnvSource, readDotenv } from "./config/env.ts";
 import { ConfigError, loadConfig } from "./config/index.ts";
 import { createContext } from "./context.ts";
 import { createLogger } from "./log.ts";
+import { policyEmbeddings } from "./models/embeddings.ts";
 import { type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 
@@ -36,5 +37,10 @@ function open(dataDir: string | undefined): IndexTarget {
     ctx.db.close();
     throw error;
   }
-  return { store: ctx.store, models: ctx.models, close: () => ctx.db.close() };
+  return {
+    store: ctx.store,
+    models: ctx.models,
+    embeddings: policyEmbeddings(config),
+    close: () => ctx.db.close(),
+  };
 }

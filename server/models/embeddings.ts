@@ -4,6 +4,18 @@
  * this sits beside the model descriptor. Texts go in batches; a reply that is not the expected shape, a
  * vector count that differs from the inputs, or vectors of different lengths are errors, never guesses.
  */
+import type { AppConfig } from "../config/index.ts";
+
+/**
+ * The policy's embeddings endpoint (`[defaults.search] embeddings_model` and the base URL variable), if
+ * it names one: the server's search family and the `index` command embed through the same client.
+ */
+export function policyEmbeddings(config: AppConfig): EmbeddingsClient | undefined {
+  const model = config.policy.settings.search?.embeddings_model;
+  const baseUrl = config.policy.secrets.embeddingsBaseUrl;
+  if (!model || !baseUrl) return undefined;
+  return new EmbeddingsClient({ baseUrl, model, apiKey: config.policy.secrets.embeddingsApiKey });
+}
 
 export interface EmbeddingsConfig {
   /** The API base, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */

@@ -3,10 +3,9 @@
  * An instance wires its stores (SQL) into its services (queries, indexes) and those into its routes; the
  * indexing pipeline (indexing/) is what the index service and the `index` command run.
  */
-import type { AppConfig } from "../config/index.ts";
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
-import { EmbeddingsClient } from "../models/embeddings.ts";
+import { policyEmbeddings } from "../models/embeddings.ts";
 import { searchMigrations } from "./migrations/index.ts";
 import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { searchRoutes } from "./routes/search.ts";
@@ -14,14 +13,6 @@ import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
 import { SearchGraphStore } from "./stores/graph-store.ts";
 import { SearchStore } from "./stores/search-store.ts";
-
-/** The policy's embeddings endpoint ([search] embeddings_model + its base URL variable), if it names one. */
-function embeddingsClient(config: AppConfig): EmbeddingsClient | undefined {
-  const model = config.policy.settings.search?.embeddings_model;
-  const baseUrl = config.policy.secrets.embeddingsBaseUrl;
-  if (!model || !baseUrl) return undefined;
-  return new EmbeddingsClient({ baseUrl, model, apiKey: config.policy.secrets.embeddingsApiKey });
-}
 
 export const searchFamily = defineFamily({
   name: "search",
@@ -37,7 +28,7 @@ export const searchFamily = defineFamily({
   create: (ctx) => {
     const search = new SearchStore(ctx.store);
     const graph = new SearchGraphStore(ctx.store);
-    const embeddings = embeddingsClient(ctx.config);
+    const embeddings = policyEmbeddings(ctx.config);
     const queries = new SearchQueryService({ search, graph }, ctx.models, embeddings);
     const indexes = new SearchIndexService(
       search,

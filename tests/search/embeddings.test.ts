@@ -5,11 +5,12 @@
  * no endpoint is named, when it fails, or when the extension cannot load.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddingsClient, EmbeddingsError } from "../../server/models/embeddings.ts";
 import { loadVectorExtension } from "../../server/search/stores/vector-store.ts";
 import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { cleanEnv, MAIN } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { fixtureDocuments } from "./fixtures.ts";
 import { type FakeServer, startFakeOpenAi } from "./openai-fake.ts";
@@ -186,5 +187,41 @@ describe("search with an embeddings endpoint named in the policy", () => {
     } finally {
       failEmbeddings = false;
     }
+  });
+});
+
+describe("the index command with an embeddings endpoint named in the policy", () => {
+  test("embeds the entities as the server does, and says how many in its summary", async () => {
+    // The command reads ./config/policy.toml of its working directory, as the server does.
+    const cwd = join(dir.path, "cli-cwd");
+    mkdirSync(join(cwd, "config"), { recursive: true });
+    writeFileSync(
+      join(cwd, "config", "policy.toml"),
+      readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
+        'embeddings_model = ""',
+        'embeddings_model = "fake-embed"',
+      ),
+    );
+    const corpus = join(cwd, "corpus");
+    mkdirSync(corpus);
+    for (const d of fixtureDocuments()) writeFileSync(join(corpus, `${d.title}.txt`), d.text);
+    const before = fake.embeddings.length;
+    const proc = Bun.spawn([process.execPath, MAIN, "index", corpus, "--data-dir", join(cwd, "data")], {
+      cwd,
+      env: cleanEnv({ APP_EMBEDDINGS_BASE_URL: `${fake.url}/v1` }),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [code, stdout, stderr] = await Promise.all([
+      proc.exited,
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+    ]);
+    expect({ code, stderr: stderr.includes("warning") ? stderr : "" }).toEqual({ code: 0, stderr: "" });
+    const entities = Number(/entities\s+(\d+)/.exec(stdout)?.[1]);
+    expect(entities).toBeGreaterThan(10);
+    expect(stdout).toContain(`vectors        ${entities} (entities embedded for local search)`);
+    expect(fake.embeddings.slice(before).flatMap((r) => r.input)).toHaveLength(entities);
   });
 });

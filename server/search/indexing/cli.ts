@@ -16,6 +16,7 @@ import {
   type IndexSummary,
 } from "../../../schemas/search.ts";
 import { programName } from "../../lib/program.ts";
+import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../stores/search-store.ts";
@@ -40,6 +41,8 @@ Re-running skips unchanged documents. Offline (rule-based extraction, extractive
 export interface IndexTarget {
   store: Store;
   models: ModelService;
+  /** The policy's embeddings endpoint, when it names one: entities are embedded as the server would. */
+  embeddings?: EmbeddingsClient;
   close(): void;
 }
 
@@ -102,6 +105,7 @@ export async function main(
     const progress = progressReporter();
     const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
       model,
+      embeddings: target.embeddings,
       onProgress: progress.update,
     });
     progress.stop();
@@ -189,7 +193,7 @@ export function formatSummary(s: IndexSummary): string {
   relationships  ${s.relationships}
   communities    ${s.communities} in ${s.levels} level(s); modularity ${modularity}
   reports        ${s.reports}
-  seconds        ${s.seconds}
+${s.vectors === undefined ? "" : `  vectors        ${s.vectors} (entities embedded for local search)\n`}  seconds        ${s.seconds}
 ${skippedLines(s.skipped)}`;
 }
 
