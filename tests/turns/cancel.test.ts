@@ -44,6 +44,11 @@ describe("cancellation", () => {
     const session = await createSession(t);
     const key = crypto.randomUUID();
     const loop = { text: "```python\nn = 0\nwhile True:\n    n += 1\n```" };
+    // The turn takes a warm interpreter, one of those alive now; the pool's replacement, which starts
+    // meanwhile and burns CPU while pyodide loads, is not among them.
+    const pool = t.family("turns").sandbox.pool;
+    await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
+    const warm = new Set(sandboxProcesses().keys());
     const response = await t.request(`/api/sessions/${session}/turns`, turnRequest(loop, key));
     const [mine, rest] = (response.body as ReadableStream<Uint8Array>).tee();
     const reader = mine.getReader();
@@ -55,7 +60,10 @@ describe("cancellation", () => {
     // The looping interpreter: the sandbox process whose CPU time keeps growing.
     const base = sandboxProcesses();
     const busiest = await waitFor(
-      () => [...sandboxProcesses()].find(([pid, ticks]) => ticks - (base.get(pid) ?? ticks) >= 10)?.[0],
+      () =>
+        [...sandboxProcesses()].find(
+          ([pid, ticks]) => warm.has(pid) && ticks - (base.get(pid) ?? ticks) >= 10,
+        )?.[0],
       { what: "the loop to burn CPU" },
     );
 
