@@ -48,26 +48,11 @@ export default function AgentsView(): JSX.Element {
                   <strong>{a.name}</strong> <span class="muted">{a.role}</span>
                   {a.status !== "active" ? <span class="badge">{a.status}</span> : null}
                 </div>
-                <div class="row">
-                  <button
-                    type="button"
-                    class="btn btn-small"
-                    aria-label={`Chat with ${a.name}`}
-                    onClick={() =>
-                      setPane({ kind: "chat", target: { id: a.id, type: "agent", name: a.name } })
-                    }
-                  >
-                    Chat
-                  </button>
-                  <button
-                    type="button"
-                    class="btn btn-small"
-                    aria-label={`Edit ${a.name}`}
-                    onClick={() => setPane({ kind: "agent", agent: a })}
-                  >
-                    Edit
-                  </button>
-                </div>
+                <EntityActions
+                  name={a.name}
+                  onChat={() => setPane({ kind: "chat", target: { id: a.id, type: "agent", name: a.name } })}
+                  onEdit={() => setPane({ kind: "agent", agent: a })}
+                />
               </li>
             ))}
           </ul>
@@ -92,26 +77,11 @@ export default function AgentsView(): JSX.Element {
                     {f.coordination_pattern}: {f.agent_ids.map(nameOf).join(", ")}
                   </span>
                 </div>
-                <div class="row">
-                  <button
-                    type="button"
-                    class="btn btn-small"
-                    aria-label={`Chat with ${f.name}`}
-                    onClick={() =>
-                      setPane({ kind: "chat", target: { id: f.id, type: "fleet", name: f.name } })
-                    }
-                  >
-                    Chat
-                  </button>
-                  <button
-                    type="button"
-                    class="btn btn-small"
-                    aria-label={`Edit ${f.name}`}
-                    onClick={() => setPane({ kind: "fleet", fleet: f })}
-                  >
-                    Edit
-                  </button>
-                </div>
+                <EntityActions
+                  name={f.name}
+                  onChat={() => setPane({ kind: "chat", target: { id: f.id, type: "fleet", name: f.name } })}
+                  onEdit={() => setPane({ kind: "fleet", fleet: f })}
+                />
               </li>
             ))}
           </ul>
@@ -148,6 +118,25 @@ export default function AgentsView(): JSX.Element {
           </p>
         )}
       </div>
+    </div>
+  );
+}
+
+/** The Chat and Edit buttons of one agent or fleet in the lists. */
+function EntityActions(props: { name: string; onChat: () => void; onEdit: () => void }): JSX.Element {
+  return (
+    <div class="row">
+      <button
+        type="button"
+        class="btn btn-small"
+        aria-label={`Chat with ${props.name}`}
+        onClick={props.onChat}
+      >
+        Chat
+      </button>
+      <button type="button" class="btn btn-small" aria-label={`Edit ${props.name}`} onClick={props.onEdit}>
+        Edit
+      </button>
     </div>
   );
 }

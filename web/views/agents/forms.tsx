@@ -43,6 +43,41 @@ export interface Fleet {
   status: string;
 }
 
+/** Creates (POST) or updates (PATCH) an agent or fleet; the saved record, or the error shown in the form. */
+async function saveRecord<T>(
+  collection: "agents" | "fleets",
+  existing: { id: string } | undefined,
+  body: Record<string, unknown>,
+  onSaved: (saved: T) => void,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  try {
+    const path = existing ? `/v1/${collection}/${encodeURIComponent(existing.id)}` : `/v1/${collection}`;
+    onSaved(await api<T>(path, { method: existing ? "PATCH" : "POST", body }));
+  } catch (error) {
+    onError(error);
+  }
+}
+
+/** A labelled one-line text input. */
+function TextField(props: {
+  label: string;
+  value: string;
+  required?: boolean;
+  onInput: (value: string) => void;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <input
+        required={props.required}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
 function toggle(list: string[], value: string, on: boolean): string[] {
   return on ? [...list.filter((v) => v !== value), value] : list.filter((v) => v !== value);
 }
@@ -65,32 +100,15 @@ export function AgentForm(props: {
   const save = async (e: Event) => {
     e.preventDefault();
     const body = { name, role, description, capabilities, model: model.trim() || null, instructions, status };
-    try {
-      const saved = await api<Agent>(a ? `/v1/agents/${encodeURIComponent(a.id)}` : "/v1/agents", {
-        method: a ? "PATCH" : "POST",
-        body,
-      });
-      props.onSaved(saved);
-    } catch (err) {
-      setError(err);
-    }
+    await saveRecord("agents", a, body, props.onSaved, setError);
   };
 
   return (
     <form class="panel stack" onSubmit={save} aria-labelledby="agent-form-title">
       <h3 id="agent-form-title">{a ? `Edit ${a.name}` : "New agent"}</h3>
-      <label class="field">
-        <span>Name</span>
-        <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      <label class="field">
-        <span>Role</span>
-        <input required value={role} onInput={(e) => setRole(e.currentTarget.value)} />
-      </label>
-      <label class="field">
-        <span>Description</span>
-        <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-      </label>
+      <TextField label="Name" required value={name} onInput={setName} />
+      <TextField label="Role" required value={role} onInput={setRole} />
+      <TextField label="Description" value={description} onInput={setDescription} />
       <fieldset>
         <legend>Capabilities</legend>
         <div class="checks">
@@ -160,28 +178,14 @@ export function FleetForm(props: {
   const save = async (e: Event) => {
     e.preventDefault();
     const body = { name, description, type, agent_ids: members, coordination_pattern: pattern, status };
-    try {
-      const saved = await api<Fleet>(f ? `/v1/fleets/${encodeURIComponent(f.id)}` : "/v1/fleets", {
-        method: f ? "PATCH" : "POST",
-        body,
-      });
-      props.onSaved(saved);
-    } catch (err) {
-      setError(err);
-    }
+    await saveRecord("fleets", f, body, props.onSaved, setError);
   };
 
   return (
     <form class="panel stack" onSubmit={save} aria-labelledby="fleet-form-title">
       <h3 id="fleet-form-title">{f ? `Edit ${f.name}` : "New fleet"}</h3>
-      <label class="field">
-        <span>Name</span>
-        <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      <label class="field">
-        <span>Description</span>
-        <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-      </label>
+      <TextField label="Name" required value={name} onInput={setName} />
+      <TextField label="Description" value={description} onInput={setDescription} />
       <label class="field">
         <span>Type</span>
         <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
