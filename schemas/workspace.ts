@@ -55,8 +55,19 @@ const ItemSummary = t.Object({
   title: t.Union([t.String(), t.Null()]),
   summary: t.Union([t.String(), t.Null()]),
   currentVersionNumber: t.Integer(),
+  currentParserVersion: t.Integer(),
   lastIndexedAt: t.String(),
   lastModifiedMs: t.Number(),
+});
+
+const ItemVersion = t.Object({
+  id: t.String(),
+  versionNumber: t.Integer(),
+  parserVersion: t.Integer(),
+  contentHash: t.String({ description: "sha256 hex of the file's bytes at this version" }),
+  contentText: t.String(),
+  metadata: t.Record(t.String(), t.Unknown()),
+  indexedAt: t.String(),
 });
 
 export const WorkspaceItems = t.Object({
@@ -76,6 +87,10 @@ export const WorkspaceItem = t.Object({
       byteSize: t.Integer(),
       firstIndexedAt: t.String(),
       content: t.String(),
+      version: ItemVersion,
+      versions: t.Array(t.Omit(ItemVersion, ["contentText"]), {
+        description: "Every kept version, newest first (at most 100), without their text",
+      }),
     }),
   ]),
 });

@@ -4,6 +4,8 @@
  * the FTS5 projection with items, item, search and reindex), per owner, and the reindex CSRF flow and
  * rate limit of protected deployments.
  */
+
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -222,6 +224,70 @@ describe("projection", () => {
     expect(
       (await t.request(`/api/workspace/search?q=${encodeURIComponent('"a" OR NEAR(b*) -c:')}`)).status,
     ).toBe(200);
+  });
+
+  test("versions are kept: a change adds a version with its text, a file that returns keeps its history", async () => {
+    t = await createTestApp();
+    await t.request("/api/workspace/health");
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    const v1 = "# Launch plan\n\nShip the beta on Friday.\n";
+    const v2 = "# Launch plan\n\nShip the beta on Monday.\n";
+    put(t, "plans/active/launch.md", v1);
+    await t.request("/api/workspace/reindex", postJson({}));
+    const id = (await t.json<{ items: any[] }>("/api/workspace/items")).body.items.find(
+      (i) => i.canonicalPath === "agent-workspace/plans/active/launch.md",
+    ).id;
+    const first = (await t.json<Record<string, any>>(`/api/workspace/item?id=${id}`)).body.item;
+    expect(first.version).toMatchObject({
+      versionNumber: 1,
+      parserVersion: 1,
+      contentHash: sha(v1),
+      contentText: v1,
+    });
+    expect(first).toMatchObject({ currentVersionNumber: 1, currentParserVersion: 1 });
+
+    put(t, "plans/active/launch.md", v2);
+    await t.request("/api/workspace/reindex", postJson({}));
+    // Unchanged content adds no version.
+    await t.request("/api/workspace/reindex", postJson({}));
+    const second = (await t.json<Record<string, any>>(`/api/workspace/item?id=${id}`)).body.item;
+    expect(second.version).toMatchObject({ versionNumber: 2, contentHash: sha(v2), contentText: v2 });
+    expect(second.versions.map((v: any) => [v.versionNumber, v.contentHash])).toEqual([
+      [2, sha(v2)],
+      [1, sha(v1)],
+    ]);
+    expect(second.versions[0].contentText).toBeUndefined();
+
+    rmSync(join(rootOf(t), "plans/active/launch.md"));
+    await t.request("/api/workspace/reindex", postJson({}));
+    expect((await t.request(`/api/workspace/item?id=${id}`)).status).toBe(404);
+    put(t, "plans/active/launch.md", v1);
+    const back = await t.json<Record<string, any>>("/api/workspace/reindex", postJson({}));
+    expect(back.body.counts.reactivated).toBe(1);
+    const third = (await t.json<Record<string, any>>(`/api/workspace/item?id=${id}`)).body.item;
+    expect(third.id).toBe(id);
+    expect(third.versions.map((v: any) => v.versionNumber)).toEqual([3, 2, 1]);
+    expect(third.version).toMatchObject({ versionNumber: 3, contentText: v1 });
+  });
+
+  test("a projection built before versions were kept gets its current content as the recorded version", async () => {
+    t = await createTestApp();
+    await t.request("/api/workspace/health");
+    put(t, "memory/notes.md", "# Notes\n\nolder projection\n");
+    await t.request("/api/workspace/reindex", postJson({}));
+    const file = join(rootOf(t), "indexes", "workspace-projection.sqlite");
+    const db = new Database(file);
+    db.run("DROP TABLE item_versions");
+    db.close();
+    const id = (await t.json<{ items: any[] }>("/api/workspace/items")).body.items.find(
+      (i) => i.canonicalPath === "agent-workspace/memory/notes.md",
+    ).id;
+    const item = await t.json<Record<string, any>>(`/api/workspace/item?id=${id}`);
+    expect(item.status).toBe(200);
+    expect(item.body.item.version).toMatchObject({
+      versionNumber: 1,
+      contentText: "# Notes\n\nolder projection\n",
+    });
   });
 
   test("items and search build the projection on first use", async () => {

@@ -3,7 +3,10 @@
  * `agent-workspace/indexes/workspace-projection.sqlite` (its own file per owner: it is rebuildable and
  * never the source of truth). Reindex walks the workspace (no symlinks, nothing under `indexes/`) and
  * records each text file as an item with a version that changes with its content; it never writes a
- * canonical file. Items, one item, and ranked search with snippets read the projection.
+ * canonical file. Versions are kept (`item_versions`): an item keeps its id, a change of content adds a
+ * version row with that content, and a file that disappears is marked deleted (its history stays) and
+ * reactivated when it comes back. Items, one item (with its current version and the list of versions),
+ * and ranked search with snippets read the projection.
  */
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
@@ -35,6 +38,17 @@ CREATE TABLE IF NOT EXISTS items (
   last_modified_ms INTEGER NOT NULL,
   deleted_at TEXT
 );
+CREATE TABLE IF NOT EXISTS item_versions (
+  id TEXT PRIMARY KEY,
+  item_id TEXT NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+  version_number INTEGER NOT NULL,
+  parser_version INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  content_text TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  indexed_at TEXT NOT NULL,
+  UNIQUE (item_id, version_number)
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5 (
   canonical_path, title, content, content = 'items', content_rowid = 'rowid', tokenize = 'porter unicode61'
 );
@@ -47,7 +61,14 @@ END;
 CREATE TRIGGER IF NOT EXISTS items_au AFTER UPDATE ON items BEGIN
   INSERT INTO items_fts (items_fts, rowid, canonical_path, title, content) VALUES ('delete', old.rowid, old.canonical_path, old.title, old.content);
   INSERT INTO items_fts (rowid, canonical_path, title, content) VALUES (new.rowid, new.canonical_path, new.title, new.content);
-END;`;
+END;
+-- Projections built before versions were kept: their current content becomes the recorded version.
+INSERT OR IGNORE INTO item_versions (id, item_id, version_number, parser_version, content_hash, content_text, metadata, indexed_at)
+  SELECT lower(hex(randomblob(16))), id, version, 1, content_hash, content, json_object('byteSize', byte_size, 'parserKind', parser_kind), last_indexed_at
+  FROM items WHERE NOT EXISTS (SELECT 1 FROM item_versions v WHERE v.item_id = items.id AND v.version_number = items.version);`;
+
+/** The parsers' version (the origin's contract starts at 1); recorded with every version row. */
+export const PARSER_VERSION = 1;
 
 export interface ItemSummary {
   id: string;
@@ -58,6 +79,7 @@ export interface ItemSummary {
   title: string | null;
   summary: string | null;
   currentVersionNumber: number;
+  currentParserVersion: number;
   lastIndexedAt: string;
   lastModifiedMs: number;
 }
@@ -97,6 +119,7 @@ const summaryOf = (row: ItemRow): ItemSummary => ({
   title: row.title,
   summary: row.summary,
   currentVersionNumber: row.version,
+  currentParserVersion: PARSER_VERSION,
   lastIndexedAt: row.last_indexed_at,
   lastModifiedMs: row.last_modified_ms,
 });
@@ -243,6 +266,7 @@ export function reindex(root: string): ReindexCounts {
               fields.last_modified_ms,
             ],
           );
+          recordVersion(db, itemId(path), 1, fields, now);
           counts.inserted++;
           continue;
         }
@@ -269,6 +293,7 @@ export function reindex(root: string): ReindexCounts {
             path,
           ],
         );
+        if (changed) recordVersion(db, before.id, before.version + 1, fields, now);
       }
       for (const [path, row] of existing) {
         if (row.deleted_at !== null || files.has(path.slice(path.indexOf("/") + 1))) continue;
@@ -281,6 +306,51 @@ export function reindex(root: string): ReindexCounts {
     db.close();
   }
 }
+
+interface VersionFields {
+  content: string;
+  content_hash: string;
+  byte_size: number;
+  parser_kind: string;
+  title: string | null;
+}
+
+function recordVersion(db: Database, item: string, version: number, fields: VersionFields, now: string) {
+  db.run(
+    `INSERT INTO item_versions (id, item_id, version_number, parser_version, content_hash, content_text, metadata, indexed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      crypto.randomUUID(),
+      item,
+      version,
+      PARSER_VERSION,
+      fields.content_hash,
+      fields.content,
+      JSON.stringify({ byteSize: fields.byte_size, parserKind: fields.parser_kind, title: fields.title }),
+      now,
+    ],
+  );
+}
+
+interface VersionRow {
+  id: string;
+  version_number: number;
+  parser_version: number;
+  content_hash: string;
+  content_text: string;
+  metadata: string;
+  indexed_at: string;
+}
+
+const versionOf = (row: VersionRow) => ({
+  id: row.id,
+  versionNumber: row.version_number,
+  parserVersion: row.parser_version,
+  contentHash: row.content_hash,
+  contentText: row.content_text,
+  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  indexedAt: row.indexed_at,
+});
 
 export function listItems(root: string): ItemSummary[] {
   const db = open(root, false);
@@ -303,12 +373,21 @@ export function getItem(root: string, id: string) {
       .query<ItemRow, [string]>("SELECT * FROM items WHERE id = ? AND deleted_at IS NULL")
       .get(id);
     if (!row) return undefined;
+    const versions = db
+      .query<VersionRow, [string]>(
+        "SELECT * FROM item_versions WHERE item_id = ? ORDER BY version_number DESC LIMIT 100",
+      )
+      .all(id)
+      .map(versionOf);
+    const current = versions.find((v) => v.versionNumber === row.version) as ReturnType<typeof versionOf>;
     return {
       ...summaryOf(row),
       currentContentHash: row.content_hash,
       byteSize: row.byte_size,
       firstIndexedAt: row.first_indexed_at,
       content: row.content,
+      version: current,
+      versions: versions.map(({ contentText: _, ...rest }) => rest),
     };
   } finally {
     db.close();
