@@ -205,6 +205,17 @@ function titleOf(rel: string, text: string): string | null {
   return heading ? heading.slice(0, 200) : (rel.split("/").at(-1) ?? null);
 }
 
+/** One item as found on disk: new, changed (its version moves on) or unchanged; never deleted. */
+const UPSERT = `
+INSERT INTO items (id, canonical_path, category, source_of_truth, parser_kind, title, summary, content, content_hash,
+  byte_size, version, first_indexed_at, last_indexed_at, last_modified_ms)
+VALUES ($id, $canonical_path, $category, $source_of_truth, $parser_kind, $title, $summary, $content, $content_hash,
+  $byte_size, $version, $now, $now, $last_modified_ms)
+ON CONFLICT (canonical_path) DO UPDATE SET category = excluded.category, source_of_truth = excluded.source_of_truth,
+  parser_kind = excluded.parser_kind, title = excluded.title, summary = excluded.summary, content = excluded.content,
+  content_hash = excluded.content_hash, byte_size = excluded.byte_size, version = excluded.version,
+  last_indexed_at = excluded.last_indexed_at, last_modified_ms = excluded.last_modified_ms, deleted_at = NULL`;
+
 /** Rebuilds the projection from the canonical files (which it only reads). */
 export function reindex(root: string): ReindexCounts {
   const db = open(root, true) as Database;
@@ -225,6 +236,7 @@ export function reindex(root: string): ReindexCounts {
         .all()
         .map((r) => [r.canonical_path, r]),
     );
+    const upsert = db.query(UPSERT);
     db.transaction(() => {
       for (const [rel, full] of files) {
         counts.scanned++;
@@ -245,55 +257,14 @@ export function reindex(root: string): ReindexCounts {
           byte_size: stat.size,
           last_modified_ms: Math.floor(stat.mtimeMs),
         };
-        if (!before) {
-          db.run(
-            `INSERT INTO items (id, canonical_path, category, source_of_truth, parser_kind, title, summary, content,
-              content_hash, byte_size, version, first_indexed_at, last_indexed_at, last_modified_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
-            [
-              itemId(path),
-              path,
-              fields.category,
-              fields.source_of_truth,
-              fields.parser_kind,
-              fields.title,
-              fields.summary,
-              fields.content,
-              hash,
-              fields.byte_size,
-              now,
-              now,
-              fields.last_modified_ms,
-            ],
-          );
-          recordVersion(db, itemId(path), 1, fields, now);
-          counts.inserted++;
-          continue;
-        }
-        const changed = before.content_hash !== hash;
-        if (before.deleted_at !== null) counts.reactivated++;
+        const changed = before?.content_hash !== hash;
+        if (!before) counts.inserted++;
+        else if (before.deleted_at !== null) counts.reactivated++;
         else if (changed) counts.updated++;
         else counts.unchanged++;
-        db.run(
-          `UPDATE items SET category = ?, source_of_truth = ?, parser_kind = ?, title = ?, summary = ?, content = ?,
-             content_hash = ?, byte_size = ?, version = version + ?, last_indexed_at = ?, last_modified_ms = ?, deleted_at = NULL
-           WHERE canonical_path = ?`,
-          [
-            fields.category,
-            fields.source_of_truth,
-            fields.parser_kind,
-            fields.title,
-            fields.summary,
-            fields.content,
-            hash,
-            fields.byte_size,
-            changed ? 1 : 0,
-            now,
-            fields.last_modified_ms,
-            path,
-          ],
-        );
-        if (changed) recordVersion(db, before.id, before.version + 1, fields, now);
+        const version = before ? before.version + (changed ? 1 : 0) : 1;
+        upsert.run({ ...fields, id: before?.id ?? itemId(path), canonical_path: path, version, now });
+        if (changed) recordVersion(db, before?.id ?? itemId(path), version, fields, now);
       }
       for (const [path, row] of existing) {
         if (row.deleted_at !== null || files.has(path.slice(path.indexOf("/") + 1))) continue;
