@@ -194,7 +194,7 @@ export function startFakeDaytona(options: DaytonaOptions = {}): FakeDaytona {
     }
     if (method === "GET" && path === "files/download") {
       const bytes = fake.files.get(`${id}:${filePath}`);
-      return bytes ? new Response(bytes) : notFound("File");
+      return bytes ? new Response(new Uint8Array(bytes)) : notFound("File");
     }
     if (method === "POST" && path === "process/session") return new Response(null, { status: 201 });
     const session = rest[2] ?? "";
