@@ -104,11 +104,15 @@ export function startFakeDaytona(options: DaytonaOptions = {}): FakeDaytona {
     else if (type.includes("multipart/form-data")) form = await req.formData();
     fake.requests.push(recorded);
     if (fake.delayMs) await Bun.sleep(fake.delayMs);
-    if (fake.failWith)
-      return json(
-        { statusCode: fake.failWith, message: `scripted failure; you sent ${recorded.authorization}` },
-        fake.failWith,
-      );
+    if (fake.failWith) {
+      const body = {
+        statusCode: fake.failWith,
+        message: `scripted failure; you sent ${recorded.authorization}`,
+      };
+      // A redirect points back at this server, so a client that followed it would be seen doing so.
+      const headers = fake.failWith >= 300 && fake.failWith < 400 ? { location: "/elsewhere" } : undefined;
+      return Response.json(body, { status: fake.failWith, headers });
+    }
     const token = recorded.authorization?.replace(/^Bearer /, "") ?? "";
     if (!keys.has(token)) return json({ statusCode: 401, message: `Invalid API key ${token}` }, 401);
 

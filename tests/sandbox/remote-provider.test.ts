@@ -323,6 +323,15 @@ describe("provider failures are bounded, clear and keyless", () => {
     expect(message).not.toContain(KEY);
   });
 
+  test("a redirect is not followed, so the key cannot be carried elsewhere", async () => {
+    fake.failWith = 307;
+    const message = await provider()
+      .ensure("alice")
+      .catch((e: Error) => e.message);
+    expect(message).toMatch(/answered 307 to GET \/api\/sandbox\/atrium-user-alice/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   test("an unreachable provider fails at once with a clear message", async () => {
     await fake.stop();
     const message = await provider()
