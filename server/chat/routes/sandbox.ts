@@ -36,32 +36,36 @@ function restOf(request: Request): string {
 
 export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
   const signer = new PreviewSigner(ctx.config.auth.secret);
-  /** The claim and the upstream of a preview URL, or the answer refusing it. */
+  /**
+   * The claim and the upstream of a preview URL, or the answer refusing it. The signed token is the
+   * credential (a previewed page sends no session cookie: see preview-proxy.ts); a caller who is
+   * signed in as someone else is refused all the same.
+   */
   const resolve = async (
     token: string | undefined,
-    owner: string | undefined,
+    caller: string | undefined,
   ): Promise<{ claim: PreviewClaim; upstream: PreviewUpstream } | Response> => {
     const claim = signer.verify(token ?? "");
-    if (!claim || owner === undefined || claim.owner !== owner)
+    if (!claim || (caller !== undefined && claim.owner !== caller))
       return error(403, "Invalid or expired preview URL");
-    const upstream = await sandboxes.preview(owner, claim.port);
+    const upstream = await sandboxes.preview(claim.owner, claim.port);
     if (!upstream) return error(404, "No active sandbox for user");
     return { claim, upstream };
   };
   const forward = async ({
     params,
-    owner,
+    identity,
     request,
   }: {
     params: Record<string, string>;
-    owner: string;
+    identity?: { id: string };
     request: Request;
   }) => {
-    const found = await resolve(params.token, owner);
+    const found = await resolve(params.token, identity?.id);
     if (found instanceof Response) return found;
     // A page at `/<token>` would resolve its relative links against the folder above it.
-    if (params["*"] === undefined) {
-      const url = new URL(request.url);
+    const url = new URL(request.url);
+    if (url.pathname.split("/").length === 5) {
       return new Response(null, { status: 308, headers: { location: `${url.pathname}/${url.search}` } });
     }
     return forwardHttp(request, found.upstream, found.claim.port, restOf(request));
@@ -69,46 +73,6 @@ export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
   const links = new WeakMap<object, WsLink>();
   return new Elysia({ name: "atrium/chat/sandbox" })
     .use(ctx.identity)
-    .guard({ owner: true })
-    .get(
-      "/api/sandbox/preview",
-      async ({ owner, query, request, server }) => {
-        if (!sandboxes.availability(owner).available) return error(503, "Sandbox not available");
-        const port = previewPort(query.port);
-        if (port === undefined) return error(400, "Invalid port");
-        // Stopped, archived (webhook, `stop`): not restarted by a preview; anything else is started.
-        const state = sandboxes.registry.of(owner)?.state;
-        if (state !== "stopped" && state !== "archived" && !sandboxes.active(owner))
-          await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
-        if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
-        const { token, expiresAt } = signer.sign(owner, port);
-        const peer = (server as Peer)?.requestIP(request)?.address;
-        const scheme = ctx.proxies.clientOf(request, peer).https ? "https" : "http";
-        const host = request.headers.get("host") ?? new URL(request.url).host;
-        // Async handlers answer one type: the 200 body as a Response too (the schema still documents it).
-        return Response.json({
-          url: `${scheme}://${host}/api/sandbox/preview/${token}/`,
-          port,
-          expiresAt: new Date(expiresAt).toISOString(),
-        });
-      },
-      {
-        query: PreviewQuery,
-        response: {
-          200: Preview,
-          400: SandboxError,
-          401: SandboxError,
-          404: SandboxError,
-          503: SandboxError,
-        },
-        detail: {
-          summary: "A short-lived signed preview URL to a port in your sandbox (default 3000)",
-          description:
-            "The URL forwards every method and WebSocket upgrades to 127.0.0.1:<port> inside the caller's running sandbox, for the caller only, until it expires (10 minutes). Previewed pages run sandboxed (CSP `sandbox`, an opaque origin): they cannot use the app's API with the caller's session. 403 for a forged, expired or another user's URL, 404 when the sandbox is not running, 502 when nothing listens on the port.",
-          tags,
-        },
-      },
-    )
     .ws("/api/sandbox/preview/:token/*", {
       detail: { hide: true },
       beforeHandle: async ({ params, identity }) => {
@@ -162,5 +126,45 @@ export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
     .all("/api/sandbox/preview/:token", forward, {
       parse: "none",
       detail: { summary: "Follow a signed preview URL", tags, hide: true },
-    });
+    })
+    .guard({ owner: true })
+    .get(
+      "/api/sandbox/preview",
+      async ({ owner, query, request, server }) => {
+        if (!sandboxes.availability(owner).available) return error(503, "Sandbox not available");
+        const port = previewPort(query.port);
+        if (port === undefined) return error(400, "Invalid port");
+        // Stopped, archived (webhook, `stop`): not restarted by a preview; anything else is started.
+        const state = sandboxes.registry.of(owner)?.state;
+        if (state !== "stopped" && state !== "archived" && !sandboxes.active(owner))
+          await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
+        if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
+        const { token, expiresAt } = signer.sign(owner, port);
+        const peer = (server as Peer)?.requestIP(request)?.address;
+        const scheme = ctx.proxies.clientOf(request, peer).https ? "https" : "http";
+        const host = request.headers.get("host") ?? new URL(request.url).host;
+        // Async handlers answer one type: the 200 body as a Response too (the schema still documents it).
+        return Response.json({
+          url: `${scheme}://${host}/api/sandbox/preview/${token}/`,
+          port,
+          expiresAt: new Date(expiresAt).toISOString(),
+        });
+      },
+      {
+        query: PreviewQuery,
+        response: {
+          200: Preview,
+          400: SandboxError,
+          401: SandboxError,
+          404: SandboxError,
+          503: SandboxError,
+        },
+        detail: {
+          summary: "A short-lived signed preview URL to a port in your sandbox (default 3000)",
+          description:
+            "The URL forwards every method and WebSocket upgrades to 127.0.0.1:<port> inside the caller's running sandbox, for the caller only, until it expires (10 minutes). Previewed pages run sandboxed (CSP `sandbox`, an opaque origin): they cannot use the app's API with the caller's session. 403 for a forged, expired or another user's URL, 404 when the sandbox is not running, 502 when nothing listens on the port.",
+          tags,
+        },
+      },
+    );
 }

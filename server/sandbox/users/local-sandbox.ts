@@ -8,6 +8,7 @@
  * stdout itself (same uid). Lines are bounded (a longer one stops the sandbox), fields are checked,
  * and a message can only touch this sandbox's own commands and connections.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 import type { Confinement } from "../confinement.ts";
 import type { JailPlan } from "../jail.ts";
@@ -236,9 +237,42 @@ export class UserSandbox {
     this.proc.kill("SIGKILL");
   }
 
-  /** Stops every process of the sandbox (the jail's pid namespace ends with its first process). */
+  /**
+   * Stops every process of the sandbox and waits until they are gone: the jail's pid namespace ends
+   * with its init, which dies with the outer process, but the kernel reaps the rest a moment later.
+   */
   async stop(): Promise<void> {
+    const tree = processTree(this.proc.pid);
     this.kill();
+    for (const pid of tree) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
     await this.exited;
+    for (let waited = 0; waited < 5000 && tree.some(alive); waited += 10) await Bun.sleep(10);
+  }
+}
+
+/** `pid` and its descendants, from /proc (bounded). */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length && out.length < 4096; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${out[i]}/task`)) {
+        const children = readFileSync(`/proc/${out[i]}/task/${task}/children`, "utf8").trim();
+        if (children) out.push(...children.split(" ").map(Number));
+      }
+    } catch {}
+  }
+  return out;
+}
+
+/** Whether a process still exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
   }
 }

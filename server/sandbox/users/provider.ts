@@ -90,6 +90,12 @@ export class LocalSandboxProvider implements SandboxProvider {
     return found?.state === "started" && this.running.get(owner)?.sandbox.running ? found : undefined;
   }
 
+  /** The host pid of the owner's running jail (its processes are this pid's descendants). */
+  jailPid(owner: string): number | undefined {
+    const running = this.running.get(owner);
+    return running?.sandbox.running ? running.sandbox.pid : undefined;
+  }
+
   async exec(owner: string, command: string, options: SandboxExecOptions) {
     const { sandbox } = await this.sandbox(owner);
     return sandbox.exec(command, options);
