@@ -10,6 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
+import { oomKills } from "../cgroup.ts";
 import type { Confinement } from "../confinement.ts";
 import type { JailPlan } from "../jail.ts";
 import type { SandboxLimits } from "../limits.ts";
@@ -54,7 +55,10 @@ export class UserSandbox {
   private memory = false;
   private markReady!: () => void;
 
-  constructor(jail: SandboxJail, workspaceDir: string) {
+  constructor(
+    private readonly jail: SandboxJail,
+    workspaceDir: string,
+  ) {
     const egress = jail.network === "egress" && findPasta() !== undefined;
     const args = sandboxJailCommand({ plan: jail.plan, limits: jail.limits, workspaceDir, egress });
     this.proc = Bun.spawn(args, {
@@ -77,11 +81,7 @@ export class UserSandbox {
       this.memory = jail.confinement.exited(pid) === "memory" || this.memory;
       this.pasta?.kill("SIGKILL");
       failStart(new Error("the sandbox did not start"));
-      const error = this.memory
-        ? new Error(
-            `The sandbox used more than ${Math.round(jail.limits.memoryBytes / 1024 / 1024)} MiB of memory (policy sandbox.memory_mb) and was stopped`,
-          )
-        : new Error("The sandbox stopped while the command ran");
+      const error = this.memory ? this.memoryError() : new Error("The sandbox stopped while the command ran");
       for (const pending of this.execs.values()) pending.failed(error);
       this.execs.clear();
       for (const peer of this.connections.values()) peer.closed();
@@ -95,6 +95,13 @@ export class UserSandbox {
     this.ready.catch(() => this.kill());
     if (egress) void this.attachNetwork();
     void this.readLoop();
+  }
+
+  private memoryError(): Error {
+    const mib = Math.round(this.jail.limits.memoryBytes / 1024 / 1024);
+    return new Error(
+      `The command used more than ${mib} MiB of memory (policy sandbox.memory_mb) and was stopped`,
+    );
   }
 
   get pid(): number {
@@ -180,6 +187,10 @@ export class UserSandbox {
     await this.ready;
     if (!this.alive) throw new Error("The sandbox stopped while the command ran");
     const id = this.nextId++;
+    // With a memory cgroup the kernel kills the hungry process, not the whole sandbox: a command that
+    // dies while the sandbox's OOM count goes up used too much memory, and says so.
+    const cgroups = this.jail.plan.cgroups;
+    const oomBefore = cgroups ? oomKills(cgroups, this.pid) : 0;
     return new Promise((resolve, reject) => {
       const { signal, timeout } = options;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -198,7 +209,8 @@ export class UserSandbox {
         onData: options.onData,
         done: (code) => {
           cleanup();
-          resolve({ exitCode: code });
+          if (code !== 0 && cgroups && oomKills(cgroups, this.pid) > oomBefore) reject(this.memoryError());
+          else resolve({ exitCode: code });
         },
         failed: (error) => {
           cleanup();

@@ -1,0 +1,63 @@
+/**
+ * The policy's limits in a user's long-lived sandbox: a command that needs more memory than
+ * `sandbox.memory_mb` is stopped and says so (the sandbox lives on for the next command), and the
+ * sandbox's output and its abort behave as pi's shell contract wants.
+ */
+
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
+import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
+import { Store } from "../../server/storage/store.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+setDefaultTimeout(60_000);
+
+const dir = tempDir();
+const db = new Database(":memory:");
+let provider: LocalSandboxProvider;
+
+beforeAll(() => {
+  db.exec(readFileSync(join(REPO_ROOT, "server/sandbox/users/migrations/0001_sandboxes.sql"), "utf8"));
+  provider = new LocalSandboxProvider(new Store(db), {
+    dataDir: dir.path,
+    limits: { ...DEFAULT_LIMITS, memoryBytes: 96 * 1024 * 1024 },
+  });
+});
+afterAll(async () => {
+  await provider.close();
+  db.close();
+  dir.remove();
+});
+
+const quiet = { onData: () => {} };
+
+/** A command's whole output. */
+async function output(command: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  await provider.exec("ann", command, { onData: (d) => chunks.push(d) });
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+test("a command over the memory limit is stopped with a message naming the limit; the next one runs", async () => {
+  await provider.exec("ann", "true", quiet);
+  await expect(
+    provider.exec("ann", `python3 -c "a = bytearray(400 * 1024 * 1024); print(len(a))"`, quiet),
+  ).rejects.toThrow("more than 96 MiB of memory (policy sandbox.memory_mb)");
+  expect(await output("echo alive")).toBe("alive\n");
+});
+
+test("an aborted command is killed with its process group and rejects `aborted`", async () => {
+  const controller = new AbortController();
+  const running = provider.exec("ann", "sleep 30 & sleep 30", { ...quiet, signal: controller.signal });
+  setTimeout(() => controller.abort(), 200);
+  await expect(running).rejects.toThrow("aborted");
+  expect((await output("ps -eo comm | grep -c '^sleep$' || true")).trim()).toBe("0");
+});
+
+test("exit codes come back as the command's", async () => {
+  expect(await provider.exec("ann", "exit 7", quiet)).toEqual({ exitCode: 7 });
+});
