@@ -5,7 +5,7 @@
  */
 
 import { Database } from "bun:sqlite";
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
@@ -60,4 +60,45 @@ test("an aborted command is killed with its process group and rejects `aborted`"
 
 test("exit codes come back as the command's", async () => {
   expect(await provider.exec("ann", "exit 7", quiet)).toEqual({ exitCode: 7 });
+});
+
+describe("the network (policy sandbox.network)", () => {
+  let hits = 0;
+  const host = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch() {
+      hits++;
+      return new Response("host");
+    },
+  });
+  afterAll(() => host.stop(true));
+
+  // A default route only with egress; the host's loopback and the gateway never lead to the host.
+  const probe = `awk '$2 == "00000000" {print "default-route", $3}' /proc/net/route
+gw=$(awk '$2 == "00000000" {print $3}' /proc/net/route | sed 's/../& /g' | awk '{printf "%d.%d.%d.%d", "0x"$4, "0x"$3, "0x"$2, "0x"$1}')
+for target in 127.0.0.1 $gw; do timeout 3 bash -c "exec 3<>/dev/tcp/$target/${host.port}" 2>/dev/null && echo "reached $target" || echo "refused $target"; done`;
+
+  test("none by default: no route out, the host's port unreachable", async () => {
+    const out = await output(probe);
+    expect(out).not.toContain("default-route");
+    expect(out).toContain("refused 127.0.0.1");
+    expect(out).not.toContain("reached");
+    expect(hits).toBe(0);
+  });
+
+  test("egress: a routed network through pasta for the sandbox's lifetime, still not the host's loopback", async () => {
+    const egress = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, network: "egress" });
+    try {
+      const chunks: Buffer[] = [];
+      await egress.exec("eve", probe, { onData: (d) => chunks.push(d) });
+      const out = Buffer.concat(chunks).toString("utf8");
+      expect(out).toContain("default-route");
+      expect(out).toContain("refused 127.0.0.1");
+      expect(out).not.toContain("reached");
+      expect(hits).toBe(0);
+    } finally {
+      await egress.close();
+    }
+  });
 });
