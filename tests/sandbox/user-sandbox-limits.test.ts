@@ -1,7 +1,8 @@
 /**
  * The policy's limits in a user's long-lived sandbox: a command that needs more memory than
- * `sandbox.memory_mb` is stopped and says so (the sandbox lives on for the next command), and the
- * sandbox's output and its abort behave as pi's shell contract wants.
+ * `sandbox.memory_mb` is stopped and says so (the sandbox lives on for the next command), abort and exit
+ * codes behave as pi's shell contract wants, `sandbox.network` decides egress for the sandbox's lifetime,
+ * and a sandbox nobody uses is stopped after the idle time (never under a running command).
  */
 
 import { Database } from "bun:sqlite";
@@ -13,6 +14,7 @@ import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { Store } from "../../server/storage/store.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 
 setDefaultTimeout(60_000);
 
@@ -101,4 +103,34 @@ for target in 127.0.0.1 $gw; do timeout 3 bash -c "exec 3<>/dev/tcp/$target/${ho
       await egress.close();
     }
   });
+});
+
+test("a sandbox nobody uses is stopped after the idle time; the next command starts a fresh one", async () => {
+  const idle = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, idleMs: 300 });
+  try {
+    await idle.exec("ida", "echo old > /tmp/marker", quiet);
+    const pid = idle.jailPid("ida");
+    expect(pid).toBeNumber();
+    await waitFor(() => idle.jailPid("ida") === undefined, {
+      what: "the idle sandbox to stop",
+      timeoutMs: 5000,
+    });
+    expect(processGone(pid as number)).toBe(true);
+    const chunks: Buffer[] = [];
+    await idle.exec("ida", "cat /tmp/marker 2>&1 || true", { onData: (d) => chunks.push(d) });
+    expect(Buffer.concat(chunks).toString()).toContain("No such file");
+  } finally {
+    await idle.close();
+  }
+});
+
+test("a long command keeps its sandbox however long the idle time", async () => {
+  const idle = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, idleMs: 100 });
+  try {
+    const chunks: Buffer[] = [];
+    await idle.exec("ivy", "sleep 2.5; echo finished", { onData: (d) => chunks.push(d) });
+    expect(Buffer.concat(chunks).toString()).toBe("finished\n");
+  } finally {
+    await idle.close();
+  }
 });

@@ -108,6 +108,11 @@ export class UserSandbox {
     return this.proc.pid;
   }
 
+  /** Commands and preview connections in progress. */
+  get busy(): number {
+    return this.execs.size + this.connections.size;
+  }
+
   get running(): boolean {
     return this.alive;
   }

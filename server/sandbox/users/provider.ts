@@ -3,7 +3,7 @@
  * needs no key: where the bubblewrap jail works, every signed-in user gets one long-lived jail
  * (local-sandbox.ts), started on first use and kept until it is stopped: by `stop`, by a lifecycle
  * webhook, by the user's deletion (`atrium user delete` erases the registry row; a light reconciler
- * notices within a second) or by the server's shutdown (`close`). Where the jail is missing the provider
+ * notices within a second), by the server's shutdown (`close`) or after an hour unused. Where the jail is missing the provider
  * is not available: the sandbox routes answer 503 and protected mode refuses the tools that need it.
  * `APP_SANDBOX_PROVIDER=none` switches per-user sandboxes off on purpose.
  */
@@ -33,6 +33,8 @@ export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider
 
 /** How often running sandboxes are checked against the registry (a user deleted by the CLI). */
 const RECONCILE_MS = 1000;
+/** A sandbox nobody used (no command, no preview request) for this long is stopped. */
+export const SANDBOX_IDLE_MS = 60 * 60 * 1000;
 
 export interface LocalSandboxOptions {
   dataDir: string;
@@ -40,11 +42,14 @@ export interface LocalSandboxOptions {
   network?: "none" | "egress";
   /** The jail plan; default: detected (the unprivileged one when the server is root). */
   plan?: () => JailPlan | undefined;
+  /** Idle time before a sandbox is stopped (default SANDBOX_IDLE_MS). */
+  idleMs?: number;
 }
 
 interface Running {
   sandbox: UserSandbox;
   relays: PreviewRelays;
+  lastUsed: number;
 }
 
 /** The jail a long-lived sandbox runs in: turns' unprivileged plan when it can be staged, else the shell's. */
@@ -97,13 +102,19 @@ export class LocalSandboxProvider implements SandboxProvider {
   }
 
   async exec(owner: string, command: string, options: SandboxExecOptions) {
-    const { sandbox } = await this.sandbox(owner);
-    return sandbox.exec(command, options);
+    const running = await this.sandbox(owner);
+    running.lastUsed = Date.now();
+    try {
+      return await running.sandbox.exec(command, options);
+    } finally {
+      running.lastUsed = Date.now();
+    }
   }
 
   async preview(owner: string, port: number): Promise<PreviewUpstream | undefined> {
     if (!this.active(owner)) return undefined;
     const running = this.running.get(owner) as Running;
+    running.lastUsed = Date.now();
     return { url: `http://localhost:${port}`, unix: running.relays.socketFor(port) };
   }
 
@@ -157,7 +168,8 @@ export class LocalSandboxProvider implements SandboxProvider {
     );
     await sandbox.ready;
     this.socketDir ??= mkdtempSync(join(tmpdir(), "atrium-previews-"));
-    const running = { sandbox, relays: new PreviewRelays(sandbox, this.socketDir, ownerFolderName(owner)) };
+    const relays = new PreviewRelays(sandbox, this.socketDir, ownerFolderName(owner));
+    const running: Running = { sandbox, relays, lastUsed: Date.now() };
     this.running.set(owner, running);
     void sandbox.exited.then(() => {
       running.relays.close();
@@ -168,7 +180,7 @@ export class LocalSandboxProvider implements SandboxProvider {
     return running;
   }
 
-  /** While sandboxes run: stop those whose registry row is gone or no longer "started". */
+  /** While sandboxes run: stop idle ones, and those whose registry row is gone or no longer "started". */
   private reconcileSoon(): void {
     if (this.reconciler) return;
     this.reconciler = setInterval(() => {
@@ -177,7 +189,13 @@ export class LocalSandboxProvider implements SandboxProvider {
         this.reconciler = undefined;
         return;
       }
-      for (const owner of this.running.keys()) {
+      const idleSince = Date.now() - (this.options.idleMs ?? SANDBOX_IDLE_MS);
+      for (const [owner, running] of this.running) {
+        // Idle: its processes end; the registry still says started, so a preview or command restarts it.
+        if (running.lastUsed < idleSince && running.sandbox.busy === 0) {
+          void this.halt(owner);
+          continue;
+        }
         let state: string | undefined;
         try {
           state = this.registry.of(owner)?.state;
