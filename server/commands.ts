@@ -42,6 +42,11 @@ export const COMMANDS: Record<string, Command> = {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),
   },
+  "sandbox-runner": {
+    summary:
+      "the command runner of a user's long-lived sandbox, JSON lines on stdin/stdout (spawned by the server)",
+    load: () => import("./sandbox/users/runner.ts"),
+  },
 };
 
 /** The subcommand named by the first argument, if any. */

@@ -42,6 +42,9 @@ export function isPublicRoute(method: string, path: string): boolean {
   // The app icon, like the UI's files: a browser asks for it before anyone has signed in.
   if (path === "/favicon.ico") return method === "GET" || method === "HEAD";
   if (path.startsWith("/api/auth/")) return true;
+  // A signed preview URL carries its own credential (owner, port, expiry under the server's HMAC): a
+  // previewed page runs in an opaque origin and its own requests carry no session cookie.
+  if (path.startsWith("/api/sandbox/preview/")) return true;
   return path === "/api/webhooks/sandbox" && method === "POST";
 }
 

@@ -12,6 +12,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
+import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provider.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
@@ -51,7 +52,12 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const sandboxes = sandboxProviderFor(ctx.env, ctx.store);
+    const sandbox = ctx.config.policy.settings.sandbox;
+    const sandboxes = sandboxProviderFor(ctx.env, ctx.store, {
+      dataDir: ctx.config.dataDir,
+      limits: limitsFromPolicy(sandbox),
+      network: sandbox.network,
+    });
     const services = chatServices(ctx, sandboxes);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
@@ -62,8 +68,13 @@ export const chatFamily = defineFamily({
         .use(runRoutes(ctx, services.provenance))
         .use(catalogRoutes(ctx, services.catalogs, services.settings))
         .use(deploymentRoutes(ctx, sandboxes)),
-      /** Closes the live pi sessions. */
-      stop: () => services.host.stop(),
+      /** The users' sandboxes (tests drive them directly). */
+      sandboxes,
+      /** Closes the live pi sessions, then stops every user's sandbox. */
+      stop: async () => {
+        await services.host.stop();
+        await sandboxes.close();
+      },
     };
   },
 });
@@ -83,12 +94,13 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider) {
     sessions: store.sessions,
     runs: store.runs,
     providerKeys: store.providerKeys,
-    // Shell commands: on the owner's own machine, or (protected mode) in the user's sandbox when the
-    // jail works; without it protected mode refuses them.
-    hostCommands: local || sandboxes.availability().available,
+    // Shell commands: on the owner's own machine (local mode, each command in a fresh jail: shell.ts),
+    // or (protected mode) in the user's long-lived sandbox when the jail works, where the file tools
+    // run too; without it protected mode refuses them.
+    hostCommands: local,
     settingsCode: local,
-    // Shell commands run in the sandbox's jail, with the policy's limits and network (shell.ts).
     shell: shellOptions(ctx.config.policy.settings.sandbox),
+    ...(!local && sandboxes.availability().available ? { sandbox: sandboxes } : {}),
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).
   const mirrorEnabled = local || ctx.env.has("APP_CHAT_DATABASE_URL");

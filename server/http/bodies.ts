@@ -19,6 +19,7 @@ import { pathOf } from "./path.ts";
 const JSON_TYPE = "application/json";
 const MULTIPART = "multipart/form-data";
 const WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const PREVIEW_PREFIX = "/api/sandbox/preview/";
 
 /** The routes that take multipart uploads, learned from the composed app's declared body types. */
 export class UploadRoutes {
@@ -47,6 +48,8 @@ export function requestBodies(uploads: UploadRoutes) {
   return new Elysia({ name: "atrium/bodies" })
     .onRequest(({ request }) => {
       if (!WITH_BODY.has(request.method)) return;
+      // A signed preview URL forwards any body to the user's own sandbox (its forms, its uploads).
+      if (pathOf(request).startsWith(PREVIEW_PREFIX)) return;
       const header = request.headers.get("content-type");
       const type = header === null ? "" : (header.split(";")[0] as string).trim().toLowerCase();
       if (type === JSON_TYPE) return;

@@ -83,6 +83,9 @@ export class SurfacePolicy {
       return misdirected(authority, tables.own);
     }
     if (!STATE_CHANGING.has(method) && headers.get("upgrade")?.toLowerCase() !== "websocket") return;
+    // Signed preview URLs: the previewed page posts to itself from an opaque origin (`Origin: null`,
+    // CSP sandbox); the signed token, not the page's origin, is what authorizes those requests.
+    if (pathOf(request).startsWith("/api/sandbox/preview/")) return;
     if (headers.get("sec-fetch-site") === "cross-site") {
       return forbidden("a page of another site sent it (Sec-Fetch-Site: cross-site)");
     }

@@ -196,11 +196,16 @@ function sandboxDirs(cgroups: Cgroups, pid: number): string[] {
 
 /** True when the kernel's OOM killer killed a process of this sandbox. */
 export function wasOomKilled(cgroups: Cgroups, pid: number): boolean {
-  if (!cgroups.memory) return false;
+  return oomKills(cgroups, pid) > 0;
+}
+
+/** How many processes of this sandbox the kernel's OOM killer killed so far (a long-lived one outlives them). */
+export function oomKills(cgroups: Cgroups, pid: number): number {
+  if (!cgroups.memory) return 0;
   const dir = join(cgroups.memory, String(pid));
   const text = readText(join(dir, cgroups.version === 1 ? "memory.oom_control" : "memory.events"));
   const count = /oom_kill (\d+)/.exec(text);
-  return count ? Number(count[1]) > 0 : false;
+  return count ? Number(count[1]) : 0;
 }
 
 /** Removes a finished sandbox's directories (what is still busy is left for sweep). */

@@ -41,6 +41,8 @@ export interface JailSpec {
   readWrite?: [string, string][];
   /** Paths inside the read-write binds that stay read-only (bound over themselves; they must exist). */
   readOnlyWithin?: string[];
+  /** Read-only binds laid over the read-write ones: [host path, path inside] (they must exist). */
+  readOnlyOver?: [string, string][];
   /** tmpfs mounts of `limits.scratchBytes` each. */
   tmpfs: string[];
   chdir: string;
@@ -123,6 +125,7 @@ exec "$@"`;
   for (const path of spec.readOnlyIfPresent ?? []) bwrap.push("--ro-bind-try", path, path);
   for (const [host, inside] of spec.readWrite ?? []) bwrap.push("--bind", host, inside);
   for (const path of spec.readOnlyWithin ?? []) bwrap.push("--ro-bind", path, path);
+  for (const [host, inside] of spec.readOnlyOver ?? []) bwrap.push("--ro-bind", host, inside);
   // Read-only last (mount points are made first): the jail's root and /dev are tmpfs without a size,
   // and /proc/sys must not be writable. bubblewrap leaves /proc/sys writable under --unshare-user,
   // which is harmless to a real unprivileged uid but not to host root, even without capabilities

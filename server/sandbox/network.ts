@@ -12,7 +12,7 @@
  * Where pasta cannot attach (not installed; a host whose /dev/net/tun only root may open, for a server
  * that is not root) the command runs with no network at all and its output says so: egress fails closed.
  */
-import { readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 
 let pastaPath: string | null | undefined;
 
@@ -48,9 +48,12 @@ export async function attachPasta(pid: number): Promise<Bun.Subprocess> {
   const pasta = findPasta();
   if (!pasta) throw new Error("pasta is not installed");
   const root = process.getuid?.() === 0;
-  const target = [`/proc/${pid}/ns/net`];
   // pasta drops root to "nobody" and then cannot open the namespace; as root it stays root (it drops its
-  // capabilities and isolates itself once set up). Not root, it joins the jail's user namespace.
+  // capabilities and isolates itself once set up). It opens the namespace after dropping them, which
+  // fails for a jail running as a real unprivileged uid: the server opens it and hands pasta the fd.
+  // Not root, pasta joins the jail's user namespace.
+  const netns = root ? openSync(`/proc/${pid}/ns/net`, "r") : undefined;
+  const target = [netns === undefined ? `/proc/${pid}/ns/net` : "/proc/self/fd/3"];
   const who = root ? ["--runas", "0", "--netns-only"] : ["--userns", `/proc/${pid}/ns/user`];
   const proc = Bun.spawn(
     [
@@ -71,8 +74,12 @@ export async function attachPasta(pid: number): Promise<Bun.Subprocess> {
       "--netns",
       ...target,
     ],
-    { env: {}, stdin: "ignore", stdout: "ignore", stderr: "ignore" },
+    {
+      env: {},
+      stdio: netns === undefined ? ["ignore", "ignore", "ignore"] : ["ignore", "ignore", "ignore", netns],
+    },
   );
+  if (netns !== undefined) closeSync(netns);
   // pasta configures the interface before it starts forwarding; wait until the namespace has a route.
   for (let i = 0; i < 200; i++) {
     if (proc.exitCode !== null) throw new Error("pasta could not attach to the jail's network");

@@ -38,6 +38,8 @@ const DENIED = [
   "ptrace",
   "process_vm_readv",
   "process_vm_writev",
+  // Taking another process's descriptor (a long-lived sandbox's runner holds its channel to the host).
+  "pidfd_getfd",
   "kcmp",
   "bpf",
   "perf_event_open",

@@ -18,7 +18,7 @@ import type { SandboxLimits } from "./limits.ts";
 import { attachPasta, findPasta, readJailPid, release } from "./network.ts";
 
 /** What programs read from /etc to run; never the whole of it (shadow, ssh host keys, ssl/private). */
-const ETC = [
+export const ETC = [
   "/etc/alternatives",
   "/etc/bash.bashrc",
   "/etc/ca-certificates.conf",

@@ -3,9 +3,12 @@
  * and shell commands in protected mode (in the jail when it works, refused when sandboxes are off).
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { PREVIEW_LIFETIME_MS, PreviewSigner } from "../../server/sandbox/users/preview.ts";
 import { SandboxRegistry } from "../../server/sandbox/users/registry.ts";
+import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { authApp, SECRET, signUp } from "../auth/auth-app.ts";
 import { postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
@@ -65,7 +68,8 @@ describe("GET /api/sandbox/preview", () => {
       status: 403,
       body: { error: "Invalid or expired preview URL" },
     });
-    expect((await follow(path, {}))?.status).toBe(401);
+    // The signed URL is its own credential: a previewed page's requests carry no session cookie.
+    expect((await follow(path, {}))?.status).toBe(502);
     const [body, mac] = token.split(".") as [string, string];
     const claim = JSON.parse(Buffer.from(body, "base64url").toString());
     const altered = Buffer.from(JSON.stringify({ ...claim, p: 22 })).toString("base64url");
@@ -117,7 +121,8 @@ describe("shell commands in protected mode", () => {
     const ann = await signUp(t, "ann@example.org");
     const tools = await bashTurn(t, ann.bearer);
     expect(tools).toContain("in-sandbox");
-    expect(tools).toContain(`workspaces/${ann.id}`);
+    // HOME is the sandbox user's, the model sees the sandbox's paths.
+    expect(tools).toContain("/home/atrium");
     expect(tools).not.toContain("SECRET-provider-key");
     expect(tools).not.toContain("Shell commands are disabled");
   });
@@ -128,5 +133,53 @@ describe("shell commands in protected mode", () => {
     const tools = await bashTurn(t, ann.bearer);
     expect(tools).toContain("Shell commands are disabled on this server");
     expect(tools).not.toContain("in-sandbox\\n");
+  });
+
+  test("read, write, edit, ls and bash work in the sandbox at the paths it shows; anything outside is refused", async () => {
+    t = await authApp();
+    const ann = await signUp(t, "ann@example.org");
+    const home = "/home/atrium/agent-workspace";
+    const model = scripted(t, [
+      fauxAssistantMessage(
+        [
+          fauxToolCall("bash", { command: "pwd; id -u" }, { id: "pwd" }),
+          fauxToolCall("write", { path: "notes/a.txt", content: "hello sandbox\n" }, { id: "write" }),
+          fauxToolCall(
+            "edit",
+            { path: `${home}/notes/a.txt`, edits: [{ oldText: "hello", newText: "edited" }] },
+            { id: "edit" },
+          ),
+          fauxToolCall("read", { path: "notes/a.txt" }, { id: "read" }),
+          fauxToolCall("ls", { path: "notes" }, { id: "ls" }),
+          fauxToolCall("bash", { command: "cat notes/a.txt; stat -c %u notes/a.txt" }, { id: "cat" }),
+          fauxToolCall("read", { path: "/etc/passwd" }, { id: "outside" }),
+          fauxToolCall("write", { path: "../escape.txt", content: "x" }, { id: "dots" }),
+          fauxToolCall("write", { path: ".pi/extensions/x.ts", content: "x" }, { id: "pi" }),
+          fauxToolCall("grep", { pattern: "x" }, { id: "grep" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const events = await lines(
+      await t.request("/api/chat", postJson({ message: "files", model: model.id }, ann.bearer)),
+    );
+    model.dispose();
+    const outputs = new Map<string, string>();
+    for (const e of events as { type: string; part?: { toolCallId: string; state: string } }[])
+      if (e.type === "tool" && e.part?.state.startsWith("output"))
+        outputs.set(e.part.toolCallId, JSON.stringify(e.part));
+    expect(outputs.get("pwd")).toContain(`${home}\\n65534`);
+    expect(outputs.get("read")).toContain("edited sandbox");
+    expect(outputs.get("ls")).toContain("a.txt");
+    expect(outputs.get("cat")).toContain("edited sandbox\\n65534");
+    expect(outputs.get("outside")).toContain("is outside your workspace");
+    expect(outputs.get("dots")).toContain("is outside your workspace");
+    expect(outputs.get("pi")).toContain("in .pi/");
+    expect(outputs.get("grep")).toContain("run grep or find with the bash tool");
+    // The files are the owner's workspace folder on the host.
+    const workspace = ownerFolders(t.dataDir, ann.id).workspace;
+    expect(readFileSync(join(workspace, "notes", "a.txt"), "utf8")).toBe("edited sandbox\n");
+    expect(existsSync(join(workspace, "..", "escape.txt"))).toBe(false);
   });
 });

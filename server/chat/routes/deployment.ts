@@ -12,7 +12,7 @@ import { workspaceRoutes } from "./workspace.ts";
 
 export function deploymentRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
   return new Elysia({ name: "atrium/chat/deployment" })
-    .use(webhookRoutes(ctx, sandboxes.registry))
+    .use(webhookRoutes(ctx, sandboxes))
     .use(workspaceRoutes(ctx))
     .use(sandboxRoutes(ctx, sandboxes));
 }

@@ -1,14 +1,18 @@
 /**
  * `/api/sandbox/*`: the caller's sandbox. `GET /api/sandbox/preview?port=` answers a short-lived signed
- * URL into the caller's active sandbox; the URL itself (`/api/sandbox/preview/<token>/...`) is checked
- * (signature, expiry, owner) before anything is forwarded. Errors are `{error}` with the chat spec's
- * texts; the checks run in the spec's order: 401, 503, 400, 404.
+ * URL into the caller's running sandbox (started when the caller has none yet); the URL itself
+ * (`/api/sandbox/preview/<token>/...`, any method, and WebSocket upgrades) is checked (signature, expiry,
+ * owner) before anything is forwarded to the port inside the sandbox (preview-proxy.ts says how a
+ * previewed page is confined). Errors are `{error}` with the chat spec's texts; the checks of the URL
+ * request run in the spec's order: 401, 503, 400, 404.
  */
 import { Elysia } from "elysia";
 import { Preview, PreviewQuery, SandboxError } from "../../../schemas/sandbox.ts";
 import type { AppContext } from "../../context.ts";
-import { PreviewSigner } from "../../sandbox/users/preview.ts";
-import type { SandboxProvider } from "../../sandbox/users/provider.ts";
+import { type PreviewClaim, PreviewSigner } from "../../sandbox/users/preview.ts";
+import type { PreviewUpstream, SandboxProvider } from "../../sandbox/users/provider-api.ts";
+import type { WsLink } from "../../sandbox/users/ws-client.ts";
+import { forwardHttp, forwardWebSocket } from "./preview-proxy.ts";
 
 const tags = ["chat"];
 type Peer = { requestIP(request: Request): { address: string } | null } | null;
@@ -24,50 +28,127 @@ export function previewPort(raw: string | undefined): number | undefined {
     : undefined;
 }
 
+/** The path and query after `/api/sandbox/preview/<token>`, always starting with `/`. */
+function restOf(request: Request): string {
+  const url = new URL(request.url);
+  return `/${url.pathname.split("/").slice(5).join("/")}${url.search}`;
+}
+
 export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
   const signer = new PreviewSigner(ctx.config.auth.secret);
+  /**
+   * The claim and the upstream of a preview URL, or the answer refusing it. The signed token is the
+   * credential (a previewed page sends no session cookie: see preview-proxy.ts); a caller who is
+   * signed in as someone else is refused all the same.
+   */
+  const resolve = async (
+    token: string | undefined,
+    caller: string | undefined,
+  ): Promise<{ claim: PreviewClaim; upstream: PreviewUpstream } | Response> => {
+    const claim = signer.verify(token ?? "");
+    if (!claim || (caller !== undefined && claim.owner !== caller))
+      return error(403, "Invalid or expired preview URL");
+    const upstream = await sandboxes.preview(claim.owner, claim.port);
+    if (!upstream) return error(404, "No active sandbox for user");
+    return { claim, upstream };
+  };
   const forward = async ({
     params,
-    owner,
+    identity,
     request,
   }: {
     params: Record<string, string>;
-    owner: string;
+    identity?: { id: string };
     request: Request;
   }) => {
-    const claim = signer.verify(params.token ?? "");
-    if (!claim || claim.owner !== owner) return error(403, "Invalid or expired preview URL");
-    const target = sandboxes.previewTarget(owner, claim.port);
-    if (!target) return error(502, `Nothing answers on port ${claim.port} in your sandbox`);
+    const found = await resolve(params.token, identity?.id);
+    if (found instanceof Response) return found;
+    // A page at `/<token>` would resolve its relative links against the folder above it.
     const url = new URL(request.url);
-    const rest = url.pathname.split("/").slice(5).join("/");
-    const upstream = await fetch(`http://${target.host}:${target.port}/${rest}${url.search}`, {
-      method: request.method,
-      headers: { accept: request.headers.get("accept") ?? "*/*" },
-      redirect: "manual",
-    }).catch(() => undefined);
-    return upstream ?? error(502, `Nothing answers on port ${claim.port} in your sandbox`);
+    if (url.pathname.split("/").length === 5) {
+      return new Response(null, { status: 308, headers: { location: `${url.pathname}/${url.search}` } });
+    }
+    return forwardHttp(request, found.upstream, found.claim.port, restOf(request));
   };
+  const links = new WeakMap<object, WsLink>();
   return new Elysia({ name: "atrium/chat/sandbox" })
     .use(ctx.identity)
+    .ws("/api/sandbox/preview/:token/*", {
+      detail: { hide: true },
+      beforeHandle: async ({ params, identity }) => {
+        const found = await resolve((params as Record<string, string>).token, identity?.id);
+        if (found instanceof Response) return found;
+      },
+      open: async (ws) => {
+        const data = ws.data as unknown as {
+          params: Record<string, string>;
+          identity?: { id: string };
+          request: Request;
+          headers: Record<string, string | undefined>;
+        };
+        const found = await resolve(data.params.token, data.identity?.id);
+        if (found instanceof Response) return ws.close(1008, "Invalid or expired preview URL");
+        const request = {
+          headers: new Headers(
+            Object.entries(data.headers ?? {}).filter((e): e is [string, string] => typeof e[1] === "string"),
+          ),
+        };
+        const path = `/${data.params["*"] ?? ""}`;
+        const query = new URL(data.request?.url ?? "http://x/").search;
+        links.set(
+          ws.raw,
+          forwardWebSocket(found.upstream, found.claim.port, `${path}${query}`, request, {
+            send: (message) => ws.send(message),
+            close: (code, reason) => ws.close(code, reason),
+          }),
+        );
+      },
+      message: (ws, message) => {
+        const link = links.get(ws.raw);
+        if (!link) return;
+        if (typeof message === "string") link.send(message);
+        else if (message instanceof Uint8Array) link.send(message);
+        else link.send(JSON.stringify(message));
+      },
+      close: (ws) => {
+        links.get(ws.raw)?.close();
+        links.delete(ws.raw);
+      },
+    })
+    .all("/api/sandbox/preview/:token/*", forward, {
+      parse: "none",
+      detail: {
+        summary: "Follow a signed preview URL (checked: signature, expiry, owner)",
+        tags,
+        hide: true,
+      },
+    })
+    .all("/api/sandbox/preview/:token", forward, {
+      parse: "none",
+      detail: { summary: "Follow a signed preview URL", tags, hide: true },
+    })
     .guard({ owner: true })
     .get(
       "/api/sandbox/preview",
-      ({ owner, query, request, server }) => {
-        if (!sandboxes.availability().available) return error(503, "Sandbox not available");
+      async ({ owner, query, request, server }) => {
+        if (!sandboxes.availability(owner).available) return error(503, "Sandbox not available");
         const port = previewPort(query.port);
         if (port === undefined) return error(400, "Invalid port");
-        if (!sandboxes.registry.of(owner)) sandboxes.ensure(owner);
+        // Stopped, archived (webhook, `stop`): not restarted by a preview; anything else is started.
+        const state = sandboxes.registry.of(owner)?.state;
+        if (state !== "stopped" && state !== "archived" && !sandboxes.active(owner))
+          await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
         if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
         const { token, expiresAt } = signer.sign(owner, port);
         const peer = (server as Peer)?.requestIP(request)?.address;
         const scheme = ctx.proxies.clientOf(request, peer).https ? "https" : "http";
         const host = request.headers.get("host") ?? new URL(request.url).host;
-        return {
+        // Async handlers answer one type: the 200 body as a Response too (the schema still documents it).
+        return Response.json({
           url: `${scheme}://${host}/api/sandbox/preview/${token}/`,
           port,
           expiresAt: new Date(expiresAt).toISOString(),
-        };
+        });
       },
       {
         query: PreviewQuery,
@@ -80,18 +161,10 @@ export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
         },
         detail: {
           summary: "A short-lived signed preview URL to a port in your sandbox (default 3000)",
+          description:
+            "The URL forwards every method and WebSocket upgrades to 127.0.0.1:<port> inside the caller's running sandbox, for the caller only, until it expires (10 minutes). Previewed pages run sandboxed (CSP `sandbox`, an opaque origin): they cannot use the app's API with the caller's session. 403 for a forged, expired or another user's URL, 404 when the sandbox is not running, 502 when nothing listens on the port.",
           tags,
         },
       },
-    )
-    .get("/api/sandbox/preview/:token/*", forward, {
-      detail: {
-        summary: "Follow a signed preview URL (checked: signature, expiry, owner)",
-        tags,
-        hide: true,
-      },
-    })
-    .get("/api/sandbox/preview/:token", forward, {
-      detail: { summary: "Follow a signed preview URL", tags, hide: true },
-    });
+    );
 }

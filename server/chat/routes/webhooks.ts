@@ -10,7 +10,7 @@ import { Elysia } from "elysia";
 import { WebhookError, WebhookReceived } from "../../../schemas/sandbox.ts";
 import type { AppContext } from "../../context.ts";
 import { inspectJson } from "../../http/json-body.ts";
-import type { SandboxRegistry } from "../../sandbox/users/registry.ts";
+import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import { MAX_WEBHOOK_BYTES, ReplayGuard, signatureValid, stateOfEvent } from "../../sandbox/users/webhook.ts";
 
 const tags = ["chat"];
@@ -18,16 +18,17 @@ const tags = ["chat"];
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-export function webhookRoutes(ctx: AppContext, registry: SandboxRegistry) {
+export function webhookRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
+  const registry = sandboxes.registry;
   const replays = new ReplayGuard();
-  const received = () => ({ received: true as const });
+  const received = () => json(200, { received: true });
   const ignore = (reason: string, details: Record<string, unknown> = {}) => {
     ctx.log.warn("sandbox webhook ignored", { reason, ...details });
     return received();
   };
   return new Elysia({ name: "atrium/chat/webhooks" }).post(
     "/api/webhooks/sandbox",
-    ({ body, request }) => {
+    async ({ body, request }) => {
       const { raw, oversized } = body as { raw: string; oversized?: true };
       if (oversized) return json(413, { error: `Webhook bodies are at most ${MAX_WEBHOOK_BYTES} bytes` });
       if (
@@ -56,6 +57,8 @@ export function webhookRoutes(ctx: AppContext, registry: SandboxRegistry) {
       const sandbox = sandboxId ? registry.bySandboxId(sandboxId) : undefined;
       if (!sandbox) return ignore("unknown sandbox");
       try {
+        // stop, archive, delete: the sandbox's processes end now (the workspace stays).
+        if (state !== "started") await sandboxes.stop(sandbox.owner);
         registry.setState(sandbox.owner, state);
       } catch (error) {
         ctx.log.error("sandbox webhook processing failed", { error });

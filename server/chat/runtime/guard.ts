@@ -8,7 +8,8 @@
  *   `.pi/` folder, where pi looks for extensions and settings (the resource loader does not read it for
  *   code either: see resources.ts);
  * - shell commands run only where the server may run code on its host: in local mode (the user's own
- *   machine). Protected mode needs the sandbox (docs/design.md §11), which chat tools do not have yet.
+ *   machine). Protected mode runs the tools in the user's sandbox instead (sandbox-tools.ts, with its
+ *   own path check), and without one refuses `bash` here.
  */
 import { placeIn, toolTarget } from "./tool-paths.ts";
 

@@ -13,6 +13,7 @@ import type { Logger } from "../../log.ts";
 import { createPiAuth, ensureModelAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
+import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
@@ -41,6 +42,8 @@ export interface HostOptions {
   settingsCode: boolean;
   /** How shell commands run: the jail's limits and network (policy `[sandbox]`). */
   shell?: ShellOptions;
+  /** Protected mode: the users' sandboxes, where the shell and file tools run (sandbox-tools.ts). */
+  sandbox?: SandboxProvider;
 }
 
 export interface SessionTarget {
@@ -136,6 +139,7 @@ export class ChatRuntimeHost {
       await createPiAuth(this.options.env, providerKeys.all(owner), join(paths.agentDir, "models.json")),
       this.options.hostCommands,
       this.options.shell,
+      this.options.sandbox,
     );
     const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
     const startModel = model ?? this.defaultModel(settings, owner);

@@ -15,6 +15,7 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
+import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import { type ChatEvent, ChatEventMapper } from "./events.ts";
 import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
@@ -31,6 +32,7 @@ import {
 } from "./plan.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
 import { loadResources, resourceDiagnostics } from "./resources.ts";
+import { sandboxPathRefusal, sandboxTools } from "./sandbox-tools.ts";
 import { type ShellOptions, workspaceBashTool } from "./shell.ts";
 import { toolCallPart } from "./ui-messages.ts";
 import { webFetchTool } from "./web-fetch/tool.ts";
@@ -69,6 +71,8 @@ export class LiveChatSession {
     /** Whether shell commands may run on the host (local mode). */
     private readonly hostCommands: boolean,
     private readonly shell: ShellOptions = {},
+    /** Protected mode with a sandbox: the shell and file tools run in the owner's sandbox. */
+    private readonly sandbox?: SandboxProvider,
   ) {
     this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
   }
@@ -142,23 +146,21 @@ export class LiveChatSession {
     const { createAgentSession } = await loadPi();
     // pi runs a batch of parallel tool calls' hooks before any of them: a shell command in the batch
     // (which may add a symlink) makes the batch sequential, so each path is checked after it ran.
-    const bash = {
-      ...(await workspaceBashTool(workspaceDir, this.shell)),
-      executionMode: "sequential" as const,
-    };
+    const tools = this.sandbox
+      ? await sandboxTools(this.sandbox, this.owner, settings.getImageAutoResize())
+      : [
+          { ...(await workspaceBashTool(workspaceDir, this.shell)), executionMode: "sequential" as const },
+          ...(await workspaceFileTools(workspaceDir, settings)),
+        ];
     const { session, modelFallbackMessage } = await createAgentSession({
-      cwd: workspaceDir,
+      // The model sees the sandbox's paths when its tools run there.
+      cwd: this.sandbox?.workspace ?? workspaceDir,
       agentDir,
       authStorage: this.auth.authStorage,
       modelRegistry: this.auth.modelRegistry,
       model,
       tools: ALL_TOOLS,
-      customTools: [
-        questionnaireTool(this.broker),
-        bash,
-        ...(await workspaceFileTools(workspaceDir, settings)),
-        webFetchTool(),
-      ],
+      customTools: [questionnaireTool(this.broker), ...tools, webFetchTool()],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,
@@ -185,11 +187,13 @@ export class LiveChatSession {
       pi.on("tool_call", (event) => {
         const reason =
           refusal(this.plan, event.toolName) ??
-          toolRefusal(
-            { workspaceDir: this.paths.workspaceDir, hostCommands: this.hostCommands },
-            event.toolName,
-            event.input,
-          );
+          (this.sandbox
+            ? sandboxPathRefusal(this.sandbox.workspace, event.toolName, event.input)
+            : toolRefusal(
+                { workspaceDir: this.paths.workspaceDir, hostCommands: this.hostCommands },
+                event.toolName,
+                event.input,
+              ));
         return reason ? { block: true, reason } : undefined;
       });
     };

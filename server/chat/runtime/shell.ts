@@ -1,5 +1,6 @@
 /**
- * The agent's `bash` tool in local mode: pi's own shell tool, its commands run in the sandbox's jail
+ * The agent's `bash` tool in local mode (protected mode's runs in the user's long-lived sandbox:
+ * sandbox-tools.ts): pi's own shell tool, each command in a fresh jail
  * (server/sandbox/shell-jail.ts: the owner's workspace read-write, the system read-only, nothing else of
  * the data dir or the checkout, no network unless the policy allows egress, the policy's limits).
  * Where bubblewrap is missing (/health/ready says isolation "none"), commands run on the host as the

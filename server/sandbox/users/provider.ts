@@ -1,76 +1,217 @@
 /**
- * One sandbox per user behind a provider interface. The built-in local provider needs no key: where the
- * bubblewrap jail works, every signed-in user has a sandbox whose home is their own workspace folder
- * (the chat agent's shell commands run there, in the jail of server/sandbox/shell-jail.ts: own network
- * namespace, no host environment, the policy's limits). Where the jail is missing the provider is not
- * available: the sandbox routes answer 503 and protected mode refuses shell commands.
+ * One sandbox per user behind the provider interface (provider-api.ts). The built-in local provider
+ * needs no key: where the bubblewrap jail works, every signed-in user gets one long-lived jail
+ * (local-sandbox.ts), started on first use and kept until it is stopped: by `stop`, by a lifecycle
+ * webhook, by the user's deletion (`atrium user delete` erases the registry row; a light reconciler
+ * notices within a second), by the server's shutdown (`close`) or after an hour unused. Where the jail is missing the provider
+ * is not available: the sandbox routes answer 503 and protected mode refuses the tools that need it.
  * `APP_SANDBOX_PROVIDER=none` switches per-user sandboxes off on purpose.
- *
- * A remote provider (enabled by `SANDBOX_API_KEY` or a stored provider secret) would implement the same
- * interface; none is built in yet.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { EnvSource } from "../../config/env.ts";
 import type { Store } from "../../storage/store.ts";
-import { ownerFolderName } from "../../workspace/owner-folders.ts";
+import { ownerFolderName, ownerFolders } from "../../workspace/owner-folders.ts";
+import { confinementFor } from "../confinement.ts";
 import { detectSandbox } from "../isolation.ts";
+import type { JailPlan } from "../jail.ts";
+import { DEFAULT_LIMITS, type SandboxLimits } from "../limits.ts";
+import {
+  prepareWorkspace,
+  SANDBOX_HOME,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+  stagingTools,
+} from "./jail-command.ts";
+import { UserSandbox } from "./local-sandbox.ts";
+import type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 import { type SandboxRecord, SandboxRegistry } from "./registry.ts";
+import { PreviewRelays } from "./relay.ts";
 
-export interface PreviewTarget {
-  host: string;
-  port: number;
+export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
+
+/** How often running sandboxes are checked against the registry (a user deleted by the CLI). */
+const RECONCILE_MS = 1000;
+/** A sandbox nobody used (no command, no preview request) for this long is stopped. */
+export const SANDBOX_IDLE_MS = 60 * 60 * 1000;
+
+export interface LocalSandboxOptions {
+  dataDir: string;
+  limits?: SandboxLimits;
+  network?: "none" | "egress";
+  /** The jail plan; default: detected (the unprivileged one when the server is root). */
+  plan?: () => JailPlan | undefined;
+  /** Idle time before a sandbox is stopped (default SANDBOX_IDLE_MS). */
+  idleMs?: number;
 }
 
-export type Availability = { available: true } | { available: false; reason: string };
+interface Running {
+  sandbox: UserSandbox;
+  relays: PreviewRelays;
+  lastUsed: number;
+}
 
-export interface SandboxProvider {
-  readonly name: string;
-  /** Whether this server can give users sandboxes at all (a reason when not). */
-  availability(): Availability;
-  /** The owner's sandbox, created (and recorded as started) when they have none yet. */
-  ensure(owner: string): SandboxRecord;
-  /** The owner's sandbox when it exists and is running. */
-  active(owner: string): SandboxRecord | undefined;
-  /** Where a preview of `port` inside the owner's sandbox is served from, when it can be reached. */
-  previewTarget(owner: string, port: number): PreviewTarget | undefined;
-  readonly registry: SandboxRegistry;
+/** The jail a long-lived sandbox runs in: turns' unprivileged plan when it can be staged, else the shell's. */
+function detectedPlan(): JailPlan | undefined {
+  const { plan, shellPlan } = detectSandbox();
+  if (plan?.dropTo && stagingTools()) return plan;
+  return shellPlan;
 }
 
 export class LocalSandboxProvider implements SandboxProvider {
-  readonly name = "local";
+  readonly name: string = "local";
   readonly registry: SandboxRegistry;
+  readonly home = SANDBOX_HOME;
+  readonly workspace = SANDBOX_WORKSPACE;
+  private readonly running = new Map<string, Running>();
+  private readonly starting = new Map<string, Promise<Running>>();
+  private readonly plan: () => JailPlan | undefined;
+  private socketDir: string | undefined;
+  private reconciler: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
 
   constructor(
     store: Store,
-    private readonly jailed: () => boolean = () => detectSandbox().shellPlan !== undefined,
+    private readonly options: LocalSandboxOptions,
   ) {
     this.registry = new SandboxRegistry(store);
+    this.plan = options.plan ?? detectedPlan;
   }
 
   availability(): Availability {
-    return this.jailed()
+    return this.plan()
       ? { available: true }
       : { available: false, reason: "the bubblewrap jail is not available on this host" };
   }
 
-  ensure(owner: string): SandboxRecord {
-    const found = this.registry.of(owner);
-    if (found && found.state !== "deleted") return found;
-    this.registry.put(owner, this.name, `atrium-user-${ownerFolderName(owner)}`, "started");
+  async ensure(owner: string): Promise<SandboxRecord> {
+    await this.sandbox(owner);
     return this.registry.of(owner) as SandboxRecord;
   }
 
   active(owner: string): SandboxRecord | undefined {
     const found = this.registry.of(owner);
-    return found?.state === "started" ? found : undefined;
+    return found?.state === "started" && this.running.get(owner)?.sandbox.running ? found : undefined;
   }
 
-  /**
-   * The local jail runs each command in a fresh network namespace that ends with it, so there is no
-   * long-lived server inside it to forward to yet.
-   */
-  previewTarget(): PreviewTarget | undefined {
-    return undefined;
+  /** The host pid of the owner's running jail (its processes are this pid's descendants). */
+  jailPid(owner: string): number | undefined {
+    const running = this.running.get(owner);
+    return running?.sandbox.running ? running.sandbox.pid : undefined;
   }
+
+  async exec(owner: string, command: string, options: SandboxExecOptions) {
+    const running = await this.sandbox(owner);
+    running.lastUsed = Date.now();
+    try {
+      return await running.sandbox.exec(command, options);
+    } finally {
+      running.lastUsed = Date.now();
+    }
+  }
+
+  async preview(owner: string, port: number): Promise<PreviewUpstream | undefined> {
+    if (!this.active(owner)) return undefined;
+    const running = this.running.get(owner) as Running;
+    running.lastUsed = Date.now();
+    return { url: `http://localhost:${port}`, unix: running.relays.socketFor(port) };
+  }
+
+  async stop(owner: string): Promise<void> {
+    await this.halt(owner);
+    if (this.registry.of(owner)) this.registry.setState(owner, "stopped");
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.reconciler);
+    await Promise.all([...this.running.keys()].map((owner) => this.halt(owner)));
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+  }
+
+  /** Ends the owner's jail (if running) without touching the registry. */
+  private async halt(owner: string): Promise<void> {
+    const running = this.running.get(owner) ?? (await this.starting.get(owner)?.catch(() => undefined));
+    if (!running) return;
+    if (this.running.get(owner) === running) this.running.delete(owner);
+    running.relays.close();
+    await running.sandbox.stop();
+  }
+
+  /** The owner's running sandbox, started when it is not (one start at a time per owner). */
+  private async sandbox(owner: string): Promise<Running> {
+    if (this.closed) throw new Error("The server is shutting down");
+    const found = this.running.get(owner);
+    if (found?.sandbox.running) return found;
+    const pending = this.starting.get(owner);
+    if (pending) return pending;
+    const start = this.start(owner).finally(() => this.starting.delete(owner));
+    this.starting.set(owner, start);
+    return start;
+  }
+
+  private async start(owner: string): Promise<Running> {
+    const plan = this.plan();
+    if (!plan) throw new Error("Sandbox not available: the bubblewrap jail is not available on this host");
+    const limits = this.options.limits ?? DEFAULT_LIMITS;
+    const workspaceDir = ownerFolders(this.options.dataDir, owner).workspace;
+    prepareWorkspace(workspaceDir, plan.dropTo ? SANDBOX_UID : undefined);
+    const sandbox = new UserSandbox(
+      {
+        plan,
+        limits,
+        network: this.options.network ?? "none",
+        confinement: confinementFor("bubblewrap", limits),
+      },
+      workspaceDir,
+    );
+    await sandbox.ready;
+    this.socketDir ??= mkdtempSync(join(tmpdir(), "atrium-previews-"));
+    const relays = new PreviewRelays(sandbox, this.socketDir, ownerFolderName(owner));
+    const running: Running = { sandbox, relays, lastUsed: Date.now() };
+    this.running.set(owner, running);
+    void sandbox.exited.then(() => {
+      running.relays.close();
+      if (this.running.get(owner) === running) this.running.delete(owner);
+    });
+    this.registry.put(owner, this.name, sandboxIdOf(owner), "started");
+    this.reconcileSoon();
+    return running;
+  }
+
+  /** While sandboxes run: stop idle ones, and those whose registry row is gone or no longer "started". */
+  private reconcileSoon(): void {
+    if (this.reconciler) return;
+    this.reconciler = setInterval(() => {
+      if (this.running.size === 0) {
+        clearInterval(this.reconciler);
+        this.reconciler = undefined;
+        return;
+      }
+      const idleSince = Date.now() - (this.options.idleMs ?? SANDBOX_IDLE_MS);
+      for (const [owner, running] of this.running) {
+        // Idle: its processes end; the registry still says started, so a preview or command restarts it.
+        if (running.lastUsed < idleSince && running.sandbox.busy === 0) {
+          void this.halt(owner);
+          continue;
+        }
+        let state: string | undefined;
+        try {
+          state = this.registry.of(owner)?.state;
+        } catch {
+          continue; // the database is closing
+        }
+        if (state !== "started") void this.halt(owner);
+      }
+    }, RECONCILE_MS);
+    this.reconciler.unref?.();
+  }
+}
+
+/** The sandbox id the registry and the provider's webhooks name. */
+export function sandboxIdOf(owner: string): string {
+  return `atrium-user-${ownerFolderName(owner)}`;
 }
 
 /** Sandboxes switched off (`APP_SANDBOX_PROVIDER=none`). */
@@ -80,8 +221,12 @@ export class NoSandboxProvider extends LocalSandboxProvider {
   }
 }
 
-export function sandboxProviderFor(env: EnvSource, store: Store): SandboxProvider {
+export function sandboxProviderFor(
+  env: EnvSource,
+  store: Store,
+  options: LocalSandboxOptions,
+): SandboxProvider {
   return env.get("APP_SANDBOX_PROVIDER") === "none"
-    ? new NoSandboxProvider(store)
-    : new LocalSandboxProvider(store);
+    ? new NoSandboxProvider(store, { ...options, plan: () => undefined })
+    : new LocalSandboxProvider(store, options);
 }
