@@ -135,8 +135,10 @@ Environment (read by name; the process environment wins over ./.env):
   APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
   APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
-  APP_SANDBOX_PROVIDER=none        switch per-user sandboxes off (default: the local jail, where it works)
-  SANDBOX_API_KEY                  key of a remote sandbox provider (none is built in yet)
+  APP_SANDBOX_PROVIDER             local, remote or none: where users' sandboxes run (default: remote
+                                   when SANDBOX_API_KEY is set, else the local jail where it works)
+  SANDBOX_API_KEY                  selects the remote (Daytona-compatible) provider; SANDBOX_API_URL,
+                                   SANDBOX_TARGET name its API and region
   SANDBOX_WEBHOOK_SECRET           verifies POST /api/webhooks/sandbox signatures
   Model providers (a provider counts as configured when its variable is set):
     AWS_ACCESS_KEY_ID (amazon-bedrock)   OPENAI_API_KEY (openai)      ANTHROPIC_API_KEY (anthropic)

@@ -43,6 +43,8 @@ export interface DaytonaOptions {
   keys?: string[];
   /** GETs a new or starting sandbox needs before it reports `started` (default 1). */
   pollsToStart?: number;
+  /** The preview link a port gets (default a `*.preview.test` name nothing answers on). */
+  previewUrl?: (port: string, sandboxId: string) => string;
 }
 
 export interface FakeDaytona {
@@ -164,7 +166,8 @@ export function startFakeDaytona(options: DaytonaOptions = {}): FakeDaytona {
       const port = preview[1];
       return json({
         sandboxId: sandbox.id,
-        url: `https://${port}-${sandbox.id}.preview.test/`,
+        url:
+          options.previewUrl?.(port as string, sandbox.id) ?? `https://${port}-${sandbox.id}.preview.test/`,
         token: `tok-${sandbox.id}`,
       });
     }

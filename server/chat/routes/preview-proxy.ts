@@ -64,7 +64,9 @@ export function upstreamHeaders(request: Request, port: number, upstream: Previe
   request.headers.forEach((value, name) => {
     if (!REQUEST_DROPPED.has(name.toLowerCase())) out.set(name, value);
   });
-  out.set("host", `localhost:${port}`);
+  // Over the relay the sandbox's server sees its own localhost; a remote provider's proxy needs its host.
+  if (upstream.unix) out.set("host", `localhost:${port}`);
+  else out.delete("host");
   for (const [name, value] of Object.entries(upstream.headers ?? {})) out.set(name, value);
   return out;
 }
@@ -118,7 +120,7 @@ export function forwardWebSocket(
   request: { headers: Headers },
   client: WsPeer,
 ): WsLink {
-  const headers: Record<string, string> = { host: `localhost:${port}` };
+  const headers: Record<string, string> = upstream.unix ? { host: `localhost:${port}` } : {};
   const origin = request.headers.get("origin");
   if (origin) headers.origin = origin;
   const protocol = request.headers.get("sec-websocket-protocol");

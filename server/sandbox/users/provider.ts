@@ -28,6 +28,7 @@ import { UserSandbox } from "./local-sandbox.ts";
 import type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 import { type SandboxRecord, SandboxRegistry } from "./registry.ts";
 import { PreviewRelays } from "./relay.ts";
+import { RemoteSandboxProvider, remoteSandboxConfig } from "./remote.ts";
 
 export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 
@@ -221,11 +222,18 @@ export class NoSandboxProvider extends LocalSandboxProvider {
   }
 }
 
+/**
+ * The server's provider: `APP_SANDBOX_PROVIDER=none` switches sandboxes off, `local` forces the jail,
+ * `remote` (or, unset, a `SANDBOX_API_KEY`) selects the remote provider (remote-config.ts), else the
+ * local jail. A value other than these stops the start with a clear line.
+ */
 export function sandboxProviderFor(
   env: EnvSource,
   store: Store,
   options: LocalSandboxOptions,
 ): SandboxProvider {
+  const remote = remoteSandboxConfig(env);
+  if (remote) return new RemoteSandboxProvider(store, remote);
   return env.get("APP_SANDBOX_PROVIDER") === "none"
     ? new NoSandboxProvider(store, { ...options, plan: () => undefined })
     : new LocalSandboxProvider(store, options);

@@ -1,0 +1,61 @@
+/**
+ * The remote provider as the server wires it: `SANDBOX_API_KEY` selects it, the preview route hands out
+ * the server's own signed URL, and following it reaches the provider's preview link with the provider's
+ * token, never the user's cookie or bearer, and never the server's API key.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { RemoteSandboxProvider } from "../../server/sandbox/users/remote.ts";
+import { authApp, signUp } from "../auth/auth-app.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { type FakeDaytona, startFakeDaytona } from "../helpers/daytona.ts";
+
+let t: TestApp | undefined;
+let daytona: FakeDaytona | undefined;
+let site: ReturnType<typeof Bun.serve> | undefined;
+afterEach(async () => {
+  await t?.close();
+  await daytona?.stop();
+  await site?.stop(true);
+  t = daytona = site = undefined;
+});
+
+test("SANDBOX_API_KEY selects the remote provider; a preview reaches its link with its token and no credentials", async () => {
+  const seen: { path: string; headers: Record<string, string> }[] = [];
+  site = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(request) {
+      const url = new URL(request.url);
+      const headers: Record<string, string> = {};
+      request.headers.forEach((value, name) => {
+        headers[name] = value;
+      });
+      seen.push({ path: url.pathname + url.search, headers });
+      return new Response(`<h1>preview of ${url.pathname}</h1>`, { headers: { "set-cookie": "a=b" } });
+    },
+  });
+  daytona = startFakeDaytona({ previewUrl: (port) => `http://127.0.0.1:${site?.port}/p${port}/` });
+  t = await authApp({ env: { SANDBOX_API_KEY: "test-key", SANDBOX_API_URL: daytona.apiUrl } });
+  const sandboxes = t.family("chat").sandboxes;
+  expect(sandboxes).toBeInstanceOf(RemoteSandboxProvider);
+
+  const ann = await signUp(t, "ann@example.org");
+  const link = await t.json<{ url: string }>("/api/sandbox/preview?port=5173", { headers: ann.cookie });
+  expect(link.status).toBe(200);
+  expect(daytona.sandboxes.size).toBe(1);
+  const followed = await t.request(`${new URL(link.body.url).pathname}docs/page?x=1`, {
+    headers: { ...ann.cookie, authorization: `Bearer ${ann.token}` },
+  });
+  expect(followed.status).toBe(200);
+  expect(await followed.text()).toBe("<h1>preview of /p5173/docs/page</h1>");
+  expect(followed.headers.get("set-cookie")).toBeNull();
+  expect(followed.headers.get("content-security-policy")).toContain("sandbox");
+  const [request] = seen;
+  expect(request?.path).toBe("/p5173/docs/page?x=1");
+  const sandboxId = [...daytona.sandboxes.keys()][0];
+  expect(request?.headers["x-daytona-preview-token"]).toBe(`tok-${sandboxId}`);
+  expect(request?.headers.cookie).toBeUndefined();
+  expect(request?.headers.authorization).toBeUndefined();
+  expect(JSON.stringify(request?.headers)).not.toContain("test-key");
+  expect(request?.headers.host).toBe(`127.0.0.1:${site.port}`);
+});
