@@ -264,4 +264,39 @@ uiSuite("chat UI", () => {
       expect(exported.sessionId).toBeString();
     },
   );
+
+  pageTest(
+    "the thinking menu lists the catalog's levels for the picked model; max reaches the model",
+    () => browser,
+    async (page) => {
+      let asked: unknown;
+      const deep = scripted(
+        t,
+        [
+          (_context, options) => {
+            asked = (options as { reasoning?: string } | undefined)?.reasoning;
+            return fauxAssistantMessage("thought hard");
+          },
+        ],
+        { reasoning: true, thinkingLevelMap: { xhigh: "max" } },
+      );
+      const plain = scripted(t, [], { reasoning: true });
+      const flat = scripted(t, []);
+      models.push(deep, plain, flat);
+      const menu = page.locator("section.main-pane .toolbar label:has-text('Thinking') select");
+      const labels = () => menu.locator("option").allTextContents();
+      await openChat(page, deep);
+      expect(await labels()).toEqual(["off", "minimal", "low", "medium", "high", "max"]);
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", plain.id);
+      expect(await labels()).toEqual(["off", "minimal", "low", "medium", "high"]);
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", flat.id);
+      await menu.waitFor({ state: "detached" });
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", deep.id);
+      await menu.selectOption({ label: "max" });
+      await send(page, "think as hard as you can");
+      await lastAssistant(page).locator("text=thought hard").waitFor();
+      expect(asked).toBe("xhigh");
+      expect(await axeCheck(page)).toEqual([]);
+    },
+  );
 });

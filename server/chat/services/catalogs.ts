@@ -99,6 +99,7 @@ export class ChatCatalogService {
         name: id,
         reasoning: false,
         input: ["text"],
+        thinkingLevels: ["off"],
         available: false,
       });
     const level = settings.getDefaultThinkingLevel() ?? "medium";
@@ -134,6 +135,7 @@ export class ChatCatalogService {
             name: m.name ?? m.id,
             reasoning: false,
             input: ["text" as const],
+            thinkingLevels: ["off" as const],
             available: true,
           };
     });
