@@ -62,7 +62,7 @@ browserTest(
       await openSession(page, "Python here");
       expect(await seriousViolations(page)).toEqual([]);
       await dropFiles(page, '[data-testid="turn-drop"]', [{ name: "numbers.csv", text: "a,b\n20,22\n" }]);
-      await page.getByText("numbers.csv").waitFor();
+      await page.locator(".chip", { hasText: "numbers.csv" }).waitFor();
       await sendTurn(
         page,
         [
@@ -125,7 +125,7 @@ browserTest(
         { name: "stave-three.txt", text: fixtureText("stave-three.txt") },
         { name: "picture.png", text: "\u0089PNG", type: "image/png" },
       ]);
-      await page.getByText("Skipped (not text): picture.png").waitFor();
+      await page.getByText("Skipped: picture.png (unsupported file type (.png))").waitFor();
       // Record every progress label the page shows while the build runs.
       await page.evaluate(() => {
         const seen: string[] = [];
