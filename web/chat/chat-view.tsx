@@ -96,6 +96,7 @@ export function ChatView(): JSX.Element {
       <Sidebar
         sessions={sessions}
         current={chat.session.sessionId}
+        replying={chat.replyingElsewhere}
         onNew={chat.reset}
         onOpen={(s) => void chat.open(s).catch((e: Error) => setPageError(e.message))}
         onDelete={deleteSession}
