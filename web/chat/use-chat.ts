@@ -6,6 +6,14 @@
 import { useRef, useState } from "preact/hooks";
 import { ApiError, api, readNdjson, request } from "../lib/api.ts";
 import {
+  type ChatEvent as Event,
+  type PlanState,
+  type Question,
+  questionFrom,
+  type SendOptions,
+  type SessionRef,
+} from "./chat-types.ts";
+import {
   appendText,
   normalizeMessages,
   normalizePart,
@@ -15,61 +23,8 @@ import {
   upsertPart,
 } from "./messages.ts";
 
-export type Mode = "agent" | "plan" | "harness";
-export interface Todo {
-  step: number;
-  text: string;
-  completed: boolean;
-}
-export interface PlanState {
-  mode: Mode;
-  executing: boolean;
-  pendingDecision: boolean;
-  completed: number;
-  total: number;
-  todos: Todo[];
-  message?: string;
-}
-export interface Question {
-  toolCallId: string;
-  questionId?: string;
-  kind: "single" | "multi" | "text";
-  prompt: string;
-  options: { id: string; label: string }[];
-}
-export interface SessionRef {
-  sessionId?: string;
-  sessionFile?: string;
-}
-export interface SendOptions {
-  model?: { provider: string; id: string; thinkingLevel?: string };
-  mode: Mode;
-  planAction?: "execute" | "refine";
-}
-
-type Event = Record<string, unknown> & { type: string };
-
-/** A question from the `state` event, or from a pending `tool-Question` part (`input.questions[0]`). */
-export function questionFrom(raw: unknown, toolCallId?: string): Question | undefined {
-  const q = raw as Record<string, unknown> | undefined;
-  if (!q) return undefined;
-  const first = Array.isArray(q.questions) ? (q.questions[0] as Record<string, unknown>) : q;
-  if (!first) return undefined;
-  const options = Array.isArray(first.options)
-    ? (first.options as Record<string, unknown>[]).map((o) => ({
-        id: String(o.id ?? o.value),
-        label: String(o.label ?? o.id ?? o.value),
-      }))
-    : [];
-  const kind = (first.kind as Question["kind"]) ?? (options.length > 0 ? "single" : "text");
-  return {
-    toolCallId: String(q.toolCallId ?? toolCallId ?? ""),
-    questionId: (first.questionId ?? first.id) as string | undefined,
-    kind,
-    prompt: String(first.prompt ?? first.question ?? first.label ?? ""),
-    options,
-  };
-}
+export type { Mode, PlanState, Question, SendOptions, SessionRef, Todo } from "./chat-types.ts";
+export { questionFrom } from "./chat-types.ts";
 
 export interface Queue {
   steering: string[];
