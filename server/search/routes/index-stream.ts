@@ -11,8 +11,8 @@ import { Elysia } from "elysia";
 import { IndexRequest } from "../../../schemas/search.ts";
 import { requestOrShutdown } from "../../http/abort.ts";
 import { type SseFrame, sseResponse } from "../../http/sse.ts";
-import type { SkippedFile } from "../indexing/documents.ts";
 import type { IndexBuildInput, SearchIndexService } from "../services/indexes.ts";
+import type { SkippedFile } from "../services/uploads.ts";
 import type { SearchRoutesContext } from "./search.ts";
 
 interface Progress {

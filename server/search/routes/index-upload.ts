@@ -14,8 +14,8 @@ import { basename } from "node:path";
 import { Elysia } from "elysia";
 import { IndexUpload } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
-import { type InputDocument, type SkippedFile, uploadedFile } from "../indexing/documents.ts";
 import type { SearchIndexService } from "../services/indexes.ts";
+import { readUploads } from "../services/uploads.ts";
 import { indexEvents } from "./index-stream.ts";
 import type { SearchRoutesContext } from "./search.ts";
 
@@ -43,13 +43,13 @@ export function indexUploadRoutes(
               `${nameOf(file)} is ${file.size} bytes; a file may have at most ${limits.maxFileBytes} bytes`,
             );
         }
-        const documents: InputDocument[] = [];
-        const skipped: SkippedFile[] = [];
-        for (const file of files) {
-          const read = await uploadedFile(nameOf(file), new Uint8Array(await file.arrayBuffer()));
-          if ("document" in read) documents.push(read.document);
-          else skipped.push(read.skipped);
-        }
+        const uploads = await Promise.all(
+          files.map(async (file) => ({
+            name: nameOf(file),
+            bytes: new Uint8Array(await file.arrayBuffer()),
+          })),
+        );
+        const { documents, skipped } = await readUploads(uploads);
         if (documents.length === 0)
           throw new AppError(
             "invalid",
