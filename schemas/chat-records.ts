@@ -180,6 +180,12 @@ export const ModelInfo = t.Object({
   contextWindow: t.Optional(t.Number()),
   maxTokens: t.Optional(t.Number()),
   available: t.Boolean({ description: "its provider is configured (a key, or a local server's URL)" }),
+  thinkingLevels: t.Optional(
+    t.Array(ThinkingLevel, {
+      description:
+        "the levels this model supports, from the model catalog: `off` only when it does not reason; `xhigh` (a request's `max`) only where the model has it",
+    }),
+  ),
   defaultThinkingLevel: t.Optional(ThinkingLevel),
 });
 export const ProviderInfo = t.Object({

@@ -171,6 +171,38 @@ export const ProviderUpdate = t.Object({
     }),
   ),
 });
+export const ProviderTestParams = t.Object({ id: ProviderId });
+export const ProviderTestBody = t.Object({
+  apiKey: t.Optional(
+    t.String({
+      maxLength: 4096,
+      description: "a key to test before saving it (Ollama: its URL; local mode only); else the stored one",
+    }),
+  ),
+  baseUrl: t.Optional(
+    t.String({
+      maxLength: 2048,
+      description:
+        "local mode only: the API base the model list is fetched from (`https://api.openai.com/v1`), for a proxy or a compatible server",
+    }),
+  ),
+});
+export const ProviderTestResult = t.Union([
+  t.Object({
+    ok: t.Literal(true),
+    provider: t.String(),
+    detail: t.String({ description: "what answered, in words (the URL and how many models)" }),
+    models: t.Integer(),
+  }),
+  t.Object({
+    ok: t.Literal(false),
+    provider: t.String(),
+    error: t.String({
+      description:
+        "what went wrong, in words: unreachable (the URL and why), the key refused with the provider's own message, another status",
+    }),
+  }),
+]);
 export const ProviderRemove = t.Object({ providerId: ProviderId });
 
 export const RunBody = t.Object({ runId: t.String({ minLength: 1, maxLength: 200 }) });

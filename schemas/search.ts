@@ -78,6 +78,17 @@ export const IndexRequest = t.Object({
   model: t.Optional(ModelId),
 });
 
+export const IndexUpload = t.Object({
+  name: t.Optional(IndexName),
+  model: t.Optional(ModelId),
+  files: t.Files({
+    minItems: 1,
+    maxItems: 200,
+    description:
+      "the files (repeat the field): .pdf, .html/.htm, .md, .txt; other types are listed as skipped in the summary",
+  }),
+});
+
 export const IndexSummary = t.Object({
   index: t.String(),
   documents: t.Integer(),

@@ -1,7 +1,7 @@
 /**
  * Builds the UI ahead of time (`npm start`, `npm test` and `npm run build` run it first): web/main.tsx
- * bundled by Bun for the browser, minified, with content-hashed names (CSS included), and index.html
- * written to point at them. The output folder, build/web/ (gitignored), is what server/web.ts serves
+ * bundled by Bun for the browser, minified, with content-hashed names (CSS included), the tiny theme
+ * script web/theme-boot.js copied beside them (hashed too), and index.html written to point at them. The output folder, build/web/ (gitignored), is what server/web.ts serves
  * from source; scripts/build.ts builds into a scratch folder and embeds it in the binary.
  *
  *   bun scripts/build-web.ts [--outdir build/web]
@@ -13,6 +13,8 @@ import { parseArgs } from "node:util";
 const ROOT = resolve(import.meta.dir, "..");
 export const WEB_ENTRY = join(ROOT, "web", "main.tsx");
 export const WEB_TEMPLATE = join(ROOT, "web", "index.html");
+/** The blocking theme script <head> loads before the first paint (copied as is, with its hash in the name). */
+export const THEME_BOOT = join(ROOT, "web", "theme-boot.js");
 export const WEB_BUILD_DIR = join(ROOT, "build", "web");
 
 export interface WebBuild {
@@ -21,6 +23,8 @@ export interface WebBuild {
   files: string[];
   script: string;
   style: string;
+  /** The theme script <head> runs before the first paint. */
+  theme: string;
 }
 
 /**
@@ -42,13 +46,17 @@ export async function buildWeb(outdir = WEB_BUILD_DIR): Promise<WebBuild> {
     rmSync(staging, { recursive: true, force: true });
     throw new Error(`web build failed: ${result.logs.map(String).join("; ")}`);
   }
-  const assets = result.outputs.map((o) => `assets/${basename(o.path)}`);
-  const script = assets.find((a) => a.endsWith(".js"));
+  const boot = readFileSync(THEME_BOOT);
+  const theme = `assets/theme-boot-${new Bun.CryptoHasher("sha256").update(boot).digest("hex").slice(0, 8)}.js`;
+  writeFileSync(join(staging, theme), boot);
+  const assets = [...result.outputs.map((o) => `assets/${basename(o.path)}`), theme];
+  const script = assets.find((a) => a.endsWith(".js") && a !== theme);
   const style = assets.find((a) => a.endsWith(".css"));
   if (!script || !style) throw new Error(`web build lacks a script or a stylesheet: ${assets.join(", ")}`);
   const html = readFileSync(WEB_TEMPLATE, "utf8")
     .replace("%SCRIPT%", `/app/${script}`)
-    .replace("%STYLE%", `/app/${style}`);
+    .replace("%STYLE%", `/app/${style}`)
+    .replace("%THEME%", `/app/${theme}`);
   writeFileSync(join(staging, "index.html"), html);
   mkdirSync(dirname(outdir), { recursive: true });
   const old = `${outdir}.old-${process.pid}-${Date.now()}`;
@@ -59,7 +67,7 @@ export async function buildWeb(outdir = WEB_BUILD_DIR): Promise<WebBuild> {
   }
   renameSync(staging, outdir);
   rmSync(old, { recursive: true, force: true });
-  return { outdir, files: ["index.html", ...assets], script, style };
+  return { outdir, files: ["index.html", ...assets], script, style, theme };
 }
 
 if (import.meta.main) {

@@ -1,4 +1,7 @@
-/** The UI's entry: applies the stored theme, then renders the app shell into #root. */
+/**
+ * The UI's entry: renders the app shell into #root. The stored theme is already on <html> (the blocking
+ * web/theme-boot.js ran before the first paint); applying it again covers a page built without it.
+ */
 import { render } from "preact";
 import { App } from "./app.tsx";
 import { applyStoredTheme } from "./lib/theme.ts";

@@ -12,8 +12,10 @@ import {
   completeSimple,
   createAssistantMessageEventStream,
   getModels,
+  getSupportedThinkingLevels,
   type KnownProvider,
   type Model,
+  type ModelThinkingLevel,
   type SimpleStreamOptions,
   streamSimple,
 } from "@mariozechner/pi-ai";
@@ -47,6 +49,8 @@ export interface ModelInfo {
   input: ("text" | "image")[];
   contextWindow?: number;
   maxTokens?: number;
+  /** The thinking levels the model supports, from pi-ai's catalog (`off` only when it does not reason). */
+  thinkingLevels: ModelThinkingLevel[];
   /** Its provider is configured (a key, or a local server that lists it). */
   available: boolean;
 }
@@ -318,6 +322,7 @@ export function modelInfo(m: Model<Api>, available = true): ModelInfo {
     input: m.input.filter((i) => i === "text" || i === "image"),
     ...(m.contextWindow ? { contextWindow: m.contextWindow } : {}),
     ...(m.maxTokens ? { maxTokens: m.maxTokens } : {}),
+    thinkingLevels: getSupportedThinkingLevels(m),
     available,
   };
 }

@@ -8,6 +8,7 @@ import { detailEnvelope } from "../http/errors.ts";
 import { policyEmbeddings } from "../models/embeddings.ts";
 import { searchMigrations } from "./migrations/index.ts";
 import { indexStreamRoutes } from "./routes/index-stream.ts";
+import { indexUploadRoutes } from "./routes/index-upload.ts";
 import { searchRoutes } from "./routes/search.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
@@ -36,6 +37,11 @@ export const searchFamily = defineFamily({
       ctx.log.child({ family: "search" }),
       embeddings,
     );
-    return { routes: searchRoutes({ queries, indexes }, ctx).use(indexStreamRoutes(indexes, ctx)) };
+    const maxFileBytes = ctx.config.policy.settings.storage.max_upload_bytes;
+    return {
+      routes: searchRoutes({ queries, indexes }, ctx)
+        .use(indexStreamRoutes(indexes, ctx))
+        .use(indexUploadRoutes(indexes, ctx, { maxFileBytes })),
+    };
   },
 });

@@ -45,9 +45,16 @@ test("models: the configured providers' models, the selected default and diagnos
     input: ["text", "image"],
     contextWindow: expect.any(Number),
     maxTokens: expect.any(Number),
+    thinkingLevels: ["off"],
     available: true,
     defaultThinkingLevel: "medium",
   });
+  // The levels come from the model catalog: only a model that has the highest lists it.
+  const levels = (key: string) => body.models.find((m: { key: string }) => m.key === key)?.thinkingLevels;
+  const groq = body.models.find(
+    (m: { provider: string; reasoning: boolean }) => m.provider === "groq" && m.reasoning,
+  );
+  expect(levels(groq.key)).toEqual(["off", "minimal", "low", "medium", "high"]);
   // What Ollama has pulled is listed too.
   expect(body.models.map((m: { key: string }) => m.key)).toEqual(
     expect.arrayContaining(["ollama/llama3.2:latest", "ollama/qwen3:4b"]),

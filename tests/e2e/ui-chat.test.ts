@@ -227,6 +227,57 @@ uiSuite("chat UI", () => {
   );
 
   pageTest(
+    "a reply still running when its session is left streams on; coming back shows it live and Stop works",
+    () => browser,
+    async (page) => {
+      const quick = model([fauxAssistantMessage("Quick reply.")]);
+      const words = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+      const slow = scripted(t, [fauxAssistantMessage(words)], { tokensPerSecond: 40 });
+      models.push(slow);
+      await openChat(page, quick);
+      await send(page, "first topic");
+      await page.waitForSelector("text=Quick reply.");
+      await page.click("button:has-text('New chat')");
+      await page.waitForSelector("article.msg", { state: "detached" });
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", slow.id);
+      await send(page, "a long story");
+      const reply = page.locator("article.msg-assistant .markdown").last();
+      await page.waitForFunction(() =>
+        (document.querySelector("article.msg-assistant .markdown")?.textContent ?? "").includes("word3"),
+      );
+      // The new chat is listed while it replies; leave it for the first one.
+      await page.click(".sessions .session-open:has-text('first topic')");
+      await page.waitForSelector("text=Quick reply.");
+      expect(await page.locator("text=word1").count()).toBe(0);
+      expect(await page.locator("button:has-text('Stop')").count()).toBe(0);
+      await page.waitForSelector(".sessions .session-open:has-text('a long story') .replying");
+      // Come back: the reply so far, and the rest streaming in.
+      await page.click(".sessions .session-open:has-text('a long story')");
+      await page.waitForSelector("article.msg-user .bubble:has-text('a long story')");
+      const back = ((await reply.textContent()) ?? "").length;
+      expect(back).toBeGreaterThan("word0 word1 word2 word3".length);
+      await page.waitForFunction(
+        (n) => (document.querySelector("article.msg-assistant .markdown")?.textContent ?? "").length > n + 20,
+        back,
+      );
+      expect(await page.locator(".sessions .replying").count()).toBe(0);
+      await page.click("button:has-text('Stop')");
+      await page.waitForSelector("button:has-text('Stop')", { state: "detached" });
+      const kept = (await reply.textContent()) ?? "";
+      expect(kept).toContain("word3");
+      expect(kept).not.toContain("word399");
+      // The server ended the run aborted: reopening the session shows the partial answer, not the whole.
+      await page.click(".sessions .session-open:has-text('first topic')");
+      await page.waitForSelector("text=Quick reply.");
+      await page.click(".sessions .session-open:has-text('a long story')");
+      await page.waitForSelector("article.msg-user .bubble:has-text('a long story')");
+      expect((await reply.textContent()) ?? "").not.toContain("word399");
+      expect(await axeCheck(page)).toEqual([]);
+    },
+    60_000,
+  );
+
+  pageTest(
     "an attached file is written to the workspace and named; the chat exports as Markdown and JSON",
     () => browser,
     async (page) => {
@@ -262,6 +313,41 @@ uiSuite("chat UI", () => {
       const exported = JSON.parse(readFileSync((await js.path()) as string, "utf8"));
       expect(exported.messages.map((x: { role: string }) => x.role)).toEqual(["user", "assistant"]);
       expect(exported.sessionId).toBeString();
+    },
+  );
+
+  pageTest(
+    "the thinking menu lists the catalog's levels for the picked model; max reaches the model",
+    () => browser,
+    async (page) => {
+      let asked: unknown;
+      const deep = scripted(
+        t,
+        [
+          (_context, options) => {
+            asked = (options as { reasoning?: string } | undefined)?.reasoning;
+            return fauxAssistantMessage("thought hard");
+          },
+        ],
+        { reasoning: true, thinkingLevelMap: { xhigh: "max" } },
+      );
+      const plain = scripted(t, [], { reasoning: true });
+      const flat = scripted(t, []);
+      models.push(deep, plain, flat);
+      const menu = page.locator("section.main-pane .toolbar label:has-text('Thinking') select");
+      const labels = () => menu.locator("option").allTextContents();
+      await openChat(page, deep);
+      expect(await labels()).toEqual(["off", "minimal", "low", "medium", "high", "max"]);
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", plain.id);
+      expect(await labels()).toEqual(["off", "minimal", "low", "medium", "high"]);
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", flat.id);
+      await menu.waitFor({ state: "detached" });
+      await page.selectOption("section.main-pane .toolbar select >> nth=0", deep.id);
+      await menu.selectOption({ label: "max" });
+      await send(page, "think as hard as you can");
+      await lastAssistant(page).locator("text=thought hard").waitFor();
+      expect(asked).toBe("xhigh");
+      expect(await axeCheck(page)).toEqual([]);
     },
   );
 });

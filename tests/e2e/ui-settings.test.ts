@@ -26,6 +26,16 @@ uiSuite("first run, settings and providers UI", () => {
         : new Response("no", { status: 404 }),
   });
 
+  // An Ollama behind a proxy that wants a token: refuses with its own words.
+  const guarded = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: () => Response.json({ error: "proxy says: token invalid or expired" }, { status: 401 }),
+  });
+  const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  const closedPort = closed.port;
+  closed.stop(true);
+
   beforeAll(async () => {
     await ensureWebBuild();
     t = await createTestApp({ env: { OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` } });
@@ -37,6 +47,7 @@ uiSuite("first run, settings and providers UI", () => {
     await server?.stop();
     await t?.close();
     ollama.stop(true);
+    guarded.stop(true);
   });
 
   pageTest(
@@ -59,6 +70,12 @@ uiSuite("first run, settings and providers UI", () => {
       expect(await page.locator("section.setup h2").textContent()).toBe("Set up a model");
       expect(reply).toContain("Model menu");
       expect(await page.locator(".toolbar label:has-text('Model') select").count()).toBe(1);
+
+      // The card's connection test says what answered.
+      await page.click("section.setup button:has-text('Test connection')");
+      await page.waitForSelector(
+        `section.setup .test-result >> text=Connected to Ollama at http://127.0.0.1:${ollama.port}/api/tags: 0 models`,
+      );
 
       // The user pulls models in Ollama, then asks the card for them.
       pulled = [{ name: "llama3.2:latest" }, { name: "qwen3:4b" }];
@@ -91,7 +108,9 @@ uiSuite("first run, settings and providers UI", () => {
       expect((settings.body.effective ?? settings.body).defaultThinkingLevel).toBe("high");
       await page.uncheck("text=Compact long conversations automatically");
       await page.waitForFunction(() =>
-        document.querySelector("[role=status]")?.textContent?.includes("Saved."),
+        document
+          .querySelector("[aria-labelledby=chat-settings-title] [role=status]")
+          ?.textContent?.includes("Saved."),
       );
       const after = await t.json<
         Record<string, unknown> & { effective?: { compaction?: { enabled: boolean } } }
@@ -123,6 +142,43 @@ uiSuite("first run, settings and providers UI", () => {
       expect(await page.content()).not.toContain("gsk-secret-123");
       await row.locator("button:has-text('Clear')").click();
       await row.locator(".badge:has-text('not set')").waitFor();
+    },
+  );
+
+  pageTest(
+    "Test connection: an unreachable URL and a refused key in the provider's own words",
+    () => browser,
+    async (page) => {
+      await page.goto(`${server.url}/app/#/settings`);
+      const row = page.locator('li.provider[data-provider="ollama"]');
+      await row.waitFor();
+      // The typed URL is tested before it is saved: a closed port.
+      await row.locator("input[type=password]").fill(`http://127.0.0.1:${closedPort}`);
+      await row.locator("button:has-text('Test connection')").click();
+      await row
+        .locator(
+          `.test-result.error:has-text("Ollama is unreachable at http://127.0.0.1:${closedPort}/api/tags: connection refused")`,
+        )
+        .waitFor();
+      // A server that refuses: its own message.
+      await row.locator("input[type=password]").fill(`http://127.0.0.1:${guarded.port}`);
+      await row.locator("button:has-text('Test connection')").click();
+      await row
+        .locator(
+          '.test-result.error:has-text("Ollama refused the key (401): proxy says: token invalid or expired")',
+        )
+        .waitFor();
+      // Nothing typed: the configured one (the environment's URL) answers.
+      await row.locator("input[type=password]").fill("");
+      await row.locator("button:has-text('Test connection')").click();
+      await row.locator('.test-result:not(.error):has-text("Connected to Ollama")').waitFor();
+      // A provider without a key says how to give one.
+      const groq = page.locator('li.provider[data-provider="groq"]');
+      await groq.locator("button:has-text('Test connection')").click();
+      await groq
+        .locator('.test-result:has-text("Groq has no key: type one above or set GROQ_API_KEY")')
+        .waitFor();
+      expect(await axeCheck(page)).toEqual([]);
     },
   );
 });

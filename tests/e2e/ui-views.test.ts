@@ -62,7 +62,7 @@ browserTest(
       await openSession(page, "Python here");
       expect(await seriousViolations(page)).toEqual([]);
       await dropFiles(page, '[data-testid="turn-drop"]', [{ name: "numbers.csv", text: "a,b\n20,22\n" }]);
-      await page.getByText("numbers.csv").waitFor();
+      await page.locator(".chip", { hasText: "numbers.csv" }).waitFor();
       await sendTurn(
         page,
         [
@@ -113,6 +113,48 @@ browserTest(
 );
 
 browserTest(
+  "turns: a turn still running when its session is left is followed again on coming back, and Cancel works",
+  async () => {
+    await withPage(browser, "turns-reattach", async (page) => {
+      await openSession(page, "Elsewhere");
+      await openSession(page, "Long run");
+      await sendTurn(
+        page,
+        [
+          "```python\nprint('step one')\n```",
+          "```python\nimport time\ntime.sleep(2)\nprint('step two')\n```",
+          "```python\nimport time\nwhile True:\n    time.sleep(0.05)\n```",
+        ].join("\n"),
+      );
+      const live = page.locator(".turn-live");
+      await live.locator('[data-testid="turn-output"]', { hasText: "step one" }).waitFor({ timeout: 30_000 });
+      // Leave for another session: the page's stream closes, the turn runs on.
+      await page.getByRole("button", { name: "Elsewhere" }).click();
+      await page.getByRole("heading", { name: "Elsewhere" }).waitFor();
+      expect(await page.locator(".turn-live").count()).toBe(0);
+      // And the Turns view itself, then back.
+      await page.goto(`${server.url}/app/#/chat`);
+      await page.waitForSelector("#composer-input");
+      await page.goto(`${server.url}/app/#/turns`);
+      await page.getByRole("button", { name: "Long run" }).click();
+      await page.getByRole("heading", { name: "Long run" }).waitFor();
+      // What it printed so far, then the rest as it comes.
+      await live.locator('[data-testid="turn-output"]', { hasText: "step one" }).waitFor();
+      await live.locator('[data-testid="turn-output"]', { hasText: "step two" }).waitFor({ timeout: 30_000 });
+      await live.locator(".turn-code", { hasText: "while True" }).waitFor({ timeout: 30_000 });
+      expect(await live.locator('[data-testid="turn-status"]').textContent()).toBe("running");
+      // Drawn once: history does not list the running turn beside it.
+      expect(await page.locator(".turn", { hasText: "step one" }).count()).toBe(1);
+      await page.getByRole("button", { name: "Cancel turn" }).click();
+      await page.locator('.turn[data-status="cancelled"]').waitFor({ timeout: 30_000 });
+      expect(await page.locator(".turn-live").count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  },
+  90_000,
+);
+
+browserTest(
   "search: an index built from dropped files shows its progress, then local and global questions stream with their context",
   async () => {
     await withPage(browser, "search", async (page) => {
@@ -125,7 +167,7 @@ browserTest(
         { name: "stave-three.txt", text: fixtureText("stave-three.txt") },
         { name: "picture.png", text: "\u0089PNG", type: "image/png" },
       ]);
-      await page.getByText("Skipped (not text): picture.png").waitFor();
+      await page.getByText("Skipped: picture.png (unsupported file type (.png))").waitFor();
       // Record every progress label the page shows while the build runs.
       await page.evaluate(() => {
         const seen: string[] = [];

@@ -72,6 +72,40 @@ test("a browser opening / lands on the UI shell, with its nav, under the CSP and
   await page.close();
 });
 
+test("a stored theme is on the first frame: it is set before the app's script runs", async () => {
+  const context = await browser.newContext({ colorScheme: "dark" });
+  const page = await context.newPage();
+  await page.goto(`${server.url}/app/#/chat`);
+  await page.waitForSelector(".composer");
+  await page.evaluate(() => localStorage.setItem("atrium.theme", "light"));
+  await page.close();
+  // A fresh page (routing turns the HTTP cache off) holds the app's bundle: what it shows meanwhile is
+  // what its first frames show.
+  const fresh = await context.newPage();
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await fresh.route(/\/app\/assets\/main-[^/]+\.js$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await fresh.goto(`${server.url}/app/#/chat`, { waitUntil: "commit" });
+  await fresh.waitForFunction(() => document.readyState !== "loading" && document.styleSheets.length > 0);
+  const early = await fresh.evaluate(() => ({
+    theme: document.documentElement.dataset.theme,
+    background: getComputedStyle(document.body).backgroundColor,
+    appRan: document.getElementById("root")?.childElementCount ?? 0,
+  }));
+  expect(early).toEqual({ theme: "light", background: "rgb(255, 255, 255)", appRan: 0 });
+  release();
+  await fresh.waitForSelector(".composer");
+  expect(await fresh.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
+    "rgb(255, 255, 255)",
+  );
+  await context.close();
+});
+
 test("the theme follows the system, the toggle overrides it and is remembered; a narrow window stacks the chat", async () => {
   const context = await browser.newContext({ colorScheme: "dark" });
   const page = await context.newPage();

@@ -27,6 +27,8 @@ export interface ScriptedOptions {
   reasoning?: boolean;
   /** The model's context window (small ones make chat compact). */
   contextWindow?: number;
+  /** pi-ai's per-model level map (`{xhigh: "max"}`: the model has the highest level). */
+  thinkingLevelMap?: Record<string, string | null>;
 }
 
 let counter = 0;
@@ -43,7 +45,9 @@ export function scriptedModel(
     tokensPerSecond: options.tokensPerSecond,
   });
   registration.setResponses(responses);
-  const id = models.register(registration.getModel());
+  const model = registration.getModel();
+  if (options.thinkingLevelMap) model.thinkingLevelMap = options.thinkingLevelMap;
+  const id = models.register(model);
   return {
     id,
     registration,

@@ -107,11 +107,14 @@ describe("body types", () => {
     }
     expect(Object.keys(types).length).toBeGreaterThan(25);
     for (const [operation, content] of Object.entries(types)) {
-      const expected = operation === "POST /api/attachments" ? ["multipart/form-data"] : ["application/json"];
+      const expected = UPLOADS.includes(operation) ? ["multipart/form-data"] : ["application/json"];
       expect({ operation, content }).toEqual({ operation, content: expected });
     }
   });
 });
+
+/** The routes that take files: a turn's attachment, an index build's documents. */
+const UPLOADS = ["POST /api/attachments", "POST /search/index/upload"];
 
 /** `levels` objects nested in one another around 1. */
 const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;

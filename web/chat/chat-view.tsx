@@ -11,11 +11,13 @@ import { download, toJson, toMarkdown } from "./export.ts";
 import { MessageView } from "./message-view.tsx";
 import {
   type Catalog,
+  fitLevel,
   initialModelKey,
+  levelLabel,
   loadCatalog,
   type ModelInfo,
   onlyOffline,
-  THINKING_LEVELS,
+  thinkingLevels,
 } from "./models.ts";
 import { SetupCard } from "./setup-card.tsx";
 import { type SessionItem, Sidebar, sessionItem } from "./sidebar.tsx";
@@ -54,6 +56,8 @@ export function ChatView(): JSX.Element {
   }, [chat.messages]);
 
   const model = catalog?.models.find((m) => m.key === modelKey);
+  const levels = thinkingLevels(model);
+  const level = fitLevel(levels, thinking);
   const options = () => ({
     mode,
     ...(model
@@ -61,7 +65,7 @@ export function ChatView(): JSX.Element {
           model: {
             provider: model.provider,
             id: model.id,
-            ...(model.reasoning ? { thinkingLevel: thinking } : {}),
+            ...(levels.length ? { thinkingLevel: level } : {}),
           },
         }
       : {}),
@@ -92,6 +96,7 @@ export function ChatView(): JSX.Element {
       <Sidebar
         sessions={sessions}
         current={chat.session.sessionId}
+        replying={chat.replyingElsewhere}
         onNew={chat.reset}
         onOpen={(s) => void chat.open(s).catch((e: Error) => setPageError(e.message))}
         onDelete={deleteSession}
@@ -109,13 +114,13 @@ export function ChatView(): JSX.Element {
               ))}
             </select>
           </label>
-          {model?.reasoning && (
+          {levels.length > 0 && (
             <label class="row">
               <span>Thinking</span>
-              <select value={thinking} onChange={(e) => setThinking((e.target as HTMLSelectElement).value)}>
-                {THINKING_LEVELS.map((l) => (
+              <select value={level} onChange={(e) => setThinking((e.target as HTMLSelectElement).value)}>
+                {levels.map((l) => (
                   <option key={l} value={l}>
-                    {l}
+                    {levelLabel(l)}
                   </option>
                 ))}
               </select>

@@ -6,6 +6,7 @@
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { api } from "../lib/api.ts";
+import { DropStatus, useFileDrop } from "../lib/file-drop.tsx";
 
 interface Props {
   streaming: boolean;
@@ -28,7 +29,6 @@ async function upload(file: File): Promise<string> {
 export function Composer({ streaming, onSend, onAbort }: Props): JSX.Element {
   const [text, setText] = useState("");
   const [files, setFiles] = useState<string[]>([]);
-  const [drag, setDrag] = useState(false);
   const [error, setError] = useState<string | undefined>();
 
   const submit = () => {
@@ -40,17 +40,19 @@ export function Composer({ streaming, onSend, onAbort }: Props): JSX.Element {
     setFiles([]);
   };
 
-  const addFiles = async (list: FileList | null | undefined) => {
+  const addFiles = async (list: FileList | File[] | null | undefined) => {
     setError(undefined);
     for (const file of Array.from(list ?? [])) {
       try {
         const path = await upload(file);
         setFiles((f) => (f.includes(path) ? f : [...f, path]));
+        drop.announce(`Attached ${path}`);
       } catch (e) {
         setError((e as Error).message);
       }
     }
   };
+  const drop = useFileDrop((files) => void addFiles(files), "to the message");
 
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -76,22 +78,19 @@ export function Composer({ streaming, onSend, onAbort }: Props): JSX.Element {
       )}
       <form
         class="composer"
-        data-drag={drag ? "true" : undefined}
+        data-drag={drop.over ? "true" : undefined}
         onSubmit={(e) => {
           e.preventDefault();
           submit();
         }}
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDrag(true);
-        }}
-        onDragLeave={() => setDrag(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDrag(false);
-          void addFiles(e.dataTransfer?.files);
-        }}
+        {...drop.handlers}
       >
+        {drop.over && (
+          <span class="drop-hint" aria-hidden="true">
+            Release to attach the files
+          </span>
+        )}
+        <DropStatus drop={drop} />
         <label class="sr-only" for="composer-input">
           Message
         </label>

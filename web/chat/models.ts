@@ -8,6 +8,8 @@ export interface ModelInfo {
   name: string;
   reasoning?: boolean;
   available?: boolean;
+  /** The levels the catalog says this model supports (`xhigh` only where it has one). */
+  thinkingLevels?: string[];
 }
 export interface Catalog {
   models: ModelInfo[];
@@ -16,7 +18,22 @@ export interface Catalog {
   diagnostics: string[];
 }
 
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** The thinking menu of a model: the catalog's levels; empty when it does not reason. */
+export function thinkingLevels(model: ModelInfo | undefined): string[] {
+  const levels = model?.reasoning ? (model.thinkingLevels ?? []) : [];
+  return levels.length > 1 ? levels : [];
+}
+
+/** What the menu says: pi's highest level, `xhigh`, is the origin's `max`. */
+export const levelLabel = (level: string) => (level === "xhigh" ? "max" : level);
+
+/** The wanted level if the model has it, else the nearest one it has below it, else its lowest. */
+export function fitLevel(levels: string[], wanted: string): string {
+  if (levels.includes(wanted)) return wanted;
+  const order = ["off", "minimal", "low", "medium", "high", "xhigh"];
+  const below = levels.filter((l) => order.indexOf(l) <= order.indexOf(wanted));
+  return below.at(-1) ?? levels[0] ?? wanted;
+}
 
 export async function loadCatalog(): Promise<Catalog> {
   const raw = await api<Catalog>("/api/chat/models");

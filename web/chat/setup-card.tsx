@@ -1,10 +1,11 @@
 /**
  * First run: no model is configured (only the built-in offline model answers). Offers the providers
  * panel and the models a local Ollama serves (`/api/chat/models/discover?provider=ollama`); the
- * provider's own words are shown when it cannot be reached.
+ * provider's own words are shown when it cannot be reached, and a connection test says what answered.
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import { ConnectionTest } from "../settings/connection-test.tsx";
 import { discover, type ModelInfo } from "./models.ts";
 
 export function SetupCard({ onPick }: { onPick(model: ModelInfo): Promise<void> }): JSX.Element {
@@ -39,6 +40,7 @@ export function SetupCard({ onPick }: { onPick(model: ModelInfo): Promise<void> 
           {busy ? "Looking…" : "Find local Ollama models"}
         </button>
       </div>
+      <ConnectionTest provider="ollama" name="Ollama" />
       {words.map((w) => (
         <p key={w} class="error">
           {w}

@@ -23,12 +23,14 @@ export function sessionItem(raw: Record<string, unknown>): SessionItem {
 interface Props {
   sessions: SessionItem[];
   current?: string;
+  /** The session whose reply is still streaming while another one is open. */
+  replying?: string;
   onNew(): void;
   onOpen(item: SessionItem): void;
   onDelete(item: SessionItem): Promise<void>;
 }
 
-export function Sidebar({ sessions, current, onNew, onOpen, onDelete }: Props): JSX.Element {
+export function Sidebar({ sessions, current, replying, onNew, onOpen, onDelete }: Props): JSX.Element {
   const [confirming, setConfirming] = useState<string | undefined>();
   return (
     <aside class="sidebar" aria-label="Conversations">
@@ -62,6 +64,7 @@ export function Sidebar({ sessions, current, onNew, onOpen, onDelete }: Props): 
                 <>
                   <button type="button" class="session-open" title={s.title} onClick={() => onOpen(s)}>
                     {s.title}
+                    {s.sessionId === replying && <span class="badge replying">replying…</span>}
                   </button>
                   <button
                     type="button"

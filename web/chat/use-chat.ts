@@ -1,9 +1,18 @@
 /**
  * One conversation's state and actions: open a session, send a turn and apply its NDJSON stream event by
- * event, abort, answer a question, execute or refine a plan, queue a follow-up while a turn runs.
+ * event, abort, answer a question, execute or refine a plan, queue a follow-up while a turn runs. A
+ * reply keeps streaming while another session is open and is shown again, still live, on coming back.
  */
 import { useRef, useState } from "preact/hooks";
 import { ApiError, api, readNdjson, request } from "../lib/api.ts";
+import {
+  type ChatEvent as Event,
+  type PlanState,
+  type Question,
+  questionFrom,
+  type SendOptions,
+  type SessionRef,
+} from "./chat-types.ts";
 import {
   appendText,
   normalizeMessages,
@@ -14,93 +23,84 @@ import {
   upsertPart,
 } from "./messages.ts";
 
-export type Mode = "agent" | "plan" | "harness";
-export interface Todo {
-  step: number;
-  text: string;
-  completed: boolean;
-}
-export interface PlanState {
-  mode: Mode;
-  executing: boolean;
-  pendingDecision: boolean;
-  completed: number;
-  total: number;
-  todos: Todo[];
-  message?: string;
-}
-export interface Question {
-  toolCallId: string;
-  questionId?: string;
-  kind: "single" | "multi" | "text";
-  prompt: string;
-  options: { id: string; label: string }[];
-}
-export interface SessionRef {
-  sessionId?: string;
-  sessionFile?: string;
-}
-export interface SendOptions {
-  model?: { provider: string; id: string; thinkingLevel?: string };
-  mode: Mode;
-  planAction?: "execute" | "refine";
+export type { Mode, PlanState, Question, SendOptions, SessionRef, Todo } from "./chat-types.ts";
+export { questionFrom } from "./chat-types.ts";
+
+export interface Queue {
+  steering: string[];
+  followUp: string[];
 }
 
-type Event = Record<string, unknown> & { type: string };
-
-/** A question from the `state` event, or from a pending `tool-Question` part (`input.questions[0]`). */
-export function questionFrom(raw: unknown, toolCallId?: string): Question | undefined {
-  const q = raw as Record<string, unknown> | undefined;
-  if (!q) return undefined;
-  const first = Array.isArray(q.questions) ? (q.questions[0] as Record<string, unknown>) : q;
-  if (!first) return undefined;
-  const options = Array.isArray(first.options)
-    ? (first.options as Record<string, unknown>[]).map((o) => ({
-        id: String(o.id ?? o.value),
-        label: String(o.label ?? o.id ?? o.value),
-      }))
-    : [];
-  const kind = (first.kind as Question["kind"]) ?? (options.length > 0 ? "single" : "text");
-  return {
-    toolCallId: String(q.toolCallId ?? toolCallId ?? ""),
-    questionId: (first.questionId ?? first.id) as string | undefined,
-    kind,
-    prompt: String(first.prompt ?? first.question ?? first.label ?? ""),
-    options,
-  };
+/**
+ * What one session shows. The running reply writes to its own session's view: the one on screen, or,
+ * while the person looks at another session, a parked copy that keeps taking the stream's events, so
+ * coming back shows the reply as far as it has got and still streaming (the request stays open: the
+ * chat family aborts a run whose client disconnects).
+ */
+interface View {
+  ref: SessionRef;
+  messages: UiMessage[];
+  plan?: PlanState;
+  question?: Question;
+  queue: Queue;
+  notice?: string;
+  error?: string;
 }
+
+const EMPTY_QUEUE: Queue = { steering: [], followUp: [] };
+const EMPTY: View = { ref: {}, messages: [], queue: EMPTY_QUEUE };
+
+const sameSession = (a: SessionRef, b: SessionRef) =>
+  a.sessionId && b.sessionId
+    ? a.sessionId === b.sessionId
+    : Boolean(a.sessionFile) && a.sessionFile === b.sessionFile;
 
 export function useChat(onSessionsChanged: () => void) {
-  const [session, setSession] = useState<SessionRef>({});
-  const [messages, setMessages] = useState<UiMessage[]>([]);
-  const [streaming, setStreaming] = useState(false);
-  const [plan, setPlan] = useState<PlanState | undefined>();
-  const [question, setQuestion] = useState<Question | undefined>();
-  const [queue, setQueue] = useState<{ steering: string[]; followUp: string[] }>({
-    steering: [],
-    followUp: [],
-  });
-  const [notice, setNotice] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const sessionRef = useRef<SessionRef>({});
+  const [shown, setShown] = useState<View>(EMPTY);
+  const visible = useRef<View>(EMPTY);
+  /** The running reply's session while another one is on screen. */
+  const parked = useRef<View | undefined>(undefined);
+  const [away, setAway] = useState(false);
+  const [running, setRunning] = useState(false);
+  const runningRef = useRef(false);
   const assistantId = useRef<string | undefined>(undefined);
   const lastSend = useRef<{ text: string; options: SendOptions } | undefined>(undefined);
 
-  const setRef = (ref: SessionRef) => {
-    sessionRef.current = ref;
-    setSession(ref);
+  const show = (view: View) => {
+    visible.current = view;
+    setShown(view);
+  };
+  const onScreen = (change: (v: View) => View) => show(change(visible.current));
+  /** Changes the running reply's view, on screen or parked. */
+  const toRun = (change: (v: View) => View) => {
+    if (parked.current) parked.current = change(parked.current);
+    else onScreen(change);
+  };
+  const messagesOfRun = (change: (m: UiMessage[]) => UiMessage[]) =>
+    toRun((v) => ({ ...v, messages: change(v.messages) }));
+
+  /** Leaving the running reply's session: its view keeps taking events out of sight. */
+  const park = () => {
+    if (!runningRef.current || parked.current) return;
+    parked.current = visible.current;
+    setAway(true);
   };
 
   const reset = () => {
-    setRef({});
-    setMessages([]);
-    setPlan(undefined);
-    setQuestion(undefined);
-    setNotice(undefined);
-    setError(undefined);
+    park();
+    show(EMPTY);
   };
 
   const open = async (ref: SessionRef) => {
+    if (parked.current && sameSession(ref, parked.current.ref)) {
+      // Back to the running reply: as far as it has got, still streaming.
+      show(parked.current);
+      parked.current = undefined;
+      setAway(false);
+      return;
+    }
+    if (runningRef.current && !parked.current && sameSession(ref, visible.current.ref)) return;
+    park();
     const query = new URLSearchParams();
     if (ref.sessionId) query.set("sessionId", ref.sessionId);
     else if (ref.sessionFile) query.set("sessionFile", ref.sessionFile);
@@ -108,16 +108,17 @@ export function useChat(onSessionsChanged: () => void) {
       `/api/chat/session?${query}`,
     );
     const s = hydrated.session;
-    setRef({
-      sessionId: (s.sessionId ?? ref.sessionId) as string,
-      sessionFile: (s.sessionFile ?? ref.sessionFile) as string,
-    });
-    setMessages(normalizeMessages(hydrated.messages));
-    setPlan((s.plan as PlanState | undefined) ?? undefined);
     const pending = s.pendingQuestions as unknown[] | undefined;
-    setQuestion(pending?.[0] ? questionFrom(pending[0]) : undefined);
-    setError(undefined);
-    setNotice(undefined);
+    show({
+      ref: {
+        sessionId: (s.sessionId ?? ref.sessionId) as string,
+        sessionFile: (s.sessionFile ?? ref.sessionFile) as string,
+      },
+      messages: normalizeMessages(hydrated.messages),
+      plan: (s.plan as PlanState | undefined) ?? undefined,
+      question: pending?.[0] ? questionFrom(pending[0]) : undefined,
+      queue: EMPTY_QUEUE,
+    });
   };
 
   const apply = (event: Event) => {
@@ -125,21 +126,25 @@ export function useChat(onSessionsChanged: () => void) {
     switch (event.type) {
       case "start": {
         assistantId.current = String(event.id ?? event.runId);
-        setRef({
-          sessionId: event.sessionId as string,
-          sessionFile: event.sessionFile as string | undefined,
-        });
         const message: UiMessage = { id: assistantId.current, role: "assistant", parts: [] };
-        setMessages((m) => [...m, message]);
-        if (event.sessionReset) setNotice("The earlier session could not be opened: this is a new one.");
+        toRun((v) => ({
+          ...v,
+          ref: { sessionId: event.sessionId as string, sessionFile: event.sessionFile as string | undefined },
+          messages: [...v.messages, message],
+          notice: event.sessionReset
+            ? "The earlier session could not be opened: this is a new one."
+            : v.notice,
+        }));
+        // A new chat is listed at once, so it can be left and come back to while it replies.
+        onSessionsChanged();
         break;
       }
       case "delta":
-        if (id) setMessages((m) => updateMessage(m, id, (msg) => appendText(msg, String(event.text))));
+        if (id) messagesOfRun((m) => updateMessage(m, id, (msg) => appendText(msg, String(event.text))));
         break;
       case "thinking":
         if (id)
-          setMessages((m) =>
+          messagesOfRun((m) =>
             updateMessage(m, id, (msg) =>
               upsertPart(msg, thinkingPart(id, String(event.text), "input-streaming")),
             ),
@@ -147,52 +152,61 @@ export function useChat(onSessionsChanged: () => void) {
         break;
       case "tool": {
         const part = normalizePart(event.part as Record<string, unknown>);
-        if (id) setMessages((m) => updateMessage(m, id, (msg) => upsertPart(msg, part)));
+        if (id) messagesOfRun((m) => updateMessage(m, id, (msg) => upsertPart(msg, part)));
         if (part.type === "tool-Question" && !String(part.state ?? "").startsWith("output")) {
           const q = questionFrom(part.input, part.toolCallId);
-          if (q?.prompt) setQuestion(q);
+          if (q?.prompt) toRun((v) => ({ ...v, question: q }));
         } else if (part.type === "tool-Question" || part.type === "tool-questionnaire") {
-          if (String(part.state ?? "").startsWith("output")) setQuestion(undefined);
+          if (String(part.state ?? "").startsWith("output")) toRun((v) => ({ ...v, question: undefined }));
         }
         break;
       }
       case "plan":
-        setPlan(event.state as PlanState);
+        toRun((v) => ({ ...v, plan: event.state as PlanState }));
         break;
       case "state": {
         const state = event.state as Record<string, unknown>;
-        if (state.status === "awaiting-answer") setQuestion(questionFrom(state.question));
+        if (state.status === "awaiting-answer")
+          toRun((v) => ({ ...v, question: questionFrom(state.question) }));
         break;
       }
       case "queue":
-        setQueue({
-          steering: (event.steering as string[]) ?? [],
-          followUp: (event.followUp as string[]) ?? [],
-        });
+        toRun((v) => ({
+          ...v,
+          queue: {
+            steering: (event.steering as string[]) ?? [],
+            followUp: (event.followUp as string[]) ?? [],
+          },
+        }));
         break;
       case "compaction":
-        setNotice(
-          event.phase === "start"
-            ? `Compacting the conversation (${String(event.reason)})…`
-            : event.aborted
-              ? "Compaction was stopped."
-              : "Conversation compacted.",
-        );
+        toRun((v) => ({
+          ...v,
+          notice:
+            event.phase === "start"
+              ? `Compacting the conversation (${String(event.reason)})…`
+              : event.aborted
+                ? "Compaction was stopped."
+                : "Conversation compacted.",
+        }));
         break;
       case "retry":
-        setNotice(
-          event.phase === "start"
-            ? `Retrying (${String(event.attempt)}/${String(event.maxAttempts ?? "?")}): ${String(event.errorMessage ?? "")}`
-            : event.success
-              ? "Retry succeeded."
-              : `Retry failed: ${String(event.finalError ?? "")}`,
-        );
+        toRun((v) => ({
+          ...v,
+          notice:
+            event.phase === "start"
+              ? `Retrying (${String(event.attempt)}/${String(event.maxAttempts ?? "?")}): ${String(event.errorMessage ?? "")}`
+              : event.success
+                ? "Retry succeeded."
+                : `Retry failed: ${String(event.finalError ?? "")}`,
+        }));
         break;
       case "done": {
         const final = event.message as Record<string, unknown> | undefined;
         const doneId = id ?? String(final?.id ?? "");
-        setMessages((m) =>
-          updateMessage(m, doneId, (msg) => {
+        toRun((v) => ({
+          ...v,
+          messages: updateMessage(v.messages, doneId, (msg) => {
             // The final message replaces the streamed one when it is a UI message; thinking is settled.
             const base = Array.isArray(final?.parts) ? (normalizeMessages([final])[0] ?? msg) : msg;
             return {
@@ -203,52 +217,68 @@ export function useChat(onSessionsChanged: () => void) {
               ),
             };
           }),
-        );
-        setRef({
-          sessionId: (event.sessionId as string) ?? sessionRef.current.sessionId,
-          sessionFile: (event.sessionFile as string) ?? sessionRef.current.sessionFile,
-        });
-        setQueue({ steering: [], followUp: [] });
+          ref: {
+            sessionId: (event.sessionId as string) ?? v.ref.sessionId,
+            sessionFile: (event.sessionFile as string) ?? v.ref.sessionFile,
+          },
+          queue: EMPTY_QUEUE,
+        }));
         break;
       }
       case "error": {
         const message = String(event.message ?? "The request failed");
         // Shown in the reply it belongs to (with Retry there), else below the transcript.
         if (id)
-          setMessages((m) => updateMessage(m, id, (msg) => upsertPart(msg, { type: "error", message })));
-        else setError(message);
+          messagesOfRun((m) => updateMessage(m, id, (msg) => upsertPart(msg, { type: "error", message })));
+        else toRun((v) => ({ ...v, error: message }));
         break;
       }
     }
   };
 
   const run = async (body: Record<string, unknown>) => {
-    setStreaming(true);
-    setError(undefined);
-    setNotice(undefined);
+    runningRef.current = true;
+    setRunning(true);
+    onScreen((v) => ({ ...v, error: undefined, notice: undefined }));
     assistantId.current = undefined;
     try {
       const response = await request("/api/chat", { method: "POST", body });
       for await (const event of readNdjson<Event>(response)) apply(event);
     } catch (e) {
-      setError(e instanceof ApiError || e instanceof Error ? e.message : String(e));
+      const message = e instanceof ApiError || e instanceof Error ? e.message : String(e);
+      toRun((v) => ({ ...v, error: message }));
     } finally {
-      setStreaming(false);
-      setQuestion(undefined);
+      toRun((v) => ({ ...v, question: undefined }));
+      // Ended out of sight: opening that session again reads it from the server.
+      parked.current = undefined;
+      setAway(false);
+      runningRef.current = false;
+      setRunning(false);
       assistantId.current = undefined;
       onSessionsChanged();
     }
   };
 
   const body = (options: SendOptions, extra: Record<string, unknown>) => ({
-    ...sessionRef.current,
+    ...visible.current.ref,
     ...(options.model ? { model: options.model } : {}),
     mode: options.mode,
     ...extra,
   });
 
+  /** A reply runs in a session that is not on screen: one reply at a time. */
+  const busyElsewhere = () => {
+    if (!parked.current) return false;
+    onScreen((v) => ({
+      ...v,
+      error: "A reply is still running in another chat: open it to stop it, or wait until it ends.",
+    }));
+    return true;
+  };
+
   const send = async (text: string, options: SendOptions) => {
-    if (streaming) {
+    if (busyElsewhere()) return;
+    if (runningRef.current) {
       // A turn is running: queue it as a follow-up (the server answers with one `queue` event).
       const response = await request("/api/chat", {
         method: "POST",
@@ -264,14 +294,15 @@ export function useChat(onSessionsChanged: () => void) {
       parts: [{ type: "text", text }],
       createdAt: Date.now(),
     };
-    setMessages((m) => [...m, user]);
+    onScreen((v) => ({ ...v, messages: [...v.messages, user] }));
     await run(
       body(options, { message: text, ...(options.planAction ? { planAction: options.planAction } : {}) }),
     );
   };
 
   const planAction = async (action: "execute" | "refine", options: SendOptions, text?: string) => {
-    setPlan((p) => (p ? { ...p, pendingDecision: false } : p));
+    if (busyElsewhere()) return;
+    onScreen((v) => ({ ...v, plan: v.plan ? { ...v.plan, pendingDecision: false } : v.plan }));
     if (action === "refine") {
       await send(text || "Refine the plan.", { ...options, mode: "plan", planAction: "refine" });
       return;
@@ -281,12 +312,12 @@ export function useChat(onSessionsChanged: () => void) {
 
   const retry = async () => {
     const last = lastSend.current;
-    if (!last) return;
+    if (!last || busyElsewhere()) return;
     await run(body(last.options, { message: last.text }));
   };
 
   const abort = async () => {
-    await api("/api/chat/abort", { method: "POST", body: sessionRef.current }).catch(() => undefined);
+    await api("/api/chat/abort", { method: "POST", body: visible.current.ref }).catch(() => undefined);
   };
 
   const answer = async (q: Question, value: { selectedIds?: string[]; text?: string; skip?: boolean }) => {
@@ -300,20 +331,23 @@ export function useChat(onSessionsChanged: () => void) {
         };
     await api("/api/chat/question", {
       method: "POST",
-      body: { ...sessionRef.current, toolCallId: q.toolCallId, answer: answerBody },
+      body: { ...visible.current.ref, toolCallId: q.toolCallId, answer: answerBody },
     });
-    setQuestion(undefined);
+    onScreen((v) => ({ ...v, question: undefined }));
   };
 
   return {
-    session,
-    messages,
-    streaming,
-    plan,
-    question,
-    queue,
-    notice,
-    error,
+    session: shown.ref,
+    messages: shown.messages,
+    /** A reply streams in the session on screen. */
+    streaming: running && !away,
+    /** The session whose reply runs out of sight, if any (the sidebar marks it). */
+    replyingElsewhere: away ? parked.current?.ref.sessionId : undefined,
+    plan: shown.plan,
+    question: shown.question,
+    queue: shown.queue,
+    notice: shown.notice,
+    error: shown.error,
     reset,
     open,
     send,

@@ -1,7 +1,11 @@
-/** Provider keys: configured or not, set or clear a key. The key field is write-only: never filled from the server. */
+/**
+ * Provider keys: configured or not, set or clear a key, test the connection (the typed key before it is
+ * saved, else the stored one). The key field is write-only: never filled from the server.
+ */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../lib/api.ts";
+import { ConnectionTest } from "./connection-test.tsx";
 
 interface Provider {
   id: string;
@@ -63,6 +67,7 @@ function ProviderRow({ provider, onChange }: { provider: Provider; onChange(): P
           </button>
         )}
       </form>
+      <ConnectionTest provider={provider.id} name={provider.name} typedKey={key} />
       {status && <small role="status">{status}</small>}
       {error && (
         <p class="error" role="alert">

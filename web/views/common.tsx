@@ -5,6 +5,7 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../lib/api.ts";
+import { DropStatus, useFileDrop } from "../lib/file-drop.tsx";
 
 /** "1.2 KB" style sizes for file and artifact lists. */
 export function formatBytes(bytes: number): string {
@@ -84,8 +85,10 @@ export function DropZone(props: {
   disabled?: boolean;
   children?: ComponentChildren;
   testId?: string;
+  /** Where the files go, for what a screen reader hears ("to the index build"). */
+  target?: string;
 }): JSX.Element {
-  const [over, setOver] = useState(false);
+  const drop = useFileDrop(props.onFiles, props.target ?? "", props.disabled);
   const input = useRef<HTMLInputElement>(null);
   const take = (list: FileList | null | undefined) => {
     const files = list ? Array.from(list) : [];
@@ -93,21 +96,13 @@ export function DropZone(props: {
   };
   return (
     <fieldset
-      class={`dropzone${over ? " dropzone-over" : ""}`}
+      class={`dropzone${drop.over ? " dropzone-over" : ""}`}
       data-testid={props.testId}
-      onDragOver={(e) => {
-        e.preventDefault();
-        setOver(true);
-      }}
-      onDragLeave={() => setOver(false)}
-      onDrop={(e) => {
-        e.preventDefault();
-        setOver(false);
-        take(e.dataTransfer?.files);
-      }}
+      data-drag={drop.over ? "true" : undefined}
+      {...drop.handlers}
     >
       <legend class="sr-only">{props.label}</legend>
-      <span class="muted">Drop files here or</span>{" "}
+      <span class="muted">{drop.over ? "Release to add the files" : "Drop files here or"}</span>{" "}
       <button
         type="button"
         class="btn btn-small"
@@ -128,6 +123,7 @@ export function DropZone(props: {
           (e.currentTarget as HTMLInputElement).value = "";
         }}
       />
+      <DropStatus drop={drop} />
       {props.children}
     </fieldset>
   );

@@ -9,10 +9,13 @@ import { api } from "../lib/api.ts";
 import { ErrorLine, randomKey, useLoad } from "./common.tsx";
 import { Composer } from "./turns/composer.tsx";
 import { FilesPanel } from "./turns/files-panel.tsx";
+import { forgetLiveTurn, liveTurnOf, rememberLiveTurn } from "./turns/live-store.ts";
 import { LiveTurn, type TurnRequest } from "./turns/live-turn.tsx";
 import { partsFromHistory, type TurnSummary } from "./turns/parts.ts";
 import { TurnParts } from "./turns/turn-parts.tsx";
 import "./views.css";
+
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
 
 interface Session {
   id: string;
@@ -71,14 +74,22 @@ function SessionPane({ session }: { session: Session }): JSX.Element {
   const history = useLoad<{ items: TurnSummary[] }>(
     `/api/sessions/${encodeURIComponent(session.id)}/turns?limit=200`,
   );
-  const [live, setLive] = useState<TurnRequest>();
+  // A turn started here and still running when the session was left comes back live.
+  const [live, setLive] = useState<TurnRequest | undefined>(() => liveTurnOf(session.id));
   const [finished, setFinished] = useState(0);
 
+  const start = (turn: TurnRequest) => {
+    rememberLiveTurn(turn);
+    setLive(turn);
+  };
   const done = async () => {
+    forgetLiveTurn(session.id);
     await history.reload();
     setLive(undefined);
     setFinished((n) => n + 1);
   };
+  // The live turn is drawn from its stream; history lists it too while it runs.
+  const committed = history.data?.items.filter((t) => !live || FINISHED.has(t.status)) ?? [];
 
   return (
     <div class="turns-main">
@@ -91,7 +102,7 @@ function SessionPane({ session }: { session: Session }): JSX.Element {
             block in the sandbox and shows what it printed.
           </p>
         ) : null}
-        {history.data?.items.map((t) => (
+        {committed.map((t) => (
           <CommittedTurn key={t.runId} turn={t} />
         ))}
         {live ? <LiveTurn key={live.key} turn={live} onDone={() => void done()} /> : null}
@@ -99,7 +110,7 @@ function SessionPane({ session }: { session: Session }): JSX.Element {
       <Composer
         busy={live !== undefined}
         onSend={(text, attachmentIds) =>
-          setLive({ sessionId: session.id, text, attachmentIds, key: randomKey() })
+          start({ sessionId: session.id, text, attachmentIds, key: randomKey() })
         }
       />
       <FilesPanel refresh={finished} />

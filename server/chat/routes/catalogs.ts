@@ -11,6 +11,9 @@ import {
   Models,
   ProviderRemove,
   Providers,
+  ProviderTestBody,
+  ProviderTestParams,
+  ProviderTestResult,
   ProviderUpdate,
   ProviderUpdated,
   Resources,
@@ -76,6 +79,21 @@ export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, set
       response: { 200: ProviderUpdated, 400: ChatError },
       detail: { summary: "Clear your stored key for a provider (the env variable, if set, stays)", tags },
     })
+    .post(
+      "/api/chat/providers/:id/test",
+      ({ params, body, owner }) =>
+        catalogs.testProvider(owner, params.id, body, ctx.config.mode.kind === "local"),
+      {
+        params: ProviderTestParams,
+        body: ProviderTestBody,
+        response: { 200: ProviderTestResult, 400: ChatError },
+        detail: {
+          summary:
+            "Test a provider's connection: one model-list request with the typed or stored key (5 s at most); the answer says in words what happened, never the key",
+          tags,
+        },
+      },
+    )
     .get("/api/chat/commands", ({ owner }) => catalogs.commands(owner), {
       response: { 200: Commands },
       detail: { summary: "Slash commands: builtin, skill, prompt and extension", tags },

@@ -18,6 +18,7 @@ import { settingsModelId } from "../runtime/pi-settings.ts";
 import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import { discoverModels } from "./discover.ts";
+import { type ProviderTestInput, testProvider } from "./provider-test.ts";
 import type { ChatSettingsService } from "./settings.ts";
 
 const BUILTIN_COMMANDS = [
@@ -98,6 +99,7 @@ export class ChatCatalogService {
         name: id,
         reasoning: false,
         input: ["text"],
+        thinkingLevels: ["off"],
         available: false,
       });
     const level = settings.getDefaultThinkingLevel() ?? "medium";
@@ -133,6 +135,7 @@ export class ChatCatalogService {
             name: m.name ?? m.id,
             reasoning: false,
             input: ["text" as const],
+            thinkingLevels: ["off" as const],
             available: true,
           };
     });
@@ -173,6 +176,23 @@ export class ChatCatalogService {
       stored: Boolean(key),
       envOverrides: this.env.has(info.envVarName),
     };
+  }
+
+  /**
+   * One cheap request to the provider with the typed or stored key, answered in words. `local`: local
+   * mode, where the caller may name the address (services/provider-test.ts).
+   */
+  testProvider(owner: string, provider: string, input: ProviderTestInput, local: boolean) {
+    const info = known(provider);
+    return testProvider(
+      {
+        info,
+        envKey: this.env.get(info.envVarName),
+        storedKey: this.keys.all(owner)[provider],
+        local,
+      },
+      input,
+    );
   }
 
   /** Clears the caller's stored key (the environment variable, if set, still configures it). */

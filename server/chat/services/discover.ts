@@ -52,7 +52,7 @@ export async function discoverModels(info: ProviderInfo, key: string | undefined
   return result;
 }
 
-interface ListRequest {
+export interface ListRequest {
   url: string;
   /** The URL without credentials, for diagnostics. */
   shownUrl: string;
@@ -60,21 +60,27 @@ interface ListRequest {
   parse(body: unknown): { id: string; name?: string }[];
 }
 
-function requestFor(provider: string, key: string | undefined): ListRequest {
+/**
+ * The provider's cheapest authenticated call: its model list. `base` replaces the provider's API base
+ * (the part the list path is appended to: `https://api.openai.com/v1`); for Ollama the key is its URL.
+ */
+export function requestFor(provider: string, key: string | undefined, base?: string): ListRequest {
+  const root = base?.replace(/\/+$/, "");
   if (provider === "ollama") {
-    const base = (key ?? "http://127.0.0.1:11434").replace(/\/+$/, "").replace(/\/v1$/, "");
+    const at = (root ?? key ?? "http://127.0.0.1:11434").replace(/\/+$/, "").replace(/\/v1$/, "");
     return {
-      url: `${base}/api/tags`,
-      shownUrl: `${base}/api/tags`,
+      url: `${at}/api/tags`,
+      shownUrl: `${at}/api/tags`,
       headers: {},
       parse: (body) =>
         list(body, "models").map((m) => ({ id: String(m.name ?? m.model), name: String(m.name ?? m.model) })),
     };
   }
   if (provider === "anthropic") {
+    const url = `${root ?? "https://api.anthropic.com/v1"}/models`;
     return {
-      url: "https://api.anthropic.com/v1/models",
-      shownUrl: "https://api.anthropic.com/v1/models",
+      url,
+      shownUrl: url,
       headers: { "x-api-key": key ?? "", "anthropic-version": "2023-06-01" },
       parse: (body) =>
         list(body, "data").map((m) => ({
@@ -84,7 +90,7 @@ function requestFor(provider: string, key: string | undefined): ListRequest {
     };
   }
   if (provider === "google") {
-    const url = "https://generativelanguage.googleapis.com/v1beta/models";
+    const url = `${root ?? "https://generativelanguage.googleapis.com/v1beta"}/models`;
     return {
       url,
       shownUrl: url,
@@ -96,10 +102,10 @@ function requestFor(provider: string, key: string | undefined): ListRequest {
         })),
     };
   }
-  const base = OPENAI_COMPATIBLE[provider] ?? "";
+  const at = root ?? OPENAI_COMPATIBLE[provider] ?? "";
   return {
-    url: `${base}/models`,
-    shownUrl: `${base}/models`,
+    url: `${at}/models`,
+    shownUrl: `${at}/models`,
     headers: { authorization: `Bearer ${key}` },
     parse: (body) => list(body, "data").map((m) => ({ id: String(m.id) })),
   };

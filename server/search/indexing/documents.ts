@@ -74,6 +74,21 @@ export async function uploadedDocument(name: string, text: string): Promise<Inpu
   return { title: name, text: kindOf(extname(name)) === "html" ? await htmlText(text) : text };
 }
 
+/**
+ * An uploaded file read by its type, as the `index` command reads one: PDF as its text, text and
+ * Markdown as they are, HTML kept as markup (the build strips it to its text by the name, as it does for
+ * an uploaded string). Any other type, or a file that cannot be read, is skipped with the reason.
+ */
+export async function uploadedFile(
+  name: string,
+  bytes: Uint8Array,
+): Promise<{ document: InputDocument } | { skipped: SkippedFile }> {
+  const kind = kindOf(extname(name));
+  const read = kind === "html" ? decodeText(bytes) : await fileText(name, bytes);
+  if ("reason" in read) return { skipped: { path: name, reason: read.reason } };
+  return { document: { title: name, text: read.text } };
+}
+
 export interface ReadOptions {
   /** gitignore-style patterns matched against paths inside each directory given (`--exclude`). */
   exclude?: string[];

@@ -1,7 +1,9 @@
 /**
- * Builds a search index from dropped (or picked) files: text files are read in the browser and sent
- * to `POST /search/index/stream`, whose progress events drive a progress bar per phase; the summary
- * is shown when it ends. Files that are not text are skipped and named.
+ * Builds a search index from dropped (or picked) files: PDF, HTML, Markdown and text files are uploaded
+ * as they are to `POST /search/index/upload` (multipart), read on the server by the `index` command's
+ * readers, and its progress events drive a progress bar per phase; the summary is shown when it ends.
+ * Files of other types are not sent and are named as skipped with the reason; files the server could
+ * not read (a PDF without text) are named from the summary's `skipped`.
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
@@ -15,7 +17,9 @@ const PHASE_LABEL: Record<string, string> = {
   communities: "Finding communities",
   reports: "Writing reports",
 };
-const TEXT_NAME = /\.(txt|md|markdown|html?|csv|json|rst|org|log)$/i;
+/** The types the server's readers take (server/search/indexing/file-text.ts). */
+const READABLE = /\.(pdf|txt|text|md|markdown|html?|xhtml)$/i;
+const extension = (name: string) => name.match(/\.[^.]+$/)?.[0]?.toLowerCase() ?? "";
 
 interface Progress {
   phase: string;
@@ -31,6 +35,7 @@ interface Summary {
   reports: number;
   seconds: number;
   warnings: string[];
+  skipped: { path: string; reason: string }[];
 }
 
 export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JSX.Element {
@@ -43,9 +48,13 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
   const [building, setBuilding] = useState(false);
 
   const add = (dropped: File[]) => {
-    const text = dropped.filter((f) => TEXT_NAME.test(f.name) || f.type.startsWith("text/"));
-    setSkipped(dropped.filter((f) => !text.includes(f)).map((f) => f.name));
-    setFiles((list) => [...list.filter((f) => !text.some((t) => t.name === f.name)), ...text]);
+    const readable = dropped.filter((f) => READABLE.test(f.name));
+    setSkipped(
+      dropped
+        .filter((f) => !readable.includes(f))
+        .map((f) => `${f.name} (unsupported file type (${extension(f.name) || "no extension"}))`),
+    );
+    setFiles((list) => [...list.filter((f) => !readable.some((r) => r.name === f.name)), ...readable]);
   };
 
   const build = async () => {
@@ -54,10 +63,12 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
     setSummary(undefined);
     setProgress(undefined);
     try {
-      const documents = await Promise.all(files.map(async (f) => ({ name: f.name, text: await f.text() })));
-      const response = await request("/search/index/stream", {
+      const form = new FormData();
+      form.set("name", name);
+      for (const file of files) form.append("files", file, file.name);
+      const response = await request("/search/index/upload", {
         method: "POST",
-        body: { name, documents },
+        body: form,
         headers: { accept: "text/event-stream" },
       });
       for await (const frame of readSse(response)) {
@@ -89,7 +100,14 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
           onInput={(e) => setName(e.currentTarget.value)}
         />
       </label>
-      <DropZone label="Choose text files" onFiles={add} disabled={building} testId="index-drop">
+      <DropZone
+        label="Choose files"
+        onFiles={add}
+        disabled={building}
+        testId="index-drop"
+        accept=".pdf,.txt,.text,.md,.markdown,.html,.htm,.xhtml"
+        target="to the index build"
+      >
         {files.length > 0 ? (
           <ul class="chips" aria-label="Files to index">
             {files.map((f) => (
@@ -100,7 +118,8 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
           </ul>
         ) : null}
       </DropZone>
-      {skipped.length > 0 ? <p class="muted">Skipped (not text): {skipped.join(", ")}</p> : null}
+      <p class="muted">PDF, HTML, Markdown and text files.</p>
+      {skipped.length > 0 ? <p class="muted">Skipped: {skipped.join(", ")}</p> : null}
       <div class="row">
         <button
           type="button"
@@ -129,7 +148,9 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
           Built "{summary.index}": {summary.documents} documents, {summary.entities} entities,{" "}
           {summary.relationships} relationships, {summary.communities} communities, {summary.reports} reports
           in {summary.seconds.toFixed(1)} s.
-          {summary.warnings.length > 0 ? ` Warnings: ${summary.warnings.join("; ")}` : ""}
+          {summary.skipped.length > 0
+            ? ` Not indexed: ${summary.skipped.map((f) => `${f.path} (${f.reason})`).join("; ")}.`
+            : ""}
         </p>
       ) : null}
       <ErrorLine error={error} />

@@ -75,7 +75,12 @@ export function Composer(props: {
           }
         }}
       />
-      <DropZone label="Attach files" onFiles={(files) => void upload(files)} testId="turn-drop">
+      <DropZone
+        label="Attach files"
+        onFiles={(files) => void upload(files)}
+        testId="turn-drop"
+        target="to this turn as attachments"
+      >
         {attachments.length > 0 ? (
           <ul class="chips" aria-label="Attachments">
             {attachments.map((a) => (
