@@ -10,7 +10,7 @@ import { PREVIEW_LIFETIME_MS, PreviewSigner } from "../../server/sandbox/users/p
 import { SandboxRegistry } from "../../server/sandbox/users/registry.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { authApp, SECRET, signUp } from "../auth/auth-app.ts";
-import { postJson, type TestApp } from "../helpers/app.ts";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { lines } from "../helpers/streams.ts";
 
@@ -38,6 +38,14 @@ describe("GET /api/sandbox/preview", () => {
     new SandboxRegistry(t.ctx.store).put(ann.id, "local", "sbx-ann", "stopped");
     const stopped = await t.json("/api/sandbox/preview", { headers: ann.bearer });
     expect(stopped).toMatchObject({ status: 404, body: { error: "No active sandbox for user" } });
+  });
+
+  test("local mode: 404, and no long-lived sandbox is started (the agent's commands never run in one there)", async () => {
+    t = await createTestApp();
+    const response = await t.json("/api/sandbox/preview?port=3000");
+    expect(response).toMatchObject({ status: 404, body: { error: "No active sandbox for user" } });
+    expect(new SandboxRegistry(t.ctx.store).of("local")).toBeUndefined();
+    expect((await t.json("/api/sandbox/preview?port=0")).status).toBe(400);
   });
 
   test("503 Sandbox not available when sandboxes are off (checked before the port)", async () => {

@@ -134,6 +134,9 @@ export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
         if (!sandboxes.availability(owner).available) return error(503, "Sandbox not available");
         const port = previewPort(query.port);
         if (port === undefined) return error(400, "Invalid port");
+        // Local mode: the agent's commands run each in a fresh jail on the owner's machine (shell.ts), never
+        // in a long-lived sandbox, so there is none to preview and none is started for nothing.
+        if (ctx.config.mode.kind === "local") return error(404, "No active sandbox for user");
         // Stopped, archived (webhook, `stop`): not restarted by a preview; anything else is started.
         const state = sandboxes.registry.of(owner)?.state;
         if (state !== "stopped" && state !== "archived" && !sandboxes.active(owner))
