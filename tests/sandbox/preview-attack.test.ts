@@ -150,9 +150,14 @@ print('getfd', libc.syscall(438, pidfd, 1, 0), os.strerror(ctypes.get_errno()))
     expect({ exitCode, bytes }).toEqual({ exitCode: 0, bytes: 20_000_000 });
     expect(performance.now() - started).toBeLessThan(60_000);
     await expect(run(ann.id, "yes", 1)).rejects.toThrow("timeout:1");
-    // The command's process group was killed, the sandbox itself lives on.
-    const { out } = await run(ann.id, "ps -eo comm | grep -c '^yes$' || true");
-    expect(out.trim()).toBe("0");
+    // The command's process group was killed (the jail's init reaps it a moment later), the sandbox lives on.
+    await waitFor(
+      async () => (await run(ann.id, "ps -eo comm | grep -c '^yes$' || true")).out.trim() === "0",
+      {
+        what: "the timed-out command's processes to end",
+        intervalMs: 50,
+      },
+    );
   });
 
   test("a .pi symlink planted in the workspace is moved aside, not bound into the jail", async () => {
