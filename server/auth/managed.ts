@@ -10,9 +10,9 @@
  *   algorithms only (`alg: none` and HMAC tokens are refused).
  *
  * The owner id of a managed user is `managed:<sub>`, so it can never be `local` or a session-auth id.
+ * jose loads with the first bearer token, not at start: a server without managed auth never needs it.
  */
 import { Elysia, t } from "elysia";
-import { createRemoteJWKSet, jwtVerify } from "jose";
 import { bearerOf } from "./cookies.ts";
 import type { CredentialResolver } from "./identity.ts";
 
@@ -41,17 +41,27 @@ export interface ManagedAuthOptions {
 
 export function managedResolver(options: ManagedAuthOptions): CredentialResolver {
   const jwksUrl = new URL(options.jwksUrl ?? `${options.baseUrl.replace(/\/+$/, "")}/.well-known/jwks.json`);
-  const keys = createRemoteJWKSet(jwksUrl, { cooldownDuration: options.cooldownMs, timeoutDuration: 5000 });
+  let verifier: Promise<(token: string) => ReturnType<typeof import("jose").jwtVerify>> | undefined;
+  const load = () =>
+    (verifier ??= import("jose").then(({ createRemoteJWKSet, jwtVerify }) => {
+      const keys = createRemoteJWKSet(jwksUrl, {
+        cooldownDuration: options.cooldownMs,
+        timeoutDuration: 5000,
+      });
+      return (token: string) =>
+        jwtVerify(token, keys, {
+          algorithms: ALGORITHMS,
+          issuer: options.issuer,
+          audience: options.audience,
+        });
+    }));
   return async (request) => {
     const token = bearerOf(request) ?? "";
     // A JWT has three dot-separated parts; session tokens (two parts) belong to session auth.
     if (token.split(".").length !== 3) return undefined;
     try {
-      const { payload } = await jwtVerify(token, keys, {
-        algorithms: ALGORITHMS,
-        issuer: options.issuer,
-        audience: options.audience,
-      });
+      const verify = await load();
+      const { payload } = await verify(token);
       if (typeof payload.sub !== "string" || payload.sub === "") return undefined;
       return { id: `managed:${payload.sub}`, kind: "bearer", credential: "header" };
     } catch {

@@ -94,11 +94,25 @@ const UNJAILED: SandboxReport = {
   seccomp: "none",
 };
 
-/** Runs `command` in a jail of `plan`; true when it exits 0 (the plan works on this host). */
-function probe(plan: JailPlan, command: string[], readOnly: [string, string][] = []): boolean {
+/** A probe: `command` in a jail of `plan`, which works on this host when the command exits 0. */
+interface Probe {
+  plan: JailPlan;
+  args: string[];
+}
+
+function probeOf(plan: JailPlan, command: string[], readOnly: [string, string][] = []): Probe {
   const system = ["/usr", "/bin", "/lib", "/lib64"];
-  const args = jailArgs(plan, DEFAULT_LIMITS, { system, readOnly, tmpfs: [], chdir: "/", command });
+  return { plan, args: jailArgs(plan, DEFAULT_LIMITS, { system, readOnly, tmpfs: [], chdir: "/", command }) };
+}
+
+function probe({ plan, args }: Probe): boolean {
   const ok = Bun.spawnSync(args, { env: {}, stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  if (plan.cgroups) sweepCgroups(plan.cgroups);
+  return ok;
+}
+
+async function probeInBackground({ plan, args }: Probe): Promise<boolean> {
+  const ok = (await Bun.spawn(args, { env: {}, stdout: "ignore", stderr: "ignore" }).exited) === 0;
   if (plan.cgroups) sweepCgroups(plan.cgroups);
   return ok;
 }
@@ -109,7 +123,7 @@ function probe(plan: JailPlan, command: string[], readOnly: [string, string][] =
  * root, "uid 65534" is host root again, and the kernel still treats host root specially without any
  * capability (file owner checks, sysctl writes, RLIMIT_NPROC never applied).
  */
-function unprivileged(plan: JailPlan): JailPlan | undefined {
+function unprivileged(plan: JailPlan): Probe | undefined {
   const setpriv = Bun.which("setpriv");
   if (!setpriv) return undefined;
   const candidate: JailPlan = { ...plan, dropTo: { setpriv, uid: NOBODY }, innerProcessLimit: true };
@@ -121,18 +135,13 @@ function unprivileged(plan: JailPlan): JailPlan | undefined {
     [pyodide, pyodide],
   ];
   const readable = ["/usr/bin/test", "-r", main, "-a", "-r", join(pyodide, "pyodide.asm.wasm")];
-  return probe(candidate, readable, binds) ? candidate : undefined;
+  return probeOf(candidate, readable, binds);
 }
 
-/** What bounds a sandbox here; decided once per process. */
-export function detectSandbox(): Detected {
-  if (detected) return detected;
-  const bwrap = findBubblewrap();
+/** The jails to try here, before trying them: undefined when bubblewrap or prlimit is missing. */
+function candidates(bwrap: string | undefined) {
   const prlimit = bwrap ? Bun.which("prlimit") : null;
-  if (!bwrap || !prlimit) {
-    detected = { report: UNJAILED };
-    return detected;
-  }
+  if (!bwrap || !prlimit) return undefined;
   const root = process.getuid?.() === 0;
   const cgroups = detectCgroups();
   // What is still busy at exit (sandboxes dying with the server) the next start removes (cgroup.ts).
@@ -144,20 +153,26 @@ export function detectSandbox(): Detected {
     seccomp: seccompFilterFile(),
     innerProcessLimit: !root,
   };
-  if (!probe(shellPlan, ["/bin/true"])) {
-    // bubblewrap works but not with these options (an old version without --disable-userns or --size).
-    detected = { report: UNJAILED };
-    return detected;
-  }
-  const plan = (root && unprivileged(shellPlan)) || shellPlan;
-  const processLimit = cgroups?.pids
+  return {
+    root,
+    shellPlan,
+    shell: probeOf(shellPlan, ["/bin/true"]),
+    dropped: root ? unprivileged(shellPlan) : undefined,
+  };
+}
+
+/** What the probes found: the interpreters' jail is the unprivileged one where it works. */
+function conclude(found: NonNullable<ReturnType<typeof candidates>>, droppedWorks: boolean): Detected {
+  const { root, shellPlan } = found;
+  const plan = (droppedWorks && found.dropped?.plan) || shellPlan;
+  const processLimit = shellPlan.cgroups?.pids
     ? "cgroup"
     : plan.innerProcessLimit
       ? plan.dropTo
         ? "uid"
         : "rlimit"
       : "none";
-  detected = {
+  return {
     plan,
     shellPlan,
     report: {
@@ -165,11 +180,42 @@ export function detectSandbox(): Detected {
       capabilities: "dropped",
       user: root && !plan.dropTo ? "root_without_capabilities" : "unprivileged",
       processLimit,
-      memoryLimit: cgroups?.memory ? "cgroup" : "watchdog",
+      memoryLimit: shellPlan.cgroups?.memory ? "cgroup" : "watchdog",
       seccomp: shellPlan.seccomp ? "filter" : "none",
     },
   };
+}
+
+/** What bounds a sandbox here; decided once per process. */
+export function detectSandbox(): Detected {
+  if (detected) return detected;
+  const found = candidates(findBubblewrap());
+  // bubblewrap missing, or working but not with these options (an old version without
+  // --disable-userns or --size): no jail.
+  if (!found || !probe(found.shell)) detected = { report: UNJAILED };
+  else detected = conclude(found, found.dropped !== undefined && probe(found.dropped));
   return detected;
+}
+
+let detecting: Promise<Detected> | undefined;
+
+/**
+ * The same decision with the probes run at once as child processes, so they overlap the server's module
+ * loading instead of blocking the start for their sum (about 100 ms here). detectSandbox() then finds it
+ * made; a call before it finishes decides synchronously, as without it.
+ */
+export function detectSandboxInBackground(): Promise<Detected> {
+  detecting ??= (async () => {
+    if (detected) return detected;
+    const found = process.platform === "linux" ? candidates(Bun.which("bwrap") ?? undefined) : undefined;
+    // One probe of the full jail replaces findBubblewrap's simpler one: it fails wherever that would.
+    const [shell, dropped] = found
+      ? await Promise.all([probeInBackground(found.shell), found.dropped && probeInBackground(found.dropped)])
+      : [false, false];
+    detected ??= found && shell ? conclude(found, dropped === true) : { report: UNJAILED };
+    return detected;
+  })();
+  return detecting;
 }
 
 /** The report for a pool forced to an isolation (tests of the "none" path), else what is in force. */

@@ -12,7 +12,7 @@ import { Elysia } from "elysia";
 import { policyFileToWrite } from "../config/builtin-policy.ts";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
-import { sandboxReport } from "../sandbox/isolation.ts";
+import { detectSandboxInBackground, sandboxReport } from "../sandbox/isolation.ts";
 import { ownerFolders } from "../workspace/owner-folders.ts";
 import { turnsMigrations } from "./migrations/index.ts";
 import { assetRoutes } from "./routes/assets.ts";
@@ -158,6 +158,8 @@ class TurnsInstance {
     const failed = this.runs.failInterrupted();
     this.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
+    // The jail probes run as child processes (started early by main.ts); the pool then finds them done.
+    await detectSandboxInBackground();
     try {
       this.sandbox.start(turnSandboxOptions(ctx));
     } catch (error) {

@@ -2,17 +2,22 @@
  * The compiled server (`npm run build`): built with `bun build --compile`, placed where electron-builder
  * puts it (resources/server/atrium), started by the supervisor from an empty data dir outside any
  * checkout, as the packaged desktop app starts it. It must come up ready with everything embedded: the
- * built-in policy, the migrations, the UI and its script, Swagger UI, the pi runtime's chat turn and pyodide for the sandbox.
+ * built-in policy, the migrations, the UI and its script, Swagger UI, the pi runtime's chat turn, pyodide for the
+ * sandbox and sqlite-vec for search's vectors (written to the cache, checked by hash before each load).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/supervisor.ts";
 import { buildServerBinary } from "../../scripts/build.ts";
 import { APP_VERSION } from "../../server/version.ts";
-import { cleanEnv } from "../helpers/server.ts";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { cleanEnv, startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { assetPaths } from "../helpers/web.ts";
+import { fixtureDocuments } from "../search/fixtures.ts";
+import { type FakeServer, startFakeOpenAi } from "../search/openai-fake.ts";
 
 const dir = tempDir("atrium-binary-");
 const resources = join(dir.path, "resources");
@@ -36,8 +41,10 @@ beforeAll(async () => {
   origin = (await supervisor.start()).origin;
 }, 120_000);
 
+let embeddings: FakeServer | undefined;
 afterAll(async () => {
   await supervisor?.stop();
+  await embeddings?.stop();
   dir.remove();
 });
 
@@ -178,4 +185,108 @@ describe("the compiled server binary", () => {
     });
     expect(withToken.status).not.toBe(401);
   });
+});
+
+describe("search vectors in the compiled binary", () => {
+  /** The built-in policy with an embedding model named; the endpoint comes from APP_EMBEDDINGS_BASE_URL. */
+  const vectorPolicy = () =>
+    readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
+      'embeddings_model = ""',
+      'embeddings_model = "fake-embed"',
+    );
+  const vecDir = join(cacheDir, "atrium", "sqlite-vec");
+  const npmFile = join(
+    REPO_ROOT,
+    "node_modules",
+    `sqlite-vec-${process.platform}-${process.arch}`,
+    "vec0.so",
+  );
+  const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+  const cached = () => join(vecDir, readdirSync(vecDir).find((n) => n.startsWith("vec0-")) ?? "missing");
+  const vectorEnv = () => {
+    embeddings ??= startFakeOpenAi({
+      reply: () => ({ text: "unused" }),
+      embed: (texts) => texts.map((t) => [1, t.length % 7, t.includes("Scrooge") ? 5 : 0]),
+    });
+    return cleanEnv({ XDG_CACHE_HOME: cacheDir, APP_EMBEDDINGS_BASE_URL: `${embeddings.url}/v1` });
+  };
+
+  test("indexes with an embeddings endpoint and ranks by vectors through the extension it carries", async () => {
+    const policy = join(dir.path, "vector-policy.toml");
+    writeFileSync(policy, vectorPolicy());
+    const server = await startServerProcess(
+      ["--port", "0", "--data-dir", join(dir.path, "vector-data"), "--policy", policy],
+      { binary, env: vectorEnv() },
+    );
+    try {
+      const documents = fixtureDocuments().map((d) => ({ name: d.title, text: d.text }));
+      const built = await fetch(`${server.url}/search/index`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ documents }),
+      });
+      expect(built.status).toBe(200);
+      const summary = (await built.json()) as { entities: number; vectors?: number; warnings: string[] };
+      expect(summary.warnings).toEqual([]);
+      expect(summary.entities).toBeGreaterThan(10);
+      expect(summary.vectors).toBe(summary.entities);
+      const listed = (await (await fetch(`${server.url}/search/indexes`)).json()) as {
+        indexes: { vectors?: { model: string; entities: number; note?: string } }[];
+      };
+      // In use, not the BM25 fallback: no note saying why search stays on BM25.
+      expect(listed.indexes[0]?.vectors).toEqual({ model: "fake-embed", entities: summary.entities });
+      const local = await fetch(`${server.url}/search/local`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "Who is Scrooge?" }),
+      });
+      expect(local.status).toBe(200);
+      expect(embeddings?.embeddings.at(-1)?.input).toEqual(["Who is Scrooge?"]);
+    } finally {
+      server.proc.kill();
+      await server.exited;
+    }
+    // The file SQLite loaded is npm's build, byte for byte, in a folder only the user can write.
+    expect(sha256(cached())).toBe(sha256(npmFile));
+    expect(cached()).toContain(sha256(npmFile).slice(0, 16));
+    expect(statSync(cached()).mode & 0o777).toBe(0o644);
+    expect(statSync(vecDir).mode & 0o777).toBe(0o700);
+  }, 60_000);
+
+  test("a truncated cached extension is caught by its hash and rewritten, not loaded", async () => {
+    const cwd = join(dir.path, "index-cwd");
+    mkdirSync(join(cwd, "config"), { recursive: true });
+    writeFileSync(join(cwd, "config", "policy.toml"), vectorPolicy());
+    const corpus = join(cwd, "corpus");
+    mkdirSync(corpus);
+    for (const d of fixtureDocuments()) writeFileSync(join(corpus, d.title), d.text);
+    // Asynchronous: the embeddings endpoint answers from this process.
+    const index = async () => {
+      const proc = Bun.spawn([binary, "index", corpus, "--data-dir", join(cwd, "data")], {
+        cwd,
+        env: vectorEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [code, stdout, stderr] = await Promise.all([
+        proc.exited,
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+      ]);
+      // stderr carries one progress line per phase; a warning there would say search stayed on BM25.
+      return { code, stdout, warnings: stderr.split("\n").filter((l) => l.includes("warning")) };
+    };
+    if (!existsSync(vecDir)) expect((await index()).code).toBe(0);
+    const good = sha256(cached());
+    writeFileSync(cached(), readFileSync(cached()).subarray(0, 4096));
+    expect(sha256(cached())).not.toBe(good);
+    const run = await index();
+    expect({ code: run.code, warnings: run.warnings }).toEqual({ code: 0, warnings: [] });
+    const entities = Number(/entities\s+(\d+)/.exec(run.stdout)?.[1]);
+    expect(entities).toBeGreaterThan(10);
+    expect(run.stdout).toContain(`vectors        ${entities} (entities embedded for local search)`);
+    expect(sha256(cached())).toBe(good);
+    expect(readdirSync(vecDir)).toHaveLength(1);
+  }, 60_000);
 });

@@ -34,8 +34,17 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   };
 }
 
-export function spawn(args: string[], options: { env?: Record<string, string>; entry?: string } = {}) {
-  return Bun.spawn([process.execPath, options.entry ?? MAIN, ...args], {
+export interface SpawnOptions {
+  env?: Record<string, string>;
+  /** A script run with this Bun instead of server/main.ts. */
+  entry?: string;
+  /** An executable run instead of Bun (the compiled server). */
+  binary?: string;
+}
+
+export function spawn(args: string[], options: SpawnOptions = {}) {
+  const command = options.binary ? [options.binary] : [process.execPath, options.entry ?? MAIN];
+  return Bun.spawn([...command, ...args], {
     cwd: REPO_ROOT,
     env: cleanEnv(options.env),
     stdin: "ignore",
@@ -44,10 +53,7 @@ export function spawn(args: string[], options: { env?: Record<string, string>; e
   });
 }
 
-export async function startServerProcess(
-  args: string[],
-  options: { env?: Record<string, string>; entry?: string } = {},
-): Promise<ServerProcess> {
+export async function startServerProcess(args: string[], options: SpawnOptions = {}): Promise<ServerProcess> {
   const proc = spawn(args, options);
   const stderrText = new Response(proc.stderr).text();
   const reader = proc.stdout.getReader();

@@ -55,7 +55,7 @@ export function sessionRoutes(ctx: AppContext, sessions: ChatSessionService) {
       },
       {
         query: SessionRef,
-        response: { 200: SessionDeleted, 404: SessionDeleteMissing, 501: ChatError },
+        response: { 200: SessionDeleted, 404: SessionDeleteMissing, 501: ChatError, 503: ChatError },
         detail: { summary: "Delete a session with its runs, tool output, file mutations and file", tags },
       },
     )

@@ -114,10 +114,11 @@ export class ChatSessionService {
         "not_implemented",
         "Session delete needs the chat mirror (set APP_CHAT_DATABASE_URL)",
       );
-    const row = this.row(owner, query);
+    const row = mirrorCall(() => this.row(owner, query));
     if (!row) return { ok: false, reason: "session-not-owned-or-missing" };
     await this.deps.host.close(owner, row.id);
-    this.deps.mirror.sessions.delete(owner, row.id);
+    // The row goes first: when the mirror cannot write, the file stays and the session is still listed.
+    mirrorCall(() => this.deps.mirror.sessions.delete(owner, row.id));
     this.removeFile(owner, row.session_file);
     return { ok: true, sessionId: row.id, sessionFile: publicSessionFile(row.session_file) ?? "" };
   }
@@ -177,6 +178,24 @@ export class ChatSessionService {
   private removeFile(owner: string, sessionFile: string): void {
     const file = sessionFile && confineSessionFile(this.sessionsDir(owner), sessionFile);
     if (file) rmSync(file, { force: true });
+  }
+}
+
+/**
+ * A mirror read or write; SQLite failing under it (locked by another process, read-only, an I/O error)
+ * is the spec's 503 "mirror unavailable", not a 500.
+ */
+function mirrorCall<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_"))
+      throw new AppError(
+        "unavailable",
+        `The chat mirror database is unavailable (${code}); nothing was deleted`,
+      );
+    throw error;
   }
 }
 

@@ -1,13 +1,16 @@
 /**
  * Entity vectors in SQLite through sqlite-vec: stored as float32 blobs keyed by a hash of the model and
  * the embedded text, ranked with the extension's `vec_distance_cosine`. The extension is loaded into the
- * connection on first use (`db.loadExtension`, from the npm package's platform build); where it cannot
- * load (a SQLite built without extension loading, such as the system one on macOS, or no build for the
- * platform) `available()` says why and search stays on BM25.
+ * connection on first use (`db.loadExtension`): from source, the npm package's platform build; in the
+ * compiled binary, the copy it carries, written to the cache folder first (sqlite-vec-files.ts). Where
+ * it cannot load (a SQLite built without extension loading, such as the system one on macOS, or no
+ * build for the platform) `available()` says why and search stays on BM25.
  */
 import type { Database } from "bun:sqlite";
 import type { Store } from "../../storage/store.ts";
 import type { IndexRow } from "../types.ts";
+import { EMBEDDED_SQLITE_VEC } from "./sqlite-vec-embedded.ts";
+import { extractSqliteVec } from "./sqlite-vec-files.ts";
 
 const loaded = new WeakMap<Database, { ok: true } | { ok: false; reason: string }>();
 
@@ -16,8 +19,7 @@ export function loadVectorExtension(db: Database): { ok: true } | { ok: false; r
   let state = loaded.get(db);
   if (!state) {
     try {
-      const { getLoadablePath } = require("sqlite-vec") as typeof import("sqlite-vec");
-      db.loadExtension(getLoadablePath());
+      db.loadExtension(sqliteVecPath());
       state = { ok: true };
     } catch (error) {
       state = { ok: false, reason: `the sqlite-vec extension did not load: ${(error as Error).message}` };
@@ -25,6 +27,15 @@ export function loadVectorExtension(db: Database): { ok: true } | { ok: false; r
     loaded.set(db, state);
   }
   return state;
+}
+
+/** The extension file to load: the binary's embedded copy (checked and cached), else npm's. */
+function sqliteVecPath(): string {
+  if (EMBEDDED_SQLITE_VEC) return extractSqliteVec(EMBEDDED_SQLITE_VEC);
+  if (Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:\\~BUN"))
+    throw new Error(`this build carries no sqlite-vec file for ${process.platform}-${process.arch}`);
+  const { getLoadablePath } = require("sqlite-vec") as typeof import("sqlite-vec");
+  return getLoadablePath();
 }
 
 export class SearchVectorStore {
