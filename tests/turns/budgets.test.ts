@@ -150,6 +150,8 @@ describe("the turn deadline", () => {
 
 describe("stored sizes", () => {
   test("a 20 MB SUBMIT is cut with a warning; its events and history row stay small", async () => {
+    // Building 20 MB in Python is slow on a loaded machine; this test is about sizes, not the step clock.
+    rlm.step_timeout_seconds = 30;
     const session = await createSession(t);
     const { events } = await runTurn(t, session, { text: blocks("SUBMIT('A' * 20_000_000)") });
     expect(warnings(events)).toContain("answer_truncated");
