@@ -3,37 +3,27 @@
  * plan → execute, a question answered inline, abort, switching sessions, attaching a file, export, and
  * axe-core on the page.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { fauxAssistantMessage, fauxText, fauxThinking, fauxToolCall } from "@mariozechner/pi-ai";
 import type { Browser, Page } from "playwright";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import type { TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import type { ScriptedModel } from "../helpers/faux.ts";
-import { listen } from "../helpers/listen.ts";
-import { axeCheck, pageTest, uiSuite } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 
 const toolUse = { stopReason: "toolUse" as const };
 
 uiSuite("chat UI", () => {
   let t: TestApp;
-  let server: { url: string; stop(): Promise<void> };
+  let server: LiveUi["server"];
   let browser: Browser;
   const models: ScriptedModel[] = [];
-
-  beforeAll(async () => {
-    await ensureWebBuild();
-    t = await createTestApp();
-    server = listen(t);
-    browser = await launchBrowser();
+  liveUi((live) => {
+    ({ t, server, browser } = live);
   });
   afterAll(async () => {
     for (const m of models) m.dispose();
-    await browser?.close();
-    await server?.stop();
-    await t?.close();
   });
 
   const model = (...args: Parameters<typeof scripted>[1][]) => {

@@ -5,14 +5,11 @@
  * what it was given, and passes axe-core while dragging. The index build takes a real PDF (built byte by
  * byte), reads it on the server, and its text is then found by a local search.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import type { Browser, JSHandle, Page } from "playwright";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
-import { listen } from "../helpers/listen.ts";
-import { axeCheck, pageTest, uiSuite } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 import { minimalPdf } from "../search/pdf-fixture.ts";
 
 interface DroppedFile {
@@ -57,19 +54,10 @@ const text = (name: string, body: string): DroppedFile => ({
 
 uiSuite("files dropped from the desktop", () => {
   let t: TestApp;
-  let server: { url: string; stop(): Promise<void> };
+  let server: LiveUi["server"];
   let browser: Browser;
-
-  beforeAll(async () => {
-    await ensureWebBuild();
-    t = await createTestApp();
-    server = listen(t);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await t?.close();
+  liveUi((live) => {
+    ({ t, server, browser } = live);
   });
 
   pageTest(

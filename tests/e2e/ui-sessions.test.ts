@@ -2,34 +2,24 @@
  * The chat UI's error and session handling in Chromium: a model error is shown in place and Retry sends
  * the message again; deleting a session asks first (Cancel keeps it) and then removes it everywhere.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import type { Browser, Page } from "playwright";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import type { TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import type { ScriptedModel } from "../helpers/faux.ts";
-import { listen } from "../helpers/listen.ts";
-import { pageTest, uiSuite } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import { type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 
 uiSuite("chat UI: errors and sessions", () => {
   let t: TestApp;
-  let server: { url: string; stop(): Promise<void> };
+  let server: LiveUi["server"];
   let browser: Browser;
   const models: ScriptedModel[] = [];
-
-  beforeAll(async () => {
-    await ensureWebBuild();
-    t = await createTestApp();
-    server = listen(t);
-    browser = await launchBrowser();
+  liveUi((live) => {
+    ({ t, server, browser } = live);
   });
   afterAll(async () => {
     for (const m of models) m.dispose();
-    await browser?.close();
-    await server?.stop();
-    await t?.close();
   });
 
   async function openChat(page: Page, m: ScriptedModel): Promise<void> {

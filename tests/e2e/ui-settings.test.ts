@@ -3,17 +3,14 @@
  * providers panel and a local Ollama's models (a stub Ollama on a real port), the offline model answers;
  * a chat setting is changed; a provider key is set (and never shown back) and cleared; axe-core passes.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import type { Browser } from "playwright";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
-import { listen } from "../helpers/listen.ts";
-import { axeCheck, pageTest, uiSuite } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 
 uiSuite("first run, settings and providers UI", () => {
   let t: TestApp;
-  let server: { url: string; stop(): Promise<void> };
+  let server: LiveUi["server"];
   let browser: Browser;
   // A local server speaking Ollama's /api/tags: nothing pulled at first, then two models.
   let pulled: { name: string }[] = [];
@@ -36,16 +33,13 @@ uiSuite("first run, settings and providers UI", () => {
   const closedPort = closed.port;
   closed.stop(true);
 
-  beforeAll(async () => {
-    await ensureWebBuild();
-    t = await createTestApp({ env: { OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` } });
-    server = listen(t);
-    browser = await launchBrowser();
-  });
+  liveUi(
+    (live) => {
+      ({ t, server, browser } = live);
+    },
+    () => createTestApp({ env: { OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` } }),
+  );
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await t?.close();
     ollama.stop(true);
     guarded.stop(true);
   });

@@ -3,31 +3,17 @@
  * is shown in place; sign-up (open sign-up) lands in the app with the session cookie, whose chat calls
  * then pass; sign-out returns to the screen. axe-core passes on the screen.
  */
-import { afterAll, beforeAll, expect } from "bun:test";
+import { expect } from "bun:test";
 import type { Browser } from "playwright";
 import { authApp, PASSWORD } from "../auth/auth-app.ts";
-import type { TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
-import { listen } from "../helpers/listen.ts";
-import { axeCheck, pageTest, uiSuite } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 
 uiSuite("sign-in UI (protected mode)", () => {
-  let t: TestApp;
-  let server: { url: string; stop(): Promise<void> };
+  let server: LiveUi["server"];
   let browser: Browser;
-
-  beforeAll(async () => {
-    await ensureWebBuild();
-    t = await authApp();
-    server = listen(t);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await t?.close();
-  });
+  liveUi((live) => {
+    ({ server, browser } = live);
+  }, authApp);
 
   pageTest(
     "sign-in screen until signed in; a wrong password in place; sign up, use the app, sign out",

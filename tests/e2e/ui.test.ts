@@ -1,26 +1,12 @@
 /** The UI shell and Swagger UI in a real browser, with every request outside the server refused. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Browser, Page } from "playwright";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
-import { listen } from "../helpers/listen.ts";
-import { axeCheck } from "../helpers/ui.ts";
-import { ensureWebBuild } from "../helpers/web.ts";
+import { axeCheck, type LiveUi, liveUi } from "../helpers/ui.ts";
 
-let t: TestApp;
-let server: { url: string; stop(): Promise<void> };
+let server: LiveUi["server"];
 let browser: Browser;
-
-beforeAll(async () => {
-  await ensureWebBuild();
-  t = await createTestApp();
-  server = listen(t);
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-  await server.stop();
-  await t.close();
+liveUi((live) => {
+  ({ server, browser } = live);
 });
 
 /** A page that may only talk to our server: anything else (a CDN) is aborted and recorded. */

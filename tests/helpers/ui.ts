@@ -5,12 +5,15 @@
  * under a temp folder and names it in the error. `axeCheck` runs axe-core in the page and lists the
  * serious and critical violations.
  */
-import { describe, test } from "bun:test";
+import { afterAll, beforeAll, describe, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright";
-import { CHROMIUM } from "./browser.ts";
+import { createTestApp, type TestApp } from "./app.ts";
+import { CHROMIUM, launchBrowser } from "./browser.ts";
+import { listen } from "./listen.ts";
+import { ensureWebBuild } from "./web.ts";
 
 export const HAS_BROWSER = existsSync(CHROMIUM) || Boolean(process.env.CI);
 let warned = false;
@@ -28,6 +31,31 @@ export function uiSuite(name: string, body: () => void): void {
     );
   }
   describe.skip(name, body);
+}
+
+export interface LiveUi {
+  t: TestApp;
+  server: { url: string; stop(): Promise<void> };
+  browser: Browser;
+}
+
+/**
+ * Inside a `uiSuite`: the built UI, an app from `make` listening on a real port and a browser, started
+ * before the suite's tests and closed after them; `use` receives them once they run.
+ */
+export function liveUi(use: (live: LiveUi) => void, make: () => Promise<TestApp> = createTestApp): void {
+  let live: Partial<LiveUi> = {};
+  beforeAll(async () => {
+    await ensureWebBuild();
+    const t = await make();
+    live = { t, server: listen(t), browser: await launchBrowser() };
+    use(live as LiveUi);
+  });
+  afterAll(async () => {
+    await live.browser?.close();
+    await live.server?.stop();
+    await live.t?.close();
+  });
 }
 
 export const SHOTS = join(tmpdir(), "atrium-ui-failures");
