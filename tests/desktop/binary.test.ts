@@ -13,7 +13,7 @@ import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/sup
 import { buildServerBinary } from "../../scripts/build.ts";
 import { APP_VERSION } from "../../server/version.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { cleanEnv, startServerProcess } from "../helpers/server.ts";
+import { cleanEnv, finished, startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { assetPaths } from "../helpers/web.ts";
 import { fixtureDocuments } from "../search/fixtures.ts";
@@ -269,11 +269,7 @@ describe("search vectors in the compiled binary", () => {
         stdout: "pipe",
         stderr: "pipe",
       });
-      const [code, stdout, stderr] = await Promise.all([
-        proc.exited,
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-      ]);
+      const { code, stdout, stderr } = await finished(proc);
       // stderr carries one progress line per phase; a warning there would say search stayed on BM25.
       return { code, stdout, warnings: stderr.split("\n").filter((l) => l.includes("warning")) };
     };

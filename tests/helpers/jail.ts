@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { SandboxProvider } from "../../server/sandbox/users/provider-api.ts";
 import { REPO_ROOT } from "./app.ts";
 
 /** Python that runs `body` (a JS function body returning a value) and prints it as JSON. */
@@ -57,4 +58,16 @@ export function hostUid(pid: number): number {
     .split("\n")
     .find((l) => l.startsWith("Uid:"));
   return Number(line?.split(/\s+/)[1]);
+}
+
+/** Runs a command in the owner's long-lived sandbox; its whole output and exit code. */
+export async function runIn(sandboxes: SandboxProvider, owner: string, command: string, timeout?: number) {
+  let out = "";
+  const { exitCode } = await sandboxes.exec(owner, command, {
+    onData: (data) => {
+      out += data.toString("utf8");
+    },
+    timeout,
+  });
+  return { out, exitCode };
 }

@@ -53,6 +53,20 @@ export function spawn(args: string[], options: SpawnOptions = {}) {
   });
 }
 
+/** Waits for a process spawned with piped stdout and stderr to end; its exit code and both outputs. */
+export async function finished(proc: {
+  exited: Promise<number>;
+  stdout: ReadableStream<Uint8Array>;
+  stderr: ReadableStream<Uint8Array>;
+}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  return { code, stdout, stderr };
+}
+
 export async function startServerProcess(args: string[], options: SpawnOptions = {}): Promise<ServerProcess> {
   const proc = spawn(args, options);
   const stderrText = new Response(proc.stderr).text();

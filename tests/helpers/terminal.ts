@@ -4,7 +4,7 @@
  * (`send-keys`) and reads the screen (`capture-pane`), polling for text instead of sleeping.
  */
 import { REPO_ROOT } from "./app.ts";
-import { cleanEnv, MAIN } from "./server.ts";
+import { cleanEnv, finished, MAIN } from "./server.ts";
 import { tempDir } from "./tmp.ts";
 import { waitFor } from "./wait.ts";
 
@@ -31,12 +31,7 @@ export async function runCli(
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { code, stdout, stderr };
+    return await finished(proc);
   } finally {
     config.remove();
   }

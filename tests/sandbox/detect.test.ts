@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { cleanEnv } from "../helpers/server.ts";
+import { cleanEnv, finished } from "../helpers/server.ts";
 
 async function decide(how: "detectSandbox" | "detectSandboxInBackground") {
   const script = `
@@ -19,13 +19,9 @@ async function decide(how: "detectSandbox" | "detectSandboxInBackground") {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [code, out, err] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  expect({ code, err }).toEqual({ code: 0, err: "" });
-  return JSON.parse(out);
+  const { code, stdout, stderr } = await finished(proc);
+  expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  return JSON.parse(stdout);
 }
 
 describe("jail detection", () => {

@@ -14,6 +14,7 @@ import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { authApp, type SignedUser, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
+import { runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -35,16 +36,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function run(owner: string, command: string, timeout?: number) {
-  let out = "";
-  const { exitCode } = await sandboxes.exec(owner, command, {
-    onData: (data) => {
-      out += data.toString("utf8");
-    },
-    timeout,
-  });
-  return { out, exitCode };
-}
+const run = (owner: string, command: string, timeout?: number) => runIn(sandboxes, owner, command, timeout);
 
 /** What a hostile previewed page tries: read the user's sessions, create one, with their cookie. */
 const HOSTILE_SCRIPT = `

@@ -15,7 +15,7 @@ import { main as userCommand } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { authApp, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";
-import { descendants } from "../helpers/jail.ts";
+import { descendants, runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
 import { processGone, waitFor } from "../helpers/wait.ts";
 
@@ -40,17 +40,7 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Runs a command in the owner's sandbox; its output and exit code. */
-async function run(owner: string, command: string, timeout?: number) {
-  let out = "";
-  const { exitCode } = await sandboxes.exec(owner, command, {
-    onData: (data) => {
-      out += data.toString("utf8");
-    },
-    timeout,
-  });
-  return { out, exitCode };
-}
+const run = (owner: string, command: string, timeout?: number) => runIn(sandboxes, owner, command, timeout);
 
 /** A Python one-liner fetching a URL inside the sandbox (prints the body or the error's class). */
 const fetchInside = (url: string) =>

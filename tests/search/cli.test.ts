@@ -8,7 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { cleanEnv, MAIN, spawn } from "../helpers/server.ts";
+import { cleanEnv, finished, MAIN, spawn } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { FIXTURES } from "./fixtures.ts";
 
@@ -21,15 +21,7 @@ copyFileSync(join(FIXTURES, "stave-one.txt"), join(corpus, "stave-one.txt"));
 writeFileSync(join(corpus, "image.md"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
 writeFileSync(join(corpus, "ignored.json"), "{}");
 
-async function run(args: string[]) {
-  const proc = spawn(["index", ...args]);
-  const [code, stdout, stderr] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  return { code, stdout, stderr };
-}
+const run = (args: string[]) => finished(spawn(["index", ...args]));
 
 test("indexes a directory with per-phase progress and a summary; a re-run does nothing", async () => {
   const first = await run([corpus, "--name", "carol", "--data-dir", data]);

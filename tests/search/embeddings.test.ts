@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { EmbeddingsClient, EmbeddingsError } from "../../server/models/embeddings.ts";
 import { loadVectorExtension } from "../../server/search/stores/vector-store.ts";
 import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
-import { cleanEnv, MAIN } from "../helpers/server.ts";
+import { cleanEnv, finished, MAIN } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { fixtureDocuments } from "./fixtures.ts";
 import { type FakeServer, startFakeOpenAi } from "./openai-fake.ts";
@@ -213,11 +213,7 @@ describe("the index command with an embeddings endpoint named in the policy", ()
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [code, stdout, stderr] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
+    const { code, stdout, stderr } = await finished(proc);
     expect({ code, stderr: stderr.includes("warning") ? stderr : "" }).toEqual({ code: 0, stderr: "" });
     const entities = Number(/entities\s+(\d+)/.exec(stdout)?.[1]);
     expect(entities).toBeGreaterThan(10);
