@@ -16,3 +16,24 @@ export const Preview = t.Object({
   port: t.Integer(),
   expiresAt: t.String(),
 });
+
+export const SandboxSettings = t.Object({
+  provider: t.String({ description: "where this server's sandboxes run: local, remote or none" }),
+  sandboxApiKeyConfigured: t.Boolean({ description: "whether you stored your own provider key" }),
+  serverKeyConfigured: t.Boolean({ description: "whether the server has a provider key for everyone" }),
+  csrfToken: t.String({ description: "send it as x-app-csrf-token with POST (cookie callers)" }),
+});
+
+export const SandboxSettingsUpdate = t.Object(
+  {
+    sandboxApiKey: t.Union([t.String({ minLength: 1, maxLength: 512 }), t.Null()], {
+      description: "your own provider key (your sandbox then lives in your provider account); null clears it",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const SandboxSettingsSaved = t.Object({
+  success: t.Literal(true),
+  sandboxApiKeyConfigured: t.Boolean(),
+});

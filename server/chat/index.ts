@@ -26,6 +26,7 @@ import { ChatAttachService } from "./services/attach.ts";
 import { ChatCatalogService } from "./services/catalogs.ts";
 import { ChatService } from "./services/chat.ts";
 import { ChatProvenanceService } from "./services/provenance.ts";
+import { SandboxKeyService } from "./services/sandbox-keys.ts";
 import { ChatSessionService } from "./services/sessions.ts";
 import { ChatSettingsService } from "./services/settings.ts";
 import { ChatStore } from "./stores/index.ts";
@@ -53,11 +54,17 @@ export const chatFamily = defineFamily({
   envelope: messageEnvelope,
   create(ctx) {
     const sandbox = ctx.config.policy.settings.sandbox;
-    const sandboxes = sandboxProviderFor(ctx.env, ctx.store, {
-      dataDir: ctx.config.dataDir,
-      limits: limitsFromPolicy(sandbox),
-      network: sandbox.network,
-    });
+    const sandboxKeys = new SandboxKeyService(ctx.store);
+    const sandboxes = sandboxProviderFor(
+      ctx.env,
+      ctx.store,
+      {
+        dataDir: ctx.config.dataDir,
+        limits: limitsFromPolicy(sandbox),
+        network: sandbox.network,
+      },
+      sandboxKeys.keyFor,
+    );
     const services = chatServices(ctx, sandboxes);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
@@ -67,7 +74,7 @@ export const chatFamily = defineFamily({
         .use(sessionRoutes(ctx, services.sessions))
         .use(runRoutes(ctx, services.provenance))
         .use(catalogRoutes(ctx, services.catalogs, services.settings))
-        .use(deploymentRoutes(ctx, sandboxes)),
+        .use(deploymentRoutes(ctx, sandboxes, sandboxKeys)),
       /** The users' sandboxes (tests drive them directly). */
       sandboxes,
       /** Closes the live pi sessions, then stops every user's sandbox. */

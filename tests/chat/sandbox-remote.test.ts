@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { RemoteSandboxProvider } from "../../server/sandbox/users/remote.ts";
-import { authApp, signUp } from "../auth/auth-app.ts";
+import { authApp, OWN_ORIGIN, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { type FakeDaytona, startFakeDaytona } from "../helpers/daytona.ts";
 
@@ -58,4 +58,71 @@ test("SANDBOX_API_KEY selects the remote provider; a preview reaches its link wi
   expect(request?.headers.authorization).toBeUndefined();
   expect(JSON.stringify(request?.headers)).not.toContain("test-key");
   expect(request?.headers.host).toBe(`127.0.0.1:${site.port}`);
+});
+
+test("bring your own key: with APP_SANDBOX_PROVIDER=remote and no server key, a user's stored key enables their sandbox only", async () => {
+  daytona = startFakeDaytona({ keys: ["ann-key"] });
+  t = await authApp({ env: { APP_SANDBOX_PROVIDER: "remote", SANDBOX_API_URL: daytona.apiUrl } });
+  const ann = await signUp(t, "ann@example.org");
+  const bob = await signUp(t, "bob@example.org");
+  expect(await t.json("/api/sandbox/preview", { headers: ann.bearer })).toMatchObject({
+    status: 503,
+    body: { error: "Sandbox not available" },
+  });
+
+  const settings = await t.request("/api/sandbox/settings", { headers: ann.cookie });
+  const { csrfToken, ...shown } = await settings.json();
+  expect(shown).toEqual({ provider: "remote", sandboxApiKeyConfigured: false, serverKeyConfigured: false });
+  const save = (headers: Record<string, string>, sandboxApiKey: string | null = "ann-key") =>
+    t?.request("/api/sandbox/settings", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...OWN_ORIGIN, ...headers },
+      body: JSON.stringify({ sandboxApiKey }),
+    }) as Promise<Response>;
+  // A cookie caller without the CSRF token (or with another user's) changes nothing.
+  const bobToken = (await (await t.request("/api/sandbox/settings", { headers: bob.cookie })).json())
+    .csrfToken;
+  for (const token of [undefined, bobToken]) {
+    const headers = token
+      ? { cookie: `${ann.cookie.cookie}; app_csrf=${token}`, "x-app-csrf-token": token }
+      : ann.cookie;
+    expect((await save(headers)).status).toBe(403);
+  }
+  expect(
+    (await save({ cookie: `${ann.cookie.cookie}; app_csrf=${csrfToken}`, "x-app-csrf-token": csrfToken }))
+      .status,
+  ).toBe(200);
+  const after = await (await t.request("/api/sandbox/settings", { headers: ann.bearer })).json();
+  expect(after.sandboxApiKeyConfigured).toBe(true);
+  expect(JSON.stringify(after)).not.toContain("ann-key");
+
+  const link = await t.json<{ url: string }>("/api/sandbox/preview", { headers: ann.bearer });
+  expect(link.status).toBe(200);
+  const created = daytona.requests.filter((r) => r.method === "POST" && r.path.endsWith("/sandbox"));
+  expect(created.map((r) => r.authorization)).toEqual(["Bearer ann-key"]);
+  // Bob stored nothing: still no sandbox for him.
+  expect((await t.json("/api/sandbox/preview", { headers: bob.bearer })).status).toBe(503);
+  // The sandbox key is not a model provider key: it never reaches pi with them.
+  const providers = await t.json<{ providers: { id: string }[] }>("/api/chat/providers", {
+    headers: ann.bearer,
+  });
+  expect(JSON.stringify(providers.body)).not.toContain("sandbox");
+  // Cleared: gone again.
+  expect((await save(ann.bearer, null)).status).toBe(200);
+  expect((await t.json("/api/sandbox/preview", { headers: ann.bearer })).status).toBe(503);
+});
+
+test("a local sandbox needs no key: storing one is refused with 409 and nothing is kept", async () => {
+  t = await authApp();
+  const ann = await signUp(t, "ann@example.org");
+  const response = await t.request("/api/sandbox/settings", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...ann.bearer },
+    body: JSON.stringify({ sandboxApiKey: "k" }),
+  });
+  expect(response.status).toBe(409);
+  expect(
+    (await (await t.request("/api/sandbox/settings", { headers: ann.bearer })).json())
+      .sandboxApiKeyConfigured,
+  ).toBe(false);
 });

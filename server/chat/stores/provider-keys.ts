@@ -4,16 +4,27 @@
  */
 import type { Store } from "../../storage/store.ts";
 
+/** The row of a user's own sandbox provider key: kept here, never handed to pi with the model keys. */
+export const SANDBOX_KEY_ID = "sandbox";
+
 export class ChatProviderKeyStore {
   constructor(private readonly db: Store) {}
 
-  /** The owner's keys by provider id. */
+  /** The owner's model provider keys by provider id (not their sandbox key). */
   all(owner: string): Record<string, string> {
     const rows = this.db.all<{ provider: string; api_key: string }>(
-      "SELECT provider, api_key FROM chat_provider_keys WHERE owner_id = ?",
-      [owner],
+      "SELECT provider, api_key FROM chat_provider_keys WHERE owner_id = ? AND provider <> ?",
+      [owner, SANDBOX_KEY_ID],
     );
     return Object.fromEntries(rows.map((r) => [r.provider, r.api_key]));
+  }
+
+  /** One stored key. */
+  one(owner: string, provider: string): string | undefined {
+    return this.db.get<{ api_key: string }>(
+      "SELECT api_key FROM chat_provider_keys WHERE owner_id = ? AND provider = ?",
+      [owner, provider],
+    )?.api_key;
   }
 
   set(owner: string, provider: string, key: string): void {

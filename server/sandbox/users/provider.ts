@@ -231,9 +231,11 @@ export function sandboxProviderFor(
   env: EnvSource,
   store: Store,
   options: LocalSandboxOptions,
+  /** A user's own stored provider key, for the remote provider (it wins over the server's for them). */
+  keyFor?: (owner: string) => string | undefined,
 ): SandboxProvider {
   const remote = remoteSandboxConfig(env);
-  if (remote) return new RemoteSandboxProvider(store, remote);
+  if (remote) return new RemoteSandboxProvider(store, remote, keyFor ? { keyFor } : {});
   return env.get("APP_SANDBOX_PROVIDER") === "none"
     ? new NoSandboxProvider(store, { ...options, plan: () => undefined })
     : new LocalSandboxProvider(store, options);
