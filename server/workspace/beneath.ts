@@ -378,7 +378,7 @@ export class Beneath {
           const next = visit(rel, name, stat);
           if (next === "stop") return false;
           if (next && stat.isDirectory()) {
-            const fd = this.open(c, dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            const fd = this.open(c, dirfd, name, O_RDONLY | O_DIRECTORY);
             try {
               if (!go(fd, `${rel}${name}/`)) return false;
             } finally {
@@ -388,7 +388,7 @@ export class Beneath {
         }
         return true;
       };
-      const start = this.open(c, root, relative, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      const start = this.open(c, root, relative, O_RDONLY | O_DIRECTORY);
       try {
         return go(start, "");
       } finally {
