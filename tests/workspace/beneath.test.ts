@@ -183,14 +183,9 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     });
   }
 
-  test("a jail process swapping in a loop never gets a write, read or delete outside", async () => {
-    const dataDir = join(dir.path, "data");
-    const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20);
-    const base = ownerFolders(dataDir, "local").files;
-    mkdirSync(join(base, "docs"), { recursive: true });
-    writeFileSync(join(outside, "note.txt"), "outside note");
-    // The attacker: `mv docs x; ln -s outside docs; mv back`, as fast as a shell can.
-    const racer = Bun.spawn(
+  /** The attacker in the jail: `mv docs x; ln -s outside docs; rm docs; mv x docs`, as fast as a shell can. */
+  const racing = (base: string) =>
+    Bun.spawn(
       [
         "sh",
         "-c",
@@ -201,6 +196,36 @@ describe("a folder swapped for a symlink between the check and the use", () => {
       ],
       { stdout: "ignore", stderr: "ignore" },
     );
+
+  test("the old checked path loses that race within a bounded number of writes", async () => {
+    forceBeneathFallback(true);
+    const dataDir = join(dir.path, "data");
+    const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20);
+    const base = ownerFolders(dataDir, "local").files;
+    mkdirSync(join(base, "docs"), { recursive: true });
+    const racer = racing(base);
+    let tries = 0;
+    try {
+      for (; tries < 50_000 && outsideNames().length === 1; tries++) {
+        try {
+          files.put(`docs/p${tries % 7}`, "pwned", { overwrite: true });
+        } catch {}
+        if (tries % 500 === 0) await Bun.sleep(0);
+      }
+    } finally {
+      racer.kill();
+      await racer.exited;
+    }
+    expect(outsideNames().length).toBeGreaterThan(1); // root wrote outside the workspace
+  }, 120_000);
+
+  test("a jail process swapping in a loop never gets a write, read or delete outside", async () => {
+    const dataDir = join(dir.path, "data");
+    const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20);
+    const base = ownerFolders(dataDir, "local").files;
+    mkdirSync(join(base, "docs"), { recursive: true });
+    writeFileSync(join(outside, "note.txt"), "outside note");
+    const racer = racing(base);
     let refused = 0;
     let done = 0;
     let readOutside = 0;
