@@ -110,8 +110,8 @@ export class TurnWorkspaceFiles {
     return bytes;
   }
 
-  private statOf(path: string): Stats {
-    const stat = this.lstat(this.checked(path));
+  private statOf(path: string, rel = this.checked(path)): Stats {
+    const stat = this.lstat(rel);
     if (!stat) throw new AppError("not_found", `No such file: ${path}`);
     return stat;
   }
@@ -138,15 +138,17 @@ export class TurnWorkspaceFiles {
   }
 
   stat(path: string): FileEntry & { sha256: string | null } {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     const entry = entryOf(normal(path), stat);
-    return { ...entry, sha256: stat.isFile() ? sha256(this.bytes(this.checked(path), path)) : null };
+    return { ...entry, sha256: stat.isFile() ? sha256(this.bytes(rel, path)) : null };
   }
 
   readPage(path: string, offset: number, pageBytes: number) {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     if (!stat.isFile()) throw conflict(`${path} is a directory`);
-    const bytes = this.bytes(this.checked(path), path);
+    const bytes = this.bytes(rel, path);
     if (offset > bytes.length) throw invalid("offset is past the end of the file");
     let end = Math.min(bytes.length, offset + pageBytes);
     // Never cut a UTF-8 character in two: back off to the start of the character.
@@ -163,9 +165,10 @@ export class TurnWorkspaceFiles {
   }
 
   readText(path: string): string {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     if (!stat.isFile()) throw conflict(`${path} is a directory`);
-    return this.bytes(this.checked(path), path).toString("utf8");
+    return this.bytes(rel, path).toString("utf8");
   }
 
   /** Create, or overwrite when `overwrite` is true (or a precondition is given). */
@@ -209,7 +212,7 @@ export class TurnWorkspaceFiles {
 
   delete(path: string, options: { sha256?: string } = {}) {
     const rel = this.checked(path);
-    const stat = this.statOf(path);
+    const stat = this.statOf(path, rel);
     if (stat.isDirectory()) {
       try {
         this.guard(() => this.fs.remove(rel, true), path);
