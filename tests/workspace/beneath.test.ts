@@ -21,6 +21,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { bootstrap } from "../../server/chat/workspace/contract.ts";
+import { reindex, search } from "../../server/chat/workspace/projection.ts";
 import { AppError } from "../../server/http/errors.ts";
 import { TurnWorkspaceFiles } from "../../server/turns/stores/workspace-files.ts";
 import { Beneath, beneathAvailable, forceBeneathFallback } from "../../server/workspace/beneath.ts";
@@ -259,6 +260,39 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     expect(readFileSync(join(outside, "note.txt"), "utf8")).toBe("outside note");
   }, 120_000);
 });
+
+test("the workspace index never reads a host file through a folder swapped during the walk", async () => {
+  const root = join(dir.path, "ws", "agent-workspace");
+  bootstrap(root);
+  writeFileSync(join(root, "memory", "note.md"), "inside words");
+  writeFileSync(join(outside, "note.md"), "hostmarker words");
+  const racer = Bun.spawn(
+    [
+      "sh",
+      "-c",
+      `cd "$1" && while :; do mv memory m.x 2>/dev/null; ln -s "$2" memory 2>/dev/null; rm -f memory 2>/dev/null; mv m.x memory 2>/dev/null; done`,
+      "racer",
+      root,
+      outside,
+    ],
+    { stdout: "ignore", stderr: "ignore" },
+  );
+  let leaked = 0;
+  try {
+    for (let i = 0; i < 300; i++) {
+      try {
+        reindex(root);
+        // A later reindex overwrites the item, so look after each one.
+        if (search(root, "hostmarker").length > 0) leaked++;
+      } catch {}
+      if (i % 20 === 0) await Bun.sleep(0);
+    }
+  } finally {
+    racer.kill();
+    await racer.exited;
+  }
+  expect(leaked).toBe(0);
+}, 120_000);
 
 describe("ownership: the sandbox can edit what the server wrote", () => {
   test("in a workspace handed to 65534, new files and folders are 65534's; in root's, root's", () => {
