@@ -364,6 +364,16 @@ export class Beneath {
     });
   }
 
+  /** One folder's entries (name and lstat), read through a descriptor of that folder. */
+  entries(relative: string): { name: string; stat: Stats }[] {
+    const found: { name: string; stat: Stats }[] = [];
+    this.walk(relative, (_rel, name, stat) => {
+      found.push({ name, stat });
+      return false;
+    });
+    return found;
+  }
+
   /**
    * A folder's entries with their lstat, read through a descriptor of that folder (so a swap of the
    * folder cannot list another one). `visit` returns true to descend into a folder entry.

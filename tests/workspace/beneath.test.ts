@@ -21,6 +21,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { bootstrap } from "../../server/chat/workspace/contract.ts";
+import { tree } from "../../server/chat/workspace/files.ts";
 import { reindex, search } from "../../server/chat/workspace/projection.ts";
 import { AppError } from "../../server/http/errors.ts";
 import { TurnWorkspaceFiles } from "../../server/turns/stores/workspace-files.ts";
@@ -261,11 +262,12 @@ describe("a folder swapped for a symlink between the check and the use", () => {
   }, 120_000);
 });
 
-test("the workspace index never reads a host file through a folder swapped during the walk", async () => {
+test("the workspace index and tree never read or list a host folder swapped in during the walk", async () => {
   const root = join(dir.path, "ws", "agent-workspace");
   bootstrap(root);
   writeFileSync(join(root, "memory", "note.md"), "inside words");
   writeFileSync(join(outside, "note.md"), "hostmarker words");
+  writeFileSync(join(outside, "host-only-name"), "");
   const racer = Bun.spawn(
     [
       "sh",
@@ -278,12 +280,16 @@ test("the workspace index never reads a host file through a folder swapped durin
     { stdout: "ignore", stderr: "ignore" },
   );
   let leaked = 0;
+  let listed = 0;
   try {
     for (let i = 0; i < 300; i++) {
       try {
         reindex(root);
         // A later reindex overwrites the item, so look after each one.
         if (search(root, "hostmarker").length > 0) leaked++;
+      } catch {}
+      try {
+        if (JSON.stringify(tree(root).nodes).includes("host-only-name")) listed++;
       } catch {}
       if (i % 20 === 0) await Bun.sleep(0);
     }
@@ -292,6 +298,7 @@ test("the workspace index never reads a host file through a folder swapped durin
     await racer.exited;
   }
   expect(leaked).toBe(0);
+  expect(listed).toBe(0);
 }, 120_000);
 
 describe("ownership: the sandbox can edit what the server wrote", () => {
