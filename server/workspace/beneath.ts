@@ -44,7 +44,7 @@ const RESOLVE = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 const O_PATH = 0o10000000; // x86_64 and arm64 agree; node does not export it
 const O_CLOEXEC = 0o2000000;
 const AT_REMOVEDIR = 0x200;
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_DIRECTORY, O_NOFOLLOW } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 interface Libc {
   syscall: (nr: number, dirfd: number, path: Buffer, how: Buffer, size: number) => number;
@@ -57,12 +57,6 @@ interface Libc {
 let libc: Libc | null | undefined;
 let forcedFallback = false;
 let fallbackLogged = false;
-let log: (message: string) => void = (message) => console.warn(message);
-
-/** Where the one "openat2 is not available" line goes (the server's logger when it has one). */
-export function setBeneathLog(sink: (message: string) => void): void {
-  log = sink;
-}
 
 /** Tests and the bench only: run the plain-path code even where openat2 works (the old behaviour). */
 export function forceBeneathFallback(on: boolean): void {
@@ -88,12 +82,14 @@ function load(): Libc | null {
       libc = null;
       if (!fallbackLogged) {
         fallbackLogged = true;
-        log(`openat2 is not available (${(error as Error).message}); workspace files use checked paths`);
+        console.warn(
+          `openat2 is not available (${(error as Error).message}); workspace files use checked paths`,
+        );
       }
     }
   } else if (!fallbackLogged) {
     fallbackLogged = true;
-    log(`openat2 is not available on ${process.platform}; workspace files use checked paths`);
+    console.warn(`openat2 is not available on ${process.platform}; workspace files use checked paths`);
   }
   return libc;
 }
@@ -221,12 +217,17 @@ export class Beneath {
     return this.with((c, root) => {
       let fd: number;
       try {
-        fd = this.open(c, root, relative, O_RDONLY | O_NOFOLLOW);
+        // Non-blocking: a named pipe swapped in after the caller's check must not hang the server.
+        fd = this.open(c, root, relative, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
       } catch (error) {
         if ((error as { code?: string }).code === "ENOENT") return undefined;
         throw error;
       }
       try {
+        const stat = fstatSync(fd);
+        if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: '${relative}'`), { code: "EISDIR" });
+        if (!stat.isFile())
+          throw Object.assign(new Error(`not a regular file: '${relative}'`), { code: "ENOTREG" });
         return readFileSync(fd);
       } finally {
         closeSync(fd);

@@ -106,6 +106,15 @@ describe("every way out is refused, and nothing outside changes", () => {
     expect(outsideNames()).toEqual(["secret"]);
   });
 
+  test("a named pipe is refused at once, not waited on", () => {
+    Bun.spawnSync(["mkfifo", join(root, "pipe")]);
+    expect(code(() => new Beneath(root).readFile("pipe"))).toBe("ENOTREG");
+    const files = new TurnWorkspaceFiles(join(dir.path, "data"), "local", 1 << 20);
+    files.list();
+    Bun.spawnSync(["mkfifo", join(files.root, "pipe")]);
+    expect(() => files.readText("pipe")).toThrow("pipe is a directory"); // the check's answer, as before
+  });
+
   test("plain use works: write, read, append, stat, walk, delete", () => {
     const fs = new Beneath(root);
     fs.writeFile("a/b/c.txt", "hello");

@@ -96,6 +96,7 @@ export class TurnWorkspaceFiles {
         throw conflict("a folder on the path is a file, not a directory", "not_a_directory");
       if (code === "ENOENT" && path !== undefined) throw new AppError("not_found", `No such file: ${path}`);
       if (code === "EISDIR" && path !== undefined) throw conflict(`${path} is a directory`);
+      if (code === "ENOTREG") throw conflict(`${path ?? "the path"} is not a regular file`);
       throw error;
     }
   }
