@@ -1,7 +1,7 @@
 /**
  * Linux `openat2(2)` and the `*at` calls around it, through bun:ffi on glibc (server/workspace/beneath.ts
- * uses them). Older glibc (Debian 12 ships 2.36) has no openat2 wrapper, so it is `syscall(437, ...)`: the same number on
- * x86_64 and arm64. Loaded lazily and probed once; unavailable (not Linux, a kernel before 5.6, a seccomp
+ * uses them). Older glibc (Debian 12 ships 2.36) has no openat2 wrapper, so it is `syscall(437, ...)`:
+ * the same number on x86_64 and arm64. Loaded lazily and probed once; unavailable (not Linux, a kernel before 5.6, a seccomp
  * filter refusing it) means `load()` answers null and the log says so once.
  */
 import { closeSync, constants } from "node:fs";
