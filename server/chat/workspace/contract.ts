@@ -6,9 +6,12 @@
  *
  * `bootstrap` creates what is missing and never overwrites a file (exclusive create); `health` runs it
  * and reports what it found: manifest version and validity, missing canonical paths, projection state.
+ * Its creates and reads go through `Beneath` (openat2, anchored at the workspace folder): the sandbox
+ * owns this folder and may swap a checked folder for a symlink at any time.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, mkdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Beneath } from "../../workspace/beneath.ts";
 import { ownerFolders } from "../../workspace/owner-folders.ts";
 
 export const WORKSPACE_DIR = "agent-workspace";
@@ -102,14 +105,22 @@ export interface Bootstrap {
 export function bootstrap(root: string): Bootstrap {
   const created: string[] = [];
   const missing: string[] = [];
-  // The agent writes in this folder too: a symlink planted on the way must not send a create elsewhere.
+  // The workspace folder (the jail cannot rename it) is the anchor; everything below is checked again
+  // by the kernel at each create, so a symlink planted after the check below fails the create.
+  mkdirSync(dirname(root), { recursive: true });
+  const fs = new Beneath(dirname(root));
+  const below = (relative: string) => (relative ? `${basename(root)}/${relative}` : basename(root));
   const dir = (relative: string) => {
     const path = relative ? join(root, relative) : root;
     if (!realParents(root, relative)) return void missing.push(canonical(relative));
     if (isDir(path)) return;
     if (existsSync(path) || isLink(path)) return void missing.push(canonical(relative));
-    mkdirSync(path, { recursive: true });
-    created.push(canonical(relative));
+    try {
+      fs.mkdir(below(relative));
+      created.push(canonical(relative));
+    } catch {
+      missing.push(canonical(relative));
+    }
   };
   const file = (relative: string, text: string) => {
     const path = join(root, relative);
@@ -117,7 +128,7 @@ export function bootstrap(root: string): Bootstrap {
     if (isFile(path)) return;
     if (existsSync(path) || isLink(path)) return void missing.push(canonical(relative));
     try {
-      writeFileSync(path, text, { flag: "wx" });
+      fs.createFile(below(relative), text);
       created.push(canonical(relative));
     } catch {
       missing.push(canonical(relative));
@@ -129,7 +140,7 @@ export function bootstrap(root: string): Bootstrap {
   file("manifest.json", `${JSON.stringify(manifest(), null, 2)}\n`);
   for (const policy of POLICIES) file(policy.path, policy.seed);
   file(SCRATCH_GUARD, "");
-  return { created, missing, manifest: readManifest(join(root, "manifest.json")) };
+  return { created, missing, manifest: readManifest(fs, below("manifest.json")) };
 }
 
 /**
@@ -148,10 +159,14 @@ export function realParents(root: string, relative: string): boolean {
   return true;
 }
 
-function readManifest(path: string): Bootstrap["manifest"] {
-  if (!isFile(path)) return { exists: false, valid: false, version: null };
+function readManifest(fs: Beneath, relative: string): Bootstrap["manifest"] {
+  let bytes: Buffer | undefined;
   try {
-    const parsed = JSON.parse(readFileSync(path, "utf8")) as {
+    bytes = fs.stat(relative)?.isFile() ? fs.readFile(relative) : undefined;
+  } catch {}
+  if (!bytes) return { exists: false, valid: false, version: null };
+  try {
+    const parsed = JSON.parse(bytes.toString("utf8")) as {
       version?: unknown;
       workspaceRoot?: unknown;
       sections?: unknown;

@@ -10,13 +10,13 @@ import {
   fstatSync,
   lstatSync,
   openSync,
-  readdirSync,
   readSync,
   realpathSync,
   statSync,
 } from "node:fs";
-import { basename, join, sep } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { AppError } from "../../http/errors.ts";
+import { Beneath } from "../../workspace/beneath.ts";
 import { canonical, ROOT_FILES, SECTIONS, WORKSPACE_DIR } from "./contract.ts";
 
 /** Files larger than this are listed but not returned (`status: "too-large"`). */
@@ -35,12 +35,18 @@ export interface TreeNode {
 export function tree(root: string): { root: string; nodes: TreeNode[]; diagnostics: string[] } {
   const diagnostics: string[] = [];
   let count = 0;
-  const walk = (dir: string, relative: string, depth: number): TreeNode[] => {
-    const entries = readdirSync(dir, { withFileTypes: true })
+  // Listed through descriptors beneath the workspace folder: a folder the sandbox swaps for a symlink
+  // between two listings must not have the server list a host folder.
+  const confined = new Beneath(dirname(root));
+  const walk = (relative: string, depth: number): TreeNode[] => {
+    const all = confined.entries(relative ? `${basename(root)}/${relative}` : basename(root));
+    const entries = all
       .filter((e) => depth > 0 || TOP_LEVEL.has(e.name))
-      .sort((a, b) => Number(b.isDirectory()) - Number(a.isDirectory()) || a.name.localeCompare(b.name));
+      .sort(
+        (a, b) => Number(b.stat.isDirectory()) - Number(a.stat.isDirectory()) || a.name.localeCompare(b.name),
+      );
     if (depth === 0) {
-      const dropped = readdirSync(dir).filter((name) => !TOP_LEVEL.has(name));
+      const dropped = all.map((e) => e.name).filter((name) => !TOP_LEVEL.has(name));
       if (dropped.length > 0)
         diagnostics.push(`Dropped non-workspace entries: ${dropped.slice(0, 20).join(", ")}`);
     }
@@ -54,16 +60,16 @@ export function tree(root: string): { root: string; nodes: TreeNode[]; diagnosti
       const node: TreeNode = {
         name: entry.name,
         path: canonical(rel),
-        type: entry.isDirectory() ? "directory" : "file",
+        type: entry.stat.isDirectory() ? "directory" : "file",
       };
-      if (entry.isDirectory()) {
-        node.children = depth + 1 < MAX_DEPTH ? walk(join(dir, entry.name), rel, depth + 1) : [];
+      if (entry.stat.isDirectory()) {
+        node.children = depth + 1 < MAX_DEPTH ? walk(rel, depth + 1) : [];
       }
       nodes.push(node);
     }
     return nodes;
   };
-  return { root: WORKSPACE_DIR, nodes: walk(root, "", 0), diagnostics };
+  return { root: WORKSPACE_DIR, nodes: walk("", 0), diagnostics };
 }
 
 export interface WorkspaceFile {

@@ -10,8 +10,9 @@
  */
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Beneath } from "../../workspace/beneath.ts";
 import { canonical, realParents } from "./contract.ts";
 import { MAX_FILE_BYTES } from "./files.ts";
 
@@ -229,6 +230,7 @@ export function reindex(root: string): ReindexCounts {
   };
   try {
     const files = walk(root);
+    const confined = new Beneath(dirname(root));
     const now = new Date().toISOString();
     const existing = new Map(
       db
@@ -238,10 +240,21 @@ export function reindex(root: string): ReindexCounts {
     );
     const upsert = db.query(UPSERT);
     db.transaction(() => {
-      for (const [rel, full] of files) {
+      for (const [rel] of files) {
         counts.scanned++;
-        const stat = lstatSync(full);
-        const bytes = stat.size <= MAX_FILE_BYTES ? readFileSync(full) : Buffer.alloc(0);
+        // Read through openat2 beneath the workspace folder: the sandbox may swap a folder the walk saw
+        // for a symlink, and this read (as root) must not index a host file. A file gone is skipped.
+        const below = `${basename(root)}/${rel}`;
+        let stat: ReturnType<Beneath["stat"]>;
+        let bytes: Buffer;
+        try {
+          stat = confined.stat(below);
+          if (!stat?.isFile()) continue;
+          bytes =
+            stat.size <= MAX_FILE_BYTES ? (confined.readFile(below) ?? Buffer.alloc(0)) : Buffer.alloc(0);
+        } catch {
+          continue;
+        }
         const text = bytes.subarray(0, 8192).includes(0) ? "" : bytes.toString("utf8");
         const hash = createHash("sha256").update(bytes).digest("hex");
         const path = canonical(rel);

@@ -7,28 +7,23 @@
  * Usage is measured at each write (a walk of the owner's files and two sums in SQLite), not cached: the
  * chat family's tools write into the same workspace, so a cached figure would drift.
  */
-import { lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname } from "node:path";
 import { AppError } from "../../http/errors.ts";
+import { Beneath } from "../../workspace/beneath.ts";
 
-/** Bytes of the regular files under `root`, symlinks not followed. */
+/**
+ * Bytes of the regular files under `root`, symlinks not followed. Walked through descriptors beneath
+ * the workspace folder: the sandbox may swap a folder for a symlink to `/` mid-walk.
+ */
 export function bytesUnder(root: string): number {
   let total = 0;
-  const walk = (dir: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const stat = lstatSync(join(dir, name), { throwIfNoEntry: false });
-      if (!stat || stat.isSymbolicLink()) continue;
-      if (stat.isDirectory()) walk(join(dir, name));
-      else total += stat.size;
-    }
-  };
-  walk(root);
+  try {
+    new Beneath(dirname(root)).walk(basename(root), (_rel, _name, stat) => {
+      if (stat.isSymbolicLink()) return false;
+      if (!stat.isDirectory()) total += stat.size;
+      return true;
+    });
+  } catch {}
   return total;
 }
 

@@ -5,21 +5,10 @@
  * outside). Writes that carry a SHA-256 precondition fail with 409 when the file changed since it was read.
  */
 import { createHash } from "node:crypto";
-import {
-  appendFileSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  type Stats,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { join, sep } from "node:path";
+import { mkdirSync, type Stats } from "node:fs";
+import { join } from "node:path";
 import { AppError } from "../../http/errors.ts";
+import { Beneath, isEscape } from "../../workspace/beneath.ts";
 import { ownerFolders } from "../../workspace/owner-folders.ts";
 
 export const LIST_LIMIT = 1000;
@@ -35,9 +24,16 @@ export const sha256 = (data: string | Uint8Array) => createHash("sha256").update
 
 const invalid = (message: string) => new AppError("invalid", message);
 const conflict = (message: string, code = "conflict") => new AppError("conflict", message, { code });
+const FILES = "files";
 
 export class TurnWorkspaceFiles {
   readonly root: string;
+  /**
+   * Anchored at the workspace folder, not at `files/`: the sandbox owns everything inside the workspace
+   * and could swap `files` itself for a symlink; the workspace folder it cannot rename.
+   */
+  private readonly fs: Beneath;
+  private readonly workspace: string;
 
   /**
    * `reserve(adding, replacing)` is asked before every write and throws when it does not fit the owner's
@@ -49,11 +45,23 @@ export class TurnWorkspaceFiles {
     private readonly maxBytes: number,
     private readonly reserve: (adding: number, replacing: number) => void = () => {},
   ) {
-    this.root = ownerFolders(dataDir, owner).files;
+    const folders = ownerFolders(dataDir, owner);
+    this.root = folders.files;
+    this.workspace = folders.workspace;
+    this.fs = new Beneath(folders.workspace);
   }
 
-  /** The absolute path for a relative one, after checking every segment (no symlink on the way). */
+  /**
+   * The path below the workspace folder (`files/...`) for a relative one, after checking every segment
+   * (no symlink on the way). The check gives the clear errors; the safety comes from `Beneath`, which
+   * resolves the path again in the kernel at each use and refuses what changed since.
+   */
   resolve(path: string, options: { allowRoot?: boolean } = {}): string {
+    return join(this.workspace, this.checked(path, options));
+  }
+
+  /** The checked path relative to the workspace folder (`files/...`), the form `Beneath` takes. */
+  private checked(path: string, options: { allowRoot?: boolean } = {}): string {
     if (path.includes("\0")) throw invalid("path must not contain NUL");
     const clean = path.replaceAll("\\", "/");
     if (clean.startsWith("/") || /^[A-Za-z]:/.test(clean))
@@ -61,65 +69,87 @@ export class TurnWorkspaceFiles {
     const parts = clean.split("/").filter((p) => p !== "" && p !== ".");
     if (parts.includes("..")) throw invalid("path must not contain '..'");
     if (parts.length === 0 && !options.allowRoot) throw invalid("path must name a file");
-    mkdirSync(this.root, { recursive: true });
     if (parts.some((p) => Buffer.byteLength(p) > 255))
       throw invalid("a path segment is longer than 255 bytes");
-    let current = this.root;
+    mkdirSync(this.workspace, { recursive: true });
+    this.guard(() => this.fs.mkdir(FILES));
+    let current = FILES;
     for (const [i, part] of parts.entries()) {
-      current = join(current, part);
-      const stat = lstatSync(current, { throwIfNoEntry: false });
+      current = `${current}/${part}`;
+      const stat = this.guard(() => this.fs.stat(current));
       if (!stat) break; // nothing below a missing segment exists either
       if (stat.isSymbolicLink()) throw invalid("path must not go through a symbolic link");
       if (i < parts.length - 1 && !stat.isDirectory())
         throw conflict(`'${parts.slice(0, i + 1).join("/")}' is a file, not a directory`, "not_a_directory");
     }
-    current = join(this.root, ...parts);
-    if (current !== this.root && !current.startsWith(this.root + sep))
-      throw invalid("path escapes the workspace");
-    return current;
+    return [FILES, ...parts].join("/");
   }
 
-  private statOf(path: string): Stats {
-    const stat = lstatSync(this.resolve(path), { throwIfNoEntry: false });
+  /** Runs a file operation, turning what the kernel refused on the way into the store's own errors. */
+  private guard<T>(use: () => T, path?: string): T {
+    try {
+      return use();
+    } catch (error) {
+      if (isEscape(error)) throw invalid("path must not go through a symbolic link");
+      const code = (error as { code?: string }).code;
+      if (code === "ENOTDIR")
+        throw conflict("a folder on the path is a file, not a directory", "not_a_directory");
+      if (code === "ENOENT" && path !== undefined) throw new AppError("not_found", `No such file: ${path}`);
+      if (code === "EISDIR" && path !== undefined) throw conflict(`${path} is a directory`);
+      if (code === "ENOTREG") throw conflict(`${path ?? "the path"} is not a regular file`);
+      throw error;
+    }
+  }
+
+  private lstat(rel: string): Stats | undefined {
+    return this.guard(() => this.fs.stat(rel));
+  }
+
+  private bytes(rel: string, path: string): Buffer {
+    const bytes = this.guard(() => this.fs.readFile(rel), path);
+    if (!bytes) throw new AppError("not_found", `No such file: ${path}`);
+    return bytes;
+  }
+
+  private statOf(path: string, rel = this.checked(path)): Stats {
+    const stat = this.lstat(rel);
     if (!stat) throw new AppError("not_found", `No such file: ${path}`);
     return stat;
   }
 
   list(path = ""): { items: FileEntry[]; truncated: boolean } {
-    const start = this.resolve(path, { allowRoot: true });
-    if (!existsSync(start)) {
-      if (start === this.root) return { items: [], truncated: false };
+    const start = this.checked(path, { allowRoot: true });
+    const stat = this.lstat(start);
+    if (!stat) {
+      if (start === FILES) return { items: [], truncated: false };
       throw new AppError("not_found", `No such file: ${path}`);
     }
+    if (!stat.isDirectory()) return { items: [entryOf(path, stat)], truncated: false };
     const items: FileEntry[] = [];
-    const prefix = start === this.root ? "" : `${start.slice(this.root.length + 1).replaceAll(sep, "/")}/`;
-    const walk = (dir: string, rel: string): boolean => {
-      for (const name of readdirSync(dir).sort()) {
-        if (items.length >= LIST_LIMIT) return false;
-        const abs = join(dir, name);
-        const stat = lstatSync(abs);
-        if (stat.isSymbolicLink()) continue;
-        const entry = entryOf(`${rel}${name}`, stat);
-        items.push(entry);
-        if (stat.isDirectory() && !walk(abs, `${rel}${name}/`)) return false;
-      }
-      return true;
-    };
-    if (!lstatSync(start).isDirectory())
-      return { items: [entryOf(path, lstatSync(start))], truncated: false };
-    return { items, truncated: !walk(start, prefix) };
+    const prefix = start === FILES ? "" : `${start.slice(FILES.length + 1)}/`;
+    const complete = this.guard(() =>
+      this.fs.walk(start, (rel, name, entry) => {
+        if (items.length >= LIST_LIMIT) return "stop";
+        if (entry.isSymbolicLink()) return false;
+        items.push(entryOf(`${prefix}${rel}${name}`, entry));
+        return true;
+      }),
+    );
+    return { items, truncated: !complete };
   }
 
   stat(path: string): FileEntry & { sha256: string | null } {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     const entry = entryOf(normal(path), stat);
-    return { ...entry, sha256: stat.isFile() ? sha256(readFileSync(this.resolve(path))) : null };
+    return { ...entry, sha256: stat.isFile() ? sha256(this.bytes(rel, path)) : null };
   }
 
   readPage(path: string, offset: number, pageBytes: number) {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     if (!stat.isFile()) throw conflict(`${path} is a directory`);
-    const bytes = readFileSync(this.resolve(path));
+    const bytes = this.bytes(rel, path);
     if (offset > bytes.length) throw invalid("offset is past the end of the file");
     let end = Math.min(bytes.length, offset + pageBytes);
     // Never cut a UTF-8 character in two: back off to the start of the character.
@@ -136,40 +166,40 @@ export class TurnWorkspaceFiles {
   }
 
   readText(path: string): string {
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     if (!stat.isFile()) throw conflict(`${path} is a directory`);
-    return readFileSync(this.resolve(path), "utf8");
+    return this.bytes(rel, path).toString("utf8");
   }
 
   /** Create, or overwrite when `overwrite` is true (or a precondition is given). */
   put(path: string, content: string, options: { sha256?: string; overwrite?: boolean } = {}) {
-    const abs = this.resolve(path);
-    const stat = lstatSync(abs, { throwIfNoEntry: false });
+    const rel = this.checked(path);
+    const stat = this.lstat(rel);
     if (stat?.isDirectory()) throw conflict(`${path} is a directory`);
     if (stat && !options.overwrite && !options.sha256) {
       throw conflict(`${path} exists; pass overwrite: true or its sha256 to replace it`, "file_exists");
     }
-    if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
+    if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     this.checkSize(Buffer.byteLength(content));
     this.reserve(Buffer.byteLength(content), stat?.size ?? 0);
-    return this.write(abs, path, content);
+    return this.write(rel, path, content);
   }
 
   append(path: string, content: string, options: { sha256?: string } = {}) {
-    const abs = this.resolve(path);
-    const stat = lstatSync(abs, { throwIfNoEntry: false });
+    const rel = this.checked(path);
+    const stat = this.lstat(rel);
     if (stat?.isDirectory()) throw conflict(`${path} is a directory`);
-    if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
+    if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     this.checkSize((stat?.size ?? 0) + Buffer.byteLength(content));
     this.reserve(Buffer.byteLength(content), 0);
-    mkdirSync(join(abs, ".."), { recursive: true });
-    appendFileSync(abs, content);
-    return this.written(abs, path);
+    this.guard(() => this.fs.appendFile(rel, content), path);
+    return this.written(rel, path);
   }
 
   patch(path: string, old: string, replacement: string, options: { sha256?: string } = {}) {
-    const abs = this.resolve(path);
-    if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
+    const rel = this.checked(path);
+    if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     const text = this.readText(path);
     const first = text.indexOf(old);
     if (first === -1) throw conflict("`old` does not occur in the file", "patch_no_match");
@@ -178,26 +208,31 @@ export class TurnWorkspaceFiles {
     const next = text.slice(0, first) + replacement + text.slice(first + old.length);
     this.checkSize(Buffer.byteLength(next));
     this.reserve(Buffer.byteLength(next), Buffer.byteLength(text));
-    return this.write(abs, path, next);
+    return this.write(rel, path, next);
   }
 
   delete(path: string, options: { sha256?: string } = {}) {
-    const abs = this.resolve(path);
-    const stat = this.statOf(path);
+    const rel = this.checked(path);
+    const stat = this.statOf(path, rel);
     if (stat.isDirectory()) {
-      if (readdirSync(abs).length > 0)
-        throw conflict(`${path} is a directory that is not empty`, "directory_not_empty");
-      rmdirSync(abs);
+      try {
+        this.guard(() => this.fs.remove(rel, true), path);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code === "ENOTEMPTY" || code === "EEXIST")
+          throw conflict(`${path} is a directory that is not empty`, "directory_not_empty");
+        throw error;
+      }
     } else {
-      if (options.sha256) this.checkPrecondition(abs, path, options.sha256);
-      unlinkSync(abs);
+      if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
+      this.guard(() => this.fs.remove(rel, false), path);
     }
     return { path: normal(path), deleted: true as const };
   }
 
-  private checkPrecondition(abs: string, path: string, expected: string) {
-    const stat = lstatSync(abs, { throwIfNoEntry: false });
-    const actual = stat?.isFile() ? sha256(readFileSync(abs)) : null;
+  private checkPrecondition(rel: string, path: string, expected: string) {
+    const stat = this.lstat(rel);
+    const actual = stat?.isFile() ? sha256(this.bytes(rel, path)) : null;
     if (actual !== expected)
       throw conflict(`${path} changed since it was read (sha256 precondition failed)`, "stale_sha256");
   }
@@ -207,16 +242,13 @@ export class TurnWorkspaceFiles {
   }
 
   /** Writes through a temp file and a rename, so a reader never sees half a file. */
-  private write(abs: string, path: string, content: string) {
-    mkdirSync(join(abs, ".."), { recursive: true });
-    const temp = `${abs}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(temp, content);
-    renameSync(temp, abs);
-    return this.written(abs, path);
+  private write(rel: string, path: string, content: string) {
+    this.guard(() => this.fs.writeFile(rel, content), path);
+    return this.written(rel, path);
   }
 
-  private written(abs: string, path: string) {
-    const bytes = readFileSync(abs);
+  private written(rel: string, path: string) {
+    const bytes = this.bytes(rel, path);
     return { path: normal(path), size: bytes.length, sha256: sha256(bytes) };
   }
 }
@@ -241,16 +273,17 @@ function entryOf(path: string, stat: Stats): FileEntry {
 /** Relative paths under a directory, bounded, not following symlinks (the volume tree). */
 export function treeOf(root: string, limit: number): { paths: string[]; truncated: boolean } {
   const paths: string[] = [];
-  if (!existsSync(root)) return { paths, truncated: false };
-  const walk = (dir: string, rel: string): boolean => {
-    for (const name of readdirSync(dir).sort()) {
-      if (paths.length >= limit) return false;
-      const stat = lstatSync(join(dir, name));
-      if (stat.isSymbolicLink()) continue;
-      paths.push(stat.isDirectory() ? `${rel}${name}/` : `${rel}${name}`);
-      if (stat.isDirectory() && !walk(join(dir, name), `${rel}${name}/`)) return false;
-    }
+  const fs = new Beneath(root);
+  try {
+    if (!fs.stat("")?.isDirectory()) return { paths, truncated: false };
+  } catch {
+    return { paths, truncated: false };
+  }
+  const complete = fs.walk("", (rel, name, stat) => {
+    if (paths.length >= limit) return "stop";
+    if (stat.isSymbolicLink()) return false;
+    paths.push(stat.isDirectory() ? `${rel}${name}/` : `${rel}${name}`);
     return true;
-  };
-  return { paths, truncated: !walk(root, "") };
+  });
+  return { paths, truncated: !complete };
 }
