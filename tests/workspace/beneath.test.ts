@@ -310,6 +310,59 @@ test("the workspace index and tree never read or list a host folder swapped in d
   expect(listed).toBe(0);
 }, 120_000);
 
+test("the index database is only read and written beneath the folder: a symlinked indexes/, planted journal links (which broke the old index: SQLITE_CANTOPEN) and a swapping loop change nothing outside", async () => {
+  const root = join(dir.path, "ws-index", "agent-workspace");
+  bootstrap(root);
+  writeFileSync(join(root, "memory", "note.md"), "inside words");
+  const target = join(dir.path, "index-target");
+  mkdirSync(target, { recursive: true });
+  // A static symlink first: refused, nothing made there.
+  rmSync(join(root, "indexes"), { recursive: true, force: true });
+  symlinkSync(target, join(root, "indexes"));
+  expect(() => reindex(root)).toThrow();
+  expect(readdirSync(target)).toEqual([]);
+  rmSync(join(root, "indexes"));
+  mkdirSync(join(root, "indexes"));
+  // SQLite opened by name also opens its journals by name: it refused planted links, and the index broke.
+  for (const suffix of ["-wal", "-shm", "-journal"])
+    symlinkSync(
+      join(target, `planted${suffix}`),
+      join(root, "indexes", `workspace-projection.sqlite${suffix}`),
+    );
+  reindex(root);
+  expect(search(root, "inside").length).toBe(1);
+  expect(readdirSync(target)).toEqual([]);
+  // Then a jail-like loop swapping the folder while the server rebuilds and reads the index.
+  const racer = Bun.spawn(
+    [
+      "sh",
+      "-c",
+      `cd "$1" && while :; do mv indexes i.x 2>/dev/null; ln -s "$2" indexes 2>/dev/null; rm -f indexes 2>/dev/null; mv i.x indexes 2>/dev/null; done`,
+      "racer",
+      root,
+      target,
+    ],
+    { stdout: "ignore", stderr: "ignore" },
+  );
+  let rounds = 0;
+  try {
+    // The racer needs a moment to start; then three seconds of rebuilds and reads against it.
+    await Bun.sleep(100);
+    for (const until = Date.now() + 3000; Date.now() < until; rounds++) {
+      try {
+        reindex(root);
+        search(root, "inside");
+      } catch {}
+      if (rounds % 10 === 0) await Bun.sleep(0);
+    }
+  } finally {
+    racer.kill();
+    await racer.exited;
+  }
+  expect(rounds).toBeGreaterThan(100);
+  expect(readdirSync(target)).toEqual([]);
+}, 120_000);
+
 describe("ownership: the sandbox can edit what the server wrote", () => {
   test("in a workspace handed to 65534, new files and folders are 65534's; in root's, root's", () => {
     expect(process.getuid?.()).toBe(0); // CI runs as root, as the server does in containers

@@ -10,10 +10,10 @@
  */
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Beneath } from "../../workspace/beneath.ts";
-import { canonical, realParents } from "./contract.ts";
+import { canonical } from "./contract.ts";
 import { MAX_FILE_BYTES } from "./files.ts";
 
 export const PROJECTION_FILE = "indexes/workspace-projection.sqlite";
@@ -128,29 +128,40 @@ const summaryOf = (row: ItemRow): ItemSummary => ({
 export const itemId = (canonicalPath: string) =>
   createHash("sha256").update(`workspace-item:${canonicalPath}`).digest("hex");
 
-/** Opens (creating when asked) the owner's projection; undefined when it does not exist yet. */
+/**
+ * The projection file's path beneath the owner's folder (the anchor the jail cannot rename). SQLite never
+ * opens it by name: `indexes/` is in the sandbox's reach, and SQLite's open follows (and re-resolves)
+ * names, so a folder swapped for a symlink could have the server create a database outside. The file is
+ * read through openat2 (server/workspace/beneath.ts) into an in-memory database, and a rebuild is
+ * written back the same way, atomically. It is a rebuildable index of text files, so the whole-file read
+ * costs little.
+ */
+function projectionFile(root: string): { confined: Beneath; relative: string } {
+  return { confined: new Beneath(dirname(root)), relative: join(basename(root), PROJECTION_FILE) };
+}
+
+/** Opens (an empty one when asked) the owner's projection in memory; undefined when there is none yet. */
 function open(root: string, create: boolean): Database | undefined {
-  const file = join(root, PROJECTION_FILE);
-  // indexes/ is in the agent's reach: a symlink there must not move the database elsewhere.
-  if (!realParents(root, PROJECTION_FILE)) throw new Error("the projection folder is not a plain folder");
-  let exists = false;
-  try {
-    const stat = lstatSync(file);
-    if (!stat.isFile()) throw new Error("the projection path is not a plain file");
-    exists = true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-  if (!exists && !create) return undefined;
-  const db = new Database(file, { create: true, strict: true });
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;");
+  const { confined, relative } = projectionFile(root);
+  const bytes = confined.readFile(relative);
+  if (!bytes && !create) return undefined;
+  const db = bytes
+    ? Database.deserialize(bytes, { strict: true })
+    : new Database(":memory:", { strict: true });
   db.exec(SCHEMA);
   return db;
 }
 
+/** Writes the rebuilt projection back (temp file + rename beneath the owner's folder). */
+function save(root: string, db: Database): void {
+  const { confined, relative } = projectionFile(root);
+  confined.writeFile(relative, db.serialize());
+}
+
 export function projectionExists(root: string): boolean {
+  const { confined, relative } = projectionFile(root);
   try {
-    return lstatSync(join(root, PROJECTION_FILE)).isFile();
+    return confined.stat(relative)?.isFile() === true;
   } catch {
     return false;
   }
@@ -285,6 +296,7 @@ export function reindex(root: string): ReindexCounts {
         counts.deleted++;
       }
     })();
+    save(root, db);
     return counts;
   } finally {
     db.close();
