@@ -8,7 +8,16 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { workspaceRoot } from "../../server/chat/workspace/contract.ts";
 import { authApp, OWN_ORIGIN, signUp } from "../auth/auth-app.ts";
@@ -123,6 +132,27 @@ describe("tree and file", () => {
     ]);
     const link = memory.children.find((n: any) => n.name === "etc-link");
     expect(link).toEqual({ name: "etc-link", path: "agent-workspace/memory/etc-link", type: "file" });
+  });
+
+  test("file never opens a special file for real: a FIFO's waiting writer is not let through", async () => {
+    t = await createTestApp();
+    await t.request("/api/workspace/health");
+    const fifo = join(rootOf(t), "memory", "pipe");
+    Bun.spawnSync(["mkfifo", fifo]);
+    const marker = join(rootOf(t), "..", "writer-got-through");
+    // The writer blocks in open() until someone opens the FIFO for reading (a device's driver, likewise,
+    // runs on open): the route must refuse it without that open.
+    const writer = Bun.spawn(["sh", "-c", 'exec 3>"$1"; touch "$2"', "w", fifo, marker]);
+    try {
+      const response = await t.json("/api/workspace/file?path=agent-workspace/memory/pipe");
+      expect(response.status).toBe(403);
+      // An observation window: the writer would finish at once if the FIFO had been opened.
+      await Bun.sleep(300);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      writer.kill();
+      await writer.exited;
+    }
   });
 
   test("file reads canonical paths and refuses everything else with the origin's texts", async () => {

@@ -102,13 +102,18 @@ export function relativeOf(path: string | undefined): string {
   return relative;
 }
 
+/** Linux's O_PATH (a descriptor that opens nothing); undefined elsewhere. */
+const PATH_ONLY = process.platform === "linux" ? 0o10000000 : undefined;
+
 export function readWorkspaceFile(root: string, path: string | undefined): WorkspaceFile {
   const relative = relativeOf(path);
   const target = join(root, relative);
   let fd: number;
   try {
-    // Non-blocking: a named pipe planted in the workspace must not hang the server on open.
-    fd = openSync(target, constants.O_RDONLY | constants.O_NONBLOCK);
+    // Linux: first an O_PATH descriptor, which opens nothing (a device swapped in by the sandbox is never
+    // opened for real, so no driver runs); the read below reopens that same inode, not the name.
+    // Non-blocking either way: a named pipe planted in the workspace must not hang the server.
+    fd = openSync(target, PATH_ONLY ?? constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") throw fail(404, "Workspace file was not found.");
@@ -120,7 +125,7 @@ export function readWorkspaceFile(root: string, path: string | undefined): Works
     const opened = fstatSync(fd);
     if (opened.isDirectory()) throw fail(400, "Workspace path is not a file.");
     if (!opened.isFile()) throw fail(403, "Workspace file path validation failed.");
-    // The file now held open must be the one its real path names, and that path inside the root.
+    // The file now held must be the one its real path names, and that path inside the root.
     const real = realpathSync(target);
     const realRoot = realpathSync(root);
     if (!real.startsWith(`${realRoot}${sep}`))
@@ -128,6 +133,11 @@ export function readWorkspaceFile(root: string, path: string | undefined): Works
     const named = statSync(real);
     if (named.ino !== opened.ino || named.dev !== opened.dev)
       throw fail(403, "Workspace file path validation failed.");
+    if (PATH_ONLY !== undefined) {
+      const held = fd;
+      fd = openSync(`/proc/self/fd/${held}`, constants.O_RDONLY | constants.O_NONBLOCK);
+      closeSync(held);
+    }
     const base = { path: canonical(relative), name: basename(relative), size: opened.size };
     if (opened.size > MAX_FILE_BYTES)
       return { ...base, content: "", mediaType: "text/plain", status: "too-large" };
