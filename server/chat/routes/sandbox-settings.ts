@@ -13,34 +13,22 @@ import {
   SandboxSettingsSaved,
   SandboxSettingsUpdate,
 } from "../../../schemas/sandbox.ts";
-import { cookieHeader } from "../../auth/cookies.ts";
 import type { AppContext } from "../../context.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import type { SandboxKeyService } from "../services/sandbox-keys.ts";
-import { CSRF_COOKIE, ReindexGuard } from "../workspace/csrf.ts";
+import { csrfGuard, issueCsrfToken } from "./csrf-token.ts";
 
 const tags = ["chat"];
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
 
 export function sandboxSettingsRoutes(ctx: AppContext, sandboxes: SandboxProvider, keys: SandboxKeyService) {
-  const guard = new ReindexGuard({
-    protectedMode: ctx.config.mode.kind === "protected",
-    csrfToken: ctx.auth ? (key) => ctx.auth?.csrfToken(key) as string : undefined,
-    publicOrigins: ctx.config.publicOrigins,
-  });
+  const guard = csrfGuard(ctx);
   return new Elysia({ name: "atrium/chat/sandbox-settings" })
     .use(ctx.identity)
     .guard({ owner: true })
     .get(
       "/api/sandbox/settings",
       ({ owner, identity, request, server, set }) => {
-        const csrfToken = guard.token(identity);
-        const peer = (server as Peer)?.requestIP(request)?.address;
-        set.headers["set-cookie"] = cookieHeader(CSRF_COOKIE, csrfToken, {
-          maxAgeSeconds: 12 * 60 * 60,
-          secure: ctx.proxies.clientOf(request, peer).https,
-        });
-        set.headers["cache-control"] = "no-store";
+        const csrfToken = issueCsrfToken(ctx, guard, { identity, request, server, set });
         return {
           provider: sandboxes.availability().available ? sandboxes.name : "none",
           sandboxApiKeyConfigured: keys.configured(owner),

@@ -17,21 +17,15 @@ import {
   WorkspaceSearch,
   WorkspaceTree,
 } from "../../../schemas/workspace.ts";
-import { cookieHeader } from "../../auth/cookies.ts";
 import type { AppContext } from "../../context.ts";
-import { CSRF_COOKIE, ReindexGuard } from "../workspace/csrf.ts";
 import { WorkspaceService } from "../workspace/service.ts";
+import { csrfGuard, issueCsrfToken } from "./csrf-token.ts";
 
 const tags = ["chat"];
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
 
 export function workspaceRoutes(ctx: AppContext) {
   const workspace = new WorkspaceService(ctx.config.dataDir);
-  const guard = new ReindexGuard({
-    protectedMode: ctx.config.mode.kind === "protected",
-    csrfToken: ctx.auth ? (key) => ctx.auth?.csrfToken(key) as string : undefined,
-    publicOrigins: ctx.config.publicOrigins,
-  });
+  const guard = csrfGuard(ctx);
   const errors = { 400: ChatError, 403: ChatError, 404: ChatError, 503: ChatError };
   return new Elysia({ name: "atrium/chat/workspace" })
     .use(ctx.identity)
@@ -71,16 +65,9 @@ export function workspaceRoutes(ctx: AppContext) {
     })
     .get(
       "/api/workspace/reindex",
-      ({ identity, request, server, set }) => {
-        const csrfToken = guard.token(identity);
-        const peer = (server as Peer)?.requestIP(request)?.address;
-        set.headers["set-cookie"] = cookieHeader(CSRF_COOKIE, csrfToken, {
-          maxAgeSeconds: 12 * 60 * 60,
-          secure: ctx.proxies.clientOf(request, peer).https,
-        });
-        set.headers["cache-control"] = "no-store";
-        return { csrfToken };
-      },
+      ({ identity, request, server, set }) => ({
+        csrfToken: issueCsrfToken(ctx, guard, { identity, request, server, set }),
+      }),
       {
         response: { 200: CsrfToken },
         detail: {
