@@ -10,7 +10,15 @@ import type { Browser, Page } from "playwright";
 import type { TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import type { ScriptedModel } from "../helpers/faux.ts";
-import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
+import {
+  axeCheck,
+  type LiveUi,
+  liveUi,
+  openChat as openChatWith,
+  pageTest,
+  sendMessage,
+  uiSuite,
+} from "../helpers/ui.ts";
 
 const toolUse = { stopReason: "toolUse" as const };
 
@@ -32,17 +40,8 @@ uiSuite("chat UI", () => {
     return m;
   };
 
-  /** Opens the chat with `m` picked in the model menu. */
-  async function openChat(page: Page, m: ScriptedModel): Promise<void> {
-    await page.goto(`${server.url}/app/#/chat`);
-    await page.waitForSelector(`select option[value="${m.id}"]`, { state: "attached" });
-    await page.selectOption("section.main-pane .toolbar select >> nth=0", m.id);
-  }
-
-  async function send(page: Page, text: string): Promise<void> {
-    await page.fill("#composer-input", text);
-    await page.press("#composer-input", "Enter");
-  }
+  const openChat = (page: Page, m: ScriptedModel) => openChatWith(page, server.url, m.id);
+  const send = sendMessage;
 
   const lastAssistant = (page: Page) => page.locator("article.msg-assistant").last();
 

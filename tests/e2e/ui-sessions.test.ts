@@ -8,7 +8,14 @@ import type { Browser, Page } from "playwright";
 import type { TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import type { ScriptedModel } from "../helpers/faux.ts";
-import { type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
+import {
+  type LiveUi,
+  liveUi,
+  openChat as openChatWith,
+  pageTest,
+  sendMessage,
+  uiSuite,
+} from "../helpers/ui.ts";
 
 uiSuite("chat UI: errors and sessions", () => {
   let t: TestApp;
@@ -22,15 +29,8 @@ uiSuite("chat UI: errors and sessions", () => {
     for (const m of models) m.dispose();
   });
 
-  async function openChat(page: Page, m: ScriptedModel): Promise<void> {
-    await page.goto(`${server.url}/app/#/chat`);
-    await page.waitForSelector(`select option[value="${m.id}"]`, { state: "attached" });
-    await page.selectOption("section.main-pane .toolbar select >> nth=0", m.id);
-  }
-  async function send(page: Page, text: string): Promise<void> {
-    await page.fill("#composer-input", text);
-    await page.press("#composer-input", "Enter");
-  }
+  const openChat = (page: Page, m: ScriptedModel) => openChatWith(page, server.url, m.id);
+  const send = sendMessage;
 
   pageTest(
     "a model error shows in place with Retry, which sends the message again",

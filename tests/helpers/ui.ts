@@ -58,6 +58,19 @@ export function liveUi(use: (live: LiveUi) => void, make: () => Promise<TestApp>
   });
 }
 
+/** Opens the chat view with model `modelId` picked in the model menu. */
+export async function openChat(page: Page, baseUrl: string, modelId: string): Promise<void> {
+  await page.goto(`${baseUrl}/app/#/chat`);
+  await page.waitForSelector(`select option[value="${modelId}"]`, { state: "attached" });
+  await page.selectOption("section.main-pane .toolbar select >> nth=0", modelId);
+}
+
+/** Types a message in the composer and sends it with Enter. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  await page.fill("#composer-input", text);
+  await page.press("#composer-input", "Enter");
+}
+
 export const SHOTS = join(tmpdir(), "atrium-ui-failures");
 
 /** A test with a fresh page; a failure saves a full-page screenshot and names it in the error. */

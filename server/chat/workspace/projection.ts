@@ -241,7 +241,7 @@ export function reindex(root: string): ReindexCounts {
   };
   try {
     const files = walk(root);
-    const confined = new Beneath(dirname(root));
+    const { confined } = projectionFile(root);
     const now = new Date().toISOString();
     const existing = new Map(
       db
