@@ -23,6 +23,7 @@ import {
   appendFileSync,
   closeSync,
   constants,
+  fchmodSync,
   fchownSync,
   fstatSync,
   lstatSync,
@@ -215,7 +216,11 @@ export class Beneath {
     });
   }
 
-  /** Creates or replaces a file atomically (temp file + rename), creating its folders. */
+  /**
+   * Creates or replaces a file atomically (temp file + rename), creating its folders. A file it
+   * replaces keeps its permission bits (an edited script stays executable); whatever else was under
+   * the name (a link, a pipe) is replaced, never written through.
+   */
   writeFile(relative: string, data: string | Uint8Array): void {
     if (!beneathAvailable()) {
       const abs = join(this.anchor, relative);
@@ -234,6 +239,8 @@ export class Beneath {
           try {
             writeAll(fd, data);
             if (owner) fchownSync(fd, owner.uid, owner.gid);
+            const mode = this.modeOf(c, dir, name);
+            if (mode !== undefined) fchmodSync(fd, mode);
           } finally {
             closeSync(fd);
           }
@@ -246,6 +253,25 @@ export class Beneath {
         closeSync(dir);
       }
     });
+  }
+
+  /**
+   * The permission bits of the regular file `name` in `dir`, if there is one; never set-id bits (the
+   * server may be root, and the old file's mode is whatever the sandbox made it).
+   */
+  private modeOf(c: Libc, dir: number, name: string): number | undefined {
+    let fd: number;
+    try {
+      fd = this.open(c, dir, name, O_PATH | O_NOFOLLOW);
+    } catch {
+      return undefined;
+    }
+    try {
+      const stat = fstatSync(fd);
+      return stat.isFile() ? stat.mode & 0o777 : undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Creates a file that must not exist yet (EEXIST otherwise); its folders must exist. */
