@@ -23,6 +23,7 @@ import {
 import { dirname, join } from "node:path";
 import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
 import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { runIn } from "../helpers/jail.ts";
 import { RECORDER_MODEL, type RecordedRequest, recordingProvider } from "../helpers/recording-provider.ts";
 import { lines } from "../helpers/streams.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
@@ -296,7 +297,30 @@ test("protected mode: the model is shown its sandbox's paths, never the server's
       sent,
       [events],
     );
+    // Alice's own sandbox (a real jail, uid 65534) plants links and swaps names in a background loop
+    // while she chats: AGENTS.md and a skill alternate between her own text and links to a host file
+    // and to /proc/self/environ (which the server, not the jail, would resolve).
+    const hostSecret = join(team.dataDir, "host-secret.md");
+    writeFileSync(hostSecret, SECRET_TEXT);
+    const planted = await runIn(
+      sandboxes,
+      "alice",
+      `cd ${shown} && mkdir -p .agents/skills/leak && printf 'ALICE-OWN-TEXT\n' > own.md &&
+      (while :; do
+        ln -sfT ${hostSecret} A.x; mv -fT A.x AGENTS.md; cp own.md A.y; mv -fT A.y AGENTS.md
+        ln -sfT /proc/self/environ S.x; mv -fT S.x .agents/skills/leak/SKILL.md
+        ln -sfT ${hostSecret} S.x; mv -fT S.x .agents/skills/leak/SKILL.md
+      done) >/dev/null 2>&1 &
+      sleep 0.2`,
+    );
+    expect(planted.exitCode).toBe(0);
+    const during: RecordedRequest[] = [];
+    for (const until = Date.now() + 3000; Date.now() < until; )
+      during.push(...(await chat(team, { message: "hello" }, asUser("alice"))).sent);
+    expect(during.length).toBeGreaterThan(2);
+    expect(during.some((r) => r.system.includes("ALICE-OWN-TEXT"))).toBe(true);
+    neverSeen([SECRET, ENVIRON, team.dataDir], during);
   } finally {
     await team.close();
   }
-}, 60_000);
+}, 120_000);
