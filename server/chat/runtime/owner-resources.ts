@@ -79,182 +79,16 @@ export function readOwnerResources(
   settings: ResourceSettings,
   shown: Shown,
 ): OwnerResourceSet {
-  const fs: Record<Place, Beneath> = {
-    workspace: new Beneath(folders.workspace),
-    agent: new Beneath(folders.agent),
-  };
-  const diagnostics: OwnerResourceSet["diagnostics"] = { skills: [], prompts: [], themes: [], context: [] };
-  const warn = (kind: Kind, at: Located, message: string) =>
-    diagnostics[kind].push({ type: "warning", message, path: shown[at.place](at.relative) });
-
-  /** A file's text, or undefined (with a diagnostic) when it is missing or refused. */
-  const text = (at: Located, refused?: (message: string) => void): string | undefined => {
-    try {
-      return fs[at.place].readFile(at.relative, RESOURCE_MAX_BYTES)?.toString("utf8");
-    } catch (error) {
-      refused?.(why(error));
-      return undefined;
-    }
-  };
-  const context = (at: Located) =>
-    text(at, (reason) => diagnostics.context.push(`${shown[at.place](at.relative)}: ${reason}`));
-  const contextFile = (place: Place) => {
-    for (const name of CONTEXT_NAMES) {
-      const content = context({ place, relative: name });
-      if (content !== undefined) return { path: shown[place](name), content };
-    }
-    return undefined;
-  };
-  const contextFiles = [contextFile("agent"), contextFile("workspace")].filter((f) => f !== undefined);
-  const promptFile = (name: string) =>
-    context({ place: "workspace", relative: `.pi/${name}` }) ?? context({ place: "agent", relative: name });
-
-  const found = { skills: [] as Located[], prompts: [] as Located[], themes: [] as Located[] };
-  const walkBudget = { left: WALK_BUDGET };
-  const list = (place: Place, dir: string) => entries(fs[place], dir, walkBudget);
-  const skillsIn = (place: Place, dir: string, mode: "pi" | "agents", depth = 0): Located[] => {
-    const here = list(place, dir);
-    const skill = here.find((e) => e.name === "SKILL.md" && e.file);
-    if (skill) return [{ place, relative: posix.join(dir, "SKILL.md") }];
-    const out: Located[] = [];
-    for (const entry of here) {
-      if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-      const relative = posix.join(dir, entry.name);
-      if (mode === "pi" && depth === 0 && entry.file && entry.name.endsWith(".md"))
-        out.push({ place, relative });
-      if (entry.dir && depth < MAX_DEPTH) out.push(...skillsIn(place, relative, mode, depth + 1));
-    }
-    return out;
-  };
-  const filesIn = (place: Place, dir: string, suffix: string): Located[] =>
-    list(place, dir)
-      .filter((e) => e.file && !e.name.startsWith(".") && e.name.endsWith(suffix))
-      .map((e) => ({ place, relative: posix.join(dir, e.name) }));
-
-  // The workspace's first (pi lets project resources win), then the settings' entries, then the agent dir's.
-  found.skills.push(
-    ...skillsIn("workspace", ".pi/skills", "pi"),
-    ...skillsIn("workspace", ".agents/skills", "agents"),
+  const reader = new Reader(pi, folders, shown);
+  const found = reader.discover(settings);
+  const { skills, skillFiles } = reader.skills(found.skills);
+  const prompts = reader.prompts(found.prompts);
+  const themes = reader.themes(found.themes);
+  const contextFiles = [reader.contextFile("agent"), reader.contextFile("workspace")].filter(
+    (f) => f !== undefined,
   );
-  found.prompts.push(...filesIn("workspace", ".pi/prompts", ".md"));
-  found.themes.push(...filesIn("workspace", ".pi/themes", ".json"));
-  for (const kind of ["skills", "prompts", "themes"] as const) {
-    for (const [i, entry] of settings[kind].entries()) {
-      const relative = insideAgentDir(entry);
-      if (relative === undefined) {
-        diagnostics[kind].push({
-          type: "warning",
-          message: `settings ${kind} entry ${i}: only paths inside your pi agent dir are loaded (filters and other paths are not)`,
-        });
-        continue;
-      }
-      const at: Located = { place: "agent", relative };
-      let stat: ReturnType<Beneath["stat"]>;
-      try {
-        stat = fs.agent.stat(relative);
-      } catch (error) {
-        warn(kind, at, why(error));
-        continue;
-      }
-      if (!stat) warn(kind, at, "not found");
-      else if (stat.isFile()) found[kind].push(at);
-      else if (!stat.isDirectory()) warn(kind, at, "not a file or a folder");
-      else if (kind === "skills") found.skills.push(...skillsIn("agent", relative, "pi"));
-      else found[kind].push(...filesIn("agent", relative, kind === "prompts" ? ".md" : ".json"));
-    }
-  }
-  found.skills.push(...skillsIn("agent", "skills", "pi"));
-  found.prompts.push(...filesIn("agent", "prompts", ".md"));
-  found.themes.push(...filesIn("agent", "themes", ".json"));
-
-  const skills: Skill[] = [];
-  const skillFiles = new Map<string, Located>();
-  for (const at of unique(found.skills)) {
-    const raw = text(at, (reason) => warn("skills", at, reason));
-    if (raw === undefined) continue;
-    const parsed = frontmatter(pi, raw, (reason) => warn("skills", at, reason));
-    if (!parsed) continue;
-    const description = typeof parsed.data.description === "string" ? parsed.data.description.trim() : "";
-    const parent = posix.basename(posix.dirname(at.relative));
-    const name = typeof parsed.data.name === "string" && parsed.data.name ? parsed.data.name : parent;
-    if (!description) {
-      warn("skills", at, "description is required");
-      continue;
-    }
-    if (name !== parent) warn("skills", at, `name "${name}" does not match parent directory "${parent}"`);
-    if (skillFiles.has(name)) {
-      diagnostics.skills.push({
-        type: "collision",
-        message: `name "${name}" collision`,
-        path: shown[at.place](at.relative),
-      });
-      continue;
-    }
-    const filePath = shown[at.place](at.relative);
-    const baseDir = shown[at.place](posix.dirname(at.relative));
-    skillFiles.set(name, at);
-    skills.push({
-      name,
-      description: description.slice(0, 1024),
-      filePath,
-      baseDir,
-      sourceInfo: sourceInfo(filePath, at.place, baseDir),
-      disableModelInvocation: parsed.data["disable-model-invocation"] === true,
-    });
-  }
-
-  const prompts: PromptTemplate[] = [];
-  for (const at of unique(found.prompts)) {
-    const raw = text(at, (reason) => warn("prompts", at, reason));
-    const parsed =
-      raw === undefined ? undefined : frontmatter(pi, raw, (reason) => warn("prompts", at, reason));
-    if (!parsed) continue;
-    const name = posix.basename(at.relative).replace(/\.md$/, "");
-    if (prompts.some((p) => p.name === name)) {
-      diagnostics.prompts.push({
-        type: "collision",
-        message: `name "/${name}" collision`,
-        path: shown[at.place](at.relative),
-      });
-      continue;
-    }
-    const firstLine = parsed.body.split("\n").find((line) => line.trim()) ?? "";
-    const description =
-      typeof parsed.data.description === "string" && parsed.data.description
-        ? parsed.data.description
-        : firstLine.length > 60
-          ? `${firstLine.slice(0, 60)}...`
-          : firstLine;
-    const hint = parsed.data["argument-hint"];
-    const filePath = shown[at.place](at.relative);
-    prompts.push({
-      name,
-      description,
-      ...(typeof hint === "string" && hint ? { argumentHint: hint } : {}),
-      content: parsed.body,
-      sourceInfo: sourceInfo(filePath, at.place),
-      filePath,
-    });
-  }
-
-  const themes: ThemeEntry[] = [];
-  for (const at of unique(found.themes)) {
-    const raw = text(at, (reason) => warn("themes", at, reason));
-    if (raw === undefined) continue;
-    let name: unknown;
-    try {
-      name = (JSON.parse(raw) as { name?: unknown }).name;
-    } catch {
-      warn("themes", at, "not valid JSON");
-      continue;
-    }
-    if (typeof name !== "string" || !name) warn("themes", at, "a theme needs a name");
-    else if (themes.some((th) => th.name === name)) warn("themes", at, `name "${name}" collision`);
-    else themes.push({ name, sourcePath: shown[at.place](at.relative) });
-  }
-
-  const systemPrompt = promptFile("SYSTEM.md");
-  const append = promptFile("APPEND_SYSTEM.md");
+  const systemPrompt = reader.promptFile("SYSTEM.md");
+  const append = reader.promptFile("APPEND_SYSTEM.md");
   return {
     contextFiles,
     ...(systemPrompt !== undefined ? { systemPrompt } : {}),
@@ -262,9 +96,237 @@ export function readOwnerResources(
     skills,
     prompts,
     themes,
-    diagnostics,
+    diagnostics: reader.diagnostics,
     skillFiles,
   };
+}
+
+/** One load's reads, beneath the owner's two folders, and what was left out. */
+class Reader {
+  readonly diagnostics: OwnerResourceSet["diagnostics"] = {
+    skills: [],
+    prompts: [],
+    themes: [],
+    context: [],
+  };
+  private readonly fs: Record<Place, Beneath>;
+  private readonly budget = { left: WALK_BUDGET };
+
+  constructor(
+    private readonly pi: Pick<PiSdk, "parseFrontmatter">,
+    folders: Record<Place, string>,
+    private readonly shown: Shown,
+  ) {
+    this.fs = { workspace: new Beneath(folders.workspace), agent: new Beneath(folders.agent) };
+  }
+
+  private show(at: Located): string {
+    return this.shown[at.place](at.relative);
+  }
+
+  private warn(kind: Kind, at: Located, message: string) {
+    this.diagnostics[kind].push({ type: "warning", message, path: this.show(at) });
+  }
+
+  /** A file's text, or undefined when it is missing or refused (`refused` says why). */
+  private text(at: Located, refused?: (message: string) => void): string | undefined {
+    try {
+      return this.fs[at.place].readFile(at.relative, RESOURCE_MAX_BYTES)?.toString("utf8");
+    } catch (error) {
+      refused?.(why(error));
+      return undefined;
+    }
+  }
+
+  private context(at: Located): string | undefined {
+    return this.text(at, (reason) => this.diagnostics.context.push(`${this.show(at)}: ${reason}`));
+  }
+
+  /** The folder's first context file that reads (pi's order), shown at its path. */
+  contextFile(place: Place) {
+    for (const relative of CONTEXT_NAMES) {
+      const content = this.context({ place, relative });
+      if (content !== undefined) return { path: this.show({ place, relative }), content };
+    }
+    return undefined;
+  }
+
+  /** SYSTEM.md or APPEND_SYSTEM.md: the workspace's `.pi/` one, else the agent dir's. */
+  promptFile(name: string): string | undefined {
+    return (
+      this.context({ place: "workspace", relative: `.pi/${name}` }) ??
+      this.context({ place: "agent", relative: name })
+    );
+  }
+
+  /** The candidate files: the workspace's first (pi lets project resources win), then settings', then the agent dir's. */
+  discover(settings: ResourceSettings): Record<Kind, Located[]> {
+    const found: Record<Kind, Located[]> = {
+      skills: [
+        ...this.skillsIn("workspace", ".pi/skills", "pi"),
+        ...this.skillsIn("workspace", ".agents/skills", "agents"),
+      ],
+      prompts: this.filesIn("workspace", ".pi/prompts", ".md"),
+      themes: this.filesIn("workspace", ".pi/themes", ".json"),
+    };
+    for (const kind of ["skills", "prompts", "themes"] as const)
+      for (const [i, entry] of settings[kind].entries())
+        found[kind].push(...this.settingsEntry(kind, i, entry));
+    found.skills.push(...this.skillsIn("agent", "skills", "pi"));
+    found.prompts.push(...this.filesIn("agent", "prompts", ".md"));
+    found.themes.push(...this.filesIn("agent", "themes", ".json"));
+    return { skills: unique(found.skills), prompts: unique(found.prompts), themes: unique(found.themes) };
+  }
+
+  /** A settings entry's files: a file or a folder inside the agent dir, never anything else. */
+  private settingsEntry(kind: Kind, index: number, entry: string): Located[] {
+    const relative = insideAgentDir(entry);
+    if (relative === undefined) {
+      this.diagnostics[kind].push({
+        type: "warning",
+        message: `settings ${kind} entry ${index}: only paths inside your pi agent dir are loaded (filters and other paths are not)`,
+      });
+      return [];
+    }
+    const at: Located = { place: "agent", relative };
+    let stat: ReturnType<Beneath["stat"]>;
+    try {
+      stat = this.fs.agent.stat(relative);
+    } catch (error) {
+      this.warn(kind, at, why(error));
+      return [];
+    }
+    if (!stat) this.warn(kind, at, "not found");
+    else if (stat.isFile()) return [at];
+    else if (!stat.isDirectory()) this.warn(kind, at, "not a file or a folder");
+    else if (kind === "skills") return this.skillsIn("agent", relative, "pi");
+    else return this.filesIn("agent", relative, kind === "prompts" ? ".md" : ".json");
+    return [];
+  }
+
+  /** pi's skill discovery: a folder with SKILL.md is a skill; else (pi format) its top `.md` files, and below. */
+  private skillsIn(place: Place, dir: string, mode: "pi" | "agents", depth = 0): Located[] {
+    const here = entries(this.fs[place], dir, this.budget);
+    if (here.some((e) => e.name === "SKILL.md" && e.file))
+      return [{ place, relative: posix.join(dir, "SKILL.md") }];
+    const out: Located[] = [];
+    for (const entry of here) {
+      if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+      const relative = posix.join(dir, entry.name);
+      if (mode === "pi" && depth === 0 && entry.file && entry.name.endsWith(".md"))
+        out.push({ place, relative });
+      if (entry.dir && depth < MAX_DEPTH) out.push(...this.skillsIn(place, relative, mode, depth + 1));
+    }
+    return out;
+  }
+
+  private filesIn(place: Place, dir: string, suffix: string): Located[] {
+    return entries(this.fs[place], dir, this.budget)
+      .filter((e) => e.file && !e.name.startsWith(".") && e.name.endsWith(suffix))
+      .map((e) => ({ place, relative: posix.join(dir, e.name) }));
+  }
+
+  /** Skills as pi's loader makes them (frontmatter name and description), at their shown paths. */
+  skills(found: Located[]) {
+    const skills: Skill[] = [];
+    const skillFiles = new Map<string, Located>();
+    for (const at of found) {
+      const parsed = this.parsed("skills", at);
+      if (!parsed) continue;
+      const description = typeof parsed.data.description === "string" ? parsed.data.description.trim() : "";
+      const parent = posix.basename(posix.dirname(at.relative));
+      const name = typeof parsed.data.name === "string" && parsed.data.name ? parsed.data.name : parent;
+      if (!description) {
+        this.warn("skills", at, "description is required");
+        continue;
+      }
+      if (name !== parent)
+        this.warn("skills", at, `name "${name}" does not match parent directory "${parent}"`);
+      if (skillFiles.has(name)) {
+        this.diagnostics.skills.push({
+          type: "collision",
+          message: `name "${name}" collision`,
+          path: this.show(at),
+        });
+        continue;
+      }
+      const filePath = this.show(at);
+      const baseDir = this.shown[at.place](posix.dirname(at.relative));
+      skillFiles.set(name, at);
+      skills.push({
+        name,
+        description: description.slice(0, 1024),
+        filePath,
+        baseDir,
+        sourceInfo: sourceInfo(filePath, at.place, baseDir),
+        disableModelInvocation: parsed.data["disable-model-invocation"] === true,
+      });
+    }
+    return { skills, skillFiles };
+  }
+
+  /** Prompt templates as pi's loader makes them: name from the file, description, hint, body. */
+  prompts(found: Located[]): PromptTemplate[] {
+    const prompts: PromptTemplate[] = [];
+    for (const at of found) {
+      const parsed = this.parsed("prompts", at);
+      if (!parsed) continue;
+      const name = posix.basename(at.relative).replace(/\.md$/, "");
+      if (prompts.some((p) => p.name === name)) {
+        this.diagnostics.prompts.push({
+          type: "collision",
+          message: `name "/${name}" collision`,
+          path: this.show(at),
+        });
+        continue;
+      }
+      const firstLine = parsed.body.split("\n").find((line) => line.trim()) ?? "";
+      const described = typeof parsed.data.description === "string" ? parsed.data.description : "";
+      const hint = parsed.data["argument-hint"];
+      const filePath = this.show(at);
+      prompts.push({
+        name,
+        description: described || (firstLine.length > 60 ? `${firstLine.slice(0, 60)}...` : firstLine),
+        ...(typeof hint === "string" && hint ? { argumentHint: hint } : {}),
+        content: parsed.body,
+        sourceInfo: sourceInfo(filePath, at.place),
+        filePath,
+      });
+    }
+    return prompts;
+  }
+
+  /** Themes by their JSON `name` (the server never renders them). */
+  themes(found: Located[]): ThemeEntry[] {
+    const themes: ThemeEntry[] = [];
+    for (const at of found) {
+      const raw = this.text(at, (reason) => this.warn("themes", at, reason));
+      if (raw === undefined) continue;
+      let name: unknown;
+      try {
+        name = (JSON.parse(raw) as { name?: unknown }).name;
+      } catch {
+        this.warn("themes", at, "not valid JSON");
+        continue;
+      }
+      if (typeof name !== "string" || !name) this.warn("themes", at, "a theme needs a name");
+      else if (themes.some((th) => th.name === name)) this.warn("themes", at, `name "${name}" collision`);
+      else themes.push({ name, sourcePath: this.show(at) });
+    }
+    return themes;
+  }
+
+  private parsed(kind: Kind, at: Located) {
+    const raw = this.text(at, (reason) => this.warn(kind, at, reason));
+    if (raw === undefined) return undefined;
+    try {
+      const { frontmatter: data, body } = this.pi.parseFrontmatter<Record<string, unknown>>(raw);
+      return { data, body };
+    } catch {
+      this.warn(kind, at, "its frontmatter is not valid YAML");
+      return undefined;
+    }
+  }
 }
 
 /** A settings entry as a path relative to the agent dir, when it is a plain path that stays inside. */
@@ -289,25 +351,18 @@ export function why(error: unknown): string {
 
 /** A folder's entries (their lstat: symlinks are neither files nor folders), within the budget. */
 function entries(fs: Beneath, dir: string, budget: { left: number }) {
-  let found: ReturnType<Beneath["entries"]>;
+  const found: { name: string; file: boolean; dir: boolean }[] = [];
   try {
-    found = fs.entries(dir);
+    fs.walk(dir, (_relative, name, stat) => {
+      if (budget.left <= 0) return "stop";
+      budget.left--;
+      found.push({ name, file: stat.isFile(), dir: stat.isDirectory() });
+      return false;
+    });
   } catch {
     return []; // missing, or not a folder reached without a link
   }
-  const kept = found.slice(0, Math.max(0, budget.left));
-  budget.left -= kept.length;
-  return kept.map((e) => ({ name: e.name, file: e.stat.isFile(), dir: e.stat.isDirectory() }));
-}
-
-function frontmatter(pi: Pick<PiSdk, "parseFrontmatter">, raw: string, refused: (message: string) => void) {
-  try {
-    const { frontmatter: data, body } = pi.parseFrontmatter<Record<string, unknown>>(raw);
-    return { data, body };
-  } catch {
-    refused("its frontmatter is not valid YAML");
-    return undefined;
-  }
+  return found;
 }
 
 function sourceInfo(path: string, place: Place, baseDir?: string): SourceInfo {
