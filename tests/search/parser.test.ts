@@ -1,9 +1,11 @@
 /**
  * The document parser's limits, one by one, on the real `parse` subprocess (jailed where bubblewrap
  * works): the extracted-text cap, the page cap, the output bound (a stand-in process that never stops
- * writing), memory on the unjailed path (the watchdog), how many run at once, and an empty environment.
+ * writing), memory on the unjailed path (the watchdog), how many run at once and in what order (owners
+ * in turn), and an empty environment.
  */
 import { afterAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   DEFAULT_PARSE_LIMITS,
@@ -85,6 +87,34 @@ test("no more processes than `parallel` at once; the rest wait their turn", asyn
   const reader = parser({ parallel: 1 }, { command: () => ["/bin/sh", "-c", script] });
   const results = await Promise.all(Array.from({ length: 4 }, () => reader.parse("html", utf8("<p>x</p>"))));
   expect(results).toEqual(Array(4).fill({ text: "done" }));
+});
+
+test("owners waiting for a slot are served in turn: one owner's many documents do not hold another's back", async () => {
+  // Each stand-in appends the document it was given (its stdin) to a log, one at a time.
+  const log = join(dir.path, "order.log");
+  const reader = parser(
+    { parallel: 1 },
+    { command: () => ["/bin/sh", "-c", `cat >> ${log}; echo >> ${log}`] },
+  );
+  const ann = reader.for("ann");
+  const bob = reader.for("bob");
+  await Promise.all([
+    ann.parse("html", utf8("ann-1")),
+    ann.parse("html", utf8("ann-2")),
+    ann.parse("html", utf8("ann-3")),
+    ann.parse("html", utf8("ann-4")),
+    bob.parse("html", utf8("bob-1")),
+    bob.parse("html", utf8("bob-2")),
+  ]);
+  // ann-1 had the free slot; then the owners alternate while both wait.
+  expect(readFileSync(log, "utf8").trim().split("\n")).toEqual([
+    "ann-1",
+    "ann-2",
+    "bob-1",
+    "ann-3",
+    "bob-2",
+    "ann-4",
+  ]);
 });
 
 test("the process gets an empty environment", async () => {

@@ -4,6 +4,8 @@
  * pinned connector: node:http/node:https with a `lookup` that answers that address, so the name cannot
  * rebind between the check and the connect; TLS still verifies the certificate against the name). A
  * connection is never pooled: a socket opened for one check is never reused for another request.
+ * A URL the operator named is not judged, so there is nothing to pin: it goes through the platform's
+ * fetch (platformRequest), which honours the operator's proxy variables as before.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingHttpHeaders } from "node:http";
@@ -76,6 +78,28 @@ export const pinnedConnector =
       outgoing.on("error", reject);
       outgoing.end(request.body);
     });
+
+/** One request with the platform's fetch (proxy variables honoured), never following a redirect. */
+export async function platformRequest(
+  url: URL,
+  signal: AbortSignal,
+  request: OutboundRequest = {},
+): Promise<RawResponse> {
+  const response = await fetch(url, {
+    method: request.method ?? "GET",
+    headers: request.headers,
+    body: request.body,
+    signal,
+    redirect: "manual",
+  });
+  const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers as unknown as Iterable<[string, string]>),
+    body: body as unknown as AsyncIterable<Uint8Array>,
+    cancel: () => void body.cancel().catch(() => {}),
+  };
+}
 
 /** The body as bytes, at most `max` of them (the rest is not read); `truncated` when there was more. */
 export async function readBounded(

@@ -1,14 +1,16 @@
 /**
  * A server-side request under the outbound rule (rule.ts): the URL (http or https) is checked, its host
  * resolved and every address judged for whoever named it, the connection pinned to the checked address
- * (connect.ts), and a redirect either not followed (the default: it is refused, naming where it
- * pointed) or followed a bounded number of times with each hop checked the same way from the start.
+ * (connect.ts; a URL the operator named goes through the platform's fetch unjudged), and a redirect
+ * either not followed (the default: it is refused, naming where it pointed) or followed a bounded
+ * number of times with each hop checked the same way from the start.
  * The caller reads the final response's body (readBounded) within its own limit.
  */
 import {
   type Connector,
   type OutboundRequest,
   pinnedConnector,
+  platformRequest,
   type RawResponse,
   type Resolver,
   systemResolver,
@@ -37,9 +39,17 @@ export async function outboundFetch(
   const connect = options.connect ?? pinnedConnector();
   const maxRedirects = options.maxRedirects ?? 0;
   let url = hopUrl(raw, undefined, options.checkHop);
+  // The operator's URLs are not judged: the platform's fetch takes them (unless a test injects a connector).
+  const platform = options.namedBy === "operator" && !options.connect;
   for (let hop = 0; ; hop++) {
-    const pinned = await pinTarget(url, options.rule, options.namedBy, resolve);
-    const response = await connect(url, pinned, options.signal, options.request);
+    const response = platform
+      ? await platformRequest(url, options.signal, options.request)
+      : await connect(
+          url,
+          await pinTarget(url, options.rule, options.namedBy, resolve),
+          options.signal,
+          options.request,
+        );
     const location = response.headers.location;
     if (response.status < 300 || response.status >= 400 || !location) return { url, response };
     response.cancel();

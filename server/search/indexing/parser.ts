@@ -10,7 +10,8 @@
  * - pages and extracted text: checked inside the process as it reads (file-text.ts).
  *
  * A document past a limit fails alone, with a reason the index summary lists; a few run at once
- * server-wide, the rest wait their turn. The values come from the policy's `[search]` table.
+ * server-wide, the rest wait their turn, owner by owner in rotation. The values come from the policy's
+ * `[search]` table.
  */
 import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -84,7 +85,8 @@ export class DocumentParser {
   private readonly confinement: Confinement;
   private readonly keepOut: string[];
   private readonly live = new Set<Subprocess>();
-  private readonly waiting: (() => void)[] = [];
+  /** Waiting parses per owner; the Map's order is the round-robin order of the owners. */
+  private readonly waiting = new Map<string, (() => void)[]>();
   private running = 0;
 
   constructor(
@@ -107,15 +109,23 @@ export class DocumentParser {
     this.confinement = confinementFor(this.isolation, this.sandbox);
   }
 
-  /** The document's text, or why it has none; never throws for what the document holds. */
-  async parse(kind: ParseKind, bytes: Uint8Array): Promise<ParseResult> {
-    await this.slot();
+  /**
+   * The document's text, or why it has none; never throws for what the document holds. `owner` is
+   * whose document it is: waiting parses are served one owner at a time in turn, so one owner's
+   * 200-file upload cannot keep another's document waiting behind all of it.
+   */
+  async parse(kind: ParseKind, bytes: Uint8Array, owner = ""): Promise<ParseResult> {
+    await this.slot(owner);
     try {
       return await this.run(kind, bytes);
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      this.release();
     }
+  }
+
+  /** This parser for one owner's documents (what the search family hands its readers). */
+  for(owner: string): Pick<DocumentParser, "parse"> {
+    return { parse: (kind, bytes) => this.parse(kind, bytes, owner) };
   }
 
   /** Stops every parse in progress (the server is shutting down). */
@@ -124,9 +134,31 @@ export class DocumentParser {
     this.confinement.close();
   }
 
-  private async slot(): Promise<void> {
-    if (this.running >= this.limits.parallel) await new Promise<void>((wake) => this.waiting.push(wake));
-    this.running++;
+  private async slot(owner: string): Promise<void> {
+    if (this.running < this.limits.parallel) {
+      this.running++;
+      return;
+    }
+    // The slot is handed over by release(), which leaves `running` as it is.
+    await new Promise<void>((wake) => {
+      const queue = this.waiting.get(owner) ?? [];
+      queue.push(wake);
+      this.waiting.set(owner, queue);
+    });
+  }
+
+  /** Hands the slot to the first owner in turn, who then goes to the back of the line. */
+  private release(): void {
+    const next = this.waiting.entries().next();
+    if (next.done) {
+      this.running--;
+      return;
+    }
+    const [owner, queue] = next.value;
+    const wake = queue.shift() as () => void;
+    this.waiting.delete(owner);
+    if (queue.length > 0) this.waiting.set(owner, queue);
+    wake();
   }
 
   private async run(kind: ParseKind, bytes: Uint8Array): Promise<ParseResult> {

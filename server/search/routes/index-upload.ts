@@ -16,7 +16,7 @@ import { Elysia } from "elysia";
 import { IndexUpload } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
 import type { SearchIndexService } from "../services/indexes.ts";
-import { readUploads, type TextReader } from "../services/uploads.ts";
+import { type OwnedReader, readUploads } from "../services/uploads.ts";
 import { indexEvents } from "./index-stream.ts";
 import type { SearchRoutesContext } from "./search.ts";
 
@@ -27,7 +27,7 @@ export interface UploadLimits {
 
 export function indexUploadRoutes(
   indexes: SearchIndexService,
-  reader: TextReader,
+  reader: OwnedReader,
   ctx: SearchRoutesContext,
   limits: UploadLimits,
 ) {
@@ -51,7 +51,7 @@ export function indexUploadRoutes(
             bytes: new Uint8Array(await file.arrayBuffer()),
           })),
         );
-        const { documents, skipped } = await readUploads(uploads, reader);
+        const { documents, skipped } = await readUploads(uploads, reader.for(owner));
         if (documents.length === 0)
           throw new AppError(
             "invalid",

@@ -9,12 +9,13 @@ import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
-import { type InputDocument, type TextReader, uploadedDocument } from "../indexing/documents.ts";
+import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { chooseModel } from "./models.ts";
+import type { OwnedReader } from "./uploads.ts";
 
 /** An indexing request: documents, and optionally the index name and the model to extract with. */
 export interface IndexBuildInput {
@@ -31,7 +32,7 @@ export class SearchIndexService {
     private readonly store: SearchStore,
     private readonly models: ModelService,
     private readonly log: Logger,
-    private readonly reader: TextReader,
+    private readonly reader: OwnedReader,
     private readonly embeddings?: EmbeddingsClient,
   ) {}
 
@@ -53,7 +54,7 @@ export class SearchIndexService {
       // An uploaded document named .html is indexed as the text a reader sees, as a file would be; one
       // that cannot be read within the limits is skipped with the reason.
       const reads = await Promise.all(
-        input.documents.map((d) => uploadedDocument(d.title, d.text, this.reader)),
+        input.documents.map((d) => uploadedDocument(d.title, d.text, this.reader.for(ownerId))),
       );
       const documents = reads.flatMap((r) => ("document" in r ? [r.document] : []));
       const skipped = reads.flatMap((r) => ("skipped" in r ? [r.skipped] : []));

@@ -12,6 +12,11 @@ import {
 
 export type { SkippedFile, TextReader };
 
+/** A reader that reads each owner's documents in their turn (indexing/parser.ts). */
+export interface OwnedReader {
+  for(owner: string): TextReader;
+}
+
 export interface UploadedFile {
   name: string;
   bytes: Uint8Array;
