@@ -38,6 +38,9 @@ afterAll(async () => {
   dir.remove();
 });
 
+/** One gigabyte of zeros, deflated to about a megabyte: made once for both tests that send it. */
+const inflateBomb = inflateBombPdf(1024 * 1024 * 1024);
+
 const file = (bytes: Uint8Array | string, name: string) =>
   new File([bytes as Uint8Array<ArrayBuffer>], name, { type: "application/octet-stream" });
 
@@ -51,7 +54,7 @@ test("bombs are skipped with their reasons, a normal PDF is indexed, /health ans
   const form = new FormData();
   form.set("name", "bombs");
   form.append("files", file(contentBombPdf(200, 2 * 1024 * 1024), "slow.pdf"));
-  form.append("files", file(inflateBombPdf(1024 * 1024 * 1024), "inflate.pdf"));
+  form.append("files", file(inflateBomb, "inflate.pdf"));
   form.append("files", file(manyPagesPdf(2001), "pages.pdf"));
   form.append("files", file(nestedHtml(300_000), "nested.html"));
   form.append(
@@ -131,7 +134,7 @@ test("the JSON route reads a document named .html the same way: a bomb is skippe
 test("the index command reads the same way: a bomb is skipped with the reason, the rest indexed", async () => {
   const corpus = join(dir.path, "corpus");
   mkdirSync(corpus);
-  writeFileSync(join(corpus, "inflate.pdf"), inflateBombPdf(1024 * 1024 * 1024));
+  writeFileSync(join(corpus, "inflate.pdf"), inflateBomb);
   writeFileSync(join(corpus, "notes.md"), "Ada Lovelace wrote notes on the Analytical Engine.");
   // The command runs with the committed policy (its working dir is the checkout): default limits.
   const proc = spawn(["index", corpus, "--data-dir", join(dir.path, "cli-data")]);
