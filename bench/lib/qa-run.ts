@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { fileText } from "../../server/search/indexing/documents.ts";
+import { DEFAULT_PARSE_LIMITS, DocumentParser } from "../../server/search/indexing/parser.ts";
 import { runIndex } from "../../server/search/indexing/pipeline.ts";
 import { countTokens } from "../../server/search/indexing/units.ts";
 import { searchMigrations } from "../../server/search/migrations/index.ts";
@@ -47,9 +48,11 @@ export async function indexBooks(dir: string, books: readonly Book[]): Promise<I
   const texts = new Map<Book, string>();
   const normalised = new Map<Book, string>();
   const built: IndexedBooks["built"] = [];
+  // The books are .txt: the parser (PDF and HTML, in a subprocess) is never started, but fileText takes one.
+  const reader = new DocumentParser(DEFAULT_PARSE_LIMITS);
   for (const book of books) {
     const path = bookPath(book);
-    const read = await fileText(path, new Uint8Array(await Bun.file(path).arrayBuffer()));
+    const read = await fileText(path, new Uint8Array(await Bun.file(path).arrayBuffer()), reader);
     if ("reason" in read) throw new Error(`${path}: ${read.reason}`);
     texts.set(book, read.text);
     normalised.set(book, normalise(read.text));
@@ -66,6 +69,7 @@ export async function indexBooks(dir: string, books: readonly Book[]): Promise<I
     if (!index) throw new Error(`no index for ${book}`);
     indexes.set(book, index);
   }
+  reader.close();
   return { stores: { search, graph }, indexes, texts, normalised, built, close: () => db.close() };
 }
 
