@@ -40,7 +40,15 @@ import {
 import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import { AT_REMOVEDIR, check, cstr, fail, type Libc, load, O_PATH, openat2Raw, RESOLVE } from "./openat2.ts";
-import { checkRegular, readCapped, refusal, reopenRegular, resolveFollowing } from "./regular-file.ts";
+import {
+  checkRegular,
+  modeOf,
+  readCapped,
+  refusal,
+  reopenRegular,
+  resolveFollowing,
+  whereInside,
+} from "./regular-file.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 let forcedFallback = false;
@@ -163,6 +171,17 @@ export class Beneath {
   }
 
   /**
+   * Where `relative` leads when symlinks that stay beneath the anchor are followed (as withFile does):
+   * the path, relative to the anchor, of what it names; when that does not exist yet, of its folder
+   * plus its name; `relative` itself when neither exists. A write there goes through a link inside to
+   * its target (as a plain open would) instead of replacing the link.
+   */
+  resolveInside(relative: string, followInside: string[]): string {
+    if (!beneathAvailable()) return relative;
+    return this.with((c, root) => whereInside(c, root, relative, followInside));
+  }
+
+  /**
    * Runs `use` on the regular file `relative` names, opened for reading (see readFile for what is
    * refused). With `followInside`, symlinks on the way are followed while they stay beneath the anchor
    * (relative ones, or absolute ones starting with one of those paths: the anchor as links spell it).
@@ -239,7 +258,7 @@ export class Beneath {
           try {
             writeAll(fd, data);
             if (owner) fchownSync(fd, owner.uid, owner.gid);
-            const mode = this.modeOf(c, dir, name);
+            const mode = modeOf(c, dir, name);
             if (mode !== undefined) fchmodSync(fd, mode);
           } finally {
             closeSync(fd);
@@ -253,25 +272,6 @@ export class Beneath {
         closeSync(dir);
       }
     });
-  }
-
-  /**
-   * The permission bits of the regular file `name` in `dir`, if there is one; never set-id bits (the
-   * server may be root, and the old file's mode is whatever the sandbox made it).
-   */
-  private modeOf(c: Libc, dir: number, name: string): number | undefined {
-    let fd: number;
-    try {
-      fd = this.open(c, dir, name, O_PATH | O_NOFOLLOW);
-    } catch {
-      return undefined;
-    }
-    try {
-      const stat = fstatSync(fd);
-      return stat.isFile() ? stat.mode & 0o777 : undefined;
-    } finally {
-      closeSync(fd);
-    }
   }
 
   /** Creates a file that must not exist yet (EEXIST otherwise); its folders must exist. */

@@ -13,10 +13,11 @@
  * - At most `max` bytes are read: the size is checked before any read (a 1 GiB sparse file is refused
  *   unread) and again while reading (a file growing meanwhile stops at the cap).
  * - `resolveFollowing` walks a path one name at a time, following a symlink only where its target stays
- *   beneath the anchor (relative targets, or absolute ones naming the anchor's own path), for the one
- *   reader that follows links inside the workspace as the origin does (the workspace `file` route).
+ *   beneath the anchor (relative targets, or absolute ones naming the anchor's own path), for the
+ *   readers that follow links inside the workspace as the origin does (the workspace `file` route, local
+ *   mode's file tools); `whereInside` says where such a path leads, for a write to go there.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, type Stats } from "node:fs";
 import { check, cstr, fail, type Libc, O_PATH, openat2Raw, RESOLVE } from "./openat2.ts";
 
 const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW, O_NOCTTY, O_DIRECTORY } = constants;
@@ -129,5 +130,56 @@ export function resolveFollowing(c: Libc, root: number, relative: string, roots:
     );
   } finally {
     for (const fd of held) closeSync(fd);
+  }
+}
+
+/**
+ * Where `relative` leads beneath `root` with links inside followed (resolveFollowing), relative to the
+ * folder: what it names, or when that does not exist yet its folder plus its name, or `relative` itself.
+ */
+export function whereInside(c: Libc, root: number, relative: string, roots: string[]): string {
+  const base = readlinkSync(`/proc/self/fd/${root}`);
+  const real = (path: string) => {
+    const fd = resolveFollowing(c, root, path, roots);
+    try {
+      const found = readlinkSync(`/proc/self/fd/${fd}`);
+      if (found === base) return "";
+      if (!found.startsWith(`${base}/`)) throw refusal("EXDEV", `'${relative}' leads outside the folder`);
+      return found.slice(base.length + 1);
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const missing = (error: unknown) => (error as { code?: string }).code === "ENOENT";
+  try {
+    return real(relative);
+  } catch (error) {
+    if (!missing(error)) throw error;
+  }
+  const names = parts(relative);
+  const name = names.pop();
+  if (!name) return relative;
+  try {
+    const folder = real(names.join("/"));
+    return folder ? `${folder}/${name}` : name;
+  } catch (error) {
+    if (missing(error)) return relative;
+    throw error;
+  }
+}
+
+/**
+ * The permission bits of the regular file `name` in `dir`, if there is one, for a file written over it
+ * to keep; never set-id bits (the server may be root, and the old file's mode is whatever the sandbox
+ * made it).
+ */
+export function modeOf(c: Libc, dir: number, name: string): number | undefined {
+  const fd = openat2Raw(c, dir, name, O_PATH | O_NOFOLLOW, 0, RESOLVE);
+  if (fd < 0) return undefined;
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFile() ? stat.mode & 0o777 : undefined;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -3,10 +3,20 @@
  * the workspace first. `read`, `edit` and `write` open files beneath the workspace folder: a named pipe
  * (with a writer or a reader waiting), a hard link to a host file, a 1 GiB sparse file are refused (or,
  * for a write, replaced) without blocking the server or reading another file's bytes; the user's own
- * files, and links that stay inside, work as before; an edited script keeps its mode.
+ * files, and links that stay inside (read and written through), work as before; an edited script keeps
+ * its mode.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, linkSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
@@ -32,6 +42,8 @@ test("read, edit and write never read another file's bytes, never block on a pip
   symlinkSync(join(ws, "own.md"), join(ws, "absolute-link.md"));
   linkSync(secret, join(ws, "hard.md"));
   Bun.spawnSync(["truncate", "-s", "1G", join(ws, "huge.md")]);
+  writeFileSync(join(ws, "AGENTS.md"), "rules: old\n");
+  symlinkSync("AGENTS.md", join(ws, "CLAUDE.md"));
   writeFileSync(join(ws, "run.sh"), "echo a\n");
   chmodSync(join(ws, "run.sh"), 0o755);
   Bun.spawnSync(["mkfifo", join(ws, "pipe.md"), join(ws, "sink.md")]);
@@ -72,6 +84,11 @@ test("read, edit and write never read another file's bytes, never block on a pip
           { path: "run.sh", edits: [{ oldText: "echo a", newText: "echo b" }] },
           { id: "edit-run" },
         ),
+        fauxToolCall(
+          "edit",
+          { path: "CLAUDE.md", edits: [{ oldText: "old", newText: "new" }] },
+          { id: "edit-link" },
+        ),
       ],
       { stopReason: "toolUse" },
     ),
@@ -106,6 +123,10 @@ test("read, edit and write never read another file's bytes, never block on a pip
     expect(parts["edit-run"]?.isError).toBe(false);
     expect(readFileSync(join(ws, "run.sh"), "utf8")).toBe("echo b\n");
     expect(statSync(join(ws, "run.sh")).mode & 0o777).toBe(0o755);
+    // A link inside is written through to its target, as a plain open would, and stays a link.
+    expect(parts["edit-link"]?.isError).toBe(false);
+    expect(readFileSync(join(ws, "AGENTS.md"), "utf8")).toBe("rules: new\n");
+    expect(lstatSync(join(ws, "CLAUDE.md")).isSymbolicLink()).toBe(true);
     expect(JSON.stringify(events)).not.toContain(SECRET);
     expect(JSON.stringify(events)).not.toContain(t.dataDir);
     expect(readFileSync(secret, "utf8")).toBe(`${SECRET}\n`);

@@ -7,8 +7,9 @@
  * - reads take only a regular file with one name, at most 64 MiB, following a symlink only while it
  *   stays inside the workspace: a named pipe never blocks the server (it is not opened), a hard link to
  *   a file kept elsewhere is refused, a 1 GiB sparse file is refused unread;
- * - writes go to a temp file renamed over the name (no symlink on the way), so a pipe or a link planted
- *   under the name is replaced, never written through.
+ * - writes follow a symlink only while it stays inside (a `CLAUDE.md` linked to `AGENTS.md` edits
+ *   `AGENTS.md`), then go to a temp file renamed over the name found, so a pipe planted there is
+ *   replaced, never written through, and a link out is refused.
  * Errors name the path relative to the workspace, never the server's.
  */
 import { readSync, realpathSync } from "node:fs";
@@ -58,7 +59,7 @@ export function workspaceIo(workspaceDir: string): WorkspaceIo {
   const writeFile = async (absolute: string, content: string) => {
     const rel = relative(absolute);
     try {
-      fs.writeFile(rel, content);
+      fs.writeFile(fs.resolveInside(rel, roots()), content);
     } catch (error) {
       throw readable(error, rel);
     }
@@ -79,7 +80,7 @@ export function workspaceIo(workspaceDir: string): WorkspaceIo {
       mkdir: async (absolute) => {
         const rel = relative(absolute);
         try {
-          fs.mkdir(rel);
+          fs.mkdir(fs.resolveInside(rel, roots()));
         } catch (error) {
           throw readable(error, rel);
         }
