@@ -159,11 +159,13 @@ export class Beneath {
 
   /**
    * The file's bytes, or undefined when it does not exist: a regular file with one name and at most
-   * `max` bytes, else an error (`ENOTREG`, `EISDIR`, `EMLINK`, `EFBIG`; see regular-file.ts).
+   * `max` bytes, else an error (`ENOTREG`, `EISDIR`, `EMLINK`, `EFBIG`; see regular-file.ts). With
+   * `followInside`, symlinks that stay beneath the anchor are followed (see withFile).
    */
-  readFile(relative: string, max = Number.MAX_SAFE_INTEGER): Buffer | undefined {
+  readFile(relative: string, max = Number.MAX_SAFE_INTEGER, followInside?: string[]): Buffer | undefined {
     try {
-      return this.withFile(relative, max, (fd, stat) => readCapped(fd, stat.size, relative, max));
+      const read = (fd: number, stat: Stats) => readCapped(fd, stat.size, relative, max);
+      return this.withFile(relative, max, read, followInside);
     } catch (error) {
       if ((error as { code?: string }).code === "ENOENT") return undefined;
       throw error;

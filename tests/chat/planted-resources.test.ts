@@ -225,6 +225,15 @@ test("the user's own bytes reach the model, under the paths the model itself use
   neverSeen([SECRET], swapped.sent, [swapped.events]);
 }, 60_000);
 
+test("a context file linked to another file inside the workspace is read through the link", async () => {
+  mkdirSync(join(workspace, "docs"), { recursive: true });
+  writeFileSync(join(workspace, "docs", "agents.md"), "OWN-LINKED-RULES\n");
+  symlinkSync("docs/agents.md", join(workspace, "AGENTS.md"));
+  planted.push(join(workspace, "docs"), join(workspace, "AGENTS.md"));
+  const { sent } = await chat(t, { message: "hello" });
+  expect((sent[0] as RecordedRequest).system).toContain("## AGENTS.md\n\nOWN-LINKED-RULES");
+});
+
 test("folders and files swapped for links in a loop while chats load never reach the model", async () => {
   // The real .pi and .agents hold the user's own files; `evil` holds the secret under the same names.
   const evil = join(t.dataDir, "evil");

@@ -1,7 +1,8 @@
 /**
  * The resources pi would discover in an owner's folders, read by the server itself beneath each folder
- * (server/workspace/beneath.ts: openat2, no symlink anywhere, a regular file with one name, at most
- * `RESOURCE_MAX_BYTES`) and handed to pi as content, never as a path pi opens:
+ * (server/workspace/beneath.ts: openat2, a regular file with one name, at most `RESOURCE_MAX_BYTES`, a
+ * symlink followed only while it stays in the folder, folders walked without following any) and handed
+ * to pi as content, never as a path pi opens:
  *
  *   context files   AGENTS.md (or AGENTS.MD, CLAUDE.md, CLAUDE.MD) in the agent dir and the workspace
  *   system prompt   .pi/SYSTEM.md and .pi/APPEND_SYSTEM.md (workspace), SYSTEM.md and APPEND_SYSTEM.md
@@ -18,6 +19,7 @@
  *
  * Paths are shown as `shown` says (what the model or a client may see), never as the server's path.
  */
+import { realpathSync } from "node:fs";
 import { posix } from "node:path";
 import type { PromptTemplate, ResourceDiagnostic, Skill, SourceInfo } from "@mariozechner/pi-coding-agent";
 import type { PiSdk } from "../../models/pi-sdk.ts";
@@ -112,12 +114,15 @@ class Reader {
   private readonly fs: Record<Place, Beneath>;
   private readonly budget = { left: WALK_BUDGET };
 
+  private readonly aliases: Record<Place, string[]>;
+
   constructor(
     private readonly pi: Pick<PiSdk, "parseFrontmatter">,
     folders: Record<Place, string>,
     private readonly shown: Shown,
   ) {
     this.fs = { workspace: new Beneath(folders.workspace), agent: new Beneath(folders.agent) };
+    this.aliases = { workspace: spellings(folders.workspace), agent: spellings(folders.agent) };
   }
 
   private show(at: Located): string {
@@ -128,10 +133,14 @@ class Reader {
     this.diagnostics[kind].push({ type: "warning", message, path: this.show(at) });
   }
 
-  /** A file's text, or undefined when it is missing or refused (`refused` says why). */
+  /**
+   * A file's text, or undefined when it is missing or refused (`refused` says why). A symlink is
+   * followed only while it stays in the folder (`AGENTS.md` linked to `docs/agents.md`).
+   */
   private text(at: Located, refused?: (message: string) => void): string | undefined {
     try {
-      return this.fs[at.place].readFile(at.relative, RESOURCE_MAX_BYTES)?.toString("utf8");
+      const bytes = this.fs[at.place].readFile(at.relative, RESOURCE_MAX_BYTES, this.aliases[at.place]);
+      return bytes?.toString("utf8");
     } catch (error) {
       refused?.(why(error));
       return undefined;
@@ -363,6 +372,18 @@ function entries(fs: Beneath, dir: string, budget: { left: number }) {
     return []; // missing, or not a folder reached without a link
   }
   return found;
+}
+
+/**
+ * The absolute spellings of a folder the server made (so resolving it by name is safe), for links
+ * inside it written with absolute paths.
+ */
+export function spellings(folder: string): string[] {
+  try {
+    return [...new Set([folder, realpathSync(folder)])];
+  } catch {
+    return [folder];
+  }
 }
 
 function sourceInfo(path: string, place: Place, baseDir?: string): SourceInfo {

@@ -31,6 +31,7 @@ import {
   RESOURCE_MAX_BYTES,
   readOwnerResources,
   type Shown,
+  spellings,
   why,
 } from "./owner-resources.ts";
 
@@ -127,7 +128,7 @@ export class OwnerResourceLoader implements ResourceLoader {
     const folder = at.place === "workspace" ? this.paths.workspaceDir : this.paths.agentDir;
     let body: string;
     try {
-      const bytes = new Beneath(folder).readFile(at.relative, RESOURCE_MAX_BYTES);
+      const bytes = new Beneath(folder).readFile(at.relative, RESOURCE_MAX_BYTES, spellings(folder));
       body = bytes ? this.pi.stripFrontmatter(bytes.toString("utf8")).trim() : "The skill's file is gone.";
     } catch (error) {
       body = `The skill's file could not be read (${why(error)}).`;

@@ -12,10 +12,11 @@
  *   replaced, never written through, and a link out is refused.
  * Errors name the path relative to the workspace, never the server's.
  */
-import { readSync, realpathSync } from "node:fs";
+import { readSync } from "node:fs";
 import type { EditOperations, ReadOperations, WriteOperations } from "@mariozechner/pi-coding-agent";
 import { Beneath } from "../../workspace/beneath.ts";
 import { readCapped, refusal } from "../../workspace/regular-file.ts";
+import { spellings } from "./owner-resources.ts";
 
 /** Largest file a tool reads (the read tool shows far less of it; images are sent whole). */
 export const TOOL_MAX_BYTES = 64 * 1024 * 1024;
@@ -31,13 +32,7 @@ export function workspaceIo(workspaceDir: string): WorkspaceIo {
   const fs = new Beneath(workspaceDir);
   // The workspace folder is the server's (the shell cannot rename it): its own spellings, for links
   // made with absolute paths and for the paths pi resolves.
-  const roots = () => {
-    try {
-      return [...new Set([workspaceDir, realpathSync(workspaceDir)])];
-    } catch {
-      return [workspaceDir];
-    }
-  };
+  const roots = () => spellings(workspaceDir);
   const relative = (absolute: string) => {
     for (const root of roots()) {
       if (absolute === root) return "";
