@@ -64,14 +64,15 @@ export function createContext(options: ContextOptions): AppContext {
   const passwords = options.passwords ?? new PasswordQueue();
   const auth = secret ? new SessionAuth({ store, secret, signup, limits, passwords }) : undefined;
   const { managedAuthUrl, managedJwksUrl, managedIssuer, managedAudience } = config.auth;
-  const managed = managedAuthUrl
-    ? managedResolver({
-        baseUrl: managedAuthUrl,
-        jwksUrl: managedJwksUrl,
-        issuer: managedIssuer,
-        audience: managedAudience,
-      })
-    : undefined;
+  const managed =
+    managedAuthUrl && managedAudience
+      ? managedResolver({
+          baseUrl: managedAuthUrl,
+          jwksUrl: managedJwksUrl,
+          issuer: managedIssuer,
+          audience: managedAudience,
+        })
+      : undefined;
   // Only session-auth credentials can be revoked here; managed JWTs and the local user cannot.
   const connections = new LiveConnections(
     (identity) => identity.kind !== "session" || auth?.stillSignedIn(identity.session) === true,
