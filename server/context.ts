@@ -83,6 +83,7 @@ export function createContext(options: ContextOptions): AppContext {
     ...(managed ? [managed] : []),
     ...(resolvers ?? []),
   ];
+  const proxies = new ProxyTrust(config.auth.trustProxy);
   return {
     config,
     env,
@@ -91,7 +92,7 @@ export function createContext(options: ContextOptions): AppContext {
     auth,
     limits,
     connections,
-    proxies: new ProxyTrust(config.auth.trustProxy),
+    proxies,
     models: new ModelService(env),
     log,
     readiness: new Readiness(),
@@ -99,6 +100,7 @@ export function createContext(options: ContextOptions): AppContext {
       mode: config.mode,
       resolvers: credentials,
       desktopToken: config.auth.desktopToken,
+      httpsOf: (request, peer) => proxies.clientOf(request, peer).https,
     }),
     shutdown: shutdown ?? new AbortController().signal,
   };
