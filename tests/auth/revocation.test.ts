@@ -14,7 +14,7 @@ import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
 import { turnRequest, turnsApp } from "../helpers/turns.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { authApp, SECRET, type SignedUser, signUp } from "./auth-app.ts";
+import { authApp, PASSWORD, SECRET, type SignedUser, signUp } from "./auth-app.ts";
 
 setDefaultTimeout(60_000);
 
@@ -179,4 +179,24 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
   await cli(t.dataDir, "disable", "ann@example.org");
   await waitFor(() => stream.ended, { what: "the turn stream to end" });
   expect(stream.text).not.toContain("event: turn_finish");
+
+  // The turn itself is durable and still looping: enabled and signed in again, ann cancels it and
+  // follows it (the same Idempotency-Key) to its end, so nothing of it outlives this app.
+  await cli(t.dataDir, "enable", "ann@example.org");
+  const again = await t.json<{ token: string }>(
+    "/api/auth/sign-in/email",
+    postJson({ email: "ann@example.org", password: PASSWORD }),
+  );
+  const bearer = { authorization: `Bearer ${again.body.token}` };
+  const runId = stream.text.match(/"runId":"(run_[0-9a-f]+)"/)?.[1];
+  const cancel = await fetch(`${server.url}/api/runs/${runId}/cancellation`, {
+    method: "PUT",
+    headers: bearer,
+  });
+  expect(cancel.status).toBe(202);
+  const follow = await fetch(`${server.url}/api/sessions/${id}/turns`, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...bearer },
+  });
+  expect(await follow.text()).toContain("event: turn_cancelled");
 });
