@@ -199,4 +199,4 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
     headers: { ...(init.headers as Record<string, string>), ...bearer },
   });
   expect(await follow.text()).toContain("event: turn_cancelled");
-});
+}, 180_000);
