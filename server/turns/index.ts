@@ -182,6 +182,7 @@ class TurnsInstance {
     if (!this.started) return;
     this.release();
     await this.live.settled(SETTLE_MS);
+    this.tracer.close();
   }
 
   /** Stops running turns, the sandbox pool and the tracer's buffer; idempotent. */
