@@ -135,6 +135,11 @@ function filesystemUsed(dir: string): FilesystemUse {
 
 export class QuotaWatch {
   private readonly watched = new Set<Watched>();
+  /** The last walk of each workspace folder, to start the next watch of it from. */
+  private readonly recent = new Map<
+    string,
+    { bytes: number; entries: number; fs: FilesystemUse; at: number }
+  >();
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly tickMs: number;
   private readonly fullCheckMs: number;
@@ -172,7 +177,21 @@ export class QuotaWatch {
       done: false,
     };
     this.watched.add(entry);
-    void this.walk(entry);
+    // A walk of this workspace a moment ago (local mode's shell starts a jail per command) stands in
+    // for a new one: the filesystem's growth since then is what the first tick compares.
+    const recent = this.recent.get(workspaceDir);
+    const { limitBytes, maxEntries } = this.quota;
+    const under = recent && recent.bytes <= limitBytes && recent.entries <= maxEntries;
+    if (recent && under && Date.now() - recent.at < this.fullCheckMs) {
+      Object.assign(entry, {
+        lastBytes: recent.bytes,
+        lastEntries: recent.entries,
+        fsAtWalk: recent.fs,
+        lastWalk: recent.at,
+        allowedBytes: limitBytes,
+        allowedEntries: maxEntries,
+      });
+    } else void this.walk(entry);
     if (!this.timer) {
       this.timer = setInterval(() => this.tick(), this.tickMs);
       this.timer.unref?.();
@@ -184,6 +203,7 @@ export class QuotaWatch {
   close(): void {
     for (const entry of this.watched) entry.done = true;
     this.watched.clear();
+    this.recent.clear();
     clearInterval(this.timer);
     this.timer = undefined;
   }
@@ -224,6 +244,7 @@ export class QuotaWatch {
       entry.lastWalk = Date.now();
       entry.lastBytes = bytes;
       entry.lastEntries = entries;
+      this.recent.set(entry.workspaceDir, { bytes, entries, fs: entry.fsAtWalk, at: entry.lastWalk });
       const { limitBytes, maxEntries } = this.quota;
       // Over the quota, the owner may shrink, never grow back: the allowance follows the lowest figure.
       entry.allowedBytes = Math.max(limitBytes, Math.min(entry.allowedBytes ?? bytes, bytes));
