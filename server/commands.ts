@@ -42,6 +42,11 @@ export const COMMANDS: Record<string, Command> = {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),
   },
+  parse: {
+    summary:
+      "read one document's text (pdf or html on stdin) within caps, for indexing (spawned by the server)",
+    load: () => import("./search/indexing/parse-worker.ts"),
+  },
   "sandbox-runner": {
     summary:
       "the command runner of a user's long-lived sandbox, JSON lines on stdin/stdout (spawned by the server)",

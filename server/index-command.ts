@@ -11,12 +11,13 @@ import { ConfigError, loadConfig } from "./config/index.ts";
 import { createContext } from "./context.ts";
 import { createLogger } from "./log.ts";
 import { policyEmbeddings } from "./models/embeddings.ts";
-import { type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
+import { type IndexReader, type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
+import { DocumentParser, parseLimitsFromPolicy } from "./search/indexing/parser.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 
 export async function main(argv: string[]): Promise<number> {
   try {
-    return await indexMain(argv, open);
+    return await indexMain(argv, open, reader);
   } catch (error) {
     if (!(error instanceof ConfigError || error instanceof MigrationError)) throw error;
     process.stderr.write(`atrium index: ${error.message}\n`);
@@ -24,12 +25,27 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function open(dataDir: string | undefined): IndexTarget {
+/** The server's configuration for the data dir (nothing is opened or written). */
+function configure(dataDir: string | undefined) {
   const cwd = process.cwd();
   const cli = parseCli(dataDir === undefined ? [] : ["--data-dir", dataDir], process.env, cwd);
   if (cli.kind !== "serve") throw new ConfigError("the data directory could not be resolved");
   const env = createEnvSource(process.env, readDotenv(cwd));
-  const config = loadConfig(cli.options, env);
+  return { config: loadConfig(cli.options, env), env };
+}
+
+/** PDF and HTML are read as the server reads them: a bounded, jailed subprocess per document. */
+function reader(dataDir: string | undefined): IndexReader {
+  const { config } = configure(dataDir);
+  const limits = parseLimitsFromPolicy(config.policy.settings);
+  return {
+    reader: new DocumentParser(limits, { keepOut: [config.dataDir] }),
+    parallel: limits.parallel,
+  };
+}
+
+function open(dataDir: string | undefined): IndexTarget {
+  const { config, env } = configure(dataDir);
   const ctx = createContext({ config, env, log: createLogger({ level: config.logLevel }) });
   try {
     migrate(ctx.db, migrationSets());

@@ -8,10 +8,12 @@
  *   runtime/     the pi host: live sessions, tools and their guards, plan mode, owner folders
  *   migrations/  the mirror's tables
  */
+
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
+import { outboundRule } from "../http/outbound/rule.ts";
 import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { QuotaWatch } from "../sandbox/quota-watch.ts";
 import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provider.ts";
@@ -143,6 +145,11 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaW
       env: ctx.env,
       dataDir,
       settings,
+      outbound: outboundRule({
+        local: ctx.config.mode.kind === "local",
+        allow: ctx.config.outboundAllow,
+        operatorUrls: [ctx.env.get("OLLAMA_BASE_URL")],
+      }),
     }),
     settings,
   };

@@ -125,7 +125,7 @@ Environment (read by name; the process environment wins over ./.env):
                                    implies protected mode
   APP_MANAGED_AUTH_JWKS_URL        its JWKS (default <APP_MANAGED_AUTH_URL>/.well-known/jwks.json)
   APP_MANAGED_AUTH_ISSUER          the issuer (iss) its tokens must carry
-  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry
+  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry (required with the URL)
   APP_HOSTED=1                     hosted platform; implies protected mode
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
                                    server's HMACs (CSRF tokens, preview URLs)
@@ -133,6 +133,8 @@ Environment (read by name; the process environment wins over ./.env):
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route
   APP_PUBLIC_ORIGINS               comma-separated public origins, added to --public-origin
+  APP_OUTBOUND_ALLOW               comma-separated origins (e.g. http://10.0.0.5:11434) a URL a user
+                                   gives (a stored Ollama URL) may reach at a private address
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
   APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
   APP_SANDBOX_PROVIDER             local, remote or none: where users' sandboxes run (default: remote

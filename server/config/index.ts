@@ -9,7 +9,7 @@ import { policyFileToLoad } from "./builtin-policy.ts";
 import { type CliOptions, isLoopbackHost } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
 import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
-import { PublicOriginError, publicOriginsFrom } from "./public-origins.ts";
+import { outboundAllowFrom, PublicOriginError, publicOriginsFrom } from "./public-origins.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -32,6 +32,11 @@ export interface AppConfig {
    * (`https://host[:port]`). Their hosts join the Host allow-list and they pass the Origin check.
    */
   publicOrigins: string[];
+  /**
+   * Origins a server-side request may reach on a user's word at any address (`APP_OUTBOUND_ALLOW`),
+   * canonical; server/http/outbound/rule.ts adds OLLAMA_BASE_URL's.
+   */
+  outboundAllow: string[];
   auth: {
     secret?: string;
     managedAuthUrl?: string;
@@ -67,8 +72,10 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     throw error;
   }
   let publicOrigins: string[];
+  let outboundAllow: string[];
   try {
     publicOrigins = publicOriginsFrom(cli.publicOrigins ?? [], env.get("APP_PUBLIC_ORIGINS"));
+    outboundAllow = outboundAllowFrom(env.get("APP_OUTBOUND_ALLOW"));
   } catch (error) {
     if (error instanceof PublicOriginError) throw new ConfigError(error.message);
     throw error;
@@ -84,6 +91,11 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     if (error instanceof ProxyTrustError) throw new ConfigError(error.message);
     throw error;
   }
+  if (env.get("APP_MANAGED_AUTH_URL") && !env.get("APP_MANAGED_AUTH_AUDIENCE")) {
+    throw new ConfigError(
+      "APP_MANAGED_AUTH_AUDIENCE must be set when APP_MANAGED_AUTH_URL is: the audience (aud) this server's tokens carry, so a token the auth service issued for another application is refused",
+    );
+  }
   const logLevel = env.get("APP_LOG_LEVEL") ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`APP_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${logLevel}'`);
@@ -95,6 +107,7 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     policy,
     mode: detectMode(env),
     publicOrigins,
+    outboundAllow,
     auth: {
       secret: env.get("APP_AUTH_SECRET"),
       managedAuthUrl: env.get("APP_MANAGED_AUTH_URL"),

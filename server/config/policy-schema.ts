@@ -114,7 +114,10 @@ export const PolicySettingsSchema = Type.Object(
       },
       Closed,
     ),
-    /** Search's embeddings (optional: a policy without the table keeps search on BM25). */
+    /**
+     * Search's embeddings (optional: a policy without the table keeps search on BM25) and the limits of
+     * reading documents (PDF, HTML) in the parse subprocess (optional: the committed values otherwise).
+     */
     search: Type.Optional(
       Type.Object(
         {
@@ -122,6 +125,11 @@ export const PolicySettingsSchema = Type.Object(
           embeddings_model: Type.String(),
           embeddings_base_url_env: EnvName,
           embeddings_api_key_env: EnvName,
+          read_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+          read_memory_mb: Type.Optional(Type.Integer({ minimum: 128, maximum: 65536 })),
+          read_max_pages: Type.Optional(PositiveInt),
+          read_max_text_mb: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+          read_parallel: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
         },
         Closed,
       ),

@@ -8,24 +8,25 @@ export class PublicOriginError extends Error {
   override name = "PublicOriginError";
 }
 
-/** The canonical origin (`https://host[:port]`, lower-case, default port dropped) of one value. */
-export function parsePublicOrigin(value: string): string {
+/**
+ * The canonical origin (`https://host[:port]`, lower-case, default port dropped) of one value; `what`
+ * names the list in the error (`public origin`, `outbound origin`).
+ */
+export function parsePublicOrigin(value: string, what = "public origin"): string {
   const text = value.trim();
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new PublicOriginError(
-      `public origin '${value}' is not a URL (expected e.g. https://atrium.example.com)`,
-    );
+    throw new PublicOriginError(`${what} '${value}' is not a URL (expected e.g. https://atrium.example.com)`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new PublicOriginError(`public origin '${value}' must start with http:// or https://`);
+    throw new PublicOriginError(`${what} '${value}' must start with http:// or https://`);
   }
   const bare = (url.pathname === "/" || url.pathname === "") && !url.search && !url.hash;
   if (!bare || url.username || url.password) {
     throw new PublicOriginError(
-      `public origin '${value}' must be only scheme, host and port (e.g. https://atrium.example.com:8443)`,
+      `${what} '${value}' must be only scheme, host and port (e.g. https://atrium.example.com:8443)`,
     );
   }
   return url.origin;
@@ -34,5 +35,17 @@ export function parsePublicOrigin(value: string): string {
 /** Every public origin from the flags and the variable, canonical and without duplicates. */
 export function publicOriginsFrom(flags: readonly string[], variable: string | undefined): string[] {
   const values = [...flags, ...(variable ?? "").split(",").filter((v) => v.trim() !== "")];
-  return [...new Set(values.map(parsePublicOrigin))];
+  return [...new Set(values.map((value) => parsePublicOrigin(value)))];
+}
+
+/**
+ * The origins server-side requests may reach on a user's word whatever their address
+ * (`APP_OUTBOUND_ALLOW`, comma-separated; server/http/outbound/rule.ts), canonical.
+ */
+export function outboundAllowFrom(variable: string | undefined): string[] {
+  const values = (variable ?? "")
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+  return [...new Set(values.map((value) => parsePublicOrigin(value, "APP_OUTBOUND_ALLOW origin")))];
 }

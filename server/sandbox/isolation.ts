@@ -226,6 +226,27 @@ export function sandboxReport(isolation?: Isolation): SandboxReport {
   return detectSandbox().report;
 }
 
+/** The runtime's shared libraries and nothing else of the system. */
+export const RUNTIME_LIBRARIES = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"];
+
+/**
+ * Read-only binds of the server's own runtime for a jail that runs this executable: the executable, and
+ * from a checkout the sources and installed packages (every top-level entry except dotfiles such as
+ * .env and .git, and any folder holding a path to keep out: the data dir).
+ */
+export function runtimeBinds(keepOut: string[] = []): [string, string][] {
+  const exe = realpathSync(process.execPath);
+  const root = sourceRoot();
+  const readOnly: [string, string][] = [[exe, exe]];
+  if (!root) return readOnly;
+  for (const name of readdirSync(root)) {
+    const path = join(root, name);
+    if (name.startsWith(".") || keepOut.some((k) => k === path || k.startsWith(`${path}/`))) continue;
+    readOnly.push([realpathSync(path), path]);
+  }
+  return readOnly;
+}
+
 /** The command line of one sandbox subprocess; `keepOut` paths are never visible inside the jail. */
 export function sandboxCommand(
   isolation: Isolation,
@@ -243,21 +264,10 @@ export function sandboxCommand(
 
   const { plan } = detectSandbox();
   if (!plan) throw new Error("bubblewrap is not available");
-  const readOnly: [string, string][] = [[exe, exe]];
-  if (root) {
-    // The server's own sources and installed packages: every top-level entry of the checkout except
-    // dotfiles (.env, .git) and any folder holding a path to keep out (the data dir).
-    for (const name of readdirSync(root)) {
-      const path = join(root, name);
-      if (name.startsWith(".") || keepOut.some((k) => k === path || k.startsWith(`${path}/`))) continue;
-      readOnly.push([realpathSync(path), path]);
-    }
-  }
+  const readOnly = runtimeBinds(keepOut);
   readOnly.push([pyodide, pyodide]);
-  // The runtime's shared libraries and nothing else of the system.
-  const system = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"];
   return jailArgs(plan, limits, {
-    system,
+    system: RUNTIME_LIBRARIES,
     readOnly,
     tmpfs: ["/scratch", "/tmp"],
     chdir: "/scratch",

@@ -6,6 +6,7 @@
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { policyEmbeddings } from "../models/embeddings.ts";
+import { DocumentParser, parseLimitsFromPolicy } from "./indexing/parser.ts";
 import { searchMigrations } from "./migrations/index.ts";
 import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { indexUploadRoutes } from "./routes/index-upload.ts";
@@ -30,18 +31,24 @@ export const searchFamily = defineFamily({
     const search = new SearchStore(ctx.store);
     const graph = new SearchGraphStore(ctx.store);
     const embeddings = policyEmbeddings(ctx.config);
+    // PDF and HTML are read in a bounded subprocess per document, never on the event loop.
+    const parser = new DocumentParser(parseLimitsFromPolicy(ctx.config.policy.settings), {
+      keepOut: [ctx.config.dataDir],
+    });
     const queries = new SearchQueryService({ search, graph }, ctx.models, embeddings);
     const indexes = new SearchIndexService(
       search,
       ctx.models,
       ctx.log.child({ family: "search" }),
+      parser,
       embeddings,
     );
     const maxFileBytes = ctx.config.policy.settings.storage.max_upload_bytes;
     return {
       routes: searchRoutes({ queries, indexes }, ctx)
         .use(indexStreamRoutes(indexes, ctx))
-        .use(indexUploadRoutes(indexes, ctx, { maxFileBytes })),
+        .use(indexUploadRoutes(indexes, parser, ctx, { maxFileBytes })),
+      stop: async () => parser.close(),
     };
   },
 });

@@ -1,7 +1,8 @@
 /**
  * `POST /api/chat/providers/{id}/test`: one real request to a stub provider on a real port. A good key
  * connects, a bad key gives the provider's own words (never the key), a closed port is "unreachable",
- * and on a team server a request cannot choose the address (no probing of the server's network).
+ * and on a team server a request cannot name a base URL and a user's Ollama URL cannot reach the
+ * server's own network (no probing of it).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -124,7 +125,7 @@ test("OpenAI documents the route", async () => {
   expect(JSON.stringify(entry)).toContain("baseUrl");
 });
 
-test("team server: a user is needed, and a request cannot choose the address", async () => {
+test("team server: a user is needed, a request cannot name a base URL, and a user's Ollama URL obeys the outbound rule", async () => {
   const team = await createTestApp(twoUsers());
   try {
     const path = "/api/chat/providers/openai/test";
@@ -135,22 +136,24 @@ test("team server: a user is needed, and a request cannot choose the address", a
     );
     expect(probe.status).toBe(400);
     expect(probe.body.message).toContain("accepted only in local mode");
-    const ollama = await team.json(
+    // An Ollama URL typed or stored is a URL a user gives: on a team server, loopback is refused before
+    // any connection (tests/chat/discover-outbound.test.ts counts the connections).
+    const refusal = `Ollama at http://127.0.0.1:${provider.port}/api/tags was refused before connecting: 127.0.0.1 is not a public address (on a team server a URL a user gives reaches only public addresses; the operator can allow an origin with APP_OUTBOUND_ALLOW)`;
+    const typed = await team.json<{ ok: boolean; provider: string; error: string }>(
       "/api/chat/providers/ollama/test",
       postJson({ apiKey: `http://127.0.0.1:${provider.port}` }, asUser("ann")),
     );
-    expect(ollama.status).toBe(400);
-    // A stored Ollama URL is the user's choice too: not connected to.
+    expect(typed.status).toBe(200);
+    expect(typed.body).toEqual({ ok: false, provider: "ollama", error: refusal });
     await team.json(
       "/api/chat/providers",
       postJson({ provider: "ollama", apiKey: `http://127.0.0.1:${provider.port}` }, asUser("ann")),
     );
-    const stored = await team.json<{ ok: boolean; error: string }>(
+    const stored = await team.json<{ ok: boolean; provider: string; error: string }>(
       "/api/chat/providers/ollama/test",
       postJson({}, asUser("ann")),
     );
-    expect(stored.body.ok).toBe(false);
-    expect(stored.body.error).toContain("only the operator's OLLAMA_BASE_URL");
+    expect(stored.body).toEqual({ ok: false, provider: "ollama", error: refusal });
   } finally {
     await team.close();
   }

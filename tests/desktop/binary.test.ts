@@ -3,7 +3,8 @@
  * puts it (resources/server/atrium), started by the supervisor from an empty data dir outside any
  * checkout, as the packaged desktop app starts it. It must come up ready with everything embedded: the
  * built-in policy, the migrations, the UI and its script, Swagger UI, the pi runtime's chat turn, pyodide for the
- * sandbox and sqlite-vec for search's vectors (written to the cache, checked by hash before each load).
+ * sandbox, the document reader its `parse` subcommand runs, and sqlite-vec for search's vectors (written
+ * to the cache, checked by hash before each load).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
@@ -18,6 +19,7 @@ import { tempDir } from "../helpers/tmp.ts";
 import { assetPaths } from "../helpers/web.ts";
 import { fixtureDocuments } from "../search/fixtures.ts";
 import { type FakeServer, startFakeOpenAi } from "../search/openai-fake.ts";
+import { minimalPdf } from "../search/pdf-fixture.ts";
 
 const dir = tempDir("atrium-binary-");
 const resources = join(dir.path, "resources");
@@ -177,6 +179,41 @@ describe("the compiled server binary", () => {
     const after = (await (await get("/api/settings", { headers })).json()) as { revision: string };
     expect(after.revision).not.toBe(before.revision);
   });
+
+  test("reads PDF and HTML in its own parse subprocess: the upload route and the index command", async () => {
+    const form = new FormData();
+    form.set("name", "binary-upload");
+    form.append(
+      "files",
+      new File([minimalPdf(["Ada Lovelace wrote the first program."]) as Uint8Array<ArrayBuffer>], "ada.pdf"),
+    );
+    form.append("files", new File(["<p>Grace Hopper wrote the first compiler.</p>"], "hopper.html"));
+    const uploaded = await get("/search/index/upload", {
+      method: "POST",
+      headers: { cookie: `${TOKEN_COOKIE}=${supervisor.token}` },
+      body: form,
+    });
+    expect(uploaded.status).toBe(200);
+    const done = (await uploaded.text()).split("event: done\ndata: ")[1]?.split("\n")[0] ?? "{}";
+    expect(JSON.parse(done)).toMatchObject({ documents_indexed: 2, skipped: [] });
+
+    const corpus = join(dir.path, "documents");
+    mkdirSync(corpus);
+    writeFileSync(join(corpus, "ada.pdf"), minimalPdf(["Ada Lovelace wrote the first program."]));
+    writeFileSync(join(corpus, "hopper.html"), "<p>Grace Hopper wrote the first compiler.</p>");
+    writeFileSync(join(corpus, "broken.pdf"), "%PDF-1.4 not really");
+    const proc = Bun.spawn([binary, "index", corpus, "--data-dir", join(dir.path, "documents-data")], {
+      cwd: dir.path,
+      env: cleanEnv(),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const { code, stdout } = await finished(proc);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/documents\s+2 \(2 indexed, 0 unchanged\)/);
+    expect(stdout).toContain("    broken.pdf: unreadable PDF (");
+  }, 60_000);
 
   test("requires the desktop token it was started with", async () => {
     expect((await get("/api/sessions")).status).toBe(401);

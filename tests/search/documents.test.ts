@@ -9,6 +9,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readDocuments } from "../../server/search/indexing/documents.ts";
 import { htmlText } from "../../server/search/indexing/file-text.ts";
+import { DEFAULT_PARSE_LIMITS, DocumentParser } from "../../server/search/indexing/parser.ts";
 import { createTestApp, postJson } from "../helpers/app.ts";
 import { spawn } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -16,7 +17,11 @@ import { FIXTURES } from "./fixtures.ts";
 import { minimalPdf } from "./pdf-fixture.ts";
 
 const dir = tempDir();
-afterAll(() => dir.remove());
+const reader = new DocumentParser(DEFAULT_PARSE_LIMITS, { keepOut: [dir.path] });
+afterAll(() => {
+  reader.close();
+  dir.remove();
+});
 
 const PAGE = `<!doctype html><html><head><title>Notes &amp; Queries</title><style>p { color: red }</style>
 <script>const token = "do-not-index";</script></head>
@@ -51,7 +56,7 @@ function corpus(): string {
 describe("reading a folder by file type", () => {
   test("reads text, Markdown, HTML and PDF; lists everything else with its reason", async () => {
     const root = corpus();
-    const { documents, skipped, warnings } = await readDocuments([root], { exclude: ["notes/"] });
+    const { documents, skipped, warnings } = await readDocuments([root], { exclude: ["notes/"], reader });
     expect(documents.map((d) => d.title)).toEqual([
       "a.txt",
       "b.md",
@@ -84,7 +89,7 @@ describe("reading a folder by file type", () => {
     writeFileSync(join(root, "broken.pdf"), "%PDF-1.4 this is not a PDF");
     writeFileSync(join(root, "blank.html"), "<html><script>x()</script></html>");
     writeFileSync(join(root, "latin1.txt"), new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0xe9, 0xe9]));
-    const { documents, skipped, warnings } = await readDocuments([root]);
+    const { documents, skipped, warnings } = await readDocuments([root], { reader });
     expect(documents).toEqual([]);
     const reasons = Object.fromEntries(skipped.map((s) => [s.path, s.reason]));
     expect(reasons["broken.pdf"]).toStartWith("unreadable PDF");

@@ -81,8 +81,7 @@ export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, set
     })
     .post(
       "/api/chat/providers/:id/test",
-      ({ params, body, owner }) =>
-        catalogs.testProvider(owner, params.id, body, ctx.config.mode.kind === "local"),
+      ({ params, body, owner }) => catalogs.testProvider(owner, params.id, body),
       {
         params: ProviderTestParams,
         body: ProviderTestBody,

@@ -9,6 +9,7 @@ import { type Api, getModels, type KnownProvider, type Model } from "@mariozechn
 import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
+import type { OutboundRule } from "../../http/outbound/rule.ts";
 import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import { type ModelService, modelInfo } from "../../models/service.ts";
@@ -39,6 +40,8 @@ export interface ChatCatalogServiceDeps {
   env: EnvSource;
   dataDir: string;
   settings: Pick<ChatSettingsService, "manager">;
+  /** Where server-side requests may go (server/http/outbound/rule.ts). */
+  outbound: OutboundRule;
 }
 
 export class ChatCatalogService {
@@ -119,8 +122,12 @@ export class ChatCatalogService {
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
     const info = known(id);
-    const key = this.env.get(info.envVarName) ?? stored[id];
-    const found = await discoverModels(info, key);
+    const envKey = this.env.get(info.envVarName);
+    const key = envKey ?? stored[id];
+    // Only Ollama's address can come from someone other than the operator or the code: a stored URL,
+    // or its default on this machine when the operator set none.
+    const namedBy = info.id === "ollama" && envKey === undefined ? "user" : "operator";
+    const found = await discoverModels(info, key, { rule: this.deps.outbound, namedBy });
     if (info.id === "ollama" && found.reachable && this.env.has(info.envVarName))
       this.models.noteOllamaModels(found.models.map((m) => m.id));
     const catalog = info.id === "ollama" ? [] : (getModels(info.id as KnownProvider) as Model<Api>[]);
@@ -179,17 +186,17 @@ export class ChatCatalogService {
   }
 
   /**
-   * One cheap request to the provider with the typed or stored key, answered in words. `local`: local
-   * mode, where the caller may name the address (services/provider-test.ts).
+   * One cheap request to the provider with the typed or stored key, answered in words, under the
+   * server's outbound rule (services/provider-test.ts).
    */
-  testProvider(owner: string, provider: string, input: ProviderTestInput, local: boolean) {
+  testProvider(owner: string, provider: string, input: ProviderTestInput) {
     const info = known(provider);
     return testProvider(
       {
         info,
         envKey: this.env.get(info.envVarName),
         storedKey: this.keys.all(owner)[provider],
-        local,
+        outbound: this.deps.outbound,
       },
       input,
     );

@@ -3,8 +3,16 @@
  * whose API has one (OpenAI-compatible `/models`, Anthropic, Gemini), pi-ai's built-in catalog for the
  * cloud platforms without a simple list call. An unreachable or refusing provider gives a clear
  * diagnostic, never an error. The key goes only to the provider's own host.
+ *
+ * The request follows the server's outbound rule (server/http/outbound/): an Ollama URL a user stored
+ * is a URL a user named, so on a team server it reaches only public addresses or an origin the operator
+ * allowed, with no redirect followed; it is refused before any connection otherwise, and the diagnostic
+ * says so without telling whether anything listens there.
  */
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import { type Connector, type Resolver, readBounded } from "../../http/outbound/connect.ts";
+import { outboundFetch } from "../../http/outbound/fetch.ts";
+import { type Namer, OutboundRefused, type OutboundRule } from "../../http/outbound/rule.ts";
 import type { ProviderInfo } from "../../models/catalog.ts";
 
 export interface Discovery {
@@ -15,13 +23,27 @@ export interface Discovery {
 }
 
 const TIMEOUT_MS = 5000;
+/** A model list larger than this is not a model list. */
+const MAX_LIST_BYTES = 4 * 1024 * 1024;
 const OPENAI_COMPATIBLE: Record<string, string> = {
   openai: "https://api.openai.com/v1",
   groq: "https://api.groq.com/openai/v1",
   mistral: "https://api.mistral.ai/v1",
 };
 
-export async function discoverModels(info: ProviderInfo, key: string | undefined): Promise<Discovery> {
+/** Where a server-side request may go (the outbound rule) and who named its URL; seams for tests. */
+export interface Outbound {
+  rule: OutboundRule;
+  namedBy: Namer;
+  resolve?: Resolver;
+  connect?: Connector;
+}
+
+export async function discoverModels(
+  info: ProviderInfo,
+  key: string | undefined,
+  outbound: Outbound,
+): Promise<Discovery> {
   const result: Discovery = { provider: info.id, reachable: false, models: [], diagnostics: [] };
   if (!key && info.id !== "ollama") {
     result.diagnostics.push(`${info.name} is not configured: set ${info.envVarName} or store a key`);
@@ -33,23 +55,41 @@ export async function discoverModels(info: ProviderInfo, key: string | undefined
     return result;
   }
   const request = requestFor(info.id, key);
+  const signal = AbortSignal.timeout(TIMEOUT_MS);
   try {
-    const response = await fetch(request.url, {
-      headers: request.headers,
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+    const { response } = await outboundFetch(request.url, {
+      ...outbound,
+      request: { headers: request.headers },
+      signal,
     });
-    if (!response.ok) {
+    const body = await readBounded(response, MAX_LIST_BYTES);
+    if (response.status < 200 || response.status >= 300) {
       result.diagnostics.push(`${info.name} answered ${response.status} at ${request.shownUrl}`);
       return result;
     }
+    result.models = request.parse(JSON.parse(new TextDecoder().decode(body.bytes)));
     result.reachable = true;
-    result.models = request.parse(await response.json());
   } catch (error) {
-    const reason =
-      (error as Error).name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : "unreachable";
+    const refused = refusedWords(info.name, request.shownUrl, error);
+    if (refused) {
+      result.diagnostics.push(refused);
+      return result;
+    }
+    const reason = signal.aborted ? `no answer within ${TIMEOUT_MS / 1000} s` : "unreachable";
     result.diagnostics.push(`${info.name} is ${reason} at ${request.shownUrl}`);
   }
   return result;
+}
+
+/**
+ * What to say when the outbound rule kept a request from being made (the address refused before any
+ * connection, a redirect not followed, the URL refused), or undefined for any other failure.
+ */
+export function refusedWords(name: string, shownUrl: string, error: unknown): string | undefined {
+  if (!(error instanceof OutboundRefused) || error.kind === "unresolved") return undefined;
+  if (error.kind === "address")
+    return `${name} at ${shownUrl} was refused before connecting: ${error.message}`;
+  return `${name} at ${shownUrl}: ${error.message}`;
 }
 
 export interface ListRequest {

@@ -4,12 +4,18 @@
  * name that does not resolve, no answer in time), the provider's own message when it refuses the key,
  * any other status. The key is never part of an answer: it is scrubbed from the provider's message too.
  *
- * Where the server connects: the provider's own host, or (local mode only) a base URL the caller names.
- * On a team server a request may not choose the address, so a user cannot make the server probe hosts
- * on its network; the same holds for an Ollama URL a user stored (the operator's OLLAMA_BASE_URL is fine).
+ * Where the server connects: the provider's own host, or a URL the caller gives (a base URL, local mode
+ * only; an Ollama URL typed or stored), under the server's outbound rule (server/http/outbound/): a
+ * URL a user gives reaches, on a team server, only public addresses or an origin the operator allowed
+ * (OLLAMA_BASE_URL's, APP_OUTBOUND_ALLOW), and no redirect is followed; so a user cannot make the server
+ * probe hosts on its network. In local mode the user owns the machine: loopback and the private networks
+ * are theirs to name.
  */
+import { type Connector, type Resolver, readBounded } from "../../http/outbound/connect.ts";
+import { outboundFetch } from "../../http/outbound/fetch.ts";
+import { type Namer, OutboundRefused, type OutboundRule } from "../../http/outbound/rule.ts";
 import type { ProviderInfo } from "../../models/catalog.ts";
-import { type ListRequest, requestFor } from "./discover.ts";
+import { type ListRequest, refusedWords, requestFor } from "./discover.ts";
 import { invalidValue } from "./invalid.ts";
 
 export const TEST_TIMEOUT_MS = 5000;
@@ -26,8 +32,11 @@ export interface ProviderTestSource {
   envKey?: string;
   /** The caller's stored key (for Ollama: a URL the user chose). */
   storedKey?: string;
-  /** Local mode: the caller is the machine's owner and may name any address. */
-  local: boolean;
+  /** Where server-side requests may go; `rule.local` is local mode (a base URL is accepted only there). */
+  outbound: OutboundRule;
+  /** Seams for tests. */
+  resolve?: Resolver;
+  connect?: Connector;
 }
 
 export type ProviderTestResult =
@@ -38,7 +47,8 @@ export async function testProvider(
   source: ProviderTestSource,
   input: ProviderTestInput,
 ): Promise<ProviderTestResult> {
-  const { info, local } = source;
+  const { info } = source;
+  const local = source.outbound.local;
   const fail = (error: string): ProviderTestResult => ({ ok: false, provider: info.id, error });
   const baseUrl = input.baseUrl?.trim() || undefined;
   if (baseUrl && !local)
@@ -49,12 +59,6 @@ export async function testProvider(
   if (baseUrl) checkedBase(baseUrl);
   const typed = input.apiKey?.trim() || undefined;
   const key = typed ?? source.envKey ?? source.storedKey;
-  if (info.id === "ollama" && !local && !baseUrl && !typed && !source.envKey && source.storedKey)
-    return fail(
-      "On a team server only the operator's OLLAMA_BASE_URL is tested; a stored Ollama URL is not connected to",
-    );
-  if (info.id === "ollama" && typed && !local)
-    throw invalidValue(["body", "apiKey"], "an Ollama URL is accepted only in local mode");
   if (info.id === "ollama" && typed) checkedBase(typed);
   if (!key && info.id !== "ollama")
     return fail(`${info.name} has no key: type one above or set ${info.envVarName}`);
@@ -62,16 +66,22 @@ export async function testProvider(
     return fail(`${info.name} has no quick connection test: its credentials are checked by the first chat`);
   const request = requestFor(info.id, key, baseUrl);
   const shown = shownUrl(request);
+  // Who named the address: the caller (a base URL, an Ollama URL typed or stored, or Ollama's default on
+  // this machine when the operator set none), else the operator or the code (a provider's own host).
+  const namedBy: Namer = baseUrl || (info.id === "ollama" && (typed || !source.envKey)) ? "user" : "operator";
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), TEST_TIMEOUT_MS);
   try {
-    const response = await fetch(request.url, {
-      headers: request.headers,
+    const { response } = await outboundFetch(request.url, {
+      rule: source.outbound,
+      namedBy,
+      request: { headers: request.headers },
+      resolve: source.resolve,
+      connect: source.connect,
       signal: controller.signal,
-      redirect: "manual",
     });
-    const text = await boundedText(response);
-    if (response.ok) {
+    const text = new TextDecoder().decode((await readBounded(response, MESSAGE_BYTES)).bytes);
+    if (response.status >= 200 && response.status < 300) {
       let count = 0;
       try {
         count = request.parse(JSON.parse(text)).length;
@@ -92,6 +102,8 @@ export async function testProvider(
       return fail(`${info.name} refused the key (${response.status})${words}`);
     return fail(`${info.name} answered ${response.status} at ${shown}${words}`);
   } catch (error) {
+    const refused = refusedWords(info.name, shown, error);
+    if (refused) return fail(refused);
     return fail(
       `${info.name} is unreachable at ${shown}: ${networkReason(error, controller.signal.aborted)}`,
     );
@@ -126,26 +138,12 @@ function shownUrl(request: ListRequest): string {
 
 function networkReason(error: unknown, timedOut: boolean): string {
   if (timedOut) return `no answer within ${TEST_TIMEOUT_MS / 1000} s`;
+  if (error instanceof OutboundRefused) return "the host name does not resolve";
   const code = String((error as { code?: string }).code ?? "");
   if (code === "ECONNREFUSED" || code === "ConnectionRefused") return "connection refused";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "the host name does not resolve";
   if (code.includes("CERT") || code.includes("TLS") || code.includes("SSL")) return `TLS failed (${code})`;
   return code ? `the connection failed (${code})` : "the connection failed";
-}
-
-async function boundedText(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < MESSAGE_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-  }
-  await reader.cancel().catch(() => {});
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MESSAGE_BYTES));
 }
 
 /** The provider's own words: `error.message` (OpenAI, Anthropic, Gemini), `message`, or the text. */

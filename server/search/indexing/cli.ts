@@ -20,7 +20,7 @@ import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { Store } from "../../storage/store.ts";
 import { SearchStore } from "../stores/search-store.ts";
-import { readDocuments } from "./documents.ts";
+import { readDocuments, type TextReader } from "./documents.ts";
 import { HTML_EXTENSIONS, PDF_EXTENSIONS, TEXT_EXTENSIONS } from "./file-text.ts";
 import { type IndexOptions, type Phase, runIndex } from "./pipeline.ts";
 
@@ -46,10 +46,20 @@ export interface IndexTarget {
   close(): void;
 }
 
-/** `open(dataDir)`: the data dir named by `--data-dir` (undefined: the server's default). */
+/** The data dir's reader of PDF and HTML (its policy's limits); `parallel`: files read at once. */
+export interface IndexReader {
+  reader: TextReader & { close(): void };
+  parallel: number;
+}
+
+/**
+ * `open(dataDir)`: the data dir named by `--data-dir` (undefined: the server's default); `reader(dataDir)`
+ * reads PDF and HTML within that data dir's policy limits, before the data dir is opened.
+ */
 export async function main(
   argv: string[],
   open: (dataDir: string | undefined) => IndexTarget,
+  reader: (dataDir: string | undefined) => IndexReader,
 ): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
@@ -81,7 +91,18 @@ export async function main(
     process.stderr.write("atrium index: nothing was indexed\n");
     return 1;
   }
-  const { documents, warnings, skipped } = await readDocuments(positionals, { exclude: values.exclude });
+  const read = reader(values["data-dir"]);
+  let found: Awaited<ReturnType<typeof readDocuments>>;
+  try {
+    found = await readDocuments(positionals, {
+      exclude: values.exclude,
+      reader: read.reader,
+      parallel: read.parallel,
+    });
+  } finally {
+    read.reader.close();
+  }
+  const { documents, warnings, skipped } = found;
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   if (documents.length === 0) {
     for (const file of skipped) process.stderr.write(`atrium index: ${file.path}: ${file.reason}\n`);

@@ -9,7 +9,11 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
 import ignore, { type Ignore } from "ignore";
-import { htmlText, kindOf, pdfText } from "./file-text.ts";
+import { kindOf } from "./file-text.ts";
+import type { DocumentParser } from "./parser.ts";
+
+/** What reads PDF and HTML (parser.ts: a bounded subprocess per document). */
+export type TextReader = Pick<DocumentParser, "parse">;
 
 export interface InputDocument {
   title: string;
@@ -50,41 +54,50 @@ export function decodeText(bytes: Uint8Array): { text: string } | { reason: stri
 export async function fileText(
   path: string,
   bytes: Uint8Array,
+  reader: TextReader,
 ): Promise<{ text: string } | { reason: string }> {
   const ext = extname(path);
   const kind = kindOf(ext);
   if (!kind) return { reason: `unsupported file type (${ext ? ext.toLowerCase() : "no extension"})` };
   if (kind === "pdf") {
-    let text: string;
-    try {
-      text = await pdfText(bytes);
-    } catch (error) {
-      return { reason: `unreadable PDF (${(error as Error).message})` };
-    }
-    return text.trim() ? { text } : { reason: "a PDF with no text layer (scanned pages need OCR)" };
+    const read = await reader.parse("pdf", bytes);
+    if ("reason" in read) return read;
+    return read.text.trim() ? read : { reason: "a PDF with no text layer (scanned pages need OCR)" };
   }
   const decoded = decodeText(bytes);
   if ("reason" in decoded || kind === "text") return decoded;
-  const text = await htmlText(decoded.text);
-  return text ? { text } : { reason: "HTML with no visible text" };
+  const read = await reader.parse("html", bytes);
+  if ("reason" in read) return read;
+  return read.text ? read : { reason: "HTML with no visible text" };
 }
 
-/** An uploaded document: HTML by its name is stripped to its text; anything else is taken as text. */
-export async function uploadedDocument(name: string, text: string): Promise<InputDocument> {
-  return { title: name, text: kindOf(extname(name)) === "html" ? await htmlText(text) : text };
+/**
+ * An uploaded document: HTML by its name is read as its text (a document that cannot be read within the
+ * limits is skipped with the reason); anything else is taken as text.
+ */
+export async function uploadedDocument(
+  name: string,
+  text: string,
+  reader: TextReader,
+): Promise<{ document: InputDocument } | { skipped: SkippedFile }> {
+  if (kindOf(extname(name)) !== "html") return { document: { title: name, text } };
+  const read = await reader.parse("html", new TextEncoder().encode(text));
+  if ("reason" in read) return { skipped: { path: name, reason: read.reason } };
+  return { document: { title: name, text: read.text } };
 }
 
 /**
  * An uploaded file read by its type, as the `index` command reads one: PDF as its text, text and
- * Markdown as they are, HTML kept as markup (the build strips it to its text by the name, as it does for
+ * Markdown as they are, HTML kept as markup (the build reads it as its text by the name, as it does for
  * an uploaded string). Any other type, or a file that cannot be read, is skipped with the reason.
  */
 export async function uploadedFile(
   name: string,
   bytes: Uint8Array,
+  reader: TextReader,
 ): Promise<{ document: InputDocument } | { skipped: SkippedFile }> {
   const kind = kindOf(extname(name));
-  const read = kind === "html" ? decodeText(bytes) : await fileText(name, bytes);
+  const read = kind === "html" ? decodeText(bytes) : await fileText(name, bytes, reader);
   if ("reason" in read) return { skipped: { path: name, reason: read.reason } };
   return { document: { title: name, text: read.text } };
 }
@@ -92,17 +105,22 @@ export async function uploadedFile(
 export interface ReadOptions {
   /** gitignore-style patterns matched against paths inside each directory given (`--exclude`). */
   exclude?: string[];
+  /** Reads PDF and HTML. */
+  reader: TextReader;
+  /** Files read at once (the reader's own limit bounds its processes; this bounds files in memory). */
+  parallel?: number;
 }
 
 /** Reads every indexable document under the given files and directories (recursively, sorted). */
 export async function readDocuments(
   paths: string[],
-  options: ReadOptions = {},
+  options: ReadOptions,
 ): Promise<{ documents: InputDocument[]; warnings: string[]; skipped: SkippedFile[] }> {
   const documents: InputDocument[] = [];
   const warnings: string[] = [];
   const skipped: SkippedFile[] = [];
   const excluded = ignore().add(options.exclude ?? []);
+  const files: { file: string; title: string }[] = [];
   for (const given of paths) {
     const root = resolve(given);
     let stat: ReturnType<typeof statSync>;
@@ -112,18 +130,29 @@ export async function readDocuments(
       warnings.push(`${given}: no such file or directory`);
       continue;
     }
-    const files = stat.isDirectory()
-      ? walk(root, root, [], excluded, skipped)
-      : [{ file: root, title: basename(root) }];
-    for (const { file, title } of files) {
-      const read = await fileText(file, readFileSync(file));
-      if ("reason" in read) {
-        skipped.push({ path: title, reason: read.reason });
-        // A file of a type indexing reads that could not be read is worth a warning; other types are not.
-        if (kindOf(extname(file))) warnings.push(`${title}: skipped, ${read.reason}`);
-      } else documents.push({ title, text: read.text });
-    }
+    if (stat.isDirectory()) files.push(...walk(root, root, [], excluded, skipped));
+    else files.push({ file: root, title: basename(root) });
   }
+  // A few files at a time, each read from disk only when its turn comes; results keep the sorted order.
+  const results: ({ text: string } | { reason: string })[] = [];
+  let next = 0;
+  const lanes = Math.max(1, options.parallel ?? 1);
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      for (let i = next++; i < files.length; i = next++) {
+        const { file } = files[i] as { file: string };
+        results[i] = await fileText(file, readFileSync(file), options.reader);
+      }
+    }),
+  );
+  files.forEach(({ file, title }, i) => {
+    const read = results[i] as { text: string } | { reason: string };
+    if ("reason" in read) {
+      skipped.push({ path: title, reason: read.reason });
+      // A file of a type indexing reads that could not be read is worth a warning; other types are not.
+      if (kindOf(extname(file))) warnings.push(`${title}: skipped, ${read.reason}`);
+    } else documents.push({ title, text: read.text });
+  });
   return { documents, warnings, skipped };
 }
 

@@ -1,8 +1,9 @@
 /**
  * `POST /search/index/upload` (Atrium extension): the upload form of `POST /search/index/stream`. Files
  * arrive as multipart (`files`, repeated) and are read on the server by the same readers the `index`
- * command uses (PDF text, HTML as the text a reader sees, text and Markdown); a file of another type, or
- * one that cannot be read, is not indexed and is listed in the summary's `skipped` with the reason. The
+ * command uses (PDF text, HTML as the text a reader sees, text and Markdown; PDF and HTML in a bounded
+ * subprocess per document); a file of another type, one that cannot be read, or one past the reading
+ * limits is not indexed and is listed in the summary's `skipped` with the reason. The
  * answer is the same Server-Sent Events. A file over `storage.max_upload_bytes` is 413 naming it (the
  * whole request is bounded by the server's body limit, 413 too); no readable file at all is 422.
  *
@@ -15,7 +16,7 @@ import { Elysia } from "elysia";
 import { IndexUpload } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
 import type { SearchIndexService } from "../services/indexes.ts";
-import { readUploads } from "../services/uploads.ts";
+import { type OwnedReader, readUploads } from "../services/uploads.ts";
 import { indexEvents } from "./index-stream.ts";
 import type { SearchRoutesContext } from "./search.ts";
 
@@ -26,6 +27,7 @@ export interface UploadLimits {
 
 export function indexUploadRoutes(
   indexes: SearchIndexService,
+  reader: OwnedReader,
   ctx: SearchRoutesContext,
   limits: UploadLimits,
 ) {
@@ -49,7 +51,7 @@ export function indexUploadRoutes(
             bytes: new Uint8Array(await file.arrayBuffer()),
           })),
         );
-        const { documents, skipped } = await readUploads(uploads);
+        const { documents, skipped } = await readUploads(uploads, reader.for(owner));
         if (documents.length === 0)
           throw new AppError(
             "invalid",
@@ -70,7 +72,7 @@ export function indexUploadRoutes(
           responses: {
             200: {
               description:
-                "Server-Sent Events, as `POST /search/index/stream` answers: `progress` frames, then `done` with the IndexSummary, whose `skipped` lists every uploaded file not indexed (unsupported type, a PDF without text, binary) with the reason; or `error` `{detail}`.",
+                "Server-Sent Events, as `POST /search/index/stream` answers: `progress` frames, then `done` with the IndexSummary, whose `skipped` lists every uploaded file not indexed (unsupported type, a PDF without text, binary, a PDF or HTML past the reading limits of the policy's `[search]` table) with the reason; or `error` `{detail}`.",
               content: { "text/event-stream": { schema: { type: "string" as const } } },
             },
             413: {

@@ -1,7 +1,8 @@
 /**
  * The search family's index service: builds a caller's named index from uploaded documents (one run per
  * owner and index at a time: a second is a 409 while the first runs) and lists the caller's indexes with
- * their counts. It needs only the search store, the model layer and a logger; it never sees Elysia.
+ * their counts. It needs only the search store, the model layer, the document reader (HTML is read in
+ * its bounded subprocess) and a logger; it never sees Elysia.
  */
 import { DEFAULT_INDEX_NAME, type IndexSummary } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
@@ -14,6 +15,7 @@ import type { SearchStore } from "../stores/search-store.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { chooseModel } from "./models.ts";
+import type { OwnedReader } from "./uploads.ts";
 
 /** An indexing request: documents, and optionally the index name and the model to extract with. */
 export interface IndexBuildInput {
@@ -30,6 +32,7 @@ export class SearchIndexService {
     private readonly store: SearchStore,
     private readonly models: ModelService,
     private readonly log: Logger,
+    private readonly reader: OwnedReader,
     private readonly embeddings?: EmbeddingsClient,
   ) {}
 
@@ -48,14 +51,24 @@ export class SearchIndexService {
     const model = input.model ? chooseModel(this.models, input.model) : undefined;
     this.running.add(key);
     try {
-      // An uploaded document named .html is indexed as the text a reader sees, as a file would be.
-      const documents = await Promise.all(input.documents.map((d) => uploadedDocument(d.title, d.text)));
-      const summary = await runIndex(this.store, ownerId, name, documents, {
+      // An uploaded document named .html is indexed as the text a reader sees, as a file would be; one
+      // that cannot be read within the limits is skipped with the reason.
+      const reads = await Promise.all(
+        input.documents.map((d) => uploadedDocument(d.title, d.text, this.reader.for(ownerId))),
+      );
+      const documents = reads.flatMap((r) => ("document" in r ? [r.document] : []));
+      const skipped = reads.flatMap((r) => ("skipped" in r ? [r.skipped] : []));
+      const built = await runIndex(this.store, ownerId, name, documents, {
         model,
         signal,
         embeddings: this.embeddings,
         onProgress,
       });
+      const summary = {
+        ...built,
+        skipped: [...skipped, ...built.skipped],
+        warnings: [...skipped.map((s) => `${s.path}: skipped, ${s.reason}`), ...built.warnings],
+      };
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
     } finally {

@@ -1,0 +1,120 @@
+/**
+ * The search question set over five public-domain books (tests/fixtures/books/): its records, the rule
+ * that splits it into a dev half (to tune on) and a frozen test half (to report on), and the text
+ * normalisation every check and score shares. Used by bench/search-qa.ts and its integrity tests.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const BOOKS_DIR = join(import.meta.dir, "..", "..", "tests", "fixtures", "books");
+export const QA_DIR = join(BOOKS_DIR, "qa");
+
+export const BOOKS = [
+  "a_christmas_carol",
+  "frankenstein",
+  "pride_and_prejudice",
+  "cape_cod",
+  "a_modest_proposal",
+] as const;
+export type Book = (typeof BOOKS)[number];
+
+export const KINDS = ["fact", "multi-hop", "theme", "unanswerable"] as const;
+export type Kind = (typeof KINDS)[number];
+export type Mode = "local" | "global";
+export type Half = "dev" | "test";
+
+export interface Question {
+  id: string;
+  book: Book;
+  kind: Kind;
+  /** Which search answers it: local for facts, global for themes and broad questions. */
+  mode: Mode;
+  question: string;
+  /** Acceptable answers (any one counts), each as the book words it; empty for an unanswerable question. */
+  expected: string[];
+  /** Verbatim quotes from the book that hold the fact (up to quote glyphs and whitespace). */
+  evidence: string[];
+  /** Why an unanswerable question has no answer in the text. */
+  note?: string;
+}
+
+export interface HalfFile {
+  half: Half;
+  frozen: boolean;
+  about: string;
+  questions: Question[];
+}
+
+export function bookPath(book: Book): string {
+  return join(BOOKS_DIR, `${book}.txt`);
+}
+
+/** A book's text as indexing reads a .txt file: UTF-8, the byte-order mark dropped, line ends kept. */
+export function bookText(book: Book): string {
+  return new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(bookPath(book)));
+}
+
+export function halfPath(half: Half): string {
+  return join(QA_DIR, `${half}.json`);
+}
+
+export function loadHalf(half: Half): Question[] {
+  const file = JSON.parse(readFileSync(halfPath(half), "utf8")) as HalfFile;
+  if (file.half !== half) throw new Error(`${halfPath(half)} says it is the ${file.half} half`);
+  return file.questions;
+}
+
+/**
+ * The split: within each (book, kind) group, questions ordered by the SHA-256 of their id go to the test
+ * half and the dev half in turn, so both halves hold the same mix of books and kinds and no one chooses
+ * which question lands where.
+ */
+export function splitHalves(questions: Question[]): Record<Half, Question[]> {
+  const groups = new Map<string, Question[]>();
+  for (const q of questions) {
+    const key = `${q.book}|${q.kind}`;
+    groups.set(key, [...(groups.get(key) ?? []), q]);
+  }
+  const halves: Record<Half, Question[]> = { dev: [], test: [] };
+  for (const group of groups.values()) {
+    const ordered = group
+      .map((q) => ({ q, hash: new Bun.CryptoHasher("sha256").update(q.id).digest("hex") }))
+      .sort((a, b) => (a.hash < b.hash ? -1 : 1));
+    ordered.forEach(({ q }, i) => {
+      halves[i % 2 === 0 ? "test" : "dev"].push(q);
+    });
+  }
+  const order = new Map(questions.map((q, i) => [q.id, i]));
+  for (const half of Object.values(halves))
+    half.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  return halves;
+}
+
+/**
+ * Text as the checks compare it: curly quotes straight, Gutenberg's _italic_ marks and runs of
+ * whitespace (CRLF line ends included) gone, lower case.
+ */
+export function normalise(text: string): string {
+  return text
+    .normalize("NFC")
+    .replace(/[\u2018\u2019\u02bc]/g, "'")
+    .replace(/[\u201c\u201d]/g, '"')
+    .replace(/_/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase();
+}
+
+/** Whether `text` holds `phrase` as whole words ("Dick" is not in "Dickens"), after normalising both. */
+export function holdsPhrase(text: string, phrase: string): boolean {
+  return holdsNormalised(normalise(text), phrase);
+}
+
+/** holdsPhrase for a text normalised once (a whole book checked against many phrases). */
+export function holdsNormalised(normalisedText: string, phrase: string): boolean {
+  const p = normalise(phrase);
+  if (!p) return false;
+  const t = normalisedText;
+  const escaped = p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "u").test(t);
+}

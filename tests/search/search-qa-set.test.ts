@@ -1,0 +1,259 @@
+/**
+ * The search question set (tests/fixtures/books/qa/) holds together: enough questions, spread over the
+ * books and kinds, each fact and quote really in its book, two disjoint halves made by the split rule,
+ * and the test half unchanged since it was frozen. Then the bench's scoring on small cases worked by hand.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { baselineSentences, SentenceBaseline } from "../../bench/lib/qa-baseline.ts";
+import {
+  contextRows,
+  formatTable,
+  isRefusal,
+  opening,
+  parseCitations,
+  scoreAnswer,
+  tally,
+} from "../../bench/lib/qa-score.ts";
+import {
+  BOOKS,
+  bookText,
+  halfPath,
+  holdsNormalised,
+  holdsPhrase,
+  KINDS,
+  loadHalf,
+  normalise,
+  type Question,
+  splitHalves,
+} from "../../bench/lib/qa-set.ts";
+
+/** Pinned when the test half was frozen (issue 31, before the answerer changed): never edit test.json. */
+const FROZEN_TEST_SHA256 = "59d4bda62bc47d961082573373500e8b197e9b453410247162b1d7e0e6bae2cd";
+
+const dev = loadHalf("dev");
+const testHalf = loadHalf("test");
+const all = [...testHalf, ...dev];
+const books = new Map(BOOKS.map((b) => [b, normalise(bookText(b))]));
+
+describe("the question set", () => {
+  test("has at least 80 questions with unique ids, every one well formed", () => {
+    expect(all.length).toBeGreaterThanOrEqual(80);
+    expect(new Set(all.map((q) => q.id)).size).toBe(all.length);
+    for (const q of all) {
+      expect({ id: q.id, book: BOOKS.includes(q.book), kind: KINDS.includes(q.kind) }).toEqual({
+        id: q.id,
+        book: true,
+        kind: true,
+      });
+      const mode = q.kind === "theme" ? "global" : q.kind === "unanswerable" ? q.mode : "local";
+      expect({ id: q.id, mode: q.mode }).toEqual({ id: q.id, mode });
+      expect(q.question.trim().endsWith("?")).toBe(true);
+      if (q.kind === "unanswerable") {
+        expect({ id: q.id, expected: q.expected, evidence: q.evidence }).toEqual({
+          id: q.id,
+          expected: [],
+          evidence: [],
+        });
+        expect(q.note?.length ?? 0).toBeGreaterThan(10);
+      } else {
+        expect({ id: q.id, expected: q.expected.length > 0, evidence: q.evidence.length > 0 }).toEqual({
+          id: q.id,
+          expected: true,
+          evidence: true,
+        });
+      }
+    }
+  });
+
+  test("every evidence quote occurs verbatim in its book", () => {
+    const missing = all.flatMap((q) =>
+      q.evidence.filter((e) => !books.get(q.book)?.includes(normalise(e))).map((e) => `${q.id}: ${e}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  test("every expected string of an answerable question occurs in its book, and one in its evidence", () => {
+    const missing = all.flatMap((q) =>
+      q.expected.filter((e) => !holdsNormalised(books.get(q.book) ?? "", e)).map((e) => `${q.id}: ${e}`),
+    );
+    expect(missing).toEqual([]);
+    const unsupported = all
+      .filter((q) => q.kind !== "unanswerable")
+      .filter((q) => !q.expected.some((e) => holdsPhrase(q.evidence.join(" "), e)))
+      .map((q) => q.id);
+    expect(unsupported).toEqual([]);
+  });
+
+  test("no question contains its own expected answer (echoing the question must not score)", () => {
+    const echoing = all.filter((q) => q.expected.some((e) => holdsPhrase(q.question, e))).map((q) => q.id);
+    expect(echoing).toEqual([]);
+  });
+
+  test("spreads evenly over books and kinds", () => {
+    for (const book of BOOKS) {
+      const mine = all.filter((q) => q.book === book);
+      expect({ book, count: mine.length >= 16 }).toEqual({ book, count: true });
+      for (const kind of KINDS)
+        expect({ book, kind, count: mine.filter((q) => q.kind === kind).length >= 4 }).toEqual({
+          book,
+          kind,
+          count: true,
+        });
+    }
+  });
+
+  test("the halves are disjoint, balanced per book and kind, and exactly the split rule's", () => {
+    const devIds = new Set(dev.map((q) => q.id));
+    expect(testHalf.filter((q) => devIds.has(q.id))).toEqual([]);
+    for (const book of BOOKS)
+      for (const kind of KINDS) {
+        const count = (half: Question[]) => half.filter((q) => q.book === book && q.kind === kind).length;
+        expect({ book, kind, gap: Math.abs(count(dev) - count(testHalf)) <= 1 }).toEqual({
+          book,
+          kind,
+          gap: true,
+        });
+      }
+    const split = splitHalves(all);
+    expect(split.test.map((q) => q.id)).toEqual(testHalf.map((q) => q.id));
+    expect(split.dev.map((q) => q.id)).toEqual(dev.map((q) => q.id));
+  });
+
+  test("the test half is frozen: marked so, and byte for byte what was frozen", () => {
+    const file = JSON.parse(readFileSync(halfPath("test"), "utf8"));
+    expect(file.frozen).toBe(true);
+    expect(file.about).toContain("nobody tunes on it");
+    const hash = new Bun.CryptoHasher("sha256").update(readFileSync(halfPath("test"))).digest("hex");
+    expect(hash).toBe(FROZEN_TEST_SHA256);
+  });
+});
+
+describe("the bench's scoring", () => {
+  const q: Question = {
+    id: "x-f1",
+    book: "a_christmas_carol",
+    kind: "fact",
+    mode: "local",
+    question: "Who was Scrooge's fellow apprentice?",
+    expected: ["Dick Wilkins", "Dick"],
+    evidence: ["Dick Wilkins, a fellow apprentice of Scrooge's."],
+  };
+
+  test("phrases match as whole words, across quote glyphs, italics marks and line breaks", () => {
+    expect(holdsPhrase("Charles Dickens wrote it.", "Dick")).toBe(false);
+    expect(holdsPhrase("said _Dick_\r\n  Wilkins,", "dick wilkins")).toBe(true);
+    expect(holdsPhrase("Plutarch\u2019s Lives", "Plutarch's Lives")).toBe(true);
+  });
+
+  test("citations are read per table, without +more", () => {
+    expect(
+      parseCitations("A [Data: Sources (3, 7, +more); Entities (5)] and B [Data: Reports (12)]."),
+    ).toEqual([
+      { table: "sources", id: "3" },
+      { table: "sources", id: "7" },
+      { table: "entities", id: "5" },
+      { table: "reports", id: "12" },
+    ]);
+  });
+
+  test("a refusal is GraphRAG's sentence or a model's own words, never a quote from the book", () => {
+    const carol = books.get("a_christmas_carol");
+    expect(isRefusal("I am sorry but I am unable to answer this question given the provided data.")).toBe(
+      true,
+    );
+    expect(isRefusal("The provided data does not mention Scrooge's age. [Data: Sources (1)]")).toBe(true);
+    const quote = "Scrooge and he were partners for I don't know how many years.";
+    expect(isRefusal(quote)).toBe(true);
+    expect(isRefusal(`${quote} [Data: Sources (4)]`, carol)).toBe(false);
+    expect(isRefusal("Dick Wilkins. The text does not say more.")).toBe(false);
+  });
+
+  test("one answer: names, opening, citation precision over resolved rows, recall over in-context rows", () => {
+    const context = {
+      sources: [
+        { id: "1", text: "Dick Wilkins, a fellow apprentice of Scrooge's.", in_context: true },
+        { id: "2", text: "Old Fezziwig laid down his pen.", in_context: true },
+        { id: "3", text: "Poor Dick! Dear, dear!", in_context: false },
+      ],
+      entities: [{ id: "9", entity: "FEZZIWIG", description: "a merchant", in_context: true }],
+    };
+    const text =
+      "Old Fezziwig laid down his pen. [Data: Sources (2); Entities (9)]\n\nSupporting: Dick Wilkins was there [Data: Sources (1, 44)]";
+    const o = scoreAnswer(q, text, context);
+    expect(o).toMatchObject({ named: true, namedFirst: false, refused: false, cited: 4, citedHolding: 1 });
+    expect(o.recalled).toBe(true);
+    expect(opening(text)).toBe("Old Fezziwig laid down his pen.");
+    // Recall counts only what the answerer was given.
+    const hidden = { sources: [{ ...context.sources[2], in_context: false }, context.sources[1]] };
+    expect(contextRows(hidden)).toHaveLength(1);
+    expect(scoreAnswer(q, "Nobody.", hidden).recalled).toBe(false);
+    // Global search's map reads every report in play; in_context there only marks the cited ones.
+    const reports = {
+      reports: [{ id: "4", title: "Apprentices", content: "Dick Wilkins", in_context: false }],
+    };
+    expect(contextRows(reports, "global")).toHaveLength(1);
+    expect(scoreAnswer({ ...q, mode: "global" }, "Nobody.", reports).recalled).toBe(true);
+    expect(scoreAnswer(q, "Nobody.", reports).recalled).toBe(false);
+    // An unanswerable question scores refusals only.
+    const none: Question = { ...q, id: "x-u1", kind: "unanswerable", expected: [], evidence: [] };
+    const refused = scoreAnswer(none, "I am sorry but I am unable to answer this question.", {});
+    expect(refused).toMatchObject({ answerable: false, refused: true, cited: 0, recalled: false });
+  });
+
+  test("tallies and the table add the outcomes up per group", () => {
+    const none: Question = {
+      ...q,
+      id: "x-u1",
+      kind: "unanswerable",
+      mode: "global",
+      expected: [],
+      evidence: [],
+    };
+    const outcomes = [
+      scoreAnswer(q, "Dick Wilkins. [Data: Sources (1)]", { sources: [{ id: "1", text: "Dick Wilkins" }] }),
+      scoreAnswer(q, "I am unable to answer.", {}),
+      scoreAnswer(none, "I am unable to answer.", {}),
+    ];
+    expect(tally(outcomes)).toEqual({
+      answerable: 2,
+      named: 1,
+      namedFirst: 1,
+      unanswerable: 1,
+      correctRefusals: 1,
+      falseRefusals: 1,
+      cited: 1,
+      citedHolding: 1,
+      recalled: 1,
+    });
+    const table = formatTable([{ name: "offline", outcomes }]);
+    expect(table).toContain(
+      "| all | offline | 1/2 50% | 1/2 50% | 100% of 1 | 1/1 100% | 1/2 50% | 1/2 50% |",
+    );
+    expect(table).toContain("| global | offline | - | - | - | 1/1 100% | - | - |");
+  });
+
+  test("the baseline answers with the best BM25 sentence, and refuses when nothing matches", () => {
+    expect(baselineSentences("Mr. Darcy bowed. Elizabeth laughed!\r\n\r\nA new paragraph")).toEqual([
+      "Mr. Darcy bowed.",
+      "Elizabeth laughed!",
+      "A new paragraph",
+    ]);
+    const baseline = new SentenceBaseline(
+      new Map([
+        ["a_christmas_carol", "Scrooge counted money. Dick Wilkins was a fellow apprentice of Scrooge."],
+        ["cape_cod", "Dick Wilkins never went to Truro."],
+      ]),
+    );
+    try {
+      const answer = baseline.ask("a_christmas_carol", "Who was the fellow apprentice?");
+      expect(answer.text).toBe("Dick Wilkins was a fellow apprentice of Scrooge. [Data: Sentences (1)]");
+      expect(answer.context.sentences).toHaveLength(1);
+      expect(scoreAnswer(q, answer.text, answer.context)).toMatchObject({ named: true, citedHolding: 1 });
+      expect(isRefusal(baseline.ask("a_christmas_carol", "What about zebras?").text)).toBe(true);
+      expect(isRefusal(baseline.ask("a_christmas_carol", "Who? What?").text)).toBe(true);
+    } finally {
+      baseline.close();
+    }
+  });
+});
