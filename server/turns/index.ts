@@ -105,8 +105,9 @@ class TurnsInstance {
     this.analytics = analytics;
     const { live, sandbox } = this;
 
+    // The whole workspace folder: what the chat agent's shell and the user's sandbox write counts too.
     const quota = new TurnQuota(
-      (owner) => ownerFolders(dataDir, owner).files,
+      (owner) => ownerFolders(dataDir, owner).workspace,
       (owner) => assets.bytesUsed(owner),
       settings.storage.workspace_quota_bytes,
     );
