@@ -7,7 +7,7 @@
  *   bun bench/sandbox-exec.ts [--commands 50]
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -15,7 +15,9 @@ import { confinementFor } from "../server/sandbox/confinement.ts";
 import { detectSandbox } from "../server/sandbox/isolation.ts";
 import { DEFAULT_LIMITS } from "../server/sandbox/limits.ts";
 import { jailedExec } from "../server/sandbox/shell-jail.ts";
+import { sandboxMigrations } from "../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../server/sandbox/users/provider.ts";
+import { migrate } from "../server/storage/migrate.ts";
 import { Store } from "../server/storage/store.ts";
 import { fmt, median } from "./lib/stats.ts";
 
@@ -30,12 +32,7 @@ if (!shellPlan) {
 
 const dataDir = mkdtempSync(join(tmpdir(), "atrium-bench-sandbox-"));
 const db = new Database(":memory:");
-db.exec(
-  readFileSync(
-    join(import.meta.dir, "..", "server", "sandbox", "users", "migrations", "0001_sandboxes.sql"),
-    "utf8",
-  ),
-);
+migrate(db, [sandboxMigrations]);
 const provider = new LocalSandboxProvider(new Store(db), { dataDir });
 const quiet = { onData: () => {} };
 

@@ -57,8 +57,13 @@ export const SandboxReport = t.Object(
       description:
         "what bounds one sandbox's real memory: a memory cgroup, or the server stopping it past the limit",
     }),
+    cpuLimit: t.Union([t.Literal("cgroup"), t.Literal("none")], {
+      description:
+        "what gives each sandbox its share of the CPU and its ceiling (policy sandbox.cpu_weight, cpu_cores): a cpu cgroup, or nothing",
+    }),
     seccomp: t.Union([t.Literal("filter"), t.Literal("none")], {
-      description: "filter: mount, ptrace, bpf, keyctl, namespaces and the like fail inside the jail",
+      description:
+        "filter: mount, ptrace, bpf, keyctl, namespaces, io_uring, netlink and vsock sockets and the like fail inside the jail",
     }),
   },
   { description: "The sandbox in force (policy [sandbox] sets its limits)" },

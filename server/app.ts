@@ -87,6 +87,12 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     .use(bodyLimit(ctx.config.bodyLimitBytes))
     .use(readinessGate(ctx.readiness))
     .use(ctx.identity)
+    // A response stream of a signed-in caller ends when their credential is revoked (live-connections.ts).
+    .onAfterHandle({ as: "global" }, ({ response, identity }) =>
+      response instanceof Response && identity && identity.kind !== "local"
+        ? ctx.connections.holdStream(response, identity)
+        : undefined,
+    )
     .use(requestBodies(uploads))
     .use(healthRoutes(ctx))
     .use(
@@ -123,6 +129,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     close() {
       closing ??= (async () => {
         for (const family of [...mounted].reverse()) await family.stop?.();
+        ctx.connections.close();
         ctx.db.close();
       })();
       return closing;

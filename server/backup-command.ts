@@ -5,14 +5,35 @@
  * copied beside it (sessions, workspaces, attachments, artifacts, pi agent dirs). Files a user changes
  * during the copy may be newer than the snapshot; the database is what stays consistent.
  *
+ * Users' sandboxes write the workspaces, and may do so while the backup runs: they can leave named pipes
+ * and sockets there (and a data dir may hold devices), which a copy cannot carry and must not open (a
+ * pipe's open waits for a writer). Those are skipped and listed, not a reason to stop with half a copy.
+ * The tree is read the way the server reads workspaces (server/workspace/beneath.ts): each folder
+ * through a descriptor, each file opened beneath the data dir without following any symlink and only
+ * when it is a regular file, so a folder swapped for a link to `/etc` mid-copy never puts host files
+ * into the backup (that entry is listed as changed instead). Symlinks are kept as links, their text as
+ * it is.
+ *
  * Restore: stop the server, then use DIR as the data dir (`--data-dir DIR`) or copy its contents into an
  * empty data dir.
  */
 import { Database } from "bun:sqlite";
-import { cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import {
+  chmodSync,
+  existsSync,
+  lchownSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  type Stats,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseCli } from "./config/cli.ts";
+import { Beneath } from "./workspace/beneath.ts";
 
 const DATABASE_FILES = new Set(["app.db", "app.db-wal", "app.db-shm", "app.db-journal"]);
 
@@ -44,10 +65,15 @@ export async function main(argv: string[]): Promise<number> {
   );
   if (cli.kind !== "serve") return 2;
   try {
-    const copied = backup(cli.options.dataDir, target);
+    const skipped: Skipped[] = [];
+    const copied = backup(cli.options.dataDir, target, (entry) => skipped.push(entry));
     process.stdout.write(
       `backed up ${cli.options.dataDir} to ${resolve(target)} (database + ${copied} entries)\n`,
     );
+    if (skipped.length > 0) {
+      process.stdout.write(`skipped ${skipped.length} entries that a backup cannot copy:\n`);
+      for (const entry of skipped) process.stdout.write(`  ${entry.path} (${entry.kind})\n`);
+    }
     return 0;
   } catch (error) {
     process.stderr.write(`atrium backup: ${(error as Error).message}\n`);
@@ -55,8 +81,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Copies `dataDir` into the new or empty directory `target`; returns how many top-level entries besides the database. */
-export function backup(dataDir: string, target: string): number {
+/** An entry of the data dir left out of the backup, and why. */
+export interface Skipped {
+  /** Relative to the data dir. */
+  path: string;
+  kind: "named pipe" | "socket" | "device" | "changed during the copy";
+}
+
+/**
+ * Copies `dataDir` into the new or empty directory `target`; returns how many top-level entries besides
+ * the database. Pipes, sockets and devices are not copied: each goes to `skip`.
+ */
+export function backup(dataDir: string, target: string, skip: (entry: Skipped) => void = () => {}): number {
   const source = resolve(dataDir);
   const destination = resolve(target);
   if (!existsSync(join(source, "app.db"))) throw new Error(`${source} holds no app.db: not a data dir`);
@@ -74,14 +110,69 @@ export function backup(dataDir: string, target: string): number {
   } finally {
     db.close();
   }
+  const tree = new Beneath(source);
+  const folders: [string, Stats][] = [];
+  const copy = (path: string, stat: Stats): boolean => {
+    const into = join(destination, path);
+    try {
+      if (stat.isDirectory()) {
+        mkdirSync(into, { mode: 0o700 });
+        folders.push([path, stat]);
+        for (const entry of listing(tree, path)) copy(`${path}/${entry.name}`, entry.stat);
+        return true;
+      }
+      if (stat.isSymbolicLink()) symlinkSync(readlinkSync(join(source, path)), into);
+      else if (stat.isFile()) {
+        const bytes = tree.readFile(path);
+        if (bytes === undefined) throw Object.assign(new Error("gone"), { code: "ENOENT" });
+        writeFileSync(into, bytes, { mode: 0o600 });
+      } else {
+        skip({ path, kind: specialKind(stat) });
+        return false;
+      }
+      keepMetadata(into, stat);
+      return true;
+    } catch (error) {
+      if (!changedMeanwhile(error)) throw error;
+      skip({ path, kind: "changed during the copy" });
+      return false;
+    }
+  };
   let copied = 0;
-  for (const entry of readdirSync(source)) {
-    if (DATABASE_FILES.has(entry)) continue;
-    cpSync(join(source, entry), join(destination, basename(entry)), {
-      recursive: true,
-      preserveTimestamps: true,
-    });
-    copied++;
+  for (const entry of listing(tree, "")) {
+    if (!DATABASE_FILES.has(entry.name) && copy(entry.name, entry.stat)) copied++;
   }
+  // Folders last, deepest first: their modes may forbid writing into them, and copying changed their times.
+  for (const [path, stat] of folders.reverse()) keepMetadata(join(destination, path), stat);
   return copied;
+}
+
+/** A folder's entries; listed again when one vanishes between the listing and its lstat (a busy sandbox). */
+function listing(tree: Beneath, path: string): { name: string; stat: Stats }[] {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return tree.entries(path);
+    } catch (error) {
+      if (attempt >= 3 || (error as { code?: string }).code !== "ENOENT") throw error;
+    }
+  }
+}
+
+function specialKind(stat: Stats): Skipped["kind"] {
+  if (stat.isFIFO()) return "named pipe";
+  if (stat.isSocket()) return "socket";
+  return "device";
+}
+
+/** The entry vanished, became a link or another kind of file between the listing and the copy. */
+function changedMeanwhile(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === "ENOENT" || code === "ELOOP" || code === "EXDEV" || code === "ENOTREG" || code === "EISDIR";
+}
+
+/** Mode, owner (when root) and times of the original. */
+function keepMetadata(path: string, stat: Stats): void {
+  if (process.getuid?.() === 0) lchownSync(path, stat.uid, stat.gid);
+  if (!stat.isSymbolicLink()) chmodSync(path, stat.mode & 0o7777);
+  lutimesSync(path, stat.atime, stat.mtime);
 }

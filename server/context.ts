@@ -5,7 +5,10 @@
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { type CredentialResolver, identityPlugin } from "./auth/identity.ts";
+import { LimitStore } from "./auth/limit-store.ts";
+import { LiveConnections } from "./auth/live-connections.ts";
 import { managedResolver } from "./auth/managed.ts";
+import { PasswordQueue } from "./auth/password-queue.ts";
 import { ProxyTrust } from "./auth/proxies.ts";
 import { SessionAuth } from "./auth/session-auth.ts";
 import { sessionResolver } from "./auth/session-resolver.ts";
@@ -27,6 +30,13 @@ export interface AppContext {
   readiness: Readiness;
   /** Session auth (accounts, sessions, invites, CSRF tokens), when `APP_AUTH_SECRET` is set. */
   auth?: SessionAuth;
+  /** Attempt limits kept in the database (sign-in, workspace reindex): shared by every instance. */
+  limits: LimitStore;
+  /**
+   * Open WebSockets and response streams, each with its identity: ended when the credential is revoked
+   * (an account disabled or deleted, a session ended), checked every second while any is open.
+   */
+  connections: LiveConnections;
   /** Which proxies' forwarded headers are believed (`--trust-proxy`): the client address and protocol. */
   proxies: ProxyTrust;
   /** Families `.use()` this to get `identity` in their handlers; it is the same instance everywhere. */
@@ -41,34 +51,48 @@ export interface ContextOptions {
   log: Logger;
   shutdown?: AbortSignal;
   resolvers?: CredentialResolver[];
+  /** The process's password queue (tests hand in one with a counting hasher); default: one per core. */
+  passwords?: PasswordQueue;
 }
 
-export function createContext({ config, env, log, shutdown, resolvers }: ContextOptions): AppContext {
+export function createContext(options: ContextOptions): AppContext {
+  const { config, env, log, shutdown, resolvers } = options;
   const db = openDatabase(join(config.dataDir, "app.db"));
   const store = new Store(db);
+  const limits = new LimitStore(store);
   const { secret, signup } = config.auth;
-  const auth = secret ? new SessionAuth({ store, secret, signup }) : undefined;
+  const passwords = options.passwords ?? new PasswordQueue();
+  const auth = secret ? new SessionAuth({ store, secret, signup, limits, passwords }) : undefined;
   const { managedAuthUrl, managedJwksUrl, managedIssuer, managedAudience } = config.auth;
-  const managed = managedAuthUrl
-    ? managedResolver({
-        baseUrl: managedAuthUrl,
-        jwksUrl: managedJwksUrl,
-        issuer: managedIssuer,
-        audience: managedAudience,
-      })
-    : undefined;
+  const managed =
+    managedAuthUrl && managedAudience
+      ? managedResolver({
+          baseUrl: managedAuthUrl,
+          jwksUrl: managedJwksUrl,
+          issuer: managedIssuer,
+          audience: managedAudience,
+        })
+      : undefined;
+  // Only session-auth credentials can be revoked here; managed JWTs and the local user cannot.
+  const connections = new LiveConnections(
+    (identity) => identity.kind !== "session" || auth?.stillSignedIn(identity.session) === true,
+  );
+  auth?.onRevoked(() => connections.check());
   const credentials = [
     ...(auth ? [sessionResolver(auth)] : []),
     ...(managed ? [managed] : []),
     ...(resolvers ?? []),
   ];
+  const proxies = new ProxyTrust(config.auth.trustProxy);
   return {
     config,
     env,
     db,
     store,
     auth,
-    proxies: new ProxyTrust(config.auth.trustProxy),
+    limits,
+    connections,
+    proxies,
     models: new ModelService(env),
     log,
     readiness: new Readiness(),
@@ -76,6 +100,7 @@ export function createContext({ config, env, log, shutdown, resolvers }: Context
       mode: config.mode,
       resolvers: credentials,
       desktopToken: config.auth.desktopToken,
+      httpsOf: (request, peer) => proxies.clientOf(request, peer).https,
     }),
     shutdown: shutdown ?? new AbortController().signal,
   };

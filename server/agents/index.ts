@@ -57,7 +57,7 @@ export const agentsFamily = defineFamily({
         .use(fleetRoutes(ctx.identity, services.fleets))
         .use(memoryRoutes(ctx.identity, services.memory))
         .use(agentSessionRoutes(ctx.identity, services.sessions))
-        .use(chatSocketRoutes(ctx.identity, services.chat, ctx.log, ctx.shutdown)),
+        .use(chatSocketRoutes(ctx.identity, services.chat, ctx.log, ctx.shutdown, ctx.connections)),
     };
   },
 });

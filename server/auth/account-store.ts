@@ -98,6 +98,17 @@ export class AccountStore {
     return this.store.get<SessionRow>("SELECT * FROM auth_sessions WHERE id = ?", [id]);
   }
 
+  /** Whether a session is still in force: not ended or expired, and its account neither disabled nor gone. */
+  sessionActive(id: string, now: number): boolean {
+    return (
+      this.store.get(
+        `SELECT 1 AS ok FROM auth_sessions s JOIN auth_accounts a ON a.user_id = s.user_id
+         WHERE s.id = ? AND s.expires_at > ? AND a.disabled_at IS NULL`,
+        [id, now],
+      ) !== undefined
+    );
+  }
+
   insertSession(row: SessionRow): void {
     this.store.run(
       "INSERT INTO auth_sessions (id, user_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",

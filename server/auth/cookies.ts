@@ -1,8 +1,20 @@
 /**
  * The session cookie: HttpOnly (page scripts cannot read it), SameSite=Strict (other sites' pages do
  * not send it), Path=/, and Secure when the client came over HTTPS (directly or through a trusted proxy).
+ *
+ * Over HTTPS it is named `__Host-atrium_session`: browsers accept a cookie of that name only from a
+ * secure origin, with Path=/ and no Domain, so a sibling subdomain or a plain-HTTP answer (a network
+ * attacker's) cannot plant or overwrite one and sign the user into the attacker's session. Over HTTPS
+ * only that name is read. Plain HTTP (loopback, a development server) cannot use the prefix and keeps
+ * the plain name.
  */
 export const SESSION_COOKIE = "atrium_session";
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+/** The session cookie's name for a client on HTTPS or plain HTTP. */
+export function sessionCookieName(https: boolean): string {
+  return https ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
 
 /** The first value of cookie `name` in a Cookie header. */
 export function readCookie(header: string | null, name: string): string | undefined {

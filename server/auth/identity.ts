@@ -29,8 +29,16 @@ export interface Identity {
 
 export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });
 
+/** What the identity plugin knows of the client beyond the request: whether it came over HTTPS. */
+export interface ClientContext {
+  https: boolean;
+}
+
 /** Recognises one kind of credential; undefined when the request does not carry it (or it is invalid). */
-export type CredentialResolver = (request: Request) => Identity | undefined | Promise<Identity | undefined>;
+export type CredentialResolver = (
+  request: Request,
+  client: ClientContext,
+) => Identity | undefined | Promise<Identity | undefined>;
 
 /** Routes that need no identity in protected mode. */
 export function isPublicRoute(method: string, path: string): boolean {
@@ -53,6 +61,11 @@ export interface IdentityOptions {
   resolvers?: CredentialResolver[];
   /** The desktop launch token (`APP_DESKTOP_TOKEN`), when the desktop shell started this server. */
   desktopToken?: string;
+  /**
+   * Whether the client came over HTTPS, from the request and the socket's peer (a trusted proxy's
+   * `X-Forwarded-Proto` counts); default: the request URL's scheme.
+   */
+  httpsOf?: (request: Request, peer: string | undefined) => boolean;
 }
 
 /**
@@ -61,7 +74,7 @@ export interface IdentityOptions {
  * after it see `owner: string`, the id every row and folder of the caller is keyed by, and in protected
  * mode a request without an identity gets 401 there even if the route were listed as public.
  */
-export function identityPlugin({ mode, resolvers = [], desktopToken }: IdentityOptions) {
+export function identityPlugin({ mode, resolvers = [], desktopToken, httpsOf }: IdentityOptions) {
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
     base.onRequest(({ request }) => {
@@ -79,17 +92,22 @@ export function identityPlugin({ mode, resolvers = [], desktopToken }: IdentityO
       .decorate({ identity: LOCAL_IDENTITY as Identity | undefined, owner: LOCAL_IDENTITY.id })
       .macro({ owner: {} }) as unknown as ReturnType<typeof protectedIdentity>;
   }
-  return protectedIdentity(base, resolvers);
+  return protectedIdentity(base, resolvers, httpsOf ?? ((request) => request.url.startsWith("https:")));
 }
 
-function protectedIdentity(base: Elysia<"">, resolvers: CredentialResolver[]) {
+function protectedIdentity(
+  base: Elysia<"">,
+  resolvers: CredentialResolver[],
+  httpsOf: NonNullable<IdentityOptions["httpsOf"]>,
+) {
   const resolved = new WeakMap<Request, Identity>();
   return base
-    .onRequest(async ({ request }) => {
+    .onRequest(async ({ request, server }) => {
+      const client = { https: httpsOf(request, server?.requestIP(request)?.address) };
       for (const candidate of [request, queryTokenRequest(request)]) {
         if (!candidate) continue;
         for (const resolve of resolvers) {
-          const identity = await resolve(candidate);
+          const identity = await resolve(candidate, client);
           if (identity) {
             resolved.set(request, identity);
             return;

@@ -5,9 +5,11 @@
  *   answer's Set-Cookie passed through; hop-by-hop headers dropped; redirects returned, not followed);
  * - verifies `Authorization: Bearer <JWT>` with `jose` against the service's JWKS
  *   (`APP_MANAGED_AUTH_JWKS_URL`, default `<base>/.well-known/jwks.json`), fetched once and cached,
- *   refetched when a token names a key it has not seen (key rotation), with the issuer and audience
- *   the operator names (`APP_MANAGED_AUTH_ISSUER`, `APP_MANAGED_AUTH_AUDIENCE`) and asymmetric
- *   algorithms only (`alg: none` and HMAC tokens are refused).
+ *   refetched when a token names a key it has not seen (key rotation), with the issuer the operator
+ *   names (`APP_MANAGED_AUTH_ISSUER`), the audience it must name (`APP_MANAGED_AUTH_AUDIENCE`, required:
+ *   without it a token the service issued for any other application would be accepted here), an
+ *   expiry (`exp`, required: a token without one would be good forever) and asymmetric algorithms only
+ *   (`alg: none` and HMAC tokens are refused).
  *
  * The owner id of a managed user is `managed:<sub>`, so it can never be `local` or a session-auth id.
  * jose loads with the first bearer token, not at start: a server without managed auth never needs it.
@@ -34,7 +36,8 @@ export interface ManagedAuthOptions {
   baseUrl: string;
   jwksUrl?: string;
   issuer?: string;
-  audience?: string;
+  /** The `aud` every token must carry (config refuses to start without `APP_MANAGED_AUTH_AUDIENCE`). */
+  audience: string;
   /** How long after a JWKS fetch an unknown key id may trigger another (jose's default 30 s). */
   cooldownMs?: number;
 }
@@ -53,6 +56,7 @@ export function managedResolver(options: ManagedAuthOptions): CredentialResolver
           algorithms: ALGORITHMS,
           issuer: options.issuer,
           audience: options.audience,
+          requiredClaims: ["exp", "aud"],
         });
     }));
   return async (request) => {

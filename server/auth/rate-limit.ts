@@ -1,46 +1,31 @@
 /**
- * A sliding-window counter per key (in memory, per process): how many events a key had in the last
- * window, and how long until the oldest one leaves it. Used for sign-in attempts and workspace reindexes.
+ * A named sliding-window limit (at most `limit` attempts per `windowMs` per subject), counted in the
+ * database (limit-store.ts): sign-in attempts per client address and per account, workspace reindexes
+ * per user. An attempt is reserved before the work it guards, atomically with the check, so parallel
+ * requests cannot all slip under the limit.
  */
-import type { Clock } from "../lib/clock.ts";
+import type { LimitKey, LimitStore, Reservation } from "./limit-store.ts";
 
 export class SlidingWindow {
-  private readonly hits = new Map<string, number[]>();
-
   constructor(
+    readonly name: string,
     readonly limit: number,
     readonly windowMs: number,
-    private readonly clock: Clock = Date.now,
+    private readonly hits: LimitStore,
   ) {}
 
-  private recent(key: string): number[] {
-    const since = this.clock() - this.windowMs;
-    const kept = (this.hits.get(key) ?? []).filter((at) => at > since);
-    if (kept.length === 0) this.hits.delete(key);
-    else this.hits.set(key, kept);
-    return kept;
+  /** This window for one subject (an address, an email, an owner id). */
+  of(subject: string): LimitKey {
+    return { key: `${this.name}:${subject}`, limit: this.limit, windowMs: this.windowMs };
   }
 
-  /** Seconds until `key` may act again, or 0 when it is under the limit now. */
-  retryAfter(key: string): number {
-    const recent = this.recent(key);
-    if (recent.length < this.limit) return 0;
-    const oldest = recent[recent.length - this.limit] as number;
-    return Math.max(1, Math.ceil((oldest + this.windowMs - this.clock()) / 1000));
+  /** Reserves one attempt of `subject` now, or says how long to wait. */
+  reserve(subject: string): Reservation {
+    return this.hits.reserve([this.of(subject)]);
   }
 
-  record(key: string): void {
-    const recent = this.recent(key);
-    recent.push(this.clock());
-    this.hits.set(key, recent);
-    // Bounded memory: a flood of distinct keys (addresses, emails) forgets the oldest keys first.
-    if (this.hits.size > 50_000) {
-      const first = this.hits.keys().next().value;
-      if (first !== undefined) this.hits.delete(first);
-    }
-  }
-
-  reset(key: string): void {
-    this.hits.delete(key);
+  /** Forgets the subject's attempts. */
+  reset(subject: string): void {
+    this.hits.clear(this.of(subject).key);
   }
 }

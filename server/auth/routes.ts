@@ -17,7 +17,7 @@ import {
 } from "../../schemas/auth.ts";
 import { ChatError } from "../../schemas/common.ts";
 import { AppError } from "../http/errors.ts";
-import { bearerOf, cookieHeader, readCookie, SESSION_COOKIE } from "./cookies.ts";
+import { bearerOf, cookieHeader, readCookie, sessionCookieName } from "./cookies.ts";
 import type { identityPlugin } from "./identity.ts";
 import type { ProxyTrust } from "./proxies.ts";
 import { SESSION_LIFETIME_MS, type SessionAuth, type Signed } from "./session-auth.ts";
@@ -41,7 +41,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     token: string,
     maxAgeMs: number,
   ) => {
-    set.headers["set-cookie"] = cookieHeader(SESSION_COOKIE, token, {
+    set.headers["set-cookie"] = cookieHeader(sessionCookieName(secure), token, {
       maxAgeSeconds: Math.max(0, Math.floor(maxAgeMs / 1000)),
       secure,
     });
@@ -49,8 +49,9 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
   };
   const signedIn = (set: { headers: Record<string, unknown> }, secure: boolean, signed: Signed) =>
     setSession(set, secure, signed.token, SESSION_LIFETIME_MS);
-  const presented = (request: Request) =>
-    bearerOf(request) ?? readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+  const presented = (request: Request, server: Peer) =>
+    bearerOf(request) ??
+    readCookie(request.headers.get("cookie"), sessionCookieName(client(request, server).https));
 
   const current = ({
     request,
@@ -61,7 +62,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     server: Peer;
     set: { headers: Record<string, unknown> };
   }) => {
-    const token = presented(request);
+    const token = presented(request, server);
     const found = token ? auth.validate(token) : undefined;
     set.headers["cache-control"] = "no-store";
     // JSON `null` (what the origin's client expects when signed out); Elysia sends nothing for a bare null.
@@ -116,7 +117,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     .post(
       "/api/auth/sign-out",
       ({ request, server, set }) => {
-        auth.signOut(presented(request));
+        auth.signOut(presented(request, server));
         setSession(set, client(request, server).https, "", 0);
         return { success: true };
       },

@@ -1,8 +1,9 @@
 /**
- * Session auth (`APP_AUTH_SECRET`): accounts with argon2id passwords (`Bun.password`), sign-up by the
- * operator's sign-up mode (open, invite, closed), sign-in with limits per client address and per
- * account, Lucia-style sessions with sliding expiry, and the secret-keyed HMACs other routes need (CSRF
- * tokens). Plain service: no Elysia context; the routes and the credential resolver call it.
+ * Session auth (`APP_AUTH_SECRET`): accounts with argon2id passwords (`Bun.password`, through the
+ * process's password queue), sign-up by the operator's sign-up mode (open, invite, closed), sign-in with
+ * limits per client address and per account (counted in the database, reserved before the hash),
+ * Lucia-style sessions with sliding expiry, and the secret-keyed HMACs other routes need (CSRF tokens).
+ * Plain service: no Elysia context; the routes and the credential resolver call it.
  *
  * Errors never say whether an account exists: an unknown email, a wrong password and a disabled account
  * are the same 401, and the unknown email still pays for one password verification.
@@ -12,6 +13,8 @@ import { AppError } from "../http/errors.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Store } from "../storage/store.ts";
 import { type AccountRow, AccountStore } from "./account-store.ts";
+import { LimitStore } from "./limit-store.ts";
+import { PasswordQueue } from "./password-queue.ts";
 import { SlidingWindow } from "./rate-limit.ts";
 import { hashCode, newSessionToken, randomPart, secretMatches, splitToken } from "./tokens.ts";
 
@@ -23,6 +26,8 @@ const DAY = 24 * 60 * 60 * 1000;
 export const SESSION_LIFETIME_MS = 30 * DAY;
 const INVITE_LIFETIME_MS = 7 * DAY;
 const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/** Sign-in attempts per client address, and per account (existing or not), per 15 minutes. */
+export const SIGN_IN_LIMITS = { perAddress: 20, perAccount: 5, windowMs: SIGN_IN_WINDOW_MS } as const;
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 256;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,189}$/;
@@ -62,6 +67,10 @@ export interface SessionAuthOptions {
   secret: string;
   signup: SignupMode;
   clock?: Clock;
+  /** The attempt counters (default: over `store`). */
+  limits?: LimitStore;
+  /** The process's password queue (default: a queue of its own). */
+  passwords?: PasswordQueue;
 }
 
 const failedSignUp = () =>
@@ -72,18 +81,24 @@ export class SessionAuth {
   readonly accounts: AccountStore;
   readonly signup: SignupMode;
   private readonly secret: string;
+  readonly passwords: PasswordQueue;
   private readonly clock: Clock;
+  private readonly limits: LimitStore;
   private readonly perAddress: SlidingWindow;
   private readonly perAccount: SlidingWindow;
   private dummyHash: Promise<string> | undefined;
+  private readonly revokedListeners: (() => void)[] = [];
 
   constructor(options: SessionAuthOptions) {
     this.accounts = new AccountStore(options.store);
     this.signup = options.signup;
     this.secret = options.secret;
     this.clock = options.clock ?? Date.now;
-    this.perAddress = new SlidingWindow(20, SIGN_IN_WINDOW_MS, this.clock);
-    this.perAccount = new SlidingWindow(5, SIGN_IN_WINDOW_MS, this.clock);
+    this.passwords = options.passwords ?? new PasswordQueue();
+    this.limits = options.limits ?? new LimitStore(options.store, this.clock);
+    const { perAddress, perAccount, windowMs } = SIGN_IN_LIMITS;
+    this.perAddress = new SlidingWindow("signin-address", perAddress, windowMs, this.limits);
+    this.perAccount = new SlidingWindow("signin-account", perAccount, windowMs, this.limits);
   }
 
   /** Creates an account (the CLI and sign-up); the first account ever created is an admin. */
@@ -95,7 +110,7 @@ export class SessionAuth {
   }): Promise<UserView> {
     const email = normalEmail(input.email);
     checkPassword(input.password);
-    const passwordHash = await Bun.password.hash(input.password);
+    const passwordHash = await this.passwords.hash(input.password);
     const userId = `u_${randomPart()}`;
     const admin = input.admin === true || this.accounts.count() === 0;
     try {
@@ -125,7 +140,7 @@ export class SessionAuth {
     // Refused before the (deliberately slow) password hash: anonymous callers cannot make it spend CPU.
     if (this.signup === "invite" && code && !this.accounts.inviteUsable(hashCode(code), now))
       throw failedSignUp();
-    const passwordHash = await Bun.password.hash(input.password);
+    const passwordHash = await this.passwords.hash(input.password);
     const userId = `u_${randomPart()}`;
     try {
       this.accounts.tx(() => {
@@ -150,27 +165,34 @@ export class SessionAuth {
     clientAddress: string | undefined,
   ): Promise<Signed> {
     const email = typeof input.email === "string" ? input.email.trim().toLowerCase() : "";
-    const addressKey = `ip:${clientAddress ?? "unknown"}`;
-    const accountKey = `account:${email}`;
-    const wait = Math.max(this.perAddress.retryAfter(addressKey), this.perAccount.retryAfter(accountKey));
-    if (wait > 0) {
+    const account = this.accounts.byEmail(email);
+    const hash = account?.password_hash ?? (await this.dummy());
+    // From here to the verification's place in the queue nothing awaits: the queue's answer, the limits'
+    // check and the reservation are one step, so parallel attempts cannot all pass a check that only
+    // one of them should pass. A refused attempt is not counted; a taken one counts before the hash.
+    if (!this.passwords.admits()) throw this.passwords.busy();
+    const reserved = this.limits.reserve([
+      this.perAddress.of(clientAddress ?? "unknown"),
+      this.perAccount.of(email),
+    ]);
+    if (!reserved.ok) {
       throw new AppError("rate_limited", "Too many sign-in attempts; try again later", {
-        headers: { "retry-after": String(wait) },
+        headers: { "retry-after": String(reserved.retryAfterSeconds) },
       });
     }
-    const account = this.accounts.byEmail(email);
-    const valid = await Bun.password.verify(input.password, account?.password_hash ?? (await this.dummy()));
-    if (!account || !valid || account.disabled_at !== null) {
-      this.perAddress.record(addressKey);
-      this.perAccount.record(accountKey);
-      throw invalidCredentials();
-    }
-    this.perAccount.reset(accountKey);
+    const valid = await this.passwords.verify(input.password, hash);
+    if (!account || !valid || account.disabled_at !== null) throw invalidCredentials();
+    // A success is not a guess: its own address slot is given back and the account's failures forgotten.
+    const [addressAttempt] = reserved.ids;
+    if (addressAttempt !== undefined) this.limits.release([addressAttempt]);
+    this.perAccount.reset(email);
     return this.startSession(account.user_id);
   }
 
   private dummy(): Promise<string> {
-    this.dummyHash ??= Bun.password.hash(randomPart());
+    this.dummyHash ??= this.passwords.hash(randomPart());
+    // A refused first attempt (a full queue) must not leave a rejected promise for every later one.
+    this.dummyHash.catch(() => (this.dummyHash = undefined));
     return this.dummyHash;
   }
 
@@ -211,12 +233,29 @@ export class SessionAuth {
     return { session: sessionView(row), user: view(account), renewed };
   }
 
+  /** Whether the session is still in force (live connections re-check this while they stay open). */
+  stillSignedIn(sessionId: string | undefined): boolean {
+    return sessionId !== undefined && this.accounts.sessionActive(sessionId, this.clock());
+  }
+
+  /** Called after this process ends sessions (sign-out, reset, disable), so open connections end now. */
+  onRevoked(listener: () => void): void {
+    this.revokedListeners.push(listener);
+  }
+
+  private revoked(): void {
+    for (const listener of this.revokedListeners) listener();
+  }
+
   /** Ends the session a token stands for (a token that is not one is ignored). */
   signOut(token: string | undefined): void {
     if (!token) return;
     const parts = splitToken(token);
     const row = parts && this.accounts.session(parts.id);
-    if (parts && row && secretMatches(parts.secret, row.secret_hash)) this.accounts.deleteSession(row.id);
+    if (parts && row && secretMatches(parts.secret, row.secret_hash)) {
+      this.accounts.deleteSession(row.id);
+      this.revoked();
+    }
   }
 
   /** A single-use invite code (shown once; only its hash is stored). */
@@ -236,14 +275,17 @@ export class SessionAuth {
 
   async setPassword(userId: string, password: string): Promise<void> {
     checkPassword(password);
-    this.accounts.update(userId, { passwordHash: await Bun.password.hash(password) });
+    this.accounts.update(userId, { passwordHash: await this.passwords.hash(password) });
     // A reset ends every session: whoever knew the old password is signed out.
     this.accounts.deleteSessionsOf(userId);
+    this.revoked();
   }
 
   setDisabled(userId: string, disabled: boolean): void {
     this.accounts.update(userId, { disabled });
-    if (disabled) this.accounts.deleteSessionsOf(userId);
+    if (!disabled) return;
+    this.accounts.deleteSessionsOf(userId);
+    this.revoked();
   }
 
   /**

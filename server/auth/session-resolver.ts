@@ -6,10 +6,11 @@
  * also show it comes from one of this server's pages: an `Origin` header (the surface guard has already
  * refused any foreign one). Browsers send Origin on every POST, PUT, PATCH, DELETE and WebSocket
  * upgrade; a request that lacks it with a cookie is not a page of ours. Bearer callers need no such
- * proof: nothing attaches a header for them.
+ * proof: nothing attaches a header for them. The cookie read is the one named for the client's
+ * scheme (`__Host-` over HTTPS: cookies.ts).
  */
 import { AppError } from "../http/errors.ts";
-import { bearerOf, readCookie, SESSION_COOKIE } from "./cookies.ts";
+import { bearerOf, readCookie, sessionCookieName } from "./cookies.ts";
 import type { CredentialResolver, Identity } from "./identity.ts";
 import type { SessionAuth, Validated } from "./session-auth.ts";
 import { TOKEN_PATTERN } from "./tokens.ts";
@@ -17,13 +18,13 @@ import { TOKEN_PATTERN } from "./tokens.ts";
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export function sessionResolver(auth: SessionAuth): CredentialResolver {
-  return (request) => {
+  return (request, client) => {
     const bearer = bearerOf(request);
     if (bearer && TOKEN_PATTERN.test(bearer)) {
       const found = auth.validate(bearer);
       return found ? identityOf(found, "header") : undefined;
     }
-    const cookie = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+    const cookie = readCookie(request.headers.get("cookie"), sessionCookieName(client.https));
     if (!cookie) return undefined;
     const found = auth.validate(cookie);
     if (!found) return undefined;

@@ -15,6 +15,7 @@ import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
 import { outboundRule } from "../http/outbound/rule.ts";
 import { limitsFromPolicy } from "../sandbox/limits.ts";
+import { QuotaWatch } from "../sandbox/quota-watch.ts";
 import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provider.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
@@ -55,8 +56,14 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const sandbox = ctx.config.policy.settings.sandbox;
+    const { sandbox, storage } = ctx.config.policy.settings;
     const sandboxKeys = new SandboxKeyService(ctx.store);
+    // What sandboxes write to a workspace counts against the owner's quota, like the Files API's writes.
+    const quota = new QuotaWatch({
+      dataDir: ctx.config.dataDir,
+      limitBytes: storage.workspace_quota_bytes,
+      maxEntries: storage.workspace_max_files,
+    });
     const sandboxes = sandboxProviderFor(
       ctx.env,
       ctx.store,
@@ -64,10 +71,13 @@ export const chatFamily = defineFamily({
         dataDir: ctx.config.dataDir,
         limits: limitsFromPolicy(sandbox),
         network: sandbox.network,
+        maxSandboxes: sandbox.max_user_sandboxes,
+        uidBase: sandbox.uid_base,
+        quota,
       },
       sandboxKeys.keyFor,
     );
-    const services = chatServices(ctx, sandboxes);
+    const services = chatServices(ctx, sandboxes, quota);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
       services,
@@ -83,13 +93,14 @@ export const chatFamily = defineFamily({
       stop: async () => {
         await services.host.stop();
         await sandboxes.close();
+        quota.close();
       },
     };
   },
 });
 
 /** Wires one instance: stores over the app's database → the runtime host → the services. */
-function chatServices(ctx: AppContext, sandboxes: SandboxProvider) {
+function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaWatch) {
   const store = new ChatStore(ctx.store);
   const { dataDir } = ctx.config;
   // The owner's own machine: shell commands on the host, and settings that name extensions and
@@ -108,7 +119,7 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider) {
     // run too; without it protected mode refuses them.
     hostCommands: local,
     settingsCode: local,
-    shell: shellOptions(ctx.config.policy.settings.sandbox),
+    shell: shellOptions(ctx.config.policy.settings.sandbox, quota),
     ...(!local && sandboxes.availability().available ? { sandbox: sandboxes } : {}),
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).

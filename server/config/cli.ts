@@ -125,7 +125,7 @@ Environment (read by name; the process environment wins over ./.env):
                                    implies protected mode
   APP_MANAGED_AUTH_JWKS_URL        its JWKS (default <APP_MANAGED_AUTH_URL>/.well-known/jwks.json)
   APP_MANAGED_AUTH_ISSUER          the issuer (iss) its tokens must carry
-  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry
+  APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry (required with the URL)
   APP_HOSTED=1                     hosted platform; implies protected mode
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
                                    server's HMACs (CSRF tokens, preview URLs)

@@ -91,6 +91,11 @@ export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
     if (error instanceof ProxyTrustError) throw new ConfigError(error.message);
     throw error;
   }
+  if (env.get("APP_MANAGED_AUTH_URL") && !env.get("APP_MANAGED_AUTH_AUDIENCE")) {
+    throw new ConfigError(
+      "APP_MANAGED_AUTH_AUDIENCE must be set when APP_MANAGED_AUTH_URL is: the audience (aud) this server's tokens carry, so a token the auth service issued for another application is refused",
+    );
+  }
   const logLevel = env.get("APP_LOG_LEVEL") ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`APP_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${logLevel}'`);

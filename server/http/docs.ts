@@ -1,9 +1,15 @@
 /**
- * API docs: the OpenAPI 3.1 document at /swagger/json and Swagger UI at /swagger, built by
- * @elysiajs/openapi from the routes' TypeBox schemas. Swagger UI's assets come from the swagger-ui-dist
+ * API docs: the OpenAPI 3.1 document at /swagger/json, built by @elysiajs/openapi from the routes'
+ * TypeBox schemas, and Swagger UI at /swagger. Swagger UI's assets come from the swagger-ui-dist
  * package and are served here (embedded in a compiled binary), so the page works offline instead of
  * loading them from a CDN. Request bodies are documented with the one type each route takes (bodies.ts):
  * the generator would list JSON, urlencoded and multipart for every body.
+ *
+ * The page is this file's, not the plugin's: the plugin writes its start-up code inline, and the page
+ * carries a strict Content-Security-Policy (SWAGGER_CSP) that allows no inline script. The page is where
+ * "Try it out" sends requests with the browser's cookie, so a script injected into it (through a
+ * document field, a compromised asset) must find nothing to load, nowhere else to send, and no site may
+ * frame it.
  */
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
@@ -22,16 +28,61 @@ function asset(path: string, contentType: string) {
 }
 
 /**
- * Swagger UI's options. The plugin names the document relative to the page ("swagger/json"), which
- * resolves to /swagger/swagger/json when the page is opened as /swagger/; an absolute URL works from
- * both. The plugin's type leaves `url` out, but it spreads these options over its own, so it applies.
+ * The page's policy: Swagger UI's bundle, its start-up script and stylesheet from this server only,
+ * images from here or `data:` (the stylesheet's icons), requests ("Try it out", the document) to this
+ * origin only, no inline script or style element, no eval, nothing framed, no plugins, no `<base>`, no
+ * form posts. Chromium renders the page and runs "Try it out" under it without a single violation
+ * (tests/e2e/swagger-try-it.test.ts).
  */
-const SWAGGER_UI = {
-  url: "/swagger/json",
-  cdn: `${ASSETS}/swagger-ui-bundle.js`,
-  theme: `${ASSETS}/swagger-ui.css`,
-  autoDarkMode: false,
-};
+export const SWAGGER_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+].join("; ");
+
+/**
+ * Swagger UI's options. The document is named by an absolute URL, so the page finds it whether it is
+ * opened as /swagger or /swagger/.
+ */
+const SWAGGER_UI = { dom_id: "#swagger-ui", url: "/swagger/json" };
+
+const DESCRIPTION =
+  "A local-first agent server: four API families (chat, turns, search, agents) in one process. Each family follows the API of the system it was modelled on; docs/ in the repository explains behaviour, modes and configuration.";
+
+const PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>${APP_NAME}</title>
+  <meta name="description" content="${DESCRIPTION}" />
+  <link rel="stylesheet" href="${ASSETS}/swagger-ui.css" />
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${ASSETS}/swagger-ui-bundle.js"></script>
+  <script src="${ASSETS}/start.js"></script>
+</body>
+</html>
+`;
+
+const START = `window.ui = SwaggerUIBundle(${JSON.stringify(SWAGGER_UI)});\n`;
+
+const page = () =>
+  new Response(PAGE, {
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": SWAGGER_CSP,
+      "x-content-type-options": "nosniff",
+      "cache-control": "no-cache",
+    },
+  });
 
 type Parameter = { example?: unknown; schema?: { examples?: unknown[] } };
 type Operation = { requestBody?: { content?: Record<string, unknown> }; parameters?: Parameter[] };
@@ -75,20 +126,25 @@ export function docs(tags: { name: string; description: string }[], uploads: Upl
       detail: { hide: true },
     })
     .get(`${ASSETS}/swagger-ui.css`, asset(cssPath, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .get(
+      `${ASSETS}/start.js`,
+      () => new Response(START, { headers: { "content-type": "text/javascript; charset=utf-8" } }),
+      { detail: { hide: true } },
+    )
+    .get("/swagger", page, { detail: { hide: true } })
     .use(
       openapi({
         path: "/swagger",
-        provider: "swagger-ui",
+        // The page is ours (above); the plugin serves the document at /swagger/json.
+        provider: null,
         documentation: {
           info: {
             title: APP_NAME,
             version: APP_VERSION,
-            description:
-              "A local-first agent server: four API families (chat, turns, search, agents) in one process. Each family follows the API of the system it was modelled on; docs/ in the repository explains behaviour, modes and configuration.",
+            description: DESCRIPTION,
           },
           tags,
         },
-        swagger: SWAGGER_UI,
       }),
     );
 }

@@ -1,9 +1,11 @@
 /**
  * Per-sandbox cgroups: a process-count (pids) and a real-memory bound on the whole sandbox, whatever uid
- * it runs as. rlimits alone cannot do this when the server runs as root: the kernel never applies
+ * it runs as, and its CPU: a weight (its share when the CPU is contended, the same for every sandbox by
+ * default, so one sandbox's hundred busy processes count as one against another's one) and a ceiling in
+ * cores. rlimits alone cannot do this when the server runs as root: the kernel never applies
  * RLIMIT_NPROC to host root, and a uid inside a user namespace is host root again.
  *
- * Under the server's own cgroup (cgroup v1: in each of the pids and memory hierarchies; v2: one
+ * Under the server's own cgroup (cgroup v1: in each of the pids, memory and cpu hierarchies; v2: one
  * directory) this makes `atrium-<server pid>/`, and each sandbox gets a child named by the pid of the
  * process that starts it. That process is a small shell step in front of bubblewrap (wrapperPrefix): it
  * makes its directory, writes the limits, moves itself in and only then execs, so nothing of the sandbox
@@ -11,6 +13,7 @@
  * sandbox exits (reap), and sweeps leftovers.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 
 export interface Cgroups {
@@ -18,7 +21,21 @@ export interface Cgroups {
   /** Parent directories (this server's) per controller; v2 has one directory for both. */
   pids?: string;
   memory?: string;
+  cpu?: string;
 }
+
+/** What cgroupSteps writes: the per-sandbox totals of limits.ts. */
+export interface CgroupLimits {
+  memoryBytes: number;
+  processes: number;
+  /** cpu.weight (v2, 1–10000, 100 the kernel's default); v1 gets cpu.shares = weight × 1024 / 100. */
+  cpuWeight: number;
+  /** At most this many CPUs' worth of time per period (cpu.max / cfs_quota_us); 0: no ceiling. */
+  cpuCores: number;
+}
+
+/** The CFS period the CPU ceiling is expressed in (µs): the kernel's default. */
+export const CPU_PERIOD_US = 100_000;
 
 interface Mount {
   point: string;
@@ -87,17 +104,16 @@ export function detectCgroups(): Cgroups | undefined {
     const base = ownDir(mount, line.split(":").slice(2).join(":"));
     removeStale(base);
     const parent = join(base, name);
-    const limitFile = controller === "pids" ? "pids.max" : "memory.limit_in_bytes";
-    // Proves the limit can be set before anything relies on it.
+    // Proves the limits can be set before anything relies on them.
     const probe = join(parent, "probe");
     const ok =
-      tryMkdir(probe) && tryWrite(join(probe, limitFile), controller === "pids" ? "64" : "1073741824");
+      tryMkdir(probe) && V1_PROBES[controller].every(([file, value]) => tryWrite(join(probe, file), value));
     removeDir(probe);
     return ok ? parent : undefined;
   };
-  const pids = v1("pids");
-  const memory = v1("memory");
-  if (pids || memory) return { version: 1, pids, memory };
+  const legacy = { pids: v1("pids"), memory: v1("memory"), cpu: v1("cpu") };
+  if (legacy.cpu) tryWrite(join(legacy.cpu, "cpu.shares"), String(cpuShares(groupWeight())));
+  if (legacy.pids || legacy.memory || legacy.cpu) return { version: 1, ...legacy };
 
   const line = own.find((l) => l.startsWith("0::"));
   const mount = all.find((m) => m.type === "cgroup2");
@@ -105,19 +121,49 @@ export function detectCgroups(): Cgroups | undefined {
   const base = ownDir(mount, line.slice(3));
   removeStale(base);
   const available = readText(join(base, "cgroup.controllers")).split(/\s+/);
-  const wanted = ["pids", "memory"].filter((c) => available.includes(c));
-  if (wanted.length === 0) return undefined;
-  const enable = wanted.map((c) => `+${c}`).join(" ");
   // v2 lets a cgroup hand controllers to children only while it holds no process itself (the root
   // excepted), so this works where the server runs in a namespace root (containers) or was delegated one.
+  // Each controller on its own: one the host will not hand down (cpu, with realtime tasks) costs only itself.
   const parent = join(base, name);
-  if (!tryWrite(join(base, "cgroup.subtree_control"), enable)) return undefined;
-  if (!tryMkdir(parent) || !tryWrite(join(parent, "cgroup.subtree_control"), enable)) return undefined;
-  return {
-    version: 2,
-    pids: wanted.includes("pids") ? parent : undefined,
-    memory: wanted.includes("memory") ? parent : undefined,
-  };
+  const enabled = (c: string) =>
+    available.includes(c) &&
+    tryWrite(join(base, "cgroup.subtree_control"), `+${c}`) &&
+    tryMkdir(parent) &&
+    tryWrite(join(parent, "cgroup.subtree_control"), `+${c}`);
+  const [pids, memory, cpu] = ["pids", "memory", "cpu"].map((c) => (enabled(c) ? parent : undefined));
+  if (cpu) tryWrite(join(cpu, "cpu.weight"), String(groupWeight()));
+  if (!pids && !memory && !cpu) return undefined;
+  return { version: 2, pids, memory, cpu };
+}
+
+/**
+ * The weight of this server's group of sandboxes against the host's other processes and groups: as
+ * much as one busy process per core. With the default (100, one process), every sandbox together would
+ * get one process's share on a busy host, where each of their processes used to count on its own.
+ */
+function groupWeight(): number {
+  return Math.min(10_000, 100 * availableParallelism());
+}
+
+/** v1: the files each controller's probe writes (cpu needs CFS bandwidth control for its ceiling). */
+const V1_PROBES: Record<string, [string, string][]> = {
+  pids: [["pids.max", "64"]],
+  memory: [["memory.limit_in_bytes", "1073741824"]],
+  cpu: [
+    ["cpu.shares", "1024"],
+    ["cpu.cfs_period_us", String(CPU_PERIOD_US)],
+    ["cpu.cfs_quota_us", String(CPU_PERIOD_US)],
+  ],
+};
+
+/** cpu.weight (v2) as v1's cpu.shares: 100 is 1024, the default of each. */
+export function cpuShares(weight: number): number {
+  return Math.max(2, Math.round((weight * 1024) / 100));
+}
+
+/** The CPU ceiling as CFS quota per period (µs), or undefined for none. */
+export function cpuQuota(cores: number): number | undefined {
+  return cores > 0 ? Math.max(1000, Math.round(cores * CPU_PERIOD_US)) : undefined;
 }
 
 /** Directories left by servers that are gone (a crash, a kill -9): their sandboxes died with them. */
@@ -155,9 +201,10 @@ function removeDir(dir: string): boolean {
  * rest of the command line (`--` and what follows). Triples of (parent dir, file, value); the value
  * `self` is the shell's own pid, which stays the sandbox's pid through every exec.
  */
-export function cgroupSteps(cgroups: Cgroups, limits: { memoryBytes: number; processes: number }): string[] {
+export function cgroupSteps(cgroups: Cgroups, limits: CgroupLimits): string[] {
   const steps: string[] = [];
-  const { pids, memory } = cgroups;
+  const { pids, memory, cpu } = cgroups;
+  const quota = cpuQuota(limits.cpuCores);
   if (cgroups.version === 1) {
     if (pids) steps.push(pids, "pids.max", String(limits.processes), pids, "cgroup.procs", "self");
     if (memory) {
@@ -167,12 +214,28 @@ export function cgroupSteps(cgroups: Cgroups, limits: { memoryBytes: number; pro
         steps.push(memory, "memory.memsw.limit_in_bytes", String(limits.memoryBytes));
       steps.push(memory, "cgroup.procs", "self");
     }
+    if (cpu) {
+      steps.push(cpu, "cpu.shares", String(cpuShares(limits.cpuWeight)));
+      steps.push(
+        cpu,
+        "cpu.cfs_period_us",
+        String(CPU_PERIOD_US),
+        cpu,
+        "cpu.cfs_quota_us",
+        String(quota ?? -1),
+      );
+      steps.push(cpu, "cgroup.procs", "self");
+    }
     return steps;
   }
-  const dir = pids ?? memory;
+  const dir = pids ?? memory ?? cpu;
   if (!dir) return steps;
   if (pids) steps.push(dir, "pids.max", String(limits.processes));
   if (memory) steps.push(dir, "memory.max", String(limits.memoryBytes), dir, "memory.swap.max", "0");
+  if (cpu) {
+    steps.push(dir, "cpu.weight", String(limits.cpuWeight));
+    steps.push(dir, "cpu.max", `${quota ?? "max"} ${CPU_PERIOD_US}`);
+  }
   steps.push(dir, "cgroup.procs", "self");
   return steps;
 }
@@ -189,7 +252,7 @@ shift`;
 
 /** The per-sandbox directories of the sandbox started as `pid`. */
 function sandboxDirs(cgroups: Cgroups, pid: number): string[] {
-  return [...new Set([cgroups.pids, cgroups.memory].filter((d): d is string => !!d))].map((d) =>
+  return [...new Set([cgroups.pids, cgroups.memory, cgroups.cpu].filter((d): d is string => !!d))].map((d) =>
     join(d, String(pid)),
   );
 }
@@ -215,7 +278,7 @@ export function removeSandboxCgroups(cgroups: Cgroups, pid: number): void {
 
 /** Removes the directories of sandboxes that are gone; with `all`, this server's parent directories too. */
 export function sweepCgroups(cgroups: Cgroups, all = false): void {
-  for (const parent of new Set([cgroups.pids, cgroups.memory])) {
+  for (const parent of new Set([cgroups.pids, cgroups.memory, cgroups.cpu])) {
     if (!parent) continue;
     let names: string[] = [];
     try {

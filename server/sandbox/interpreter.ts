@@ -173,6 +173,11 @@ export class Interpreter {
     if (!this.exited) this.proc.kill("SIGKILL");
   }
 
+  /** Resolves when the process has exited (killed or not). */
+  whenExited(): Promise<void> {
+    return this.gone();
+  }
+
   /** Resolves (with nothing) when the process has exited. */
   private gone(): Promise<undefined> {
     return this.proc.exited.then(() => undefined);

@@ -27,7 +27,7 @@ let extracted: string | undefined;
 
 const require = createRequire(import.meta.url);
 
-/** The uid an unprivileged jail runs as when the server is root and no pids cgroup is available. */
+/** The uid the probe of the unprivileged jail runs as: it only checks that any other uid reads the runtime. */
 const NOBODY = 65534;
 
 /** The server's source root when running from source; undefined inside a compiled binary. */
@@ -91,6 +91,7 @@ const UNJAILED: SandboxReport = {
   user: "server",
   processLimit: "none",
   memoryLimit: process.platform === "linux" ? "watchdog" : "none",
+  cpuLimit: "none",
   seccomp: "none",
 };
 
@@ -181,6 +182,7 @@ function conclude(found: NonNullable<ReturnType<typeof candidates>>, droppedWork
       user: root && !plan.dropTo ? "root_without_capabilities" : "unprivileged",
       processLimit,
       memoryLimit: shellPlan.cgroups?.memory ? "cgroup" : "watchdog",
+      cpuLimit: shellPlan.cgroups?.cpu ? "cgroup" : "none",
       seccomp: shellPlan.seccomp ? "filter" : "none",
     },
   };
@@ -250,6 +252,8 @@ export function sandboxCommand(
   isolation: Isolation,
   keepOut: string[] = [],
   limits: SandboxLimits = DEFAULT_LIMITS,
+  /** The host uid when the jail drops to one (a root server): the interpreter's slot's (uids.ts). */
+  uid?: number,
 ): string[] {
   const exe = realpathSync(process.execPath);
   const root = sourceRoot();
@@ -268,5 +272,6 @@ export function sandboxCommand(
     tmpfs: ["/scratch", "/tmp"],
     chdir: "/scratch",
     command: inner,
+    ...(uid === undefined ? {} : { uid }),
   });
 }

@@ -6,8 +6,8 @@
  *   sh -c <cgroup + seccomp step> … -- [setpriv …] prlimit <limits> -- bwrap <jail> -- [prlimit --nproc] cmd
  *
  * The shell step puts the sandbox in its own cgroups (when the host offers them) and opens the compiled
- * seccomp filter for bubblewrap; prlimit sets the per-process limits; bubblewrap unshares every
- * namespace, maps the user to 65534, drops every capability (`--cap-drop ALL`: started by root,
+ * seccomp filter for bubblewrap; setpriv (a root server) drops to the sandbox's own host uid (uids.ts);
+ * prlimit sets the per-process limits; bubblewrap unshares every namespace, maps the user to 65534 inside, drops every capability (`--cap-drop ALL`: started by root,
  * bubblewrap would otherwise keep them all inside, and a remount of a read-only bind succeeds), forbids
  * nested user namespaces, and clears the environment. Every exec keeps the same pid, so the pid the
  * server spawns is the sandbox's pid until bubblewrap exits.
@@ -24,7 +24,10 @@ export interface JailPlan {
   cgroups?: Cgroups;
   /** Compiled seccomp filter file. */
   seccomp?: string;
-  /** Root without a pids cgroup: run bubblewrap as this real unprivileged uid (setpriv's path + uid). */
+  /**
+   * Root: run bubblewrap as a real unprivileged uid (setpriv's path, and the uid the probes used; each
+   * sandbox names its own in JailSpec.uid: uids.ts).
+   */
   dropTo?: { setpriv: string; uid: number };
   /** RLIMIT_NPROC inside the jail, where the kernel applies it (not real root). */
   innerProcessLimit: boolean;
@@ -48,6 +51,8 @@ export interface JailSpec {
   chdir: string;
   /** The whole environment inside. */
   env?: Record<string, string>;
+  /** The host uid (and gid) this sandbox runs as when the plan drops to one; default the plan's. */
+  uid?: number;
   /** bubblewrap writes the sandbox's pid as JSON here and waits for a byte on blockFd (network set-up). */
   infoFd?: number;
   blockFd?: number;
@@ -82,11 +87,12 @@ if [ -n "$SECCOMP" ]; then exec "$@" ${SECCOMP_FD}<"$SECCOMP"; fi
 exec "$@"`;
   // The filter's path goes through the shell's own variable, set on its command line, not an environment.
   const shell = ["/bin/sh", "-c", `SECCOMP="$0"\n${script}`, plan.seccomp ?? "", ...steps, "--"];
+  const uid = spec.uid ?? plan.dropTo?.uid;
   const drop = plan.dropTo
     ? [
         plan.dropTo.setpriv,
-        `--reuid=${plan.dropTo.uid}`,
-        `--regid=${plan.dropTo.uid}`,
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
         "--clear-groups",
         "--inh-caps=-all",
         "--bounding-set=-all",

@@ -2,8 +2,9 @@
  * Resource limits of one sandbox (policy `[sandbox]`): the same numbers bound turns' Python interpreters
  * and the local-mode shell. Per-process limits are kernel rlimits set by util-linux `prlimit` right before
  * bubblewrap starts (inherited by everything inside, and a process without capabilities cannot raise a
- * hard limit again); the per-sandbox totals (memory, process count) come from cgroups where the host
- * offers them (cgroup.ts), else from the fallbacks isolation.ts reports.
+ * hard limit again); the per-sandbox totals (memory, process count, CPU share and ceiling) come from
+ * cgroups where the host offers them (cgroup.ts), else from the fallbacks isolation.ts reports (none for
+ * the CPU).
  */
 import type { PolicySettings } from "../config/policy-schema.ts";
 
@@ -24,6 +25,10 @@ export interface SandboxLimits {
   openFiles: number;
   /** Size of each tmpfs inside the jail: /scratch, /tmp, /dev/shm (bytes). */
   scratchBytes: number;
+  /** The sandbox's share of contended CPU (cgroup cpu.weight, 1–10000; 100 is the kernel's default). */
+  cpuWeight: number;
+  /** Most CPU the whole sandbox uses at once, in cores (cgroup cpu.max); 0: no ceiling. */
+  cpuCores: number;
 }
 
 /** The committed policy's values, for callers without a policy (benchmarks, tools). */
@@ -35,6 +40,8 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   fileSizeBytes: 256 * MIB,
   openFiles: 1024,
   scratchBytes: 256 * MIB,
+  cpuWeight: 100,
+  cpuCores: 2,
 };
 
 export function limitsFromPolicy(sandbox: PolicySettings["sandbox"]): SandboxLimits {
@@ -46,6 +53,8 @@ export function limitsFromPolicy(sandbox: PolicySettings["sandbox"]): SandboxLim
     fileSizeBytes: sandbox.file_size_mb * MIB,
     openFiles: sandbox.open_files,
     scratchBytes: sandbox.scratch_mb * MIB,
+    cpuWeight: sandbox.cpu_weight,
+    cpuCores: sandbox.cpu_cores,
   };
 }
 

@@ -4,17 +4,24 @@
  * own. Interpreters are never reused across turns: Python state belongs to one turn.
  *
  * The pool has a ceiling: at most `max` interpreters are alive at once, warm ones included, so a burst of
- * turns cannot start a pyodide per turn and exhaust memory. A turn beyond the ceiling waits in line (FIFO;
- * it is told its place while it waits) up to its queue deadline. Child runs wait in a line of their own
- * that is served first, and when child runs are possible one slot is kept from turns: a turn waiting for
- * its child can then never hold the last slot the child needs.
+ * turns cannot start a pyodide per turn and exhaust memory. A turn beyond the ceiling waits in line (it
+ * is told its place while it waits) up to its queue deadline. The line is fair between owners: round
+ * robin, each owner's turns in the order they came, so one user's burst of turns waits behind another
+ * user's single turn instead of in front of it. Child runs wait in a line of their own that is served
+ * first, and when child runs are possible one slot is kept from turns: a turn waiting for its child can
+ * then never hold the last slot the child needs.
+ *
+ * Started by root, each live interpreter runs as a host uid of its own (a slot of uids.ts), never shared
+ * with another interpreter or a user's sandbox at the same time; slots are handed out in turn, so a uid
+ * is reused as late as possible.
  */
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { type Confinement, confinementFor } from "./confinement.ts";
 import { Interpreter, SandboxKilled } from "./interpreter.ts";
-import { detectIsolation, type Isolation, sandboxCommand } from "./isolation.ts";
+import { detectIsolation, detectSandbox, type Isolation, sandboxCommand } from "./isolation.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "./limits.ts";
+import { assertUidRange, DEFAULT_UID_BASE, INTERPRETER_UIDS, interpreterUid } from "./uids.ts";
 
 const REFILL_DELAY_MS = 250;
 /** What one ready pyodide interpreter costs, measured here (~175 MB RSS), with headroom. */
@@ -42,11 +49,15 @@ export interface SandboxOptions {
   command?: string[];
   /** Limits of each interpreter (policy `[sandbox]`); default: the committed policy's. */
   limits?: SandboxLimits;
+  /** First of the host uids sandboxes run as when the server is root (policy sandbox.uid_base). */
+  uidBase?: number;
 }
 
 export interface AcquireOptions {
   /** A child run: served before turns, and may use the slots kept for children. */
   child?: boolean;
+  /** Whose turn: the line takes owners in turn (round robin). Default: one anonymous owner. */
+  owner?: string;
   /** Gives up waiting in line (rejects with the signal's reason). */
   signal?: AbortSignal;
   /** Longest time in line; then SandboxQueueTimeout. Default: no limit. */
@@ -70,6 +81,7 @@ export class SandboxQueueTimeout extends Error {
 
 interface Waiter {
   child: boolean;
+  owner: string;
   grant(interpreter: Interpreter): void;
   fail(error: unknown): void;
   onQueue?: (ahead: number | undefined) => void;
@@ -79,7 +91,8 @@ interface Waiter {
 export class SandboxPool {
   readonly isolation: Isolation;
   readonly max: number;
-  private readonly command: string[];
+  /** The command of an interpreter in uid slot `slot` (the slot is ignored where no uid is dropped to). */
+  private readonly command: (slot: number) => string[];
   private readonly confinement: Confinement;
   private readonly warmTarget: number;
   private readonly turnSlots: number;
@@ -90,20 +103,27 @@ export class SandboxPool {
   private readonly live = new Set<Interpreter>();
   /** Handed out to turns (not children): limited to `turnSlots`. */
   private readonly turnHeld = new Set<Interpreter>();
+  /** Waiters in the order they came; `line()` is the order they are served in. */
   private readonly waiting: Waiter[] = [];
+  /** Owners with turns in line, the next to be served first (round robin). */
+  private rotation: string[] = [];
+  /** uid slots of live (or not yet reaped) interpreters, and the next slot to try. */
+  private readonly slots = new Map<Interpreter, number>();
+  private readonly slotsInUse = new Set<number>();
+  private nextSlot = 0;
   private closed = false;
   private refillTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: SandboxOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
     const limits = options.limits ?? DEFAULT_LIMITS;
-    this.command =
-      options.command ??
-      sandboxCommand(
-        this.isolation,
-        (options.keepOut ?? []).map((p) => resolve(p)),
-        limits,
-      );
+    const keepOut = (options.keepOut ?? []).map((p) => resolve(p));
+    const base = options.uidBase ?? DEFAULT_UID_BASE;
+    const dropsUid = !options.command && this.isolation === "bubblewrap" && !!detectSandbox().plan?.dropTo;
+    if (dropsUid) assertUidRange(base);
+    const fixed = options.command ?? (dropsUid ? undefined : sandboxCommand(this.isolation, keepOut, limits));
+    this.command = (slot) =>
+      fixed ?? sandboxCommand(this.isolation, keepOut, limits, interpreterUid(base, slot));
     this.confinement = confinementFor(this.isolation, limits);
     this.max = Math.max(1, options.max ?? defaultMaxInterpreters());
     this.turnSlots = Math.max(1, this.max - (options.reservedForChildren ?? 0));
@@ -124,7 +144,7 @@ export class SandboxPool {
   async acquire(options: AcquireOptions = {}): Promise<Interpreter> {
     if (this.closed) throw new Error("the sandbox is shut down");
     const child = options.child === true;
-    const interpreter = this.take(child, false) ?? (await this.wait(child, options));
+    const interpreter = this.take(child, false) ?? (await this.wait(child, options.owner ?? "", options));
     if (!interpreter.isReady) options.onStarting?.();
     return this.whenReady(interpreter);
   }
@@ -200,26 +220,28 @@ export class SandboxPool {
     return interpreter;
   }
 
-  private wait(child: boolean, options: AcquireOptions): Promise<Interpreter> {
+  private wait(child: boolean, owner: string, options: AcquireOptions): Promise<Interpreter> {
     return new Promise<Interpreter>((resolvePromise, rejectPromise) => {
       const started = performance.now();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = () => {
+      const done = (served: boolean) => {
         clearTimeout(timer);
         options.signal?.removeEventListener("abort", onAbort);
         const at = this.waiting.indexOf(waiter);
         if (at !== -1) this.waiting.splice(at, 1);
+        if (!child) this.rotate(owner, served);
         options.onQueue?.(undefined);
       };
       const waiter: Waiter = {
         child,
+        owner,
         onQueue: options.onQueue,
         grant: (interpreter) => {
-          done();
+          done(true);
           resolvePromise(interpreter);
         },
         fail: (error) => {
-          done();
+          done(false);
           rejectPromise(error);
           this.tellPlaces();
         },
@@ -233,28 +255,57 @@ export class SandboxPool {
           options.queueTimeoutMs,
         );
       }
-      // Children go ahead of every turn, behind earlier children.
-      const firstTurn = this.waiting.findIndex((w) => !w.child);
-      if (child && firstTurn !== -1) this.waiting.splice(firstTurn, 0, waiter);
-      else this.waiting.push(waiter);
+      this.waiting.push(waiter);
+      if (!child && !this.rotation.includes(owner)) this.rotation.push(owner);
       this.tellPlaces();
     });
   }
 
-  /** Hands free slots to the line, in order, then tops up the warm interpreters. */
+  /**
+   * The order waiters are served in: children first (as they came), then turns round robin by owner:
+   * the first turn of each owner in rotation order, then the second of each, and so on.
+   */
+  private line(): Waiter[] {
+    const children = this.waiting.filter((w) => w.child);
+    const byOwner = new Map<string, Waiter[]>();
+    for (const waiter of this.waiting) {
+      if (waiter.child) continue;
+      const queue = byOwner.get(waiter.owner) ?? [];
+      queue.push(waiter);
+      byOwner.set(waiter.owner, queue);
+    }
+    const turns: Waiter[] = [];
+    const count = this.waiting.length - children.length;
+    for (let round = 0; turns.length < count; round++) {
+      for (const owner of this.rotation) {
+        const waiter = byOwner.get(owner)?.[round];
+        if (waiter) turns.push(waiter);
+      }
+    }
+    return [...children, ...turns];
+  }
+
+  /** An owner's turn left the line: served, it goes to the back of the rotation; gone, only if its last. */
+  private rotate(owner: string, served: boolean): void {
+    const waitingStill = this.waiting.some((w) => !w.child && w.owner === owner);
+    if (served || !waitingStill) this.rotation = this.rotation.filter((o) => o !== owner);
+    if (served && waitingStill) this.rotation.push(owner);
+  }
+
+  /** Hands free slots to the line, in its order, then tops up the warm interpreters. */
   private pump(): void {
     if (this.closed) return;
-    for (let i = 0; i < this.waiting.length; ) {
-      const waiter = this.waiting[i] as Waiter;
-      this.waiting.splice(i, 1);
-      const interpreter = this.take(waiter.child, true);
-      if (interpreter) {
+    let granted = true;
+    while (granted) {
+      granted = false;
+      for (const waiter of this.line()) {
+        // A turn that cannot go blocks the turns behind it (the slots they need are the same).
+        const interpreter = this.take(waiter.child, true);
+        if (!interpreter) continue;
         waiter.grant(interpreter);
-        continue;
+        granted = true;
+        break;
       }
-      // Not yet: it keeps its place (a turn that cannot go blocks the turns behind it: first come, first served).
-      this.waiting.splice(i, 0, waiter);
-      i++;
     }
     this.tellPlaces();
     this.scheduleRefill();
@@ -262,7 +313,7 @@ export class SandboxPool {
 
   private tellPlaces(): void {
     let ahead = 0;
-    for (const waiter of this.waiting) {
+    for (const waiter of this.line()) {
       if (waiter.lastAhead !== ahead) {
         waiter.lastAhead = ahead;
         waiter.onQueue?.(ahead);
@@ -283,9 +334,17 @@ export class SandboxPool {
   }
 
   private spawn(): Interpreter {
-    const interpreter = new Interpreter(this.command, {
+    const slot = this.freeSlot();
+    const interpreter = new Interpreter(this.command(slot), {
       startTimeoutMs: this.startTimeoutMs,
       confinement: this.confinement,
+    });
+    // The uid stays taken until the process is gone, not only killed.
+    this.slots.set(interpreter, slot);
+    this.slotsInUse.add(slot);
+    void interpreter.whenExited().then(() => {
+      this.slots.delete(interpreter);
+      this.slotsInUse.delete(slot);
     });
     this.live.add(interpreter);
     // A warm interpreter that dies or never gets ready frees its slot, and a replacement starts.
@@ -297,6 +356,17 @@ export class SandboxPool {
       this.pump();
     });
     return interpreter;
+  }
+
+  /** The next uid slot no interpreter holds, in turn from the last one handed out. */
+  private freeSlot(): number {
+    for (let tried = 0; tried < INTERPRETER_UIDS; tried++) {
+      const slot = this.nextSlot;
+      this.nextSlot = (this.nextSlot + 1) % INTERPRETER_UIDS;
+      if (!this.slotsInUse.has(slot)) return slot;
+    }
+    // Unreachable while max ≤ 1024 (the policy's bound): every slot held means 4096 processes not reaped.
+    throw new Error("no interpreter uid is free");
   }
 
   private forget(interpreter: Interpreter): void {

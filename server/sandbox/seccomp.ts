@@ -1,8 +1,9 @@
 /**
  * A seccomp filter for every sandbox: the system calls that administer the machine or cross a process
- * boundary fail with EPERM (mount and friends, ptrace, bpf, keyrings, namespaces, kernel modules, ...),
- * everything else is allowed. Capabilities are already dropped, so each of these should fail anyway;
- * the filter takes the kernel's own code for them out of reach as well.
+ * boundary fail with EPERM (mount and friends, ptrace, bpf, keyrings, namespaces, kernel modules,
+ * ...), and so do io_uring and netlink and vsock sockets; everything else is allowed. Capabilities are
+ * already dropped, so most of these should fail anyway; the filter takes the kernel's own code for them
+ * out of reach as well. io_uring and those sockets need no capability at all: only the filter stops them.
  *
  * libseccomp (Debian's libseccomp2) compiles the filter, through bun:ffi: it knows each architecture's
  * numbers and makes a foreign-architecture call (x32, i386 from a 64-bit process) kill the process. The
@@ -64,7 +65,19 @@ const DENIED = [
   "clock_adjtime",
   "adjtimex",
   "vhangup",
+  // io_uring runs its work in kernel threads that other filters never see, and has been the way in for
+  // a long line of kernel exploits; nothing a sandbox runs needs it (every runtime falls back to epoll).
+  "io_uring_setup",
+  "io_uring_enter",
+  "io_uring_register",
 ];
+
+/**
+ * Socket families refused (socket(2)'s first argument): netlink talks to the kernel's network, audit and
+ * uevent subsystems (the jail's own network is set up by pasta, which runs outside the jail), vsock to
+ * the hypervisor and its other guests. glibc's getaddrinfo falls back when netlink is refused.
+ */
+const DENIED_SOCKET_FAMILIES = { AF_NETLINK: 16, AF_VSOCK: 40 } as const;
 
 const SCMP_ACT_ALLOW = 0x7fff0000;
 const SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1;
@@ -112,6 +125,23 @@ export function seccompFilterFile(): string | undefined {
 
 /** The names the filter refuses (tests check each one). */
 export const DENIED_SYSCALLS: readonly string[] = DENIED;
+export const DENIED_SOCKETS: Readonly<Record<string, number>> = DENIED_SOCKET_FAMILIES;
+
+const SCMP_CMP_MASKED_EQ = 7;
+
+/**
+ * One `struct scmp_arg_cmp` (arg, op, datum_a, datum_b: 24 bytes): argument `arg` masked to its low 32
+ * bits equals `value`. The mask matters: the kernel reads an `int` argument's low half only, so a
+ * caller setting the high bits would slip past a plain 64-bit comparison.
+ */
+function lowHalfEquals(arg: number, value: number): Buffer {
+  const cmp = Buffer.alloc(24);
+  cmp.writeUInt32LE(arg, 0);
+  cmp.writeUInt32LE(SCMP_CMP_MASKED_EQ, 4);
+  cmp.writeBigUInt64LE(0xffffffffn, 8);
+  cmp.writeBigUInt64LE(BigInt(value), 16);
+  return cmp;
+}
 
 function compile(path: string): boolean {
   // Loaded lazily: bun:ffi is only needed on Linux, and only here.
@@ -144,6 +174,11 @@ function compile(path: string): boolean {
       // A name this architecture lacks (umount on x86_64, iopl on arm64) is skipped.
       if (nr < 0) continue;
       if (s.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO_EPERM, nr, 0, null) !== 0) return false;
+    }
+    const socket = s.seccomp_syscall_resolve_name(Buffer.from("socket\0"));
+    for (const family of Object.values(DENIED_SOCKET_FAMILIES)) {
+      const cmp = lowHalfEquals(0, family);
+      if (s.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO_EPERM, socket, 1, cmp) !== 0) return false;
     }
     const fd = openSync(path, "w", 0o600);
     try {

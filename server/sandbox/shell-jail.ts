@@ -16,6 +16,7 @@ import type { Confinement } from "./confinement.ts";
 import { type JailPlan, jailArgs } from "./jail.ts";
 import type { SandboxLimits } from "./limits.ts";
 import { attachPasta, findPasta, readJailPid, release } from "./network.ts";
+import type { QuotaExceeded, QuotaWatch } from "./quota-watch.ts";
 
 /** What programs read from /etc to run; never the whole of it (shadow, ssh host keys, ssl/private). */
 export const ETC = [
@@ -57,6 +58,8 @@ export interface ShellJail {
   limits: SandboxLimits;
   network: "none" | "egress";
   confinement: Confinement;
+  /** The workspace quota's watchdog: past the quota the command is stopped and fails with its message. */
+  quota?: QuotaWatch;
 }
 
 export interface ExecOptions {
@@ -106,6 +109,11 @@ export function jailedExec(jail: ShellJail, workspaceDir: string) {
       memory = true;
       proc.kill("SIGKILL");
     });
+    let overQuota: QuotaExceeded | undefined;
+    const unwatch = jail.quota?.watch(workspaceDir, (error) => {
+      overQuota = error;
+      proc.kill("SIGKILL");
+    });
     let reason: "aborted" | "timeout" | undefined;
     const stop = (why: "aborted" | "timeout") => {
       reason ??= why;
@@ -133,8 +141,10 @@ export function jailedExec(jail: ShellJail, workspaceDir: string) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       pasta?.kill("SIGKILL");
+      unwatch?.();
       memory = jail.confinement.exited(proc.pid) === "memory" || memory;
     }
+    if (overQuota) throw overQuota;
     if (reason === "aborted") throw new Error("aborted");
     if (reason === "timeout") throw new Error(`timeout:${options.timeout}`);
     if (memory) {

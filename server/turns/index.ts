@@ -105,8 +105,9 @@ class TurnsInstance {
     this.analytics = analytics;
     const { live, sandbox } = this;
 
+    // The whole workspace folder: what the chat agent's shell and the user's sandbox write counts too.
     const quota = new TurnQuota(
-      (owner) => ownerFolders(dataDir, owner).files,
+      (owner) => ownerFolders(dataDir, owner).workspace,
       (owner) => assets.bytesUsed(owner),
       settings.storage.workspace_quota_bytes,
     );
@@ -182,6 +183,7 @@ class TurnsInstance {
     if (!this.started) return;
     this.release();
     await this.live.settled(SETTLE_MS);
+    this.tracer.close();
   }
 
   /** Stops running turns, the sandbox pool and the tracer's buffer; idempotent. */

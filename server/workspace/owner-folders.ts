@@ -69,7 +69,11 @@ export interface OwnerFolders {
 
 /** Every per-owner folder of `owner` under `dataDir` (paths only: nothing is created). */
 export function ownerFolders(dataDir: string, owner: string): OwnerFolders {
-  const name = ownerFolderName(owner);
+  return ownerFoldersByName(dataDir, ownerFolderName(owner));
+}
+
+/** The same folders from the owner's folder name (the last segment of any of them). */
+export function ownerFoldersByName(dataDir: string, name: string): OwnerFolders {
   const workspace = join(dataDir, "workspaces", name);
   return {
     workspace,

@@ -99,6 +99,16 @@ describe("per client address", () => {
     );
     expect(signed.status).toBe(200);
     expect(signed.headers.get("set-cookie")).toContain("; Secure");
+    // HTTPS as the proxy says: the cookie is the __Host- one, and it is what the server reads then.
+    const { token } = await signed.json();
+    expect(signed.headers.get("set-cookie")).toStartWith(`__Host-atrium_session=${token};`);
+    const list = (cookie: string, proto: string) =>
+      fetch(`${server?.url}/api/chat/sessions`, {
+        headers: { cookie, "x-forwarded-proto": proto, "x-forwarded-for": "198.51.100.3" },
+      }).then((r) => r.status);
+    expect(await list(`__Host-atrium_session=${token}`, "https")).toBe(200);
+    expect(await list(`atrium_session=${token}`, "https")).toBe(401);
+    expect(await list(`atrium_session=${token}`, "http")).toBe(200);
   });
 });
 

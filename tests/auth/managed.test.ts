@@ -98,7 +98,7 @@ describe("bearer JWTs", () => {
     expect(bobs.body.sessions).toEqual([]);
   });
 
-  test("alg none, a wrong key, HMAC, expired, wrong issuer or audience, no sub: all 401", async () => {
+  test("alg none, a wrong key, HMAC, expired, no exp, wrong or no audience, wrong issuer, no sub: all 401", async () => {
     const [header, payload] = (await sign(keyA, "key-a")).split(".");
     const none = `${Buffer.from(JSON.stringify({ alg: "none", kid: "key-a" })).toString("base64url")}.${payload}.`;
     const stranger = await generateKeyPair("ES256");
@@ -117,6 +117,20 @@ describe("bearer JWTs", () => {
       issuer: await sign(keyA, "key-a", { iss: "https://evil.test" }),
       audience: await sign(keyA, "key-a", { aud: "someone-else" }),
       noSub: await sign(keyA, "key-a", { sub: "" }),
+      // Good for ever if it were accepted: a token must say when it expires.
+      noExp: await new SignJWT({})
+        .setProtectedHeader({ alg: "ES256", kid: "key-a" })
+        .setSubject("user-ann")
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .sign(keyA),
+      noAud: await new SignJWT({})
+        .setProtectedHeader({ alg: "ES256", kid: "key-a" })
+        .setSubject("user-ann")
+        .setIssuer(ISSUER)
+        .setExpirationTime("5m")
+        .sign(keyA),
       forgedBody,
       garbage: "a.b.c",
     };
@@ -127,7 +141,8 @@ describe("bearer JWTs", () => {
   });
 
   test("key rotation: a token signed with a new key is accepted once the JWKS lists it", async () => {
-    const resolve = managedResolver({ baseUrl: base, issuer: ISSUER, audience: AUDIENCE, cooldownMs: 0 });
+    const resolver = managedResolver({ baseUrl: base, issuer: ISSUER, audience: AUDIENCE, cooldownMs: 0 });
+    const resolve = (request: Request) => resolver(request, { https: false });
     const request = (token: string) =>
       new Request("http://localhost/x", { headers: { authorization: `Bearer ${token}` } });
     expect(await resolve(request(await sign(keyA, "key-a")))).toMatchObject({ id: "managed:user-ann" });
@@ -137,6 +152,15 @@ describe("bearer JWTs", () => {
     expect(await resolve(request(rotated))).toMatchObject({ id: "managed:user-ann" });
     // The retired key no longer verifies once the set was refetched without it.
     expect(await resolve(request(await sign(keyA, "key-a")))).toBeUndefined();
+  });
+});
+
+describe("configuration", () => {
+  test("a managed-auth server refuses to start without an audience, naming the variable", async () => {
+    const started = createTestApp({ env: { APP_MANAGED_AUTH_URL: base, APP_MANAGED_AUTH_ISSUER: ISSUER } });
+    await expect(started).rejects.toThrow(
+      "APP_MANAGED_AUTH_AUDIENCE must be set when APP_MANAGED_AUTH_URL is",
+    );
   });
 });
 

@@ -112,6 +112,53 @@ describe("sign-up and sign-in", () => {
   });
 });
 
+describe("the cookie's name follows the scheme", () => {
+  const HTTPS = "https://localhost";
+  const overHttps = (app: TestApp, path: string, init: RequestInit = {}) =>
+    app.app.handle(new Request(`${HTTPS}${path}`, init));
+
+  test("over HTTPS the session cookie is __Host- prefixed, and only that name is read there", async () => {
+    // The server's public origin is https (as behind TLS), so its pages' Origin passes the guard.
+    t = await authApp({ args: ["--public-origin", HTTPS] });
+    const app = t;
+    const response = await overHttps(
+      app,
+      "/api/auth/sign-up/email",
+      postJson({ email: "ann@example.org", password: PASSWORD }, { origin: HTTPS }),
+    );
+    expect(response.status).toBe(200);
+    const { token } = await response.json();
+    const cookie = response.headers.get("set-cookie") ?? "";
+    expect(cookie).toStartWith(`__Host-atrium_session=${token};`);
+    // What the prefix demands: Secure, Path=/ and no Domain (else browsers drop the cookie).
+    expect(cookie).toContain("; Secure");
+    expect(cookie).toContain("; Path=/");
+    expect(cookie).not.toContain("Domain");
+    const session = (name: string, over = overHttps) =>
+      over(app, "/api/auth/get-session", { headers: { cookie: `${name}=${token}` } }).then((r) => r.json());
+    const sessions = (name: string, over = overHttps) =>
+      over(app, "/api/chat/sessions", { headers: { cookie: `${name}=${token}` } }).then((r) => r.status);
+    expect((await session("__Host-atrium_session"))?.user?.email).toBe("ann@example.org");
+    expect(await sessions("__Host-atrium_session")).toBe(200);
+    // A plain-named cookie (one a sibling subdomain or a plain-HTTP answer could have planted) is not
+    // read over HTTPS.
+    expect(await session("atrium_session")).toBeNull();
+    expect(await sessions("atrium_session")).toBe(401);
+    // Over plain HTTP the plain name is the one (a __Host- cookie cannot come from there).
+    const overHttp = (a: TestApp, path: string, init?: RequestInit) => a.request(path, init);
+    expect(await sessions("atrium_session", overHttp)).toBe(200);
+    expect(await sessions("__Host-atrium_session", overHttp)).toBe(401);
+    // Sign-out over HTTPS ends the session and clears the __Host- cookie.
+    const out = await overHttps(app, "/api/auth/sign-out", {
+      method: "POST",
+      headers: { cookie: `__Host-atrium_session=${token}`, origin: HTTPS },
+    });
+    expect(out.headers.get("set-cookie")).toStartWith("__Host-atrium_session=;");
+    expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+    expect(await sessions("__Host-atrium_session")).toBe(401);
+  });
+});
+
 describe("forged, tampered and expired credentials", () => {
   test("a well-formed random token, a tampered secret and garbage are all 401", async () => {
     t = await authApp();

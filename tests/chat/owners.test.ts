@@ -49,13 +49,14 @@ test("each owner has their own sessions folder, workspace and list", async () =>
     headers: as("bob"),
   });
   expect(byPath.status).toBe(400);
-  // Alice's file name is taken in bob's own folder: not there, so bob gets a fresh session of his own.
-  const byName = await t.json<{ session: { id: string }; messages: unknown[]; sessionReset: boolean }>(
-    `/api/chat/session?sessionFile=${encodeURIComponent(alice.sessionFile)}`,
-    { headers: as("bob") },
-  );
-  expect(byName.body).toMatchObject({ sessionReset: true, messages: [] });
-  expect(byName.body.session.id).not.toBe(alice.sessionId);
+  // Alice's file name is taken in bob's own folder: not there, so there is nothing to show him.
+  const byName = await t.request(`/api/chat/session?sessionFile=${encodeURIComponent(alice.sessionFile)}`, {
+    headers: as("bob"),
+  });
+  expect(byName.status).toBe(404);
+  expect(
+    (await t.request(`/api/chat/session?sessionId=${alice.sessionId}`, { headers: as("bob") })).status,
+  ).toBe(404);
   expect((await t.request("/api/attach", postJson({ sessionId: alice.sessionId }, as("bob")))).status).toBe(
     404,
   );

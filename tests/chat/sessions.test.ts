@@ -110,9 +110,11 @@ test("a session that cannot be opened comes back fresh with sessionReset", async
   );
   expect(events[0]).toMatchObject({ type: "start", sessionReset: true });
   expect(events.at(-1)).toMatchObject({ type: "done", sessionReset: true });
-  const hydrated = await t.json<Event>("/api/chat/session?sessionId=never-existed");
-  expect(hydrated.body.sessionReset).toBe(true);
-  expect(hydrated.body.messages).toEqual([]);
+  // Resuming by POST comes back fresh; a GET never makes a session (tests/chat/session-get.test.ts).
+  const resumed = await t.json<Event>("/api/chat/resume", postJson({ sessionId: "never-existed" }));
+  expect(resumed.body.sessionReset).toBe(true);
+  expect(resumed.body.messages).toEqual([]);
+  expect((await t.request("/api/chat/session?sessionId=never-existed")).status).toBe(404);
   model.dispose();
 });
 

@@ -25,9 +25,9 @@ beforeEach(() => registry.put("ann", "test", "sbx-ann", "started"));
 
 const sign = (raw: string, secret = SECRET) => createHmac("sha256", secret).update(raw).digest("hex");
 let counter = 0;
-/** A fresh event body (unique, so the replay guard does not take it for an earlier one). */
+/** A fresh event body (unique, so the replay guard does not take it for an earlier one), stamped now. */
 const event = (name: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ event: name, sandboxId: "sbx-ann", nonce: ++counter, ...extra });
+  JSON.stringify({ event: name, sandboxId: "sbx-ann", nonce: ++counter, timestamp: Date.now(), ...extra });
 const send = (raw: string, signature?: string) =>
   t.request(
     "/api/webhooks/sandbox",
@@ -87,6 +87,17 @@ test("a replayed body and a stale timestamp are ignored", async () => {
   await send(fresh, sign(fresh));
   expect(state()).toBe("stopped");
   expect(logs.text()).toContain("replayed");
+});
+
+test("a signed body without a timestamp is ignored: it could otherwise be replayed once the replay memory forgot it", async () => {
+  for (const timestamp of [undefined, null, "", "not a date", Number.NaN]) {
+    const raw = JSON.stringify({ event: "stop", sandboxId: "sbx-ann", nonce: ++counter, timestamp });
+    const response = await send(raw, sign(raw));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ received: true });
+    expect(state()).toBe("started");
+  }
+  expect(logs.text()).toContain("no timestamp");
 });
 
 test("unknown events and unknown sandboxes are 200 and change nothing", async () => {

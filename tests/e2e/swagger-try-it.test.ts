@@ -2,7 +2,8 @@
  * Swagger UI runs every family: in Chromium, on a real server process, "Try it out" → "Execute" on one
  * state-changing route per family, with only what the page offers (the declared examples and required
  * headers; the turn's session id typed in as a user would), answers 2xx. The page is opened as
- * /swagger/, the form that once failed to find its document.
+ * /swagger/, the form that once failed to find its document. All of it runs under the page's
+ * Content-Security-Policy without one violation, and another page cannot frame it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -15,6 +16,8 @@ const dir = tempDir("atrium-swagger-");
 let server: ServerProcess;
 let browser: Browser;
 let page: Page;
+/** Every CSP violation the page reports (directive and what was blocked), from the first byte on. */
+const violations: string[] = [];
 
 beforeAll(async () => {
   server = await startServerProcess(["--port", "0", "--data-dir", join(dir.path, "data")], {
@@ -23,7 +26,20 @@ beforeAll(async () => {
   await waitForOk(`${server.url}/health/ready`);
   browser = await launchBrowser();
   page = await browser.newPage();
-  await page.goto(`${server.url}/swagger/`);
+  await page.exposeFunction("reportViolation", (directive: string, blocked: string) =>
+    violations.push(`${directive} ${blocked}`),
+  );
+  // Injected by the browser itself (not subject to the page's policy), before the page's own scripts.
+  await page.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) =>
+      (window as unknown as { reportViolation(d: string, b: string): void }).reportViolation(
+        e.violatedDirective,
+        e.blockedURI,
+      ),
+    ),
+  );
+  const response = await page.goto(`${server.url}/swagger/`);
+  expect(response?.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
   await page.waitForSelector(".opblock-summary-path");
 }, 60_000);
 
@@ -84,3 +100,23 @@ test("agents: POST /v1/agents creates an agent from the page", async () => {
   const agents = (await (await fetch(`${server.url}/v1/agents`)).json()) as { agents: { name: string }[] };
   expect(agents.agents.map((agent) => agent.name)).toContain("Ada");
 }, 60_000);
+
+test("the page and every Try it out above ran under its Content-Security-Policy without a violation", async () => {
+  // A request body's schema view too, so its rendering runs under the policy as well.
+  const block = page.locator(".opblock-post").filter({
+    has: page.locator('.opblock-summary-path[data-path="/v1/agents"]'),
+  });
+  await block.locator(".tablinks", { hasText: "Schema" }).first().click();
+  await block.locator(".model-box").first().waitFor();
+  expect(violations).toEqual([]);
+});
+
+test("another page cannot frame Swagger UI (frame-ancestors 'none')", async () => {
+  const framer = await browser.newPage();
+  const refused = framer.waitForEvent("console", (m) => m.text().includes("frame-ancestors"));
+  await framer.setContent(`<iframe src="${server.url}/swagger/"></iframe>`);
+  expect((await refused).text()).toContain("frame-ancestors 'none'");
+  const frame = framer.frames().find((f) => f !== framer.mainFrame());
+  expect(await frame?.locator("#swagger-ui").count()).toBe(0);
+  await framer.close();
+});

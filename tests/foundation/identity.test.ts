@@ -23,7 +23,7 @@ describe("local mode", () => {
 
 const PROTECTED_ENVS = [
   { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" },
-  { APP_MANAGED_AUTH_URL: "https://auth.example.test" },
+  { APP_MANAGED_AUTH_URL: "https://auth.example.test", APP_MANAGED_AUTH_AUDIENCE: "atrium" },
   { APP_HOSTED: "1" },
 ];
 

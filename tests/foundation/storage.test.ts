@@ -89,6 +89,8 @@ describe("migrate", () => {
       "auth_accounts",
       "auth_sessions",
       "auth_invites",
+      // Attempt counters keyed by client address, email or owner: no one's data, gone within 15 minutes.
+      "auth_limit_hits",
     ]);
     const tables = db
       .query<{ name: string }, []>(

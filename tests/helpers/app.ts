@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { AnyElysia } from "elysia";
 import { type App, createApp } from "../../server/app.ts";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
+import type { PasswordQueue } from "../../server/auth/password-queue.ts";
 import { parseCli } from "../../server/config/cli.ts";
 import { createEnvSource, type EnvRecord } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   args?: string[];
   /** An existing data dir (a restart on the same data): kept on close. Default: a fresh temp dir. */
   dataDir?: string;
+  /** The app's password queue (a counting hasher, a small line); default: the server's own. */
+  passwords?: PasswordQueue;
 }
 
 export interface TestApp {
@@ -68,6 +71,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     env,
     log: options.log ?? silentLogger,
     resolvers: options.resolvers,
+    passwords: options.passwords,
     shutdown: shutdown.signal,
   });
   const composed = createApp(ctx, { plugins: options.plugins });

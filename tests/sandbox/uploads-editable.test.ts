@@ -1,6 +1,6 @@
 /**
  * Protected mode, the real jail: a file a user uploads through the Files API while their sandbox runs
- * (its processes are uid 65534 on the host, the server is root) can be edited by the sandbox at once,
+ * (its processes run as the user's own uid on the host, the server is root) can be edited by the sandbox at once,
  * in a folder the upload created; and a folder the sandbox swaps for a symlink to a host folder does not
  * send the upload there.
  */
@@ -43,9 +43,11 @@ const upload = (path: string, content: string) =>
   });
 
 test("an upload is the sandbox's to edit at once, and a swapped folder does not redirect it", async () => {
-  expect(process.getuid?.()).toBe(0); // the case that matters: a root server, a 65534 jail
-  // The jail is running (and its workspace handed to 65534) before the upload.
+  expect(process.getuid?.()).toBe(0); // the case that matters: a root server, an unprivileged jail
+  // The jail is running (and its workspace handed to the user's uid) before the upload.
   expect((await run(ann.id, "id -u")).out.trim()).toBe("65534");
+  const uid = sandboxes.hostUid(ann.id) as number;
+  expect(uid).toBeGreaterThan(65534);
 
   const put = await upload("incoming/data.csv", "a,b\n1,2\n");
   expect(put.status).toBe(200);
@@ -55,7 +57,7 @@ test("an upload is the sandbox's to edit at once, and a swapped folder does not 
   );
   expect({ out, exitCode }).toEqual({ out: "a,b\n1,2\n3,4\n", exitCode: 0 });
   const workspace = ownerFolders(t.dataDir, ann.id).workspace;
-  expect(lstatSync(join(workspace, "files/incoming/moved.csv")).uid).toBe(65534);
+  expect(lstatSync(join(workspace, "files/incoming/moved.csv")).uid).toBe(uid);
 
   // The sandbox plants a symlink to a host folder where the upload's folder was.
   const host = tempDir("atrium-host-");

@@ -7,12 +7,11 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
+import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
+import { migrate } from "../../server/storage/migrate.ts";
 import { Store } from "../../server/storage/store.ts";
-import { REPO_ROOT } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { processGone, waitFor } from "../helpers/wait.ts";
 
@@ -23,7 +22,7 @@ const db = new Database(":memory:");
 let provider: LocalSandboxProvider;
 
 beforeAll(() => {
-  db.exec(readFileSync(join(REPO_ROOT, "server/sandbox/users/migrations/0001_sandboxes.sql"), "utf8"));
+  migrate(db, [sandboxMigrations]);
   provider = new LocalSandboxProvider(new Store(db), {
     dataDir: dir.path,
     limits: { ...DEFAULT_LIMITS, memoryBytes: 96 * 1024 * 1024 },

@@ -3,8 +3,8 @@
  * command starts in the background keeps running for later commands and answers through the signed
  * preview URL, over HTTP and WebSocket; previews of other users, forged or expired URLs are refused;
  * stopping (webhook, `atrium user delete`) ends the jail's processes and the next command starts a fresh
- * one; two users' sandboxes share no process, file or port; inside, commands run as uid 65534 (a real
- * unprivileged uid on the host when the server is root) in /home/atrium/agent-workspace.
+ * one; two users' sandboxes share no process, file or port; inside, commands run as uid 65534 (on the
+ * host, when the server is root, a real unprivileged uid of the user's own) in /home/atrium/agent-workspace.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHmac } from "node:crypto";
@@ -85,8 +85,8 @@ describe("a user's long-lived sandbox", () => {
     expect(out.split("\n").slice(0, 3)).toEqual(["65534", "/home/atrium/agent-workspace", "/home/atrium"]);
     const made = join(ownerFolders(t.dataDir, ann.id).workspace, "made.txt");
     expect(readFileSync(made, "utf8")).toBe("made\n");
-    // Started by root, the jail's processes are the real unprivileged uid on the host, not root.
-    if (process.getuid?.() === 0) expect(statSync(made).uid).toBe(65534);
+    // Started by root, the jail's processes are the user's own unprivileged uid on the host, not root.
+    if (process.getuid?.() === 0) expect(statSync(made).uid).toBe(sandboxes.hostUid(ann.id) as number);
   });
 
   test("a background server outlives its command: a later command and the signed preview URL reach it", async () => {

@@ -3,11 +3,15 @@
  * wall-clock through host tools and pauses only for model calls, which have their own deadline; a turn
  * has a deadline; tool calls, stored events and stored bytes per turn and per step are capped with a
  * visible warning; the SUBMIT answer and every stored text are cut; the per-owner quota refuses writes
- * from the Files API, uploads and the sandbox.
+ * from the Files API, uploads and the sandbox, counting whatever else the workspace folder holds.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import { LOCAL_IDENTITY } from "../../server/auth/identity.ts";
 import type { PolicySettings } from "../../server/config/policy-schema.ts";
+import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { type ScriptedModel, scriptedModel } from "../helpers/faux.ts";
 import { createSession, type Ev, runTurn, turnsApp } from "../helpers/turns.ts";
@@ -251,5 +255,18 @@ describe("the workspace quota", () => {
     expect(file).toContain("refused: The workspace quota of 20000 bytes would be exceeded");
     expect(artifact).toContain("refused: The workspace quota of 20000 bytes would be exceeded");
     expect(small).toBe("written\n");
+  });
+
+  test("what a shell wrote anywhere in the workspace folder counts against the quota of API writes", async () => {
+    const workspace = ownerFolders(t.dataDir, LOCAL_IDENTITY.id).workspace;
+    expect((await put("quota/fits.txt", "f".repeat(1_000))).status).toBe(200);
+    // Outside `files/`: where the agent's shell and a user's sandbox write.
+    const planted = join(workspace, "agent-workspace", "build.log");
+    mkdirSync(dirname(planted), { recursive: true });
+    writeFileSync(planted, "l".repeat(3_000));
+    const over = await put("quota/fits.txt", "f".repeat(2_000));
+    expect([over.status, over.body.error?.code]).toEqual([413, "workspace_quota_exceeded"]);
+    rmSync(planted);
+    expect((await put("quota/fits.txt", "f".repeat(2_000))).status).toBe(200);
   });
 });

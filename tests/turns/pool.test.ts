@@ -1,12 +1,12 @@
 /**
  * The sandbox pool's ceiling and line, with stand-in sandbox processes (a few lines of JavaScript that
  * report ready, or never do), so the mechanics run in milliseconds: at most `max` interpreters alive,
- * first come first served with each waiter told its place, children ahead of turns and a slot kept for
- * them, the queue deadline, the start deadline (killed, reported, replaced), and a slot kept across a
+ * first come first served with each waiter told its place, round robin between owners, children ahead
+ * of turns and a slot kept for them, the queue deadline, the start deadline (killed, reported, replaced), and a slot kept across a
  * restart after a timed-out step.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
+import { type Interpreter, SandboxKilled } from "../../server/sandbox/interpreter.ts";
 import { defaultMaxInterpreters, SandboxPool, SandboxQueueTimeout } from "../../server/sandbox/pool.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -58,6 +58,73 @@ describe("sandbox pool ceiling", () => {
     await Promise.all(acquiring);
     expect(served).toEqual([2, 3, 4]);
     expect(p.stats()).toMatchObject({ live: 2, waiting: 0 });
+  });
+
+  test("the line is round robin between owners: one user's burst waits behind other users' turns", async () => {
+    const p = pool({ command: READY, max: 1, warm: 0 });
+    const held = await p.acquire({ owner: "ann" });
+    const served: string[] = [];
+    const places: Record<string, number> = {};
+    const got = new Map<string, Interpreter>();
+    const ask = (label: string, owner: string) =>
+      p
+        .acquire({
+          owner,
+          onQueue: (ahead) => {
+            if (ahead !== undefined) places[label] = ahead;
+          },
+        })
+        .then((interpreter) => {
+          served.push(label);
+          got.set(label, interpreter);
+        });
+    // Ann's burst of four came first, then Bob's two and Cat's one.
+    const asked = [
+      ["ann1", "ann"],
+      ["ann2", "ann"],
+      ["ann3", "ann"],
+      ["ann4", "ann"],
+      ["bob1", "bob"],
+      ["bob2", "bob"],
+      ["cat1", "cat"],
+    ].map(([label, owner]) => ask(label as string, owner as string));
+    expect(places).toEqual({ ann1: 0, bob1: 1, cat1: 2, ann2: 3, bob2: 4, ann3: 5, ann4: 6 });
+    // Served one at a time; after each, the owner just served goes to the back of the rotation.
+    let current: Interpreter = held;
+    for (let i = 0; i < 7; i++) {
+      p.release(current);
+      await waitFor(() => served.length === i + 1);
+      current = got.get(served[i] as string) as Interpreter;
+      if (i === 0) expect(places).toMatchObject({ bob1: 0, cat1: 1, ann2: 2, bob2: 3, ann3: 4, ann4: 5 });
+    }
+    p.release(current);
+    await Promise.all(asked);
+    expect(served).toEqual(["ann1", "bob1", "cat1", "ann2", "bob2", "ann3", "ann4"]);
+    expect(p.stats()).toMatchObject({ waiting: 0 });
+  });
+
+  test("a turn that gives up leaves its owner's place in the rotation to the owner's next turn", async () => {
+    const p = pool({ command: READY, max: 1, warm: 0 });
+    const held = await p.acquire({ owner: "ann" });
+    const served: string[] = [];
+    const gaveUp = new AbortController();
+    const ask = (label: string, owner: string, signal?: AbortSignal) =>
+      p.acquire({ owner, ...(signal ? { signal } : {}) }).then(
+        (interpreter) => {
+          served.push(label);
+          return interpreter;
+        },
+        () => served.push(`${label} gave up`),
+      );
+    const bob1 = ask("bob1", "bob", gaveUp.signal);
+    const bob2 = ask("bob2", "bob");
+    const ann1 = ask("ann1", "ann");
+    gaveUp.abort();
+    await bob1;
+    p.release(held);
+    p.release((await bob2) as Interpreter);
+    p.release((await ann1) as Interpreter);
+    expect(served).toEqual(["bob1 gave up", "bob2", "ann1"]);
   });
 
   test("children go ahead of waiting turns, and one slot is kept for them", async () => {

@@ -5,6 +5,7 @@
  * and a 4401 close, as the protocol says, rather than an HTTP 401.
  */
 import { Elysia } from "elysia";
+import type { LiveConnections } from "../../auth/live-connections.ts";
 import type { AppContext } from "../../context.ts";
 import type { Logger } from "../../log.ts";
 import { chatSocket, type SocketChat, type SocketLike } from "../services/chat-socket.ts";
@@ -14,8 +15,9 @@ export function chatSocketRoutes(
   chat: SocketChat,
   log: Logger,
   shutdown: AbortSignal,
+  live: LiveConnections,
 ) {
-  const handlers = chatSocket(chat, log, shutdown);
+  const handlers = chatSocket(chat, log, shutdown, live);
   return new Elysia({ name: "atrium/agents/ws" }).use(identity).ws("/v1/chat", {
     detail: { hide: true },
     open: (ws) => handlers.open(ws as unknown as SocketLike),

@@ -6,9 +6,12 @@
  * frames.ts. A refused connection gets an `error` frame and a close with a 44xx code and a reason; an
  * invalid frame gets an `error` frame and the socket stays open. Frames larger than the server's limit
  * are refused by Bun (close 1009) before they reach this code. The chat itself is `SocketChat`,
- * implemented by the chat service.
+ * implemented by the chat service. An open socket is held with its identity (auth/live-connections.ts):
+ * when the credential is revoked (account disabled or deleted, session ended), the reply in progress is
+ * aborted and the socket closes with 4401.
  */
 import type { Identity } from "../../auth/identity.ts";
+import type { LiveConnections } from "../../auth/live-connections.ts";
 import type { Logger } from "../../log.ts";
 import {
   AgentChatError,
@@ -66,6 +69,8 @@ interface Connection {
   sessionId: string;
   queue: Promise<void>;
   abort: AbortController;
+  /** Stops watching the credential (the socket closed). */
+  release: () => void;
 }
 
 const send = (ws: SocketLike, frame: Frame) => ws.send(JSON.stringify(frame));
@@ -82,15 +87,25 @@ function numberParam(raw: string | undefined, name: string, min: number, max: nu
   return n;
 }
 
-export function chatSocket(chat: SocketChat, log: Logger, shutdown?: AbortSignal) {
+export function chatSocket(
+  chat: SocketChat,
+  log: Logger,
+  shutdown?: AbortSignal,
+  live?: Pick<LiveConnections, "hold">,
+) {
   const connections = new Map<string, Connection>();
+  const drop = (id: string) => {
+    const conn = connections.get(id);
+    conn?.abort.abort();
+    conn?.release();
+    connections.delete(id);
+  };
   // On shutdown, replies stop and sockets close (1001), so the server does not wait on idle sockets.
   shutdown?.addEventListener("abort", () => {
-    for (const conn of connections.values()) {
-      conn.abort.abort();
+    for (const [id, conn] of connections) {
+      drop(id);
       conn.ws.close(1001, "server shutting down");
     }
-    connections.clear();
   });
 
   const refuse = (ws: SocketLike, error: AgentChatError) => {
@@ -116,12 +131,18 @@ export function chatSocket(chat: SocketChat, log: Logger, shutdown?: AbortSignal
         max_turns: numberParam(q.max_turns, "max_turns", 1, 50, true),
         temperature: numberParam(q.temperature, "temperature", 0, 2, false),
       });
+      const revoked = () => {
+        drop(ws.id);
+        send(ws, errorFrame("unauthorized", "The credential of this connection was revoked"));
+        ws.close(CLOSE.unauthorized, "Authentication revoked");
+      };
       connections.set(ws.id, {
         ws,
         owner: identity.id,
         sessionId: session.id,
         queue: Promise.resolve(),
         abort: new AbortController(),
+        release: live?.hold(identity, revoked) ?? (() => {}),
       });
       send(ws, {
         type: "connected",
@@ -150,7 +171,7 @@ export function chatSocket(chat: SocketChat, log: Logger, shutdown?: AbortSignal
       conn.queue = conn.queue.then(() => {
         const timestamp = chat.end(conn.owner, conn.sessionId);
         send(ws, { type: "session_ended", session_id: conn.sessionId, timestamp });
-        connections.delete(ws.id);
+        drop(ws.id);
         ws.close(CLOSE.normal, "session ended");
       });
       return;
@@ -169,9 +190,7 @@ export function chatSocket(chat: SocketChat, log: Logger, shutdown?: AbortSignal
   }
 
   function close(ws: SocketLike) {
-    const conn = connections.get(ws.id);
-    conn?.abort.abort();
-    connections.delete(ws.id);
+    drop(ws.id);
   }
 
   return { open, message, close, connections };

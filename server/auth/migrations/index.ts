@@ -1,8 +1,12 @@
 /** The auth layer's migrations (scope `auth`); the text import embeds the SQL in a compiled binary. */
 import type { MigrationSet } from "../../storage/migrate.ts";
 import accounts from "./0001_accounts.sql" with { type: "text" };
+import limits from "./0002_limits.sql" with { type: "text" };
 
 export const authMigrations: MigrationSet = {
   scope: "auth",
-  migrations: [{ version: 1, name: "accounts", sql: accounts }],
+  migrations: [
+    { version: 1, name: "accounts", sql: accounts },
+    { version: 2, name: "limits", sql: limits },
+  ],
 };

@@ -15,6 +15,7 @@ export function csrfGuard(ctx: AppContext): ReindexGuard {
     protectedMode: ctx.config.mode.kind === "protected",
     csrfToken: ctx.auth ? (key) => ctx.auth?.csrfToken(key) as string : undefined,
     publicOrigins: ctx.config.publicOrigins,
+    limits: ctx.limits,
   });
 }
 

@@ -37,10 +37,14 @@ export function sessionRoutes(ctx: AppContext, sessions: ChatSessionService) {
       response: { 200: Hydrated, 400: ChatError },
       detail: { summary: "Resume a chat session (a lost one comes back fresh with sessionReset)", tags },
     })
-    .get("/api/chat/session", ({ query, owner }) => sessions.hydrate(owner, query), {
+    .get("/api/chat/session", ({ query, owner }) => sessions.show(owner, query), {
       query: SessionRef,
-      response: { 200: Hydrated, 400: ChatError },
-      detail: { summary: "Hydrate a chat session: session, messages, sessionReset", tags },
+      response: { 200: Hydrated, 400: ChatError, 404: ChatError },
+      detail: {
+        summary:
+          "Hydrate one of your chat sessions (the latest without a reference): session, messages; 404 for none, never a new one",
+        tags,
+      },
     })
     .get("/api/chat/sessions", ({ query, owner }) => sessions.list(owner, pageOf(query)), {
       query: SessionsQuery,

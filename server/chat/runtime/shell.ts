@@ -13,6 +13,7 @@ import { loadPi } from "../../models/pi-sdk.ts";
 import { confinementFor } from "../../sandbox/confinement.ts";
 import { detectSandbox, type Isolation } from "../../sandbox/isolation.ts";
 import { DEFAULT_LIMITS, limitsFromPolicy, type SandboxLimits } from "../../sandbox/limits.ts";
+import type { QuotaWatch } from "../../sandbox/quota-watch.ts";
 import { jailedExec, type ShellJail } from "../../sandbox/shell-jail.ts";
 
 /** Variables a shell needs to behave normally; none of them carries a credential. */
@@ -30,11 +31,13 @@ export interface ShellOptions {
   isolation?: Isolation;
   limits?: SandboxLimits;
   network?: "none" | "egress";
+  /** The workspace quota's watchdog (a command past the quota is stopped). */
+  quota?: QuotaWatch;
 }
 
 /** The shell's options from the policy's `[sandbox]` table. */
-export function shellOptions(sandbox: PolicySettings["sandbox"]): ShellOptions {
-  return { limits: limitsFromPolicy(sandbox), network: sandbox.network };
+export function shellOptions(sandbox: PolicySettings["sandbox"], quota?: QuotaWatch): ShellOptions {
+  return { limits: limitsFromPolicy(sandbox), network: sandbox.network, ...(quota ? { quota } : {}) };
 }
 
 function shellJail(options: ShellOptions): ShellJail | undefined {
@@ -47,6 +50,7 @@ function shellJail(options: ShellOptions): ShellJail | undefined {
     limits,
     network: options.network ?? "none",
     confinement: confinementFor("bubblewrap", limits),
+    ...(options.quota ? { quota: options.quota } : {}),
   };
 }
 

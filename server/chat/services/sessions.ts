@@ -55,15 +55,42 @@ export class ChatSessionService {
 
   /** Opens (or reopens) a session and returns it with its messages; a lost session comes back fresh. */
   async hydrate(owner: string, query: SessionQuery) {
-    const { sessions } = this.deps.mirror;
     const target = sessionTarget(this.sessionsDir(owner), query);
     if (!target.sessionFile && !target.sessionId) {
-      const latest = sessions.list(owner, 1, 0)[0];
+      const latest = this.deps.mirror.sessions.list(owner, 1, 0)[0];
       if (latest) target.sessionId = latest.id;
     }
     const { live, sessionReset } = await this.deps.host.open(owner, target);
+    return this.view(owner, live, sessionReset);
+  }
+
+  /**
+   * `GET /api/chat/session`: one of the owner's sessions with its messages, never a new one. A GET is
+   * what a link or an image in a message makes the browser send, so it must not create sessions in the
+   * viewer's account: an id (or file) that names none of the owner's sessions is 404, as is asking for
+   * the latest when there is none. A named session whose file turns out unreadable would come back
+   * fresh from the runtime (what POST /api/chat/resume answers): that fresh one is closed and forgotten
+   * again, and the answer is 404.
+   */
+  async show(owner: string, query: SessionQuery) {
+    const target = sessionTarget(this.sessionsDir(owner), query);
+    const { sessions } = this.deps.mirror;
+    if (!target.sessionFile && !target.sessionId) target.sessionId = sessions.list(owner, 1, 0)[0]?.id;
+    const known = target.sessionId || target.sessionFile;
+    if (!known || !(this.deps.host.find(owner, target) || sessions.find(owner, target)))
+      throw AppError.notFound("No such chat session");
+    const { live, sessionReset } = await this.deps.host.open(owner, target);
+    if (sessionReset) {
+      await this.deps.host.close(owner, live.sessionId);
+      sessions.delete(owner, live.sessionId);
+      throw AppError.notFound("No such chat session");
+    }
+    return this.view(owner, live, false);
+  }
+
+  private view(owner: string, live: LiveChatSession, sessionReset: boolean) {
     return {
-      session: describe(live, sessions.get(owner, live.sessionId)),
+      session: describe(live, this.deps.mirror.sessions.get(owner, live.sessionId)),
       messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
         scrubPaths(ownerPaths(this.deps.dataDir, owner), this.deps.dataDir, text),
       ),

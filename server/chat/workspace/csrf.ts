@@ -3,12 +3,15 @@
  * token (also set as the `app_csrf` cookie: HttpOnly, SameSite=Strict), then POSTs with it in
  * `x-app-csrf-token` and a same-origin `Origin` (or `Referer`). The token is an HMAC of the caller's
  * session under the server secret: it cannot be forged, and another user's (or another session's) token
- * fails. Callers that send `Authorization` skip the check (a page cannot make a browser add it). Five
- * reindexes per minute per user; a refused attempt is not counted.
+ * fails. Callers authenticated by a valid header credential (a Bearer token) skip the check: a page
+ * cannot make a browser add one. Any other `Authorization` header (with the cookie doing the
+ * authenticating) does not. Five reindexes per minute per user, counted in the database; a refused
+ * attempt is not counted.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { readCookie } from "../../auth/cookies.ts";
 import type { Identity } from "../../auth/identity.ts";
+import type { LimitStore } from "../../auth/limit-store.ts";
 import { SlidingWindow } from "../../auth/rate-limit.ts";
 import { AppError } from "../../http/errors.ts";
 
@@ -22,13 +25,17 @@ export interface ReindexGuardOptions {
   /** The server's CSRF HMAC (session auth's, keyed by APP_AUTH_SECRET), when there is one. */
   csrfToken?: (sessionKey: string) => string;
   publicOrigins: readonly string[];
+  /** Where the reindex window is counted (the app's attempt limits). */
+  limits: LimitStore;
 }
 
 export class ReindexGuard {
-  private readonly window = new SlidingWindow(REINDEX_LIMIT, REINDEX_WINDOW_MS);
+  private readonly window: SlidingWindow;
   private readonly fallbackKey = randomBytes(32);
 
-  constructor(private readonly options: ReindexGuardOptions) {}
+  constructor(private readonly options: ReindexGuardOptions) {
+    this.window = new SlidingWindow("reindex", REINDEX_LIMIT, REINDEX_WINDOW_MS, options.limits);
+  }
 
   get enforced(): boolean {
     return this.options.protectedMode;
@@ -43,7 +50,7 @@ export class ReindexGuard {
 
   /** Throws 403 unless the request passes the CSRF check (only enforced in protected mode). */
   checkCsrf(request: Request, identity: Identity | undefined): void {
-    if (!this.enforced || request.headers.has("authorization")) return;
+    if (!this.enforced || identity?.credential === "header") return;
     const invalid = () => new AppError("forbidden", "Invalid CSRF protection");
     if (!this.sameOrigin(request)) throw invalid();
     const header = request.headers.get(CSRF_HEADER) ?? "";
@@ -55,12 +62,11 @@ export class ReindexGuard {
   /** Throws 429 when the owner used up the window (only in protected mode); else counts this one. */
   count(owner: string): void {
     if (!this.enforced) return;
-    if (this.window.retryAfter(owner) > 0) {
+    if (!this.window.reserve(owner).ok) {
       throw new AppError("rate_limited", "Workspace reindex rate limit exceeded", {
         headers: { "retry-after": "60" },
       });
     }
-    this.window.record(owner);
   }
 
   private sameOrigin(request: Request): boolean {

@@ -4,12 +4,14 @@
  * runner (runner.ts) run by the server's own Bun, with the owner's workspace folder read-write at
  * `/home/atrium/agent-workspace`, its `.pi/` read-only, a private home, the system read-only.
  *
- * Started by root, the jail runs as the real unprivileged uid 65534 (setpriv, as turns' interpreters):
- * host root inside a user namespace is still treated as root by the kernel in places. bubblewrap then
- * runs as 65534 too and could not reach the workspace inside the root-only data dir, so a first step in
- * a private mount namespace (util-linux `unshare -m`, root only) binds what the jail shows onto a
- * tmpfs at /mnt that only this namespace sees; bubblewrap binds from there. The data dir's own modes
- * never change, and the workspace folder is handed to 65534 before the jail starts (prepareWorkspace).
+ * Started by root, the jail runs as the user's own real unprivileged host uid (setpriv, as turns'
+ * interpreters: uids.ts; 65534 inside): host root inside a user namespace is still treated as root by
+ * the kernel in places, and a uid shared with another user or another host daemon could reach the
+ * sandbox's files through /proc/<pid>/root. bubblewrap then runs as that uid too and could not reach the
+ * workspace inside the root-only data dir, so a first step in a private mount namespace (util-linux
+ * `unshare -m`, root only) binds what the jail shows onto a tmpfs at /mnt that only this namespace sees;
+ * bubblewrap binds from there. The data dir's own modes never change, and the workspace folder is
+ * handed to the user's uid before the jail starts (prepareWorkspace).
  */
 import { existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync } from "node:fs";
 import { join } from "node:path";
@@ -24,9 +26,6 @@ const RUNTIME = "/opt/atrium";
 const STAGE = "/mnt";
 const PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const PASSED = ["LANG", "LC_ALL", "LC_CTYPE", "TZ"];
-
-/** The uid the jail's processes have on the host when the server is root. */
-export const SANDBOX_UID = 65534;
 
 /** The server's runtime and the runner, as [host path, name inside /opt/atrium], and the argv inside. */
 function runnerCommand(): { binds: [string, string][]; command: string[] } {
@@ -107,6 +106,8 @@ export interface JailCommandOptions {
   workspaceDir: string;
   /** bubblewrap's info and block fds (3 and 4) for attaching the network. */
   egress: boolean;
+  /** The user's host uid, when the plan drops to one (a root server). */
+  uid?: number;
 }
 
 export function sandboxJailCommand(options: JailCommandOptions): string[] {
@@ -114,8 +115,9 @@ export function sandboxJailCommand(options: JailCommandOptions): string[] {
   const workspace = realpathSync(options.workspaceDir);
   const runner = runnerCommand();
   const tools = plan.dropTo ? stagingTools() : undefined;
-  if (plan.dropTo && !tools) throw new Error("a jail as uid 65534 needs util-linux's unshare and /mnt");
-  // Where bubblewrap finds each source: staged under /mnt when it runs as 65534, else the host path.
+  if (plan.dropTo && !tools)
+    throw new Error("a jail as a user's own uid needs util-linux's unshare and /mnt");
+  // Where bubblewrap finds each source: staged under /mnt when it runs as the user's uid, else the host path.
   const source = (host: string, name: string) => (tools ? `${STAGE}/${name}` : host);
   const env: Record<string, string> = {
     HOME: SANDBOX_HOME,
@@ -136,6 +138,7 @@ export function sandboxJailCommand(options: JailCommandOptions): string[] {
     chdir: SANDBOX_WORKSPACE,
     env,
     ...(options.egress ? { infoFd: 3, blockFd: 4 } : {}),
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
     command: runner.command,
   });
   return tools ? staged(tools, [[workspace, "workspace"], ...runner.binds], args) : args;

@@ -7,6 +7,9 @@
  * Everything the runner says is treated as hostile input: a jailed command can write to the runner's
  * stdout itself (same uid). Lines are bounded (a longer one stops the sandbox), fields are checked,
  * and a message can only touch this sandbox's own commands and connections.
+ *
+ * While it runs, the workspace quota's watchdog (quota-watch.ts) measures what it stores; past the quota
+ * the sandbox is stopped and the command in progress fails with the watchdog's message.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
@@ -15,6 +18,7 @@ import type { Confinement } from "../confinement.ts";
 import type { JailPlan } from "../jail.ts";
 import type { SandboxLimits } from "../limits.ts";
 import { attachPasta, findPasta, readJailPid, release } from "../network.ts";
+import type { QuotaWatch } from "../quota-watch.ts";
 import { sandboxJailCommand } from "./jail-command.ts";
 import type { SandboxExecOptions } from "./provider-api.ts";
 
@@ -28,6 +32,10 @@ export interface SandboxJail {
   limits: SandboxLimits;
   network: "none" | "egress";
   confinement: Confinement;
+  /** The workspace quota's watchdog; none: the workspace is not measured (tools, benchmarks). */
+  quota?: QuotaWatch;
+  /** The host uid the jail runs as when the plan drops to one (a root server). */
+  uid?: number;
 }
 
 /** The far end of one preview connection (relay.ts). */
@@ -53,6 +61,8 @@ export class UserSandbox {
   private pasta: Subprocess | undefined;
   private alive = true;
   private memory = false;
+  /** Why the server stopped the sandbox (its quota), told to the commands it ended. */
+  private stoppedFor: Error | undefined;
   private markReady!: () => void;
 
   constructor(
@@ -60,7 +70,13 @@ export class UserSandbox {
     workspaceDir: string,
   ) {
     const egress = jail.network === "egress" && findPasta() !== undefined;
-    const args = sandboxJailCommand({ plan: jail.plan, limits: jail.limits, workspaceDir, egress });
+    const args = sandboxJailCommand({
+      plan: jail.plan,
+      limits: jail.limits,
+      workspaceDir,
+      egress,
+      ...(jail.uid === undefined ? {} : { uid: jail.uid }),
+    });
     this.proc = Bun.spawn(args, {
       env: {},
       cwd: "/",
@@ -76,12 +92,19 @@ export class UserSandbox {
       this.markReady = resolve;
       failStart = reject;
     });
+    const unwatch = jail.quota?.watch(workspaceDir, (error) => {
+      this.stoppedFor = error;
+      void this.stop();
+    });
     this.exited = this.proc.exited.then(() => {
       this.alive = false;
+      unwatch?.();
       this.memory = jail.confinement.exited(pid) === "memory" || this.memory;
       this.pasta?.kill("SIGKILL");
-      failStart(new Error("the sandbox did not start"));
-      const error = this.memory ? this.memoryError() : new Error("The sandbox stopped while the command ran");
+      failStart(this.stoppedFor ?? new Error("the sandbox did not start"));
+      const error =
+        this.stoppedFor ??
+        (this.memory ? this.memoryError() : new Error("The sandbox stopped while the command ran"));
       for (const pending of this.execs.values()) pending.failed(error);
       this.execs.clear();
       for (const peer of this.connections.values()) peer.closed();
@@ -190,7 +213,7 @@ export class UserSandbox {
   /** Runs `bash -c command` in the sandbox's working dir (pi's BashOperations contract). */
   async exec(command: string, options: SandboxExecOptions): Promise<{ exitCode: number | null }> {
     await this.ready;
-    if (!this.alive) throw new Error("The sandbox stopped while the command ran");
+    if (!this.alive) throw this.stoppedFor ?? new Error("The sandbox stopped while the command ran");
     const id = this.nextId++;
     // With a memory cgroup the kernel kills the hungry process, not the whole sandbox: a command that
     // dies while the sandbox's OOM count goes up used too much memory, and says so.

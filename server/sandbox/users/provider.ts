@@ -6,6 +6,12 @@
  * notices within a second), by the server's shutdown (`close`) or after an hour unused. Where the jail is missing the provider
  * is not available: the sandbox routes answer 503 and protected mode refuses the tools that need it.
  * `APP_SANDBOX_PROVIDER=none` switches per-user sandboxes off on purpose.
+ *
+ * At most `maxSandboxes` run at once (policy sandbox.max_user_sandboxes): a start beyond it stops the
+ * least recently used idle sandbox (no command or preview connection in progress; its registry row stays
+ * "started", so its next command starts it again, as after the idle time), or, when every one is busy,
+ * fails with a message saying so. Started by root, each user's jail runs as that user's own host uid
+ * (uids.ts, recorded by uid-store.ts), and the workspace quota's watchdog measures what it stores.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,18 +23,15 @@ import { confinementFor } from "../confinement.ts";
 import { detectSandbox } from "../isolation.ts";
 import type { JailPlan } from "../jail.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../limits.ts";
-import {
-  prepareWorkspace,
-  SANDBOX_HOME,
-  SANDBOX_UID,
-  SANDBOX_WORKSPACE,
-  stagingTools,
-} from "./jail-command.ts";
+import type { QuotaWatch } from "../quota-watch.ts";
+import { assertUidRange, DEFAULT_UID_BASE, USER_UIDS, userUid } from "../uids.ts";
+import { prepareWorkspace, SANDBOX_HOME, SANDBOX_WORKSPACE, stagingTools } from "./jail-command.ts";
 import { UserSandbox } from "./local-sandbox.ts";
 import type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 import { type SandboxRecord, SandboxRegistry } from "./registry.ts";
 import { PreviewRelays } from "./relay.ts";
 import { RemoteSandboxProvider, remoteSandboxConfig } from "./remote.ts";
+import { SandboxUidStore } from "./uid-store.ts";
 
 export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 
@@ -36,6 +39,8 @@ export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider
 const RECONCILE_MS = 1000;
 /** A sandbox nobody used (no command, no preview request) for this long is stopped. */
 export const SANDBOX_IDLE_MS = 60 * 60 * 1000;
+/** Sandboxes running at once unless the policy says otherwise (sandbox.max_user_sandboxes). */
+export const DEFAULT_MAX_SANDBOXES = 32;
 
 export interface LocalSandboxOptions {
   dataDir: string;
@@ -45,6 +50,17 @@ export interface LocalSandboxOptions {
   plan?: () => JailPlan | undefined;
   /** Idle time before a sandbox is stopped (default SANDBOX_IDLE_MS). */
   idleMs?: number;
+  /** Most sandboxes running at once (policy sandbox.max_user_sandboxes; default DEFAULT_MAX_SANDBOXES). */
+  maxSandboxes?: number;
+  /** First of the host uids sandboxes run as when the server is root (policy sandbox.uid_base). */
+  uidBase?: number;
+  /** The workspace quota's watchdog; none: what a sandbox stores is not measured. */
+  quota?: QuotaWatch;
+}
+
+/** Every sandbox the server may run is busy: the start is refused. */
+export class SandboxCapacityError extends Error {
+  override name = "SandboxCapacityError";
 }
 
 interface Running {
@@ -63,6 +79,7 @@ function detectedPlan(): JailPlan | undefined {
 export class LocalSandboxProvider implements SandboxProvider {
   readonly name: string = "local";
   readonly registry: SandboxRegistry;
+  readonly uids: SandboxUidStore;
   readonly home = SANDBOX_HOME;
   readonly workspace = SANDBOX_WORKSPACE;
   private readonly running = new Map<string, Running>();
@@ -77,6 +94,7 @@ export class LocalSandboxProvider implements SandboxProvider {
     private readonly options: LocalSandboxOptions,
   ) {
     this.registry = new SandboxRegistry(store);
+    this.uids = new SandboxUidStore(store);
     this.plan = options.plan ?? detectedPlan;
   }
 
@@ -94,6 +112,21 @@ export class LocalSandboxProvider implements SandboxProvider {
   active(owner: string): SandboxRecord | undefined {
     const found = this.registry.of(owner);
     return found?.state === "started" && this.running.get(owner)?.sandbox.running ? found : undefined;
+  }
+
+  /** The host uid the owner's jail runs as, once recorded (a root server); undefined otherwise. */
+  hostUid(owner: string): number | undefined {
+    const index = this.uids.indexOf(owner);
+    return index === undefined ? undefined : userUid(this.uidBase, index);
+  }
+
+  /** Sandboxes running or starting now. */
+  get liveCount(): number {
+    return this.running.size + this.starting.size;
+  }
+
+  private get uidBase(): number {
+    return this.options.uidBase ?? DEFAULT_UID_BASE;
   }
 
   /** The host pid of the owner's running jail (its processes are this pid's descendants). */
@@ -147,9 +180,36 @@ export class LocalSandboxProvider implements SandboxProvider {
     if (found?.sandbox.running) return found;
     const pending = this.starting.get(owner);
     if (pending) return pending;
-    const start = this.start(owner).finally(() => this.starting.delete(owner));
+    // Room is made (or refused) before the start is counted, synchronously: parallel starts see it.
+    const room = this.makeRoom();
+    const start = room.then(() => this.start(owner)).finally(() => this.starting.delete(owner));
     this.starting.set(owner, start);
     return start;
+  }
+
+  /**
+   * Below the cap, nothing; at it, stops the least recently used idle sandbox (forgotten now, so the
+   * count drops at once; awaited before the new one starts); with none idle, refuses the start.
+   */
+  private makeRoom(): Promise<void> {
+    const max = this.options.maxSandboxes ?? DEFAULT_MAX_SANDBOXES;
+    if (this.liveCount < max) return Promise.resolve();
+    let oldest: [string, Running] | undefined;
+    for (const entry of this.running) {
+      if (entry[1].sandbox.busy > 0) continue;
+      if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
+    }
+    if (!oldest) {
+      return Promise.reject(
+        new SandboxCapacityError(
+          `All ${max} sandboxes this server runs at once are busy (policy sandbox.max_user_sandboxes); try again when a command finishes`,
+        ),
+      );
+    }
+    const [owner, running] = oldest;
+    this.running.delete(owner);
+    running.relays.close();
+    return running.sandbox.stop();
   }
 
   private async start(owner: string): Promise<Running> {
@@ -157,13 +217,20 @@ export class LocalSandboxProvider implements SandboxProvider {
     if (!plan) throw new Error("Sandbox not available: the bubblewrap jail is not available on this host");
     const limits = this.options.limits ?? DEFAULT_LIMITS;
     const workspaceDir = ownerFolders(this.options.dataDir, owner).workspace;
-    prepareWorkspace(workspaceDir, plan.dropTo ? SANDBOX_UID : undefined);
+    let uid: number | undefined;
+    if (plan.dropTo) {
+      assertUidRange(this.uidBase);
+      uid = userUid(this.uidBase, this.uids.allocate(owner, USER_UIDS));
+    }
+    prepareWorkspace(workspaceDir, uid);
     const sandbox = new UserSandbox(
       {
         plan,
         limits,
         network: this.options.network ?? "none",
         confinement: confinementFor("bubblewrap", limits),
+        ...(this.options.quota ? { quota: this.options.quota } : {}),
+        ...(uid === undefined ? {} : { uid }),
       },
       workspaceDir,
     );

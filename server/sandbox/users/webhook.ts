@@ -3,8 +3,10 @@
  *
  * `x-sandbox-signature` is the HMAC-SHA256 of the raw body under `SANDBOX_WEBHOOK_SECRET`, in hex
  * (optionally `sha256=`-prefixed); it is compared in constant time (on digests, so lengths leak
- * nothing). A replay window refuses a signed body seen before in the last 10 minutes, and a body whose
- * `timestamp` is more than 5 minutes away from now: a captured request cannot be played back later.
+ * nothing). Every signed body must carry a `timestamp` (seconds or milliseconds since the epoch, or an
+ * ISO date) within 5 minutes of now, and a body seen before in the last 10 minutes is refused: a
+ * captured request cannot be played back later. A body without a timestamp is refused too: the replay
+ * memory alone would let it be played back once its 10 minutes (or the server's restart) had passed.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../lib/clock.ts";
@@ -39,8 +41,8 @@ export class ReplayGuard {
   check(raw: string, payload: Record<string, unknown>): string | undefined {
     const now = this.clock();
     const stamp = timestampOf(payload.timestamp);
-    if (stamp !== undefined && Math.abs(now - stamp) > TIMESTAMP_SKEW_MS)
-      return "timestamp outside the window";
+    if (stamp === undefined) return "no timestamp";
+    if (Math.abs(now - stamp) > TIMESTAMP_SKEW_MS) return "timestamp outside the window";
     for (const [key, at] of this.seen) if (now - at > REPLAY_MEMORY_MS) this.seen.delete(key);
     const key = createHash("sha256").update(raw).digest("hex");
     if (this.seen.has(key)) return "replayed";

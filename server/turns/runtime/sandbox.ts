@@ -19,6 +19,7 @@ export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env">): San
     startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
     keepOut: [ctx.config.dataDir],
     limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
+    uidBase: ctx.config.policy.settings.sandbox.uid_base,
   };
 }
 

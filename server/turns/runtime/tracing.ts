@@ -16,7 +16,8 @@ const NOOP: Span = { end() {} };
 
 export class TurnTracer {
   private queue: SpanRow[] = [];
-  private scheduled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
 
   constructor(
     private readonly store: TurnSpanStore,
@@ -71,17 +72,25 @@ export class TurnTracer {
   flush(): void {
     const rows = this.queue;
     this.queue = [];
-    this.scheduled = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (rows.length > 0) this.store.insert(rows);
   }
 
+  /**
+   * Writes what is buffered and takes no more: called once the family's turns settled, before the
+   * database closes, so a span a late turn ends can never be written into a closed database.
+   */
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+
   private write(row: SpanRow) {
+    if (this.closed) return;
     this.queue.push(row);
     if (!this.settings.async_logging) return this.flush();
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setTimeout(() => this.flush(), 50);
-    }
+    this.timer ??= setTimeout(() => this.flush(), 50);
   }
 
   /** Each string bounded and scrubbed of every known secret value. */

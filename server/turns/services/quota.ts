@@ -1,11 +1,13 @@
 /**
  * The per-owner storage quota of the turns family (`storage.workspace_quota_bytes`): an owner's
- * workspace files, attachments and artifacts together. Every write through the Files API, the sandbox's
- * host tools (write_file, create_artifact) and attachment uploads asks first; past the quota the write is
- * refused with 413 `workspace_quota_exceeded` (in the sandbox: a Python exception with the message).
+ * workspace folder (turns' files, the agent workspace, whatever the shell left there), attachments and
+ * artifacts together. Every write through the Files API, the sandbox's host tools (write_file,
+ * create_artifact) and attachment uploads asks first; past the quota the write is refused with 413
+ * `workspace_quota_exceeded` (in the sandbox: a Python exception with the message). What a shell or a
+ * user's sandbox writes directly is held to the same quota by server/sandbox/quota-watch.ts.
  *
- * Usage is measured at each write (a walk of the owner's files and two sums in SQLite), not cached: the
- * chat family's tools write into the same workspace, so a cached figure would drift.
+ * Usage is measured at each write (a walk of the owner's workspace and two sums in SQLite), not cached:
+ * the chat family's tools write into the same workspace, so a cached figure would drift.
  */
 import { basename, dirname } from "node:path";
 import { AppError } from "../../http/errors.ts";
@@ -28,7 +30,7 @@ export function bytesUnder(root: string): number {
 }
 
 export class TurnQuota {
-  /** `filesRoot(owner)` is the owner's workspace files folder; `stored(owner)`, the bytes of its assets. */
+  /** `filesRoot(owner)` is the owner's workspace folder; `stored(owner)`, the bytes of its assets. */
   constructor(
     private readonly filesRoot: (owner: string) => string,
     private readonly stored: (owner: string) => number,

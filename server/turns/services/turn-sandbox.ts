@@ -69,6 +69,7 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
     },
     hostToolHandler(tools),
     {
+      owner: request.owner,
       onQueue: line.report,
       onStarting: line.reportStarting,
       queueTimeoutMs: runtime.sandbox_queue_timeout_seconds * 1000,

@@ -1,0 +1,134 @@
+/**
+ * Long-lived connections end when their credential does. A WebSocket (`/v1/chat`) or a response stream
+ * (SSE: turns, `/api/attach`, search; NDJSON: chat turns) was authorised once, when it opened; if the
+ * account is disabled or deleted, or the session signed out or reset, afterwards, it must not keep
+ * receiving (or acting) for minutes or hours.
+ *
+ * How the server learns of it: the change is a database write, made by this process (sign-out) or by
+ * another one on the same data dir (`atrium user disable|delete|reset-password` runs as its own process,
+ * and later instances share the database). So while any connection is held, every second each distinct
+ * credential is checked against the database (one indexed query per session), the same interval the
+ * per-user sandboxes use to notice a deleted user; a revocation made in this process is checked at once.
+ * A connection whose credential is gone is ended: sockets close with 4401, streams end (their producer
+ * is cancelled as on a client disconnect). Nothing is polled while nothing is held.
+ */
+import type { Identity } from "./identity.ts";
+
+/** How often held credentials are checked while any connection is open. */
+export const RECHECK_MS = 1000;
+
+interface Held {
+  identity: Identity;
+  end: () => void;
+}
+
+export class LiveConnections {
+  private readonly held = new Set<Held>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    /** Whether the credential is still good (session-auth: the session and its account still valid). */
+    private readonly stillValid: (identity: Identity) => boolean,
+    private readonly intervalMs = RECHECK_MS,
+  ) {}
+
+  /** Holds a connection of `identity`; `end` is called once if the credential is revoked. Returns the release. */
+  hold(identity: Identity, end: () => void): () => void {
+    const entry: Held = { identity, end };
+    this.held.add(entry);
+    this.timer ??= setInterval(() => this.check(), this.intervalMs);
+    this.timer.unref?.();
+    return () => this.release(entry);
+  }
+
+  /** How many connections are held (tests, diagnostics). */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Checks every held credential now and ends the connections of revoked ones. */
+  check(): void {
+    const verdicts = new Map<string, boolean>();
+    for (const entry of [...this.held]) {
+      const key = `${entry.identity.kind}\u0000${entry.identity.id}\u0000${entry.identity.session ?? ""}`;
+      let valid = verdicts.get(key);
+      if (valid === undefined) {
+        try {
+          valid = this.stillValid(entry.identity);
+        } catch {
+          valid = true; // a database hiccup is not a revocation; the next round asks again
+        }
+        verdicts.set(key, valid);
+      }
+      if (valid) continue;
+      this.release(entry);
+      try {
+        entry.end();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  /**
+   * A response stream (SSE, NDJSON) that ends when the credential is revoked: its body is passed through
+   * unchanged and, on revocation, the source is cancelled (its producer stops, as on a disconnect) and
+   * the client sees the stream end. Other responses are returned as they are.
+   */
+  holdStream(response: Response, identity: Identity): Response {
+    const source = response.body;
+    if (!source || !isStream(response.headers.get("content-type"))) return response;
+    const reader = source.getReader();
+    let release: (() => void) | undefined;
+    let done = false;
+    const finish = () => {
+      done = true;
+      release?.();
+    };
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          release = this.hold(identity, () => {
+            if (done) return;
+            finish();
+            reader.cancel("credential revoked").catch(() => {});
+            controller.close();
+          });
+        },
+        pull: async (controller) => {
+          const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+          if (done) return;
+          if (next.done) {
+            finish();
+            controller.close();
+          } else controller.enqueue(next.value);
+        },
+        cancel: (reason) => {
+          finish();
+          return reader.cancel(reason);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.held.clear();
+  }
+
+  private release(entry: Held): void {
+    this.held.delete(entry);
+    if (this.held.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
+
+function isStream(contentType: string | null): boolean {
+  const type = contentType?.split(";")[0]?.trim().toLowerCase();
+  return type === "text/event-stream" || type === "application/x-ndjson";
+}
