@@ -12,6 +12,10 @@
  * Files and folders created here are handed to the owner of the anchor when the server is root and that
  * owner is someone else, so the sandbox (uid 65534) can edit what the user just uploaded.
  *
+ * Reads take only regular files with a single name, never open anything else for real, and read at
+ * most a cap (regular-file.ts says why). `openDir` holds one folder's descriptor, so a whole request
+ * resolves beneath the folder it opened once, whatever the sandbox renames meanwhile.
+ *
  * Where openat2 is not available (macOS, Linux before 5.6, a seccomp filter refusing it) the same
  * operations run on plain paths, as the callers' own lstat checks always did, and the log says so once.
  */
@@ -19,13 +23,13 @@ import {
   appendFileSync,
   closeSync,
   constants,
+  fchmodSync,
   fchownSync,
   fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmdirSync,
   type Stats,
@@ -36,6 +40,15 @@ import {
 import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import { AT_REMOVEDIR, check, cstr, fail, type Libc, load, O_PATH, openat2Raw, RESOLVE } from "./openat2.ts";
+import {
+  checkRegular,
+  modeOf,
+  readCapped,
+  refusal,
+  reopenRegular,
+  resolveFollowing,
+  whereInside,
+} from "./regular-file.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 let forcedFallback = false;
@@ -63,16 +76,42 @@ export function isEscape(error: unknown): boolean {
  * path is trusted (the server made it and the jail cannot rename it); everything under it is not.
  */
 export class Beneath {
-  constructor(readonly anchor: string) {}
+  /** `held`: a descriptor of the anchor this instance owns (openDir), used instead of its path. */
+  constructor(
+    readonly anchor: string,
+    private held?: number,
+  ) {}
 
   private with<T>(use: (c: Libc, root: number) => T): T {
     const c = load() as Libc;
+    if (this.held !== undefined) return use(c, this.held);
     const root = openSync(this.anchor, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     try {
       return use(c, root);
     } finally {
       closeSync(root);
     }
+  }
+
+  /**
+   * The folder `relative` names beneath the anchor, opened once (no symlink on the way, itself
+   * included): every method of the answer resolves beneath that descriptor until `close()`.
+   */
+  openDir(relative: string): Beneath {
+    const anchor = join(this.anchor, relative);
+    if (!beneathAvailable()) {
+      const stat = lstatSync(anchor);
+      if (stat.isSymbolicLink()) throw refusal("ELOOP", `ELOOP: '${relative}' is a symbolic link`);
+      if (!stat.isDirectory()) throw refusal("ENOTDIR", `ENOTDIR: '${relative}'`);
+      return new Beneath(anchor);
+    }
+    return this.with((c, root) => new Beneath(anchor, this.open(c, root, relative, O_RDONLY | O_DIRECTORY)));
+  }
+
+  /** Lets go of the descriptor `openDir` opened (nothing for an anchor named by path). */
+  close(): void {
+    if (this.held !== undefined) closeSync(this.held);
+    this.held = undefined;
   }
 
   private open(c: Libc, dirfd: number, relative: string, flags: number, mode = 0): number {
@@ -118,24 +157,61 @@ export class Beneath {
     }
   }
 
-  /** The file's bytes, or undefined when it does not exist. */
-  readFile(relative: string): Buffer | undefined {
-    if (!beneathAvailable()) return readFileSync(join(this.anchor, relative), { flag: "r" });
-    return this.with((c, root) => {
-      let fd: number;
-      try {
-        // Non-blocking: a named pipe swapped in after the caller's check must not hang the server.
-        fd = this.open(c, root, relative, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-      } catch (error) {
-        if ((error as { code?: string }).code === "ENOENT") return undefined;
-        throw error;
-      }
+  /**
+   * The file's bytes, or undefined when it does not exist: a regular file with one name and at most
+   * `max` bytes, else an error (`ENOTREG`, `EISDIR`, `EMLINK`, `EFBIG`; see regular-file.ts). With
+   * `followInside`, symlinks that stay beneath the anchor are followed (see withFile).
+   */
+  readFile(relative: string, max = Number.MAX_SAFE_INTEGER, followInside?: string[]): Buffer | undefined {
+    try {
+      const read = (fd: number, stat: Stats) => readCapped(fd, stat.size, relative, max);
+      return this.withFile(relative, max, read, followInside);
+    } catch (error) {
+      if ((error as { code?: string }).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Where `relative` leads when symlinks that stay beneath the anchor are followed (as withFile does):
+   * the path, relative to the anchor, of what it names; when that does not exist yet, of its folder
+   * plus its name; `relative` itself when neither exists. A write there goes through a link inside to
+   * its target (as a plain open would) instead of replacing the link.
+   */
+  resolveInside(relative: string, followInside: string[]): string {
+    if (!beneathAvailable()) return relative;
+    return this.with((c, root) => whereInside(c, root, relative, followInside));
+  }
+
+  /**
+   * Runs `use` on the regular file `relative` names, opened for reading (see readFile for what is
+   * refused). With `followInside`, symlinks on the way are followed while they stay beneath the anchor
+   * (relative ones, or absolute ones starting with one of those paths: the anchor as links spell it).
+   */
+  withFile<T>(
+    relative: string,
+    max: number,
+    use: (fd: number, stat: Stats) => T,
+    followInside?: string[],
+  ): T {
+    if (!beneathAvailable()) {
+      const path = join(this.anchor, relative);
+      const fd = openSync(path, O_RDONLY | O_NONBLOCK | (followInside ? 0 : O_NOFOLLOW));
       try {
         const stat = fstatSync(fd);
-        if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: '${relative}'`), { code: "EISDIR" });
-        if (!stat.isFile())
-          throw Object.assign(new Error(`not a regular file: '${relative}'`), { code: "ENOTREG" });
-        return readFileSync(fd);
+        checkRegular(stat, relative, max);
+        return use(fd, stat);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    return this.with((c, root) => {
+      const pathFd = followInside
+        ? resolveFollowing(c, root, relative, followInside)
+        : this.open(c, root, relative, O_PATH | O_NOFOLLOW);
+      const { fd, stat } = reopenRegular(pathFd, relative, max);
+      try {
+        return use(fd, stat);
       } finally {
         closeSync(fd);
       }
@@ -161,7 +237,11 @@ export class Beneath {
     });
   }
 
-  /** Creates or replaces a file atomically (temp file + rename), creating its folders. */
+  /**
+   * Creates or replaces a file atomically (temp file + rename), creating its folders. A file it
+   * replaces keeps its permission bits (an edited script stays executable); whatever else was under
+   * the name (a link, a pipe) is replaced, never written through.
+   */
   writeFile(relative: string, data: string | Uint8Array): void {
     if (!beneathAvailable()) {
       const abs = join(this.anchor, relative);
@@ -180,6 +260,8 @@ export class Beneath {
           try {
             writeAll(fd, data);
             if (owner) fchownSync(fd, owner.uid, owner.gid);
+            const mode = modeOf(c, dir, name);
+            if (mode !== undefined) fchmodSync(fd, mode);
           } finally {
             closeSync(fd);
           }
@@ -231,8 +313,10 @@ export class Beneath {
             return false;
           }
         })();
-        const fd = this.open(c, dir, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o666);
+        const fd = this.open(c, dir, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o666);
         try {
+          // Appending writes through the inode: never into a file that also has a name elsewhere.
+          checkRegular(fstatSync(fd), relative, Number.MAX_SAFE_INTEGER);
           writeAll(fd, data);
           if (owner && !existed) fchownSync(fd, owner.uid, owner.gid);
         } finally {

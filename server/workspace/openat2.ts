@@ -21,6 +21,7 @@ export interface Libc {
   mkdirat: (dirfd: number, path: Buffer, mode: number) => number;
   renameat: (olddir: number, oldpath: Buffer, newdir: number, newpath: Buffer) => number;
   unlinkat: (dirfd: number, path: Buffer, flags: number) => number;
+  readlinkat: (dirfd: number, path: Buffer, buffer: Buffer, size: number) => number;
   errno: () => number;
 }
 
@@ -66,6 +67,7 @@ function bind(): Libc {
     mkdirat: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
     renameat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
     unlinkat: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+    readlinkat: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
     __errno_location: { args: [], returns: FFIType.ptr },
   });
   const s = lib.symbols;
@@ -74,6 +76,7 @@ function bind(): Libc {
     mkdirat: (dirfd, path, mode) => s.mkdirat(dirfd, path, mode),
     renameat: (a, p, b, q) => s.renameat(a, p, b, q),
     unlinkat: (dirfd, path, flags) => s.unlinkat(dirfd, path, flags),
+    readlinkat: (dirfd, path, buffer, size) => Number(s.readlinkat(dirfd, path, buffer, size)),
     errno: () => read.i32(s.__errno_location() as NonNullable<ReturnType<typeof s.__errno_location>>, 0),
   };
 }

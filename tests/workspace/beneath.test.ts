@@ -20,7 +20,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { bootstrap } from "../../server/chat/workspace/contract.ts";
+import { bootstrap, withAgentWorkspace } from "../../server/chat/workspace/contract.ts";
 import { tree } from "../../server/chat/workspace/files.ts";
 import { reindex, search } from "../../server/chat/workspace/projection.ts";
 import { AppError } from "../../server/http/errors.ts";
@@ -293,12 +293,12 @@ test("the workspace index and tree never read or list a host folder swapped in d
   try {
     for (let i = 0; i < 300; i++) {
       try {
-        reindex(root);
+        withAgentWorkspace(root, reindex);
         // A later reindex overwrites the item, so look after each one.
-        if (search(root, "hostmarker").length > 0) leaked++;
+        if (withAgentWorkspace(root, (aw) => search(aw, "hostmarker")).length > 0) leaked++;
       } catch {}
       try {
-        if (JSON.stringify(tree(root).nodes).includes("host-only-name")) listed++;
+        if (JSON.stringify(withAgentWorkspace(root, tree).nodes).includes("host-only-name")) listed++;
       } catch {}
       if (i % 20 === 0) await Bun.sleep(0);
     }
@@ -319,7 +319,7 @@ test("the index database is only read and written beneath the folder: a symlinke
   // A static symlink first: refused, nothing made there.
   rmSync(join(root, "indexes"), { recursive: true, force: true });
   symlinkSync(target, join(root, "indexes"));
-  expect(() => reindex(root)).toThrow();
+  expect(() => withAgentWorkspace(root, reindex)).toThrow();
   expect(readdirSync(target)).toEqual([]);
   rmSync(join(root, "indexes"));
   mkdirSync(join(root, "indexes"));
@@ -329,8 +329,8 @@ test("the index database is only read and written beneath the folder: a symlinke
       join(target, `planted${suffix}`),
       join(root, "indexes", `workspace-projection.sqlite${suffix}`),
     );
-  reindex(root);
-  expect(search(root, "inside").length).toBe(1);
+  withAgentWorkspace(root, reindex);
+  expect(withAgentWorkspace(root, (aw) => search(aw, "inside")).length).toBe(1);
   expect(readdirSync(target)).toEqual([]);
   // Then a jail-like loop swapping the folder while the server rebuilds and reads the index.
   const racer = Bun.spawn(
@@ -350,8 +350,8 @@ test("the index database is only read and written beneath the folder: a symlinke
     await Bun.sleep(100);
     for (const until = Date.now() + 3000; Date.now() < until; rounds++) {
       try {
-        reindex(root);
-        search(root, "inside");
+        withAgentWorkspace(root, reindex);
+        withAgentWorkspace(root, (aw) => search(aw, "inside"));
       } catch {}
       if (rounds % 10 === 0) await Bun.sleep(0);
     }

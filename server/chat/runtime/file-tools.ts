@@ -1,6 +1,7 @@
 /**
  * pi's own file tools (read, write, edit, ls, grep, find) over the owner's workspace, each checking its
- * path again when it starts to run. The tool_call hook (guard.ts) already refused anything outside the
+ * path again when it starts to run; read, write and edit open files beneath the workspace folder, never
+ * by name (workspace-io.ts). The tool_call hook (guard.ts) already refused anything outside the
  * workspace, but pi runs the hooks of a whole batch of parallel tool calls before any of them executes:
  * the check at execution narrows the gap to the moment pi opens the file. (`bash`, the one tool that
  * could change the filesystem in between, runs sequentially: see live-session.ts.)
@@ -8,6 +9,7 @@
 import type { SettingsManager, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { loadPi } from "../../models/pi-sdk.ts";
 import { pathRefusal } from "./guard.ts";
+import { workspaceIo } from "./workspace-io.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: pi's tool definitions differ in their parameter schemas
 type AnyTool = ToolDefinition<any, any, any>;
@@ -18,10 +20,14 @@ export async function workspaceFileTools(
   settings: SettingsManager,
 ): Promise<AnyTool[]> {
   const pi = await loadPi();
+  const io = workspaceIo(workspaceDir);
   const tools: AnyTool[] = [
-    pi.createReadToolDefinition(workspaceDir, { autoResizeImages: settings.getImageAutoResize() }),
-    pi.createWriteToolDefinition(workspaceDir),
-    pi.createEditToolDefinition(workspaceDir),
+    pi.createReadToolDefinition(workspaceDir, {
+      autoResizeImages: settings.getImageAutoResize(),
+      operations: io.read,
+    }),
+    pi.createWriteToolDefinition(workspaceDir, { operations: io.write }),
+    pi.createEditToolDefinition(workspaceDir, { operations: io.edit }),
     pi.createLsToolDefinition(workspaceDir),
     pi.createGrepToolDefinition(workspaceDir),
     pi.createFindToolDefinition(workspaceDir),

@@ -5,6 +5,7 @@
  * bounded buffer so an attached client can resume with Last-Event-ID.
  */
 
+import { posix } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type {
   AgentSession,
@@ -30,8 +31,9 @@ import {
   QUESTIONNAIRE_TOOL,
   refusal,
 } from "./plan.ts";
+import { modelFacingPrompt } from "./prompt-paths.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
-import { loadResources, resourceDiagnostics } from "./resources.ts";
+import { LABELLED, loadResources, type OwnerResourceLoader, resourceDiagnostics } from "./resources.ts";
 import { sandboxPathRefusal, sandboxTools } from "./sandbox-tools.ts";
 import { type ShellOptions, workspaceBashTool } from "./shell.ts";
 import { toolCallPart } from "./ui-messages.ts";
@@ -50,6 +52,7 @@ const BUFFER_LIMIT = 512;
 export class LiveChatSession {
   session!: AgentSession;
   settings!: SettingsManager;
+  resources!: OwnerResourceLoader;
   plan: ChatPlanState = initialPlanState();
   readonly broker: QuestionBroker;
   /** The run streaming now (one at a time per session). */
@@ -142,7 +145,16 @@ export class LiveChatSession {
   ): Promise<string[]> {
     const { workspaceDir, agentDir } = this.paths;
     this.settings = settings;
-    const loader = await loadResources(this.paths, settings, [this.modeExtension()]);
+    // Paths in the model's context are the model's own: the sandbox's when its tools run there, else
+    // relative to the workspace (the tools' and the shell's working dir); never the server's.
+    const sandboxWorkspace = this.sandbox?.workspace;
+    const shown = {
+      workspace: (relative: string) =>
+        sandboxWorkspace ? posix.join(sandboxWorkspace, relative) : relative || ".",
+      agent: LABELLED.agent,
+    };
+    const loader = await loadResources(this.paths, settings, [this.modeExtension()], shown);
+    this.resources = loader;
     const { createAgentSession } = await loadPi();
     // pi runs a batch of parallel tool calls' hooks before any of them: a shell command in the batch
     // (which may add a symlink) makes the batch sequential, so each path is checked after it ran.
@@ -177,12 +189,24 @@ export class LiveChatSession {
     return diagnostics;
   }
 
-  /** pi extension hooks: the mode's instructions join the system prompt; disallowed tools are refused. */
+  /**
+   * pi extension hooks: `/skill:name` is expanded from a read beneath the skill's folder (pi would read
+   * the file by its path); the system prompt the model gets names no server path and carries the mode's
+   * instructions; disallowed tools are refused.
+   */
   private modeExtension(): ExtensionFactory {
     return (pi) => {
+      pi.on("input", (event) => {
+        const expanded = this.resources.expandSkill(event.text);
+        return expanded === undefined ? { action: "continue" } : { action: "transform", text: expanded };
+      });
       pi.on("before_agent_start", (event) => {
         const extra = modeInstructions(this.plan);
-        return extra ? { systemPrompt: `${event.systemPrompt}\n\n${extra}` } : undefined;
+        const prompt = modelFacingPrompt(event.systemPrompt, {
+          cwd: this.sandbox?.workspace ?? this.paths.workspaceDir,
+          shownCwd: this.sandbox?.workspace ?? ".",
+        });
+        return { systemPrompt: extra ? `${prompt}\n\n${extra}` : prompt };
       });
       pi.on("tool_call", (event) => {
         const reason =

@@ -6,7 +6,7 @@
  */
 import { basename, join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
-import type { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError } from "../../http/errors.ts";
 import type { OutboundRule } from "../../http/outbound/rule.ts";
@@ -16,7 +16,7 @@ import { type ModelService, modelInfo } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../runtime/owner-paths.ts";
 import { settingsModelId } from "../runtime/pi-settings.ts";
-import { loadResources, resourceDiagnostics } from "../runtime/resources.ts";
+import { loadResources, type OwnerResourceLoader, resourceDiagnostics } from "../runtime/resources.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import { discoverModels } from "./discover.ts";
 import { type ProviderTestInput, testProvider } from "./provider-test.ts";
@@ -64,7 +64,7 @@ export class ChatCatalogService {
   }
 
   /** Diagnostics with the owner's folders in place of server paths. */
-  private diagnostics(owner: string, loader: DefaultResourceLoader): string[] {
+  private diagnostics(owner: string, loader: OwnerResourceLoader): string[] {
     const paths = this.paths(owner);
     return resourceDiagnostics(loader).map((line) => scrubPaths(paths, this.deps.dataDir, line));
   }
@@ -248,6 +248,8 @@ export class ChatCatalogService {
   async resources(owner: string) {
     const settings = await this.settingsOf(owner);
     const paths = this.paths(owner);
+    // Skills, prompts, themes and context files come with labelled paths (`workspace/AGENTS.md`);
+    // extensions are paths pi found in the agent dir, shown the same way.
     const loader = await loadResources(paths, settings);
     const shown = (path: string) => publicPath(paths, path);
     // Every entry has a name; optional fields are left out rather than null (clients refuse null).
@@ -259,16 +261,16 @@ export class ChatCatalogService {
       skills: loader.getSkills().skills.map((s) => ({
         name: s.name,
         description: s.description,
-        path: shown(s.filePath),
-        filePath: shown(s.filePath),
+        path: s.filePath,
+        filePath: s.filePath,
         activationStatus: "active" as const,
       })),
       prompts: loader.getPrompts().prompts.map((p) => ({
         name: p.name,
         description: p.description,
         ...(p.argumentHint ? { argumentHint: p.argumentHint } : {}),
-        path: shown(p.filePath),
-        filePath: shown(p.filePath),
+        path: p.filePath,
+        filePath: p.filePath,
         activationStatus: "active" as const,
       })),
       extensions: loader.getExtensions().extensions.map((e) => ({
@@ -280,12 +282,12 @@ export class ChatCatalogService {
       })),
       themes: loader.getThemes().themes.map((t) => ({
         name: t.name ?? (t.sourcePath ? basename(t.sourcePath) : "theme"),
-        ...(t.sourcePath ? { path: shown(t.sourcePath) } : {}),
+        ...(t.sourcePath ? { path: t.sourcePath } : {}),
         activationStatus: "active" as const,
       })),
       agentsFiles: loader.getAgentsFiles().agentsFiles.map((f) => ({
         name: basename(f.path),
-        path: shown(f.path),
+        path: f.path,
         bytes: f.content.length,
       })),
       diagnostics: this.diagnostics(owner, loader),

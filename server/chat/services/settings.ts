@@ -8,6 +8,11 @@
  * dir. A refused change is left out (the field keeps its value) and named in `diagnostics`, so a settings
  * form that sends every field still saves the others; sending a field's current value is no change.
  *
+ * `skills`, `prompts` and `themes` name folders and files the server reads for the model's context: an
+ * update is accepted only when every entry is a path inside the owner's pi agent dir, relative to it
+ * (400 otherwise). That is decided from the text alone, so the answer is the same whether a path
+ * exists or not: the settings cannot be used to learn what is on the host or to have it listed.
+ *
  * GET answers what an update answers: diagnostics, effective settings, the owner's own (`project`, only
  * the keys an update may set), the file relative to the owner's folders, and the update's impact.
  */
@@ -17,9 +22,11 @@ import { isDeepStrictEqual } from "node:util";
 import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import { Value } from "@sinclair/typebox/value";
 import { ChatSettingsUpdate } from "../../../schemas/chat.ts";
+import { AppError } from "../../http/errors.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import { ensureOwnerDirs, ownerPaths, publicPath } from "../runtime/owner-paths.ts";
+import { insideAgentDir } from "../runtime/owner-resources.ts";
 import {
   CODE_KEYS,
   type CodePolicy,
@@ -29,6 +36,7 @@ import {
 } from "../runtime/pi-settings.ts";
 
 const RELOAD_KEYS = ["packages", "extensions", "skills", "prompts", "themes", "enableSkillCommands"];
+const RESOURCE_KEYS = ["skills", "prompts", "themes"] as const;
 const NESTED_KEYS = new Set(["compaction", "retry"]);
 
 export interface ChatSettingsServiceDeps {
@@ -75,7 +83,9 @@ export class ChatSettingsService {
   async update(owner: string, request: Record<string, unknown>) {
     const policy = this.policy(owner);
     const diagnostics: string[] = [];
-    const update = withoutRefusedCode(request, effective(await this.manager(owner)), policy, diagnostics);
+    const current = effective(await this.manager(owner));
+    refuseResourcePathsOutside(request, current);
+    const update = withoutRefusedCode(request, current, policy, diagnostics);
     // The origin's highest level; pi's highest is xhigh.
     if (update.defaultThinkingLevel === "max") update.defaultThinkingLevel = "xhigh";
     const keys = Object.keys(update).filter((k) => update[k] !== undefined);
@@ -119,6 +129,26 @@ export class ChatSettingsService {
         resourceReloadRequired: keys.some((k) => RELOAD_KEYS.includes(k)),
       },
     };
+  }
+}
+
+/**
+ * 400 when a `skills`, `prompts` or `themes` entry is anything but a path inside the agent dir (relative
+ * to it; no `~`, no filter pattern). Sending a field's current value is no change and passes.
+ */
+function refuseResourcePathsOutside(update: Record<string, unknown>, current: Record<string, unknown>) {
+  for (const key of RESOURCE_KEYS) {
+    const entries = update[key];
+    if (!Array.isArray(entries) || isDeepStrictEqual(entries, current[key])) continue;
+    const bad = entries.findIndex(
+      (entry) => typeof entry !== "string" || insideAgentDir(entry) === undefined,
+    );
+    if (bad !== -1)
+      throw new AppError(
+        "invalid",
+        `settings.${key}[${bad}]: only paths inside your pi agent dir are accepted, relative to it (like "${key}/mine"); no absolute path, "..", "~" or filter pattern`,
+        { status: 400 },
+      );
   }
 }
 

@@ -6,11 +6,12 @@
  *
  * `bootstrap` creates what is missing and never overwrites a file (exclusive create); `health` runs it
  * and reports what it found: manifest version and validity, missing canonical paths, projection state.
- * Its creates and reads go through `Beneath` (openat2, anchored at the workspace folder): the sandbox
- * owns this folder and may swap a checked folder for a symlink at any time.
+ * The folder is opened once per request beneath the owner's workspace folder (`openAgentWorkspace`),
+ * and its checks, creates and reads go through that descriptor (`Beneath`, openat2): the sandbox owns
+ * this folder and may swap any folder in it for a symlink at any time.
  */
-import { existsSync, lstatSync, mkdirSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Beneath } from "../../workspace/beneath.ts";
 import { ownerFolders } from "../../workspace/owner-folders.ts";
 
@@ -75,6 +76,8 @@ const POLICIES = [
   },
 ];
 const SCRATCH_GUARD = "scratch/tmp/.gitkeep";
+/** The manifest is a few hundred bytes; a bigger one is not read (it reads as invalid). */
+const MANIFEST_MAX_BYTES = 64 * 1024;
 
 export const canonical = (relative: string) => (relative ? `${WORKSPACE_DIR}/${relative}` : WORKSPACE_DIR);
 
@@ -101,68 +104,90 @@ export interface Bootstrap {
   manifest: { exists: boolean; valid: boolean; version: number | null };
 }
 
+/**
+ * The agent workspace folder (`root`, `<workspace folder>/agent-workspace`), created where missing and
+ * opened once beneath the owner's workspace folder (which the sandbox cannot rename), with no symlink
+ * on the way: everything a request does then resolves beneath that descriptor. The caller closes it.
+ * Throws (ELOOP, ENOTDIR) when the sandbox put something else than a folder under that name.
+ */
+export function openAgentWorkspace(root: string): { aw: Beneath; createdRoot: boolean } {
+  mkdirSync(dirname(root), { recursive: true });
+  const folder = new Beneath(dirname(root));
+  let createdRoot = false;
+  if (!folder.stat(WORKSPACE_DIR)) {
+    try {
+      folder.mkdir(WORKSPACE_DIR);
+      createdRoot = true;
+    } catch {}
+  }
+  return { aw: folder.openDir(WORKSPACE_DIR), createdRoot };
+}
+
+/** Runs `use` on the opened agent workspace, bootstrapped first; closes it after. */
+export function withAgentWorkspace<T>(root: string, use: (aw: Beneath, boot: Bootstrap) => T): T {
+  const { aw, createdRoot } = openAgentWorkspace(root);
+  try {
+    return use(aw, bootstrapOpened(aw, createdRoot));
+  } finally {
+    aw.close();
+  }
+}
+
 /** Creates what is missing (folders, manifest, policy seeds); never overwrites; reports the rest. */
 export function bootstrap(root: string): Bootstrap {
-  const created: string[] = [];
+  return withAgentWorkspace(root, (_aw, boot) => boot);
+}
+
+/**
+ * Bootstrap beneath the opened folder: each check and each create is resolved by the kernel beneath
+ * its descriptor with no symlink on the way, so a section the sandbox swapped for a symlink is reported
+ * missing and nothing is created through it.
+ */
+function bootstrapOpened(aw: Beneath, createdRoot: boolean): Bootstrap {
+  const created: string[] = createdRoot ? [canonical("")] : [];
   const missing: string[] = [];
-  // The workspace folder (the jail cannot rename it) is the anchor; everything below is checked again
-  // by the kernel at each create, so a symlink planted after the check below fails the create.
-  mkdirSync(dirname(root), { recursive: true });
-  const fs = new Beneath(dirname(root));
-  const below = (relative: string) => (relative ? `${basename(root)}/${relative}` : basename(root));
-  const dir = (relative: string) => {
-    const path = relative ? join(root, relative) : root;
-    if (!realParents(root, relative)) return void missing.push(canonical(relative));
-    if (isDir(path)) return;
-    if (existsSync(path) || isLink(path)) return void missing.push(canonical(relative));
+  const kind = (relative: string) => {
     try {
-      fs.mkdir(below(relative));
+      const stat = aw.stat(relative);
+      return stat ? (stat.isDirectory() ? "dir" : stat.isFile() ? "file" : "other") : "none";
+    } catch {
+      return "unreachable"; // a symlink (or a file) on the way
+    }
+  };
+  const dir = (relative: string) => {
+    const found = kind(relative);
+    if (found === "dir") return;
+    if (found !== "none") return void missing.push(canonical(relative));
+    try {
+      aw.mkdir(relative);
       created.push(canonical(relative));
     } catch {
       missing.push(canonical(relative));
     }
   };
   const file = (relative: string, text: string) => {
-    const path = join(root, relative);
-    if (!realParents(root, relative)) return void missing.push(canonical(relative));
-    if (isFile(path)) return;
-    if (existsSync(path) || isLink(path)) return void missing.push(canonical(relative));
+    const found = kind(relative);
+    if (found === "file") return;
+    if (found !== "none") return void missing.push(canonical(relative));
     try {
-      fs.createFile(below(relative), text);
+      aw.createFile(relative, text);
       created.push(canonical(relative));
     } catch {
       missing.push(canonical(relative));
     }
   };
-  dir("");
   for (const section of SECTIONS) dir(section.name);
   for (const relative of DIRECTORIES) dir(relative);
   file("manifest.json", `${JSON.stringify(manifest(), null, 2)}\n`);
   for (const policy of POLICIES) file(policy.path, policy.seed);
   file(SCRATCH_GUARD, "");
-  return { created, missing, manifest: readManifest(fs, below("manifest.json")) };
-}
-
-/**
- * Whether every folder from the workspace root down to `relative`'s parent is a real directory (no
- * symlink): only then do creates under it stay inside the workspace. The root's own parents are the
- * data dir's, which the server made.
- */
-export function realParents(root: string, relative: string): boolean {
-  if (isLink(root) || (existsSync(root) && !isDir(root))) return false;
-  const parts = relative.split("/").filter(Boolean);
-  let path = root;
-  for (const part of parts.slice(0, -1)) {
-    path = join(path, part);
-    if (!isDir(path)) return false;
-  }
-  return true;
+  return { created, missing, manifest: readManifest(aw, "manifest.json") };
 }
 
 function readManifest(fs: Beneath, relative: string): Bootstrap["manifest"] {
   let bytes: Buffer | undefined;
   try {
-    bytes = fs.stat(relative)?.isFile() ? fs.readFile(relative) : undefined;
+    bytes = fs.readFile(relative, MANIFEST_MAX_BYTES);
   } catch {}
   if (!bytes) return { exists: false, valid: false, version: null };
   try {
@@ -181,14 +206,3 @@ function readManifest(fs: Beneath, relative: string): Bootstrap["manifest"] {
     return { exists: true, valid: false, version: null };
   }
 }
-
-const stat = (path: string) => {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-};
-const isDir = (path: string) => stat(path)?.isDirectory() === true;
-const isFile = (path: string) => stat(path)?.isFile() === true;
-const isLink = (path: string) => stat(path)?.isSymbolicLink() === true;

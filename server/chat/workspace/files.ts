@@ -1,22 +1,16 @@
 /**
- * Reading an owner's agent workspace: the tree (directories first, then names; only contract names at
- * the top; symlinks listed as files and never followed) and one file by canonical path, opened safely:
- * the path must be canonical (`agent-workspace/...`, no `.` or `..` segment), the file is opened first
- * and its real path and inode checked afterwards, so a symlink swapped in cannot point the read outside.
+ * Reading an owner's agent workspace, through the descriptor of the folder the request opened once
+ * (contract.ts `openAgentWorkspace`): the tree (directories first, then names; only contract names at
+ * the top; symlinks listed as files and never followed) and one file by canonical path (no `.` or `..`
+ * segment). The file route follows symlinks that stay inside the folder, as the origin's does, but the
+ * kernel resolves each name beneath the held descriptor and a link is only followed where its target
+ * stays beneath it (server/workspace/regular-file.ts), so a folder the sandbox swaps for a symlink to
+ * /etc mid-request leads nowhere; only a regular file with one name is read, at most 256 KiB of it.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from "node:fs";
-import { basename, dirname, join, sep } from "node:path";
+import { basename } from "node:path";
 import { AppError } from "../../http/errors.ts";
-import { Beneath } from "../../workspace/beneath.ts";
+import type { Beneath } from "../../workspace/beneath.ts";
+import { readCapped } from "../../workspace/regular-file.ts";
 import { canonical, ROOT_FILES, SECTIONS, WORKSPACE_DIR } from "./contract.ts";
 
 /** Files larger than this are listed but not returned (`status: "too-large"`). */
@@ -32,14 +26,13 @@ export interface TreeNode {
   children?: TreeNode[];
 }
 
-export function tree(root: string): { root: string; nodes: TreeNode[]; diagnostics: string[] } {
+export function tree(aw: Beneath): { root: string; nodes: TreeNode[]; diagnostics: string[] } {
   const diagnostics: string[] = [];
   let count = 0;
-  // Listed through descriptors beneath the workspace folder: a folder the sandbox swaps for a symlink
-  // between two listings must not have the server list a host folder.
-  const confined = new Beneath(dirname(root));
+  // Each folder is listed through its own descriptor, opened beneath the held one: a folder the sandbox
+  // swaps for a symlink between two listings must not have the server list a host folder.
   const walk = (relative: string, depth: number): TreeNode[] => {
-    const all = confined.entries(relative ? `${basename(root)}/${relative}` : basename(root));
+    const all = aw.entries(relative);
     const entries = all
       .filter((e) => depth > 0 || TOP_LEVEL.has(e.name))
       .sort(
@@ -102,68 +95,45 @@ export function relativeOf(path: string | undefined): string {
   return relative;
 }
 
-/** Linux's O_PATH (a descriptor that opens nothing); undefined elsewhere. */
-const PATH_ONLY = process.platform === "linux" ? 0o10000000 : undefined;
-
-export function readWorkspaceFile(root: string, path: string | undefined): WorkspaceFile {
-  const relative = relativeOf(path);
-  const target = join(root, relative);
-  let fd: number;
-  try {
-    // Linux: first an O_PATH descriptor, which opens nothing (a device swapped in by the sandbox is never
-    // opened for real, so no driver runs); the read below reopens that same inode, not the name.
-    // Non-blocking either way: a named pipe planted in the workspace must not hang the server.
-    fd = openSync(target, PATH_ONLY ?? constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw fail(404, "Workspace file was not found.");
-    if (code === "EACCES" || code === "EPERM") throw fail(403, "Permission denied accessing workspace file.");
-    if (code === "EISDIR") throw fail(400, "Workspace path is not a file.");
-    throw fail(404, "Workspace file was not found.");
-  }
-  try {
-    const opened = fstatSync(fd);
-    if (opened.isDirectory()) throw fail(400, "Workspace path is not a file.");
-    if (!opened.isFile()) throw fail(403, "Workspace file path validation failed.");
-    // The file now held must be the one its real path names, and that path inside the root.
-    const real = realpathSync(target);
-    const realRoot = realpathSync(root);
-    if (!real.startsWith(`${realRoot}${sep}`))
-      throw fail(403, "Workspace file path is outside agent-workspace.");
-    const named = statSync(real);
-    if (named.ino !== opened.ino || named.dev !== opened.dev)
-      throw fail(403, "Workspace file path validation failed.");
-    if (PATH_ONLY !== undefined) {
-      const held = fd;
-      fd = openSync(`/proc/self/fd/${held}`, constants.O_RDONLY | constants.O_NONBLOCK);
-      closeSync(held);
-    }
-    const base = { path: canonical(relative), name: basename(relative), size: opened.size };
-    if (opened.size > MAX_FILE_BYTES)
-      return { ...base, content: "", mediaType: "text/plain", status: "too-large" };
-    const bytes = Buffer.alloc(opened.size);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = readSync(fd, bytes, read, bytes.length - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    const data = bytes.subarray(0, read);
-    if (data.subarray(0, 8192).includes(0)) {
-      return { ...base, content: "", mediaType: "application/octet-stream", status: "unsupported" };
-    }
-    const mediaType = relative.toLowerCase().endsWith(".md") ? "text/markdown" : "text/plain";
-    return { ...base, content: data.toString("utf8"), mediaType, status: "ok" };
-  } finally {
-    closeSync(fd);
-  }
+/** What a refused open means for the route (the origin's status and words). */
+function refused(error: unknown): AppError {
+  const code = (error as { code?: string }).code;
+  if (code === "ENOENT" || code === "ENOTDIR") return fail(404, "Workspace file was not found.");
+  if (code === "EXDEV" || code === "ELOOP")
+    return fail(403, "Workspace file path is outside agent-workspace.");
+  if (code === "EACCES" || code === "EPERM") return fail(403, "Permission denied accessing workspace file.");
+  if (code === "EISDIR") return fail(400, "Workspace path is not a file.");
+  if (code === "ENOTREG" || code === "EMLINK") return fail(403, "Workspace file path validation failed.");
+  return fail(404, "Workspace file was not found.");
 }
 
-/** Whether a path is a regular file (not a link), for walkers that must not follow links. */
-export function isPlainFile(path: string): boolean {
+/**
+ * One file of the opened agent workspace. `inside` are the absolute paths by which the folder itself is
+ * known (an absolute symlink made on the host names it so): links to them are followed, any other
+ * absolute link is refused.
+ */
+export function readWorkspaceFile(aw: Beneath, path: string | undefined, inside: string[]): WorkspaceFile {
+  const relative = relativeOf(path);
+  // Opened whatever its size, so a large file is reported as such; only up to the cap is ever read.
+  const read = (fd: number, { size }: { size: number }): WorkspaceFile => {
+    const base = { path: canonical(relative), name: basename(relative), size };
+    const tooLarge = { ...base, content: "", mediaType: "text/plain", status: "too-large" } as const;
+    if (size > MAX_FILE_BYTES) return tooLarge;
+    let data: Buffer;
+    try {
+      data = readCapped(fd, size, relative, MAX_FILE_BYTES); // it may have grown since
+    } catch {
+      return tooLarge;
+    }
+    if (data.subarray(0, 8192).includes(0))
+      return { ...base, content: "", mediaType: "application/octet-stream", status: "unsupported" };
+    const mediaType = relative.toLowerCase().endsWith(".md") ? "text/markdown" : "text/plain";
+    return { ...base, content: data.toString("utf8"), mediaType, status: "ok" };
+  };
   try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
+    return aw.withFile(relative, Number.MAX_SAFE_INTEGER, read, inside);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw refused(error);
   }
 }

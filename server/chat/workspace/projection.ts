@@ -10,9 +10,7 @@
  */
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { Beneath } from "../../workspace/beneath.ts";
+import type { Beneath } from "../../workspace/beneath.ts";
 import { canonical } from "./contract.ts";
 import { MAX_FILE_BYTES } from "./files.ts";
 
@@ -129,21 +127,24 @@ export const itemId = (canonicalPath: string) =>
   createHash("sha256").update(`workspace-item:${canonicalPath}`).digest("hex");
 
 /**
- * The projection file's path beneath the owner's folder (the anchor the jail cannot rename). SQLite never
- * opens it by name: `indexes/` is in the sandbox's reach, and SQLite's open follows (and re-resolves)
- * names, so a folder swapped for a symlink could have the server create a database outside. The file is
- * read through openat2 (server/workspace/beneath.ts) into an in-memory database, and a rebuild is
- * written back the same way, atomically. It is a rebuildable index of text files, so the whole-file read
- * costs little.
+ * The projection file, beneath the opened agent workspace. SQLite never opens it by name: `indexes/`
+ * is in the sandbox's reach, and SQLite's open follows (and re-resolves) names, so a folder swapped for
+ * a symlink could have the server create a database outside. The file is read through openat2
+ * (server/workspace/beneath.ts: a regular file with one name, at most `PROJECTION_MAX_BYTES`) into an
+ * in-memory database, and a rebuild is written back the same way, atomically. It is a rebuildable index
+ * of text files, so the whole-file read costs little.
  */
-function projectionFile(root: string): { confined: Beneath; relative: string } {
-  return { confined: new Beneath(dirname(root)), relative: join(basename(root), PROJECTION_FILE) };
-}
+const PROJECTION_MAX_BYTES = 128 * 1024 * 1024;
 
-/** Opens (an empty one when asked) the owner's projection in memory; undefined when there is none yet. */
-function open(root: string, create: boolean): Database | undefined {
-  const { confined, relative } = projectionFile(root);
-  const bytes = confined.readFile(relative);
+/** Opens the owner's projection in memory; undefined when there is none yet (and `create` is false). */
+function open(aw: Beneath, create: boolean): Database | undefined {
+  let bytes: Buffer | undefined;
+  try {
+    bytes = aw.readFile(PROJECTION_FILE, PROJECTION_MAX_BYTES);
+  } catch (error) {
+    // Not a projection the server wrote (a link, a pipe, too large): a rebuild starts afresh.
+    if (!create) throw error;
+  }
   if (!bytes && !create) return undefined;
   const db = bytes
     ? Database.deserialize(bytes, { strict: true })
@@ -152,34 +153,29 @@ function open(root: string, create: boolean): Database | undefined {
   return db;
 }
 
-/** Writes the rebuilt projection back (temp file + rename beneath the owner's folder). */
-function save(root: string, db: Database): void {
-  const { confined, relative } = projectionFile(root);
-  confined.writeFile(relative, db.serialize());
+/** Writes the rebuilt projection back (temp file + rename beneath the opened folder). */
+function save(aw: Beneath, db: Database): void {
+  aw.writeFile(PROJECTION_FILE, db.serialize());
 }
 
-export function projectionExists(root: string): boolean {
-  const { confined, relative } = projectionFile(root);
+export function projectionExists(aw: Beneath): boolean {
   try {
-    return confined.stat(relative)?.isFile() === true;
+    return aw.stat(PROJECTION_FILE)?.isFile() === true;
   } catch {
     return false;
   }
 }
 
-/** Every indexable file: relative path → full path (regular files only; `indexes/` skipped). */
-function walk(root: string): Map<string, string> {
-  const found = new Map<string, string>();
-  const visit = (dir: string, relative: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (found.size >= MAX_ITEMS) return;
-      const rel = relative ? `${relative}/${entry.name}` : entry.name;
-      if (rel === "indexes" || IGNORED.has(entry.name)) continue;
-      if (entry.isDirectory()) visit(join(dir, entry.name), rel);
-      else if (entry.isFile()) found.set(rel, join(dir, entry.name));
-    }
-  };
-  visit(root, "");
+/** Every indexable file's relative path (regular files only; `indexes/` skipped), listed beneath. */
+function walk(aw: Beneath): Set<string> {
+  const found = new Set<string>();
+  aw.walk("", (relative, name, stat) => {
+    if (found.size >= MAX_ITEMS) return "stop";
+    const rel = `${relative}${name}`;
+    if (rel === "indexes" || IGNORED.has(name)) return false;
+    if (stat.isFile()) found.add(rel);
+    return stat.isDirectory();
+  });
   return found;
 }
 
@@ -229,8 +225,8 @@ ON CONFLICT (canonical_path) DO UPDATE SET category = excluded.category, source_
   last_indexed_at = excluded.last_indexed_at, last_modified_ms = excluded.last_modified_ms, deleted_at = NULL`;
 
 /** Rebuilds the projection from the canonical files (which it only reads). */
-export function reindex(root: string): ReindexCounts {
-  const db = open(root, true) as Database;
+export function reindex(aw: Beneath): ReindexCounts {
+  const db = open(aw, true) as Database;
   const counts: ReindexCounts = {
     scanned: 0,
     inserted: 0,
@@ -240,8 +236,7 @@ export function reindex(root: string): ReindexCounts {
     reactivated: 0,
   };
   try {
-    const files = walk(root);
-    const { confined } = projectionFile(root);
+    const files = walk(aw);
     const now = new Date().toISOString();
     const existing = new Map(
       db
@@ -251,18 +246,20 @@ export function reindex(root: string): ReindexCounts {
     );
     const upsert = db.query(UPSERT);
     db.transaction(() => {
-      for (const [rel] of files) {
+      for (const rel of files) {
         counts.scanned++;
-        // Read through openat2 beneath the workspace folder: the sandbox may swap a folder the walk saw
-        // for a symlink, and this read (as root) must not index a host file. A file gone is skipped.
-        const below = `${basename(root)}/${rel}`;
+        // Read through openat2 beneath the opened folder: the sandbox may swap a folder the walk saw
+        // for a symlink, and this read (as root) must not index a host file. A file gone, or no longer
+        // a regular file with one name, is skipped; a large one is recorded without its text.
         let stat: ReturnType<Beneath["stat"]>;
         let bytes: Buffer;
         try {
-          stat = confined.stat(below);
-          if (!stat?.isFile()) continue;
+          stat = aw.stat(rel);
+          if (!stat?.isFile() || stat.nlink > 1) continue;
           bytes =
-            stat.size <= MAX_FILE_BYTES ? (confined.readFile(below) ?? Buffer.alloc(0)) : Buffer.alloc(0);
+            stat.size <= MAX_FILE_BYTES
+              ? (aw.readFile(rel, MAX_FILE_BYTES) ?? Buffer.alloc(0))
+              : Buffer.alloc(0);
         } catch {
           continue;
         }
@@ -296,7 +293,7 @@ export function reindex(root: string): ReindexCounts {
         counts.deleted++;
       }
     })();
-    save(root, db);
+    save(aw, db);
     return counts;
   } finally {
     db.close();
@@ -348,8 +345,8 @@ const versionOf = (row: VersionRow) => ({
   indexedAt: row.indexed_at,
 });
 
-export function listItems(root: string): ItemSummary[] {
-  const db = open(root, false);
+export function listItems(aw: Beneath): ItemSummary[] {
+  const db = open(aw, false);
   if (!db) return [];
   try {
     return db
@@ -361,8 +358,8 @@ export function listItems(root: string): ItemSummary[] {
   }
 }
 
-export function getItem(root: string, id: string) {
-  const db = open(root, false);
+export function getItem(aw: Beneath, id: string) {
+  const db = open(aw, false);
   if (!db) return undefined;
   try {
     const row = db
@@ -391,10 +388,10 @@ export function getItem(root: string, id: string) {
 }
 
 /** Ranked hits (BM25, a path match first) with a snippet around the match; at most 25. */
-export function search(root: string, query: string) {
+export function search(aw: Beneath, query: string) {
   const terms = query.match(/[\p{L}\p{N}_]+/gu)?.slice(0, 16) ?? [];
   if (terms.length === 0) return [];
-  const db = open(root, false);
+  const db = open(aw, false);
   if (!db) return [];
   try {
     const match = terms.map((term) => `"${term}"*`).join(" ");

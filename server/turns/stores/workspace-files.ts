@@ -97,6 +97,10 @@ export class TurnWorkspaceFiles {
       if (code === "ENOENT" && path !== undefined) throw new AppError("not_found", `No such file: ${path}`);
       if (code === "EISDIR" && path !== undefined) throw conflict(`${path} is a directory`);
       if (code === "ENOTREG") throw conflict(`${path ?? "the path"} is not a regular file`);
+      // A second name of a file kept elsewhere (server/workspace/regular-file.ts): never read through.
+      if (code === "EMLINK") throw conflict(`${path ?? "the path"} has other names (hard links): not read`);
+      if (code === "EFBIG")
+        throw new AppError("too_large", `${path ?? "the file"} is larger than ${this.maxBytes} bytes`);
       throw error;
     }
   }
@@ -106,7 +110,7 @@ export class TurnWorkspaceFiles {
   }
 
   private bytes(rel: string, path: string): Buffer {
-    const bytes = this.guard(() => this.fs.readFile(rel), path);
+    const bytes = this.guard(() => this.fs.readFile(rel, this.maxBytes), path);
     if (!bytes) throw new AppError("not_found", `No such file: ${path}`);
     return bytes;
   }
