@@ -25,7 +25,6 @@ import {
   lutimesSync,
   mkdirSync,
   readdirSync,
-  readlinkSync,
   type Stats,
   symlinkSync,
   writeFileSync,
@@ -121,7 +120,7 @@ export function backup(dataDir: string, target: string, skip: (entry: Skipped) =
         for (const entry of listing(tree, path)) copy(`${path}/${entry.name}`, entry.stat);
         return true;
       }
-      if (stat.isSymbolicLink()) symlinkSync(readlinkSync(join(source, path)), into);
+      if (stat.isSymbolicLink()) symlinkSync(tree.readLink(path), into);
       else if (stat.isFile()) {
         const bytes = tree.readFile(path);
         if (bytes === undefined) throw Object.assign(new Error("gone"), { code: "ENOENT" });
@@ -167,7 +166,8 @@ function specialKind(stat: Stats): Skipped["kind"] {
 /** The entry vanished, became a link or another kind of file between the listing and the copy. */
 function changedMeanwhile(error: unknown): boolean {
   const code = (error as { code?: string }).code;
-  return code === "ENOENT" || code === "ELOOP" || code === "EXDEV" || code === "ENOTREG" || code === "EISDIR";
+  // EINVAL: a name listed as a link is something else by the time it is read.
+  return ["ENOENT", "ELOOP", "EXDEV", "ENOTREG", "EISDIR", "EINVAL"].includes(code ?? "");
 }
 
 /** Mode, owner (when root) and times of the original. */

@@ -30,6 +30,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readlinkSync,
   renameSync,
   rmdirSync,
   type Stats,
@@ -44,6 +45,7 @@ import {
   checkRegular,
   modeOf,
   readCapped,
+  readLink,
   refusal,
   reopenRegular,
   resolveFollowing,
@@ -231,6 +233,23 @@ export class Beneath {
       }
       try {
         return fstatSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  /**
+   * The target of the symlink `relative` names (its folders resolved beneath the anchor, none of them a
+   * link); EINVAL when the name is not a symlink (any more).
+   */
+  readLink(relative: string): string {
+    if (!beneathAvailable()) return readlinkSync(join(this.anchor, relative));
+    return this.with((c, root) => {
+      const fd = this.open(c, root, relative, O_PATH | O_NOFOLLOW);
+      try {
+        if (!fstatSync(fd).isSymbolicLink()) throw refusal("EINVAL", `EINVAL: '${relative}' is not a link`);
+        return readLink(c, fd, relative);
       } finally {
         closeSync(fd);
       }

@@ -68,7 +68,8 @@ export function readCapped(fd: number, size: number, what: string, max: number):
 
 const parts = (path: string) => path.split("/").filter((p) => p !== "" && p !== ".");
 
-function readLink(c: Libc, fd: number, what: string): string {
+/** The target of the symlink an `O_PATH | O_NOFOLLOW` descriptor holds. */
+export function readLink(c: Libc, fd: number, what: string): string {
   const buffer = Buffer.alloc(4096);
   const n = c.readlinkat(fd, cstr(""), buffer, buffer.length);
   if (n < 0) fail(c, "readlinkat", what);
