@@ -165,7 +165,16 @@ export class CompatEncoder {
         return [{ type: "data-usage", data: dataOf(event) }];
       case "code":
       case "output":
-        return [{ type: `data-${event.type}`, id: `${event.type}-${event.streamId}`, data: dataOf(event) }];
+        // A data part with an id replaces the one before it: streamed output deltas travel as transient
+        // parts (a client's onData sees them), and the final event's part holds the whole text.
+        return [
+          {
+            type: `data-${event.type}`,
+            id: `${event.type}-${event.streamId}`,
+            data: dataOf(event),
+            ...(event.final ? {} : { transient: true }),
+          },
+        ];
       default:
         return [{ type: `data-${event.type}`, data: dataOf(event) }];
     }
