@@ -5,10 +5,11 @@
  * times a second and stops it past the limit. Either way the caller learns "memory" as the reason, so
  * the user reads that the code used too much memory, not that the interpreter vanished.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { removeSandboxCgroups, sweepCgroups, wasOomKilled } from "./cgroup.ts";
 import { detectSandbox, type Isolation } from "./isolation.ts";
 import type { SandboxLimits } from "./limits.ts";
+import { processTree } from "./process-tree.ts";
 
 export interface Confinement {
   /** A sandbox was spawned as `pid`; `kill` stops it. */
@@ -32,25 +33,6 @@ function ownMemory(pid: number): number {
       kib += Number.parseInt(line.slice(9), 10);
   }
   return kib * 1024;
-}
-
-/** `pid` and every process under it, from /proc (host pids, whatever pid namespace they are in). */
-function processTree(pid: number): number[] {
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0 && out.length < 4096) {
-    const next = queue.pop() as number;
-    out.push(next);
-    try {
-      for (const task of readdirSync(`/proc/${next}/task`)) {
-        const children = readFileSync(`/proc/${next}/task/${task}/children`, "utf8").trim();
-        if (children) for (const child of children.split(" ")) queue.push(Number(child));
-      }
-    } catch {
-      // The process exited while being read.
-    }
-  }
-  return out;
 }
 
 /**
