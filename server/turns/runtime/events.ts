@@ -67,7 +67,8 @@ export type TurnEvent =
       durationMs: number;
       traceId: string | null;
     }
-  | { type: "turn_error"; message: string; code: string; durationMs: number }
+  /** `detail`: what happened, in a sentence a person understands, when more is known than `message`. */
+  | { type: "turn_error"; message: string; code: string; durationMs: number; detail?: string }
   | { type: "turn_cancelled"; reason: string; durationMs: number };
 
 export interface Usage {
