@@ -128,6 +128,8 @@ export class SandboxPool {
   private readonly live = new Set<Interpreter>();
   /** Handed out to turns (not children): limited to `turnSlots`. */
   private readonly turnHeld = new Set<Interpreter>();
+  /** Whose turn each handed-out interpreter serves (warm-demand counts from its release too). */
+  private readonly turnOwners = new Map<Interpreter, string>();
   /** Waiters in the order they came; `line()` is the order they are served in. */
   private readonly waiting: Waiter[] = [];
   /** Owners with turns in line, the next to be served first (round robin). */
@@ -194,11 +196,16 @@ export class SandboxPool {
     }
     const interpreter = this.take(child, false) ?? (await this.wait(child, options.owner ?? "", options));
     if (!interpreter.isReady) options.onStarting?.();
-    return this.whenReady(interpreter);
+    const ready = await this.whenReady(interpreter);
+    if (!child) this.turnOwners.set(ready, options.owner ?? "");
+    return ready;
   }
 
   /** Stops an interpreter after its turn; its slot goes to the next in line. */
   release(interpreter: Interpreter): void {
+    // The owner counts as active from the end of their turn too: a long turn does not make them idle.
+    const owner = this.turnOwners.get(interpreter);
+    if (owner !== undefined) this.touch(owner);
     interpreter.kill();
     this.forget(interpreter);
     this.pump();
@@ -209,7 +216,10 @@ export class SandboxPool {
    * limit): the turn keeps its place instead of joining the line again.
    */
   async replace(old: Interpreter): Promise<Interpreter> {
-    return this.whenReady(this.respawn(old));
+    const owner = this.turnOwners.get(old);
+    const fresh = await this.whenReady(this.respawn(old));
+    if (owner !== undefined) this.turnOwners.set(fresh, owner);
+    return fresh;
   }
 
   /** Warm interpreters ready to hand out right now. */
@@ -229,6 +239,7 @@ export class SandboxPool {
     for (const interpreter of this.live) interpreter.kill();
     this.live.clear();
     this.turnHeld.clear();
+    this.turnOwners.clear();
     this.idle.length = 0;
     for (const waiter of this.waiting.splice(0)) waiter.fail(new Error("the sandbox is shut down"));
     this.snapshot?.close();
@@ -465,6 +476,7 @@ export class SandboxPool {
   private forget(interpreter: Interpreter): void {
     this.live.delete(interpreter);
     this.turnHeld.delete(interpreter);
+    this.turnOwners.delete(interpreter);
   }
 
   private scheduleRefill(): void {
