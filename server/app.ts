@@ -10,6 +10,7 @@ import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
 import { managedAuthProxy } from "./auth/managed.ts";
 import { authMigrations } from "./auth/migrations/index.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { tokenRoutes } from "./auth/token-routes.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
@@ -65,6 +66,8 @@ export interface App {
 }
 
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
+  // An access token's scope is the family that owns the path (auth/scopes.ts).
+  ctx.scopes.learn(FAMILIES);
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
   // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
@@ -102,6 +105,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       ),
     )
     .use(webRoutes()) as AnyElysia;
+  // Access tokens belong to a signed-in user: protected mode only (local mode needs none on loopback).
+  if (ctx.config.mode.kind === "protected") app = app.use(tokenRoutes(ctx.tokens, ctx.identity));
   // /api/auth/*: the managed service's when there is one, else session auth's (APP_AUTH_SECRET).
   const managedAuthUrl = ctx.config.auth.managedAuthUrl;
   if (managedAuthUrl) app = app.use(managedAuthProxy(managedAuthUrl));
