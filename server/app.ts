@@ -23,7 +23,7 @@ import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
-import { McpSessions, mcpRoutes } from "./mcp/routes.ts";
+import { atriumMcp, MCP_TAG } from "./mcp/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
@@ -31,12 +31,6 @@ import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
 import { webRoutes } from "./web.ts";
 import { migrateOwnerFolders } from "./workspace/migrate-folders.ts";
-
-const MCP_TAG = {
-  name: "mcp",
-  description:
-    "Atrium as an MCP server (Streamable HTTP, /mcp): tools and resources over the caller's own data in every family (docs/mcp.md).",
-};
 
 /** Every family, in mounting order (docs tags follow it; stopping goes the other way). */
 export const FAMILIES = [chatFamily, turnsFamily, searchFamily, agentsFamily] as const;
@@ -116,12 +110,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
   for (const family of mounted) app = app.use(family.routes);
   // Atrium as an MCP server: its tools call the families' routes through this app, in process.
-  const mcp = new McpSessions({
-    handle: (request) => app.handle(request),
-    identity: ctx.identity,
-    log: ctx.log,
-  });
-  app = app.use(mcpRoutes(mcp, ctx.identity));
+  const mcp = atriumMcp(ctx, (request) => app.handle(request));
+  app = app.use(mcp.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
 
