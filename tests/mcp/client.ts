@@ -16,8 +16,8 @@ export async function connectMcp(url: string, headers: Record<string, string> = 
 }
 
 /** The text of a tool result's text parts, joined. */
-export function textOf(result: { content?: unknown }): string {
-  const parts = (result.content ?? []) as { type: string; text?: string }[];
+export function textOf(result: unknown): string {
+  const parts = ((result as { content?: unknown }).content ?? []) as { type: string; text?: string }[];
   return parts
     .filter((p) => p.type === "text")
     .map((p) => p.text)

@@ -135,7 +135,10 @@ test("search: indexes are listed, searched locally and globally, and reported as
     expect(viaMcp).toContain(viaHttp.body.response.slice(0, 40));
   }
   const report = await mcp.client.readResource({ uri: "atrium://indexes/lab" });
-  expect(JSON.parse(report.contents[0]?.text as string)).toMatchObject({ name: "lab", documents: 2 });
+  expect(JSON.parse((report.contents[0] as { text: string }).text)).toMatchObject({
+    name: "lab",
+    documents: 2,
+  });
   const { resources } = await mcp.client.listResources();
   expect(resources).toContainEqual(expect.objectContaining({ uri: "atrium://indexes/lab" }));
 });
