@@ -43,6 +43,11 @@ export const COMMANDS: Record<string, Command> = {
       "your personal access tokens on a team server: token create --name N --scope S [--days N] | list | revoke ID [--url URL]",
     load: () => import("../cli/token.ts"),
   },
+  mcp: {
+    summary:
+      "Atrium's MCP server on stdin/stdout, forwarding to a server's /mcp: mcp [--url URL] (APP_TOKEN)",
+    load: () => import("../cli/mcp.ts"),
+  },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",
     load: () => import("./sandbox/worker.ts"),
