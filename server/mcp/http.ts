@@ -66,11 +66,15 @@ export class AtriumHttp {
 
   /** Any call; a non-2xx answer becomes a ToolError with the family's message. */
   async send(method: string, path: string, body?: unknown, extra: Record<string, string> = {}) {
+    // An id of `..` would be resolved away by the URL parser and reach another route: refused.
+    const url = new URL(`${this.caller.origin}${path}`);
+    if (url.pathname !== path.split("?")[0])
+      throw new ToolError(400, `400: '${path.slice(0, 200)}' is not a valid path (no . or .. segments)`);
     const headers = new Headers(this.caller.headers);
     for (const [name, value] of Object.entries(extra)) headers.set(name, value);
     if (body !== undefined) headers.set("content-type", "application/json");
     const response = await this.handle(
-      new Request(`${this.caller.origin}${path}`, {
+      new Request(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -242,6 +242,22 @@ describe("bad calls", () => {
     expect((await t.json("/api/files/content?path=x.txt")).status).toBe(404);
   });
 
+  test("an id of . or .. never reaches another route", async () => {
+    for (const memory_id of ["..", ".", "../../api/files"]) {
+      const read = await call("memory_read", { memory_id });
+      expect(read.isError).toBe(true);
+      expect(textOf(read)).toMatch(/^4\d\d: /);
+    }
+    const dots = await call("memory_read", { memory_id: ".." });
+    expect(textOf(dots)).toContain("not a valid path");
+    await expect(mcp.client.readResource({ uri: "atrium://artifacts/.." })).rejects.toThrow(
+      /not a valid path/,
+    );
+    await expect(mcp.client.readResource({ uri: "atrium://artifacts/%2e%2e" })).rejects.toThrow(
+      /not a valid path/,
+    );
+  });
+
   test("an unknown tool is a JSON-RPC error naming Atrium's tools", async () => {
     await expect(call("rm_rf", {})).rejects.toThrow(/Unknown tool 'rm_rf'. Atrium's tools: list_indexes/);
   });
