@@ -9,7 +9,8 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { agentModel, as } from "../helpers/agents.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
-import { turnsApp } from "../helpers/turns.ts";
+import { createSession, turnsApp } from "../helpers/turns.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { type Connected, connectMcp, textOf } from "./client.ts";
 
 let t: TestApp;
@@ -172,6 +173,35 @@ test("run_python runs a turn: output, artifact links readable as resources, prog
   const failed = await call("run_python", { code: "raise ValueError('nope')", session_id: session });
   expect(textOf(failed)).toContain("ValueError: nope");
   expect(textOf(failed)).toContain(`(turn session_id: ${session})`);
+});
+
+test("a run_python call the client cancels cancels its turn (turns are durable otherwise)", async () => {
+  const session = await createSession(t, "to cancel");
+  const aborter = new AbortController();
+  let runId: string | undefined;
+  const call = mcp.client.callTool(
+    { name: "run_python", arguments: { code: "n = 0\nwhile True:\n    n += 1", session_id: session } },
+    undefined,
+    {
+      signal: aborter.signal,
+      onprogress: (p) => {
+        runId ??= /^turn (\S+) started$/.exec(p.message ?? "")?.[1];
+        if (p.message?.includes("running code")) aborter.abort("enough");
+      },
+    },
+  );
+  await expect(call).rejects.toThrow();
+  expect(runId).toStartWith("run_");
+  // Read, not cancelled here: only the MCP layer's cancellation can have stopped it.
+  await waitFor(
+    async () => {
+      const history = await t.json<{ items: { runId: string; status: string }[] }>(
+        `/api/sessions/${session}/turns`,
+      );
+      return history.body.items.find((item) => item.runId === runId)?.status === "cancelled";
+    },
+    { what: "the turn to be cancelled", timeoutMs: 60_000 },
+  );
 });
 
 describe("agents", () => {
