@@ -204,6 +204,17 @@ export function mcpRoutes(sessions: McpSessions, identity: McpOptions["identity"
     tags: ["mcp"],
     summary:
       "Atrium's MCP server (Streamable HTTP): tools and resources over the caller's own data (docs/mcp.md)",
+    description:
+      "JSON-RPC 2.0 messages of the Model Context Protocol, as the official SDK's transport speaks them: POST a message (`initialize` opens a session, `Mcp-Session-Id`), GET a session's server-to-client stream, DELETE a session. On a team server: a personal access token with the `mcp` scope only.",
+    responses: {
+      200: {
+        description: "A JSON-RPC answer, or an SSE stream of them (`Accept` decides, as MCP says)",
+        content: {
+          "application/json": { schema: { type: "object" as const, additionalProperties: true } },
+          "text/event-stream": { schema: { type: "string" as const } },
+        },
+      },
+    },
   };
   return new Elysia({ name: "atrium/mcp" })
     .use(identity)
