@@ -26,7 +26,7 @@ import { createEnvSource } from "../server/config/env.ts";
 import { loadConfig } from "../server/config/index.ts";
 import { createContext } from "../server/context.ts";
 import { silentLogger } from "../server/log.ts";
-import { fmt, median, percentile } from "./lib/stats.ts";
+import { fmt, median, percentile, sample } from "./lib/stats.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "5" } },
@@ -91,16 +91,6 @@ const pairs = calls.flatMap((c) => [
   { name: `${c.name} (SDK)`, mcp: () => tool(c.name, c.args), http: () => http(c.route) },
   { name: `${c.name} (raw)`, mcp: () => raw(c.name, c.args), http: () => http(c.route) },
 ]);
-
-async function sample(run: () => Promise<unknown>, n: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await run();
-    out.push(performance.now() - started);
-  }
-  return out;
-}
 
 // Warm both paths (JIT, the first session's server, SQLite's statement cache).
 for (const pair of pairs) {
