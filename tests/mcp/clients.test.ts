@@ -12,6 +12,7 @@ import { authApp, type SignedUser, signUp } from "../auth/auth-app.ts";
 import { postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { cleanEnv, MAIN } from "../helpers/server.ts";
+import { runCli } from "../helpers/terminal.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { textOf } from "./client.ts";
 
@@ -162,4 +163,14 @@ test("the MCP Inspector's CLI mode over stdio through `atrium mcp`", async () =>
   expect(listed.err).toBe("");
   expect(listed.code).toBe(0);
   expect(JSON.parse(listed.out).tools).toHaveLength(5);
+});
+
+test("`atrium mcp` refuses a bad URL or flag with a usage line, and writes nothing on stdout", async () => {
+  const badUrl = await runCli(["mcp", "--url", "ftp://127.0.0.1/"]);
+  expect(badUrl).toMatchObject({ code: 1, stdout: "" });
+  expect(badUrl.stderr).toContain("atrium mcp: invalid_url: not an http(s) URL");
+  const badFlag = await runCli(["mcp", "--token", "atr_x"]);
+  expect(badFlag.code).toBe(2);
+  expect(badFlag.stdout).toBe("");
+  expect(badFlag.stderr).toContain("Usage: atrium mcp");
 });
