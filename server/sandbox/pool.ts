@@ -494,8 +494,16 @@ export class SandboxPool {
       void this.snapshot.ready().then(() => this.refill());
       return;
     }
-    const target = this.demand.target(this.max);
-    while (this.idle.length < target && this.alive < this.max) this.idle.push(this.spawn());
+    // One warm start at a time (each is CPU-bound): the next begins once this one is ready, so warming
+    // several does not take the CPU from the turns running meanwhile.
+    if (this.idle.some((i) => !i.isReady && i.alive)) return;
+    if (this.idle.length >= this.demand.target(this.max) || this.alive >= this.max) return;
+    const warm = this.spawn();
+    this.idle.push(warm);
+    void warm.ready.then(
+      () => this.scheduleRefill(),
+      () => {},
+    );
   }
 
   /** An owner started a turn: the warm target follows (and falls back when the owner stops counting). */
