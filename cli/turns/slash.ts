@@ -1,6 +1,6 @@
 /**
  * The interactive session's slash commands: /new, /sessions, /resume ID, /attach FILE, /skills,
- * /history, /help, /quit. Each talks to the server through the app's client and writes into its
+ * /history, /retry, /help, /quit. Each talks to the server through the app's client and writes into its
  * transcript; a failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
@@ -15,6 +15,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: "attach", description: "attach a file to your next message", argumentHint: "FILE" },
   { name: "skills", description: "list the skills turns can use" },
   { name: "history", description: "show this session's committed turns" },
+  { name: "retry", description: "send the message of the turn that failed again, as a new turn" },
   { name: "help", description: "list commands and keys" },
   { name: "quit", description: "leave (also Ctrl-C twice at the prompt, or Ctrl-D)" },
 ];
@@ -36,6 +37,9 @@ export async function slash(app: TurnsApp, line: string): Promise<void> {
   switch (command) {
     case "help":
       app.say(HELP);
+      return;
+    case "retry":
+      await app.retry();
       return;
     case "quit":
     case "exit":
