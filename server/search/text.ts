@@ -26,7 +26,7 @@ export function stripCaptions(text: string): string {
 }
 
 /** "Mrs. Cratchit" is one name, not the end of a sentence. */
-const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
+const ABBREVIATION = /(?<![A-Za-z])(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
 
 /** `[Data: Sources (1, 2, 3, 4, 5, +more)]`-style id lists. */
 export function idList(ids: (string | number)[], max = 5): string {

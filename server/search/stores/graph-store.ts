@@ -174,6 +174,17 @@ export class SearchGraphStore {
     return this.byIds<EntityRow>("search_entities", index, ids);
   }
 
+  /** The types the index gave these names (exact stored names), for typing the names a passage mentions. */
+  entityTypes(index: IndexRow, names: string[]): Map<string, string> {
+    if (names.length === 0) return new Map();
+    const rows = this.db.db
+      .query<{ name: string; type: string }, (string | number)[]>(
+        `SELECT name, type FROM search_entities WHERE index_id = ? AND name IN (${placeholders(names.length)}) AND owner_id = ?`,
+      )
+      .all(index.id, ...names, index.owner_id);
+    return new Map(rows.map((r) => [r.name, r.type]));
+  }
+
   allEntities(index: IndexRow): EntityRow[] {
     return this.db.all<EntityRow>(
       "SELECT * FROM search_entities WHERE index_id = ? AND owner_id = ? ORDER BY human_id",

@@ -145,6 +145,30 @@ export class SearchStore {
       .all(index.id, index.owner_id, ...ids);
   }
 
+  /**
+   * In how many of the index's units a term occurs (FTS5, Porter stems), counted up to `cap`: enough to
+   * tell a rare word from a common one without reading a common word's every row.
+   */
+  unitTermCount(index: IndexRow, term: string, cap: number): number {
+    return (
+      this.db.get<{ n: number }>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?)`,
+        [`"${term.replace(/"/g, "")}"`, index.id, index.owner_id, cap],
+      )?.n ?? 0
+    );
+  }
+
+  /** The number of units of each document, so a unit's place in its document is known. */
+  documentUnitCounts(index: IndexRow, documentIds: number[]): Map<number, number> {
+    if (documentIds.length === 0) return new Map();
+    const rows = this.db.db
+      .query<{ document_id: number; n: number }, (string | number)[]>(
+        `SELECT document_id, max(ordinal) + 1 AS n FROM search_units WHERE document_id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ? GROUP BY document_id`,
+      )
+      .all(...documentIds, index.id, index.owner_id);
+    return new Map(rows.map((r) => [r.document_id, r.n]));
+  }
+
   /** Unit ids ranked by BM25 over their text. */
   searchUnits(index: IndexRow, match: string, limit: number): number[] {
     return this.db
