@@ -20,6 +20,7 @@ import type {
   RelationshipRow,
   Report,
 } from "../types.ts";
+import { withoutLicence } from "./boilerplate.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { embedEntities } from "./embed.ts";
@@ -79,13 +80,16 @@ export async function runIndex(
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
       const existing = store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
-      else
+      else {
+        // A Project Gutenberg licence is not the book: it is left out of units and profile alike.
+        const text = withoutLicence(doc.text);
         pending.push({
-          doc,
+          doc: { ...doc, text },
           hash,
           existing: existing?.id,
-          units: splitUnits(doc.text, options.units ?? DEFAULT_UNITS),
+          units: splitUnits(text, options.units ?? DEFAULT_UNITS),
         });
+      }
     }
     progress("units", i + 1, documents.length);
   });

@@ -11,14 +11,12 @@
 
 import { idList } from "../text.ts";
 import type { LocalContext } from "./local-context.ts";
-import type { Passage } from "./passages.ts";
+import { answers, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { subjectOf } from "./subject.ts";
 
 const SUPPORTING = 3;
 const MAX_TIES = 3;
-/** A passage holding less of the question's weighted terms than this is a near miss, said as such. */
-const CONFIDENT_COVERAGE = 0.5;
 /** Longer than this, the opening names the candidate before quoting the sentence. */
 const LONG_SENTENCE = 160;
 
@@ -40,9 +38,7 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
   const [lead, ...rest] = passages;
   if (!lead) return NO_DATA_ANSWER;
 
-  const typed = question.type !== "thing" || question.wantsName;
-  const confident =
-    lead.coverage >= CONFIDENT_COVERAGE && (!typed || (lead.candidate !== undefined && !lead.weak));
+  const confident = answers(lead, question);
   const first = cited(lead);
   const parts: string[] = [];
   if (!confident)

@@ -39,6 +39,8 @@ export interface Passage {
   candidate?: string;
   /** Candidates that were only guessed (an untyped name): weaker evidence. */
   weak?: boolean;
+  /** The sentence or a neighbour names someone or something the question names. */
+  named: boolean;
   order: number;
 }
 
@@ -48,6 +50,7 @@ export interface Passage {
  */
 export interface TermGroup {
   term: string;
+  name: boolean;
   weight: number;
   stems: Map<string, number>;
 }
@@ -63,12 +66,28 @@ export function termGroups(
     const stems = new Map([[stem(t.term), 1]]);
     for (const r of t.related ?? []) if (!stems.has(stem(r))) stems.set(stem(r), RELATED);
     const weight = top > 0 ? Math.min(1, idf(t.df) / top) : 1;
-    return { term: t.term, weight: weight * (t.name ? NAME : 1), stems };
+    return { term: t.term, name: t.name === true, weight: weight * (t.name ? NAME : 1), stems };
   });
 }
 
 const NAME = 0.5;
 const RELATED = 0.7;
+
+/** A passage holding less of the question's weighted terms than this is a near miss, said as such. */
+const CONFIDENT_COVERAGE = 0.5;
+
+/**
+ * Whether a passage answers the question rather than comes near it: it holds most of the question's
+ * weighted terms and, when the question wants a person, place, date, number or name, a fitting one.
+ */
+export function answers(p: Passage, question: Question): boolean {
+  const typed = question.type !== "thing" || question.wantsName;
+  return (
+    p.coverage >= CONFIDENT_COVERAGE &&
+    (!typed || (p.candidate !== undefined && !p.weak)) &&
+    (question.names.length === 0 || p.named)
+  );
+}
 
 const NEIGHBOUR = 0.33;
 const TYPE_BONUS = 0.6;
@@ -99,21 +118,25 @@ export function scorePassages(
       const bag = bags[i] as Set<string>;
       let own = 0;
       let near = 0;
+      let named = false;
       for (const g of groups) {
         const here = matchIn(bag, g);
+        const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
         if (here > 0) own += here;
-        else near += Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
+        else near += around;
+        if (g.name && (here > 0 || around > 0)) named = true;
       }
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + form(text);
       if (question.position && unit.position !== undefined)
-        score += 0.5 * (question.position === "end" ? unit.position : 1 - unit.position) ** 4;
+        score += edgeBonus(question.position === "end" ? unit.position : 1 - unit.position);
       raw.push({
         text,
         unit: unit.id,
         score,
         coverage: (own + NEIGHBOUR * near) / total,
         order: order++,
+        named,
         next: list[i + 1]?.trim(),
       });
     }
@@ -126,6 +149,11 @@ export function scorePassages(
 }
 
 type Raw = Passage & { next?: string };
+
+/** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
+function edgeBonus(position: number): number {
+  return position < 0.9 ? 0 : (position - 0.9) * 10;
+}
 
 /** The weight a term group earns in a bag of stems: its best stem's. */
 function matchIn(bag: Set<string> | undefined, g: TermGroup): number {
@@ -183,10 +211,23 @@ function candidateFinder(
   if (type === "number")
     return (text) => {
       const found = numbersIn(text).filter((n) => !asked.has(stem(n.split(/[\s-]/)[0] ?? "")));
-      const measured = found.find((n) => question.measures?.has(n.split(" ").at(-1)?.toLowerCase() ?? ""));
-      if (measured) return { name: measured, strong: true };
-      const first = found[0];
-      return first ? { name: first, strong: !question.measures } : undefined;
+      // A number counted in what the question asks about ("eight feet" for "how tall"), or ending its
+      // clause ("more than eighteen hundred,"), answers; one counting something else is a guess.
+      const measure = (n: string) => {
+        const unit = n.match(/ ([\p{L}'’]+)$/u)?.[1]?.toLowerCase();
+        return unit === undefined || NUMBER_PART.test(unit) ? undefined : unit;
+      };
+      const fitting = found.find((n) => {
+        const unit = measure(n);
+        return unit !== undefined && (question.measures?.has(unit) || question.measures?.has(stem(unit)));
+      });
+      if (fitting) return { name: fitting, strong: true };
+      const bare = found.find((n) => measure(n) === undefined);
+      const first = bare ?? found[0];
+      if (!first) return undefined;
+      const counted =
+        question.measures !== undefined && !/^how (much|long|far|tall|high|old)/i.test(question.text);
+      return { name: first, strong: bare !== undefined && counted ? true : !question.measures };
     };
   if (type === "date")
     return (text) => {
@@ -235,6 +276,8 @@ const NUMBER = new RegExp(
   `(?<![\\p{L}\\p{N}])(?:\\d[\\d,.]*|${NUMBER_WORD}(?:(?:[- ]|,? and (?:a )?)${NUMBER_WORD})*)(?![\\p{L}\\p{N}])(?: (?!(?:and|or|of|the|a|to|in|that|which|he|she|it|i|we|they|as|at|by|for|with|on)\\b)[\\p{L}'’]+)?`,
   "giu",
 );
+
+const NUMBER_PART = new RegExp(`^${NUMBER_WORD}$`, "i");
 
 /** The numbers a sentence holds, each with the word after it ("eight feet", "ten shillings", "1,500"). */
 export function numbersIn(text: string): string[] {

@@ -65,7 +65,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: answerType(q, focus),
-    terms: queryTerms(text).filter((t) => !QUESTION_WORDS.has(t)),
+    terms: contentTerms(text, q),
     focus,
     wantsName,
     position: positionCue(q),
@@ -102,7 +102,9 @@ const MEASURES: [RegExp, string][] = [
 
 function measuresOf(q: string): Set<string> | undefined {
   for (const [pattern, list] of MEASURES) if (pattern.test(q)) return words(list);
-  return undefined;
+  // "How many children": a number of children, not of girls.
+  const counted = q.match(/^how many (\w+)/)?.[1];
+  return counted ? new Set([counted, stem(counted)]) : undefined;
 }
 
 /** Plain English equivalents (a question seldom uses the book's own word); no book's vocabulary. */
@@ -132,6 +134,14 @@ const RELATED: Record<string, string> = {
   earn: "wages salary paid",
   tall: "height high",
   old: "age",
+  shape: "form figure outline",
+  feel: "felt feeling feelings",
+  ask: "asked begged entreated demanded",
+  asks: "asked begged entreated demanded",
+  warn: "warning beware",
+  warning: "warn beware",
+  change: "changed altered",
+  changed: "change altered",
   father: "papa",
   mother: "mamma mama",
 };
@@ -144,6 +154,21 @@ function relatedTerms(terms: string[]): Map<string, string[]> {
   }
   return out;
 }
+
+/**
+ * The words a passage is matched on: not the words that frame the question ("name", "kind"), nor those
+ * that mean the material itself ("the story", "the author": the book says "I"), nor the words of a
+ * position cue ("by the end of the story").
+ */
+function contentTerms(text: string, q: string): string[] {
+  const cue = q.match(POSITION)?.[0] ?? "";
+  const dropped = new Set(cue.match(/[a-z]+/g) ?? []);
+  return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
+}
+
+/** Words for the material and its writer. */
+const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales essay narrative narrator
+  author author's writer's novella chapter`);
 
 /** Words that frame a question rather than say what it is about. */
 const QUESTION_WORDS = words("name named names called first kind sort type way").add("many").add("much");
@@ -194,14 +219,14 @@ function focusNoun(q: string): string | undefined {
 const AUXILIARIES = words(`is was are were do does did has have had will would can could should shall
   may might must he she it they we you i his her their its the a an of this that these those`);
 
+const END =
+  /\b(?:by|at|towards?|near) the (?:very )?end\b(?: of (?:the|this) \w+)?|\bin the end\b|\bfinally\b|\bultimately\b/;
+const START = /\b(?:at|in) the (?:very )?(?:beginning|start|opening)\b(?: of (?:the|this) \w+)?|\bat first\b/;
+const POSITION = new RegExp(`${END.source}|${START.source}`);
+
 function positionCue(q: string): Question["position"] {
-  if (
-    /\b(by|at|towards?|near) the (very )?end\b|\bin the end\b|\bfinally\b|\bultimately\b|\blast chapter\b/.test(
-      q,
-    )
-  )
-    return "end";
-  if (/\b(at|in) the (very )?(beginning|start|opening)\b|\bat first\b/.test(q)) return "start";
+  if (END.test(q)) return "end";
+  if (START.test(q)) return "start";
   return undefined;
 }
 

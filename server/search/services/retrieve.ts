@@ -12,6 +12,8 @@ import type { Question } from "./question.ts";
 const DF_CAP = 400;
 /** Units BM25 brings into the pool. */
 const BM25_UNITS = 16;
+/** Units read at a document's end (or start) when the question says where. */
+const EDGE_UNITS = 2;
 
 export interface Retrieved {
   passages: Passage[];
@@ -44,8 +46,18 @@ export function retrievePassages(
     present.length > 0
       ? search.searchUnits(index, present.map((t) => `"${t}"`).join(" OR "), options.bm25Units ?? BM25_UNITS)
       : [];
-  const ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
-  const rows = search.units(index, ids);
+  let ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
+  let rows = search.units(index, ids);
+  if (question.position) {
+    // "By the end of the story": the first documents' last (or first) pages join the pool.
+    const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
+    const edges = documents
+      .slice(0, 3)
+      .flatMap((d) => search.edgeUnits(index, d, question.position as "start" | "end", EDGE_UNITS))
+      .filter((id) => !ids.includes(id));
+    ids = [...ids, ...edges];
+    rows = [...rows, ...search.units(index, edges)];
+  }
   const sizes = search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
   const units = new Map(rows.map((u) => [u.id, u]));
   const pool = ids.flatMap((id) => {

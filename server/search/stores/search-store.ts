@@ -169,6 +169,16 @@ export class SearchStore {
     return new Map(rows.map((r) => [r.document_id, r.n]));
   }
 
+  /** The first or last units of a document ("at the end of the story" reads its last pages). */
+  edgeUnits(index: IndexRow, documentId: number, end: "start" | "end", count: number): number[] {
+    return this.db
+      .all<{ id: number }>(
+        `SELECT id FROM search_units WHERE document_id = ? AND index_id = ? AND owner_id = ? ORDER BY ordinal ${end === "end" ? "DESC" : "ASC"} LIMIT ?`,
+        [documentId, index.id, index.owner_id, count],
+      )
+      .map((r) => r.id);
+  }
+
   /** Unit ids ranked by BM25 over their text. */
   searchUnits(index: IndexRow, match: string, limit: number): number[] {
     return this.db
