@@ -6,7 +6,8 @@
  * it is in the index (a word in every unit says little; the rarest word of the question says most), with
  * the neighbouring sentences counting a third; then a sentence that holds a candidate of the type the
  * question asks for (a person, a place, a date, a number… that the question does not already name) gains.
- * `coverage` is the share of the question's weighted terms a sentence holds, which the answerers use to
+ * `coverage` is the share of the question's weighted content terms (its names aside: they find the
+ * passage, `named` says whether it is about them) a sentence holds, which the answerers use to
  * tell an answer from a near miss.
  */
 import {
@@ -104,7 +105,8 @@ export function scorePassages(
   typesOf: NameTypes,
   limit = 40,
 ): Passage[] {
-  const total = groups.reduce((sum, g) => sum + g.weight, 0) || 1;
+  const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
+  const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
   const raw: Raw[] = [];
   const seen = new Set<string>();
   let order = 0;
@@ -118,14 +120,16 @@ export function scorePassages(
       const bag = bags[i] as Set<string>;
       let own = 0;
       let near = 0;
-      let named = false;
+      let covered = 0;
       for (const g of groups) {
         const here = matchIn(bag, g);
         const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
-        if (here > 0) own += here;
-        else near += around;
-        if (g.name && (here > 0 || around > 0)) named = true;
+        own += here;
+        near += around;
+        if (content.includes(g)) covered += here + NEIGHBOUR * around;
       }
+      // The passage is about what the question names when the sentence or one near it names it.
+      const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + form(text);
       if (question.position && unit.position !== undefined)
@@ -134,7 +138,7 @@ export function scorePassages(
         text,
         unit: unit.id,
         score,
-        coverage: (own + NEIGHBOUR * near) / total,
+        coverage: covered / total,
         order: order++,
         named,
         next: list[i + 1]?.trim(),

@@ -171,7 +171,9 @@ const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales 
   author author's writer's novella chapter`);
 
 /** Words that frame a question rather than say what it is about. */
-const QUESTION_WORDS = words("name named names called first kind sort type way").add("many").add("much");
+const QUESTION_WORDS = words(
+  "name named names called first kind sort type way many much think thinks thought describe describes give gives opinion view",
+);
 
 function answerType(q: string, focus: string | undefined): AnswerType {
   if (/^how (many|much|old|long|far|tall|high|big|large|often|deep|wide|heavy)\b/.test(q)) return "number";

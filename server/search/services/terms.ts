@@ -30,6 +30,8 @@ export function ftsMatch(text: string): string | undefined {
  */
 export function stem(word: string): string {
   let w = word.toLowerCase().replace(/['’]s?$/, "");
+  const base = IRREGULAR.get(w);
+  if (base) return base;
   if (w.length <= 3) return w;
   if (/ie[sd]$/.test(w) && w.length > 4) return `${w.slice(0, -3)}y`;
   if (w.endsWith("ing") && w.length > 5) w = w.slice(0, -3);
@@ -39,6 +41,22 @@ export function stem(word: string): string {
   if (w.endsWith("e") && w.length > 3) w = w.slice(0, -1);
   if (/([bdfgmnprt])\1$/.test(w)) w = w.slice(0, -1);
   return w;
+}
+
+/** English irregular verb forms → the stem of their base form ("ran" meets "run", "went" meets "go"). */
+const IRREGULAR = new Map<string, string>();
+for (const line of `run ran|go went gone|come came|take took taken|see saw seen|give gave given|tell told|find found
+  |leave left|make made|think thought|know knew known|write wrote written|buy bought|bring brought|eat ate eaten
+  |speak spoke spoken|hold held|meet met|sit sat|stand stood|fall fell fallen|become became|begin began begun
+  |keep kept|lose lost|pay paid|send sent|teach taught|catch caught|fight fought|seek sought|sell sold|feel felt
+  |lead led|fly flew flown|grow grew grown|draw drew drawn|wear wore worn|break broke broken|choose chose chosen
+  |drive drove driven|ride rode ridden|rise rose risen|steal stole stolen|swim swam|sing sang sung|drink drank
+  |win won|hear heard|say said|die died dies dying dead death|born birth|bear bore|lie lay lain|get got|sleep slept|build built`.split(
+  "|",
+)) {
+  const [base, ...forms] = line.trim().split(" ");
+  const root = stem(base as string);
+  for (const form of forms) IRREGULAR.set(form, root);
 }
 
 /** The words of a text, lower case, in order. */
