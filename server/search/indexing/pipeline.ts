@@ -43,8 +43,14 @@ export interface IndexOptions {
   signal?: AbortSignal;
 }
 
-/** Offline extraction sees many one-off capitalised words; a name must recur to count. */
+/**
+ * Offline extraction sees many one-off capitalised words; a name must recur to count, except in an index of
+ * a few short notes, where nearly every name is said once ("Ada Lovelace worked with Charles Babbage").
+ */
 const OFFLINE_MIN_MENTIONS = 2;
+const SHORT_INDEX_TOKENS = 1000;
+/** Below this many entities there is no graph to speak of: the summary says so. */
+const SMALL_GRAPH = 2;
 
 export async function runIndex(
   store: SearchStore,
@@ -137,6 +143,8 @@ export async function runIndex(
     if (embedded.note) warnings.push(embedded.note);
   }
   const counts = graph.counts(index);
+  const tokens = counts.entities < SMALL_GRAPH ? store.countTokens(index) : 0;
+  if (tokens > 0) warnings.push(smallGraphNote(counts.entities, tokens));
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
   const fresh =
     pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
@@ -159,6 +167,16 @@ export async function runIndex(
   };
 }
 
+/** What a user reads instead of a silent 0 entities: why there is (almost) no graph, and what helps. */
+export function smallGraphNote(entities: number, tokens: number): string {
+  const found = entities === 0 ? "no entities" : "one entity";
+  return (
+    `too little to build a graph from: ${found} in ${tokens} tokens of text. Names need a capital letter ` +
+    "(two words, or a known place) and two names in one sentence make a relationship; add more text, or " +
+    "index with a model (--model) to extract from prose without names"
+  );
+}
+
 async function rebuildGraph(
   store: SearchStore,
   graph: SearchGraphStore,
@@ -168,7 +186,8 @@ async function rebuildGraph(
   progress: (phase: Phase, done: number, total: number) => void,
   warnings: string[],
 ) {
-  const merged = mergeGraph(store.extractions(index), options.model ? 1 : OFFLINE_MIN_MENTIONS);
+  const short = store.countTokens(index) < SHORT_INDEX_TOKENS;
+  const merged = mergeGraph(store.extractions(index), options.model || short ? 1 : OFFLINE_MIN_MENTIONS);
   await writeGraph(store, graph, index, merged, extractor, options, progress, warnings);
 }
 

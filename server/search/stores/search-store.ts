@@ -57,6 +57,16 @@ export class SearchStore {
     return countInIndex(this.db, "search_units", index);
   }
 
+  /** The tokens of every unit of the index (how much text it holds). */
+  countTokens(index: IndexRow): number {
+    return (
+      this.db.get<{ n: number | null }>(
+        "SELECT sum(tokens) AS n FROM search_units WHERE index_id = ? AND owner_id = ?",
+        [index.id, index.owner_id],
+      )?.n ?? 0
+    );
+  }
+
   /** Removes a document with its units and their extractions (and the units' FTS rows). */
   deleteDocument(index: IndexRow, documentId: number): void {
     this.db.run(
