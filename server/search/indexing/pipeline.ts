@@ -3,9 +3,11 @@
  * hierarchical communities → community reports → FTS5, stored per owner and named index.
  *
  * Incremental: a document whose content hash is unchanged is skipped, and when nothing changed the run
- * does no work at all; a changed document replaces its units and their extractions. Extraction results
- * are kept per unit, so the graph is re-merged from stored extractions without re-extracting unchanged
- * text; an unchanged community keeps its report.
+ * does no work at all; a changed document replaces its units and their extractions, and a removed one
+ * (`remove`) takes its units and extractions with it. Extraction results are kept per unit, so the graph
+ * is re-merged from stored extractions without re-extracting unchanged text (an entity or relationship
+ * only a removed document supported goes with it); an unchanged community keeps its report, so only the
+ * communities a change touched get a new one.
  */
 import type { IndexSummary } from "../../../schemas/search.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
@@ -41,6 +43,8 @@ export interface IndexOptions {
   /** Embeds entity descriptions for vector search when the policy names an embeddings endpoint. */
   embeddings?: EmbeddingsClient;
   signal?: AbortSignal;
+  /** Titles of documents to take out of the index in this run (their units, extractions, what only they support). */
+  remove?: string[];
 }
 
 /**
@@ -65,9 +69,20 @@ export async function runIndex(
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
   const skipped: { path: string; reason: string }[] = [];
+  // A run that only removes documents extracts nothing: its reports keep the extractor they were made by.
+  const previous = (JSON.parse(index.stats || "{}") as { extractor?: string }).extractor;
   const extractor = options.model
     ? `model:${options.model.model.provider}/${options.model.model.id}`
-    : "offline";
+    : documents.length === 0 && previous
+      ? previous
+      : "offline";
+  const removed = store.db.tx(() =>
+    (options.remove ?? []).filter((title) => {
+      const doc = store.findDocument(index, title);
+      if (doc) store.deleteDocument(index, doc.id);
+      return doc !== undefined;
+    }),
+  );
 
   // Units first for every changed document: cheap, and it gives the extraction phase its total.
   const pending: {
@@ -134,7 +149,8 @@ export async function runIndex(
     });
   }
 
-  if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
+  const changed = pending.length > 0 || removed.length > 0;
+  if (changed) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
   // Vectors follow the graph; an unchanged graph embeds only what an earlier run could not.
   let vectors: number | undefined;
   if (options.embeddings) {
@@ -146,13 +162,13 @@ export async function runIndex(
   const tokens = counts.entities < SMALL_GRAPH ? store.countTokens(index) : 0;
   if (tokens > 0) warnings.push(smallGraphNote(counts.entities, tokens));
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
-  const fresh =
-    pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
+  const fresh = changed ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
   return {
     index: name,
     documents: store.countDocuments(index),
     documents_unchanged: unchanged,
     documents_indexed: pending.length,
+    ...(options.remove ? { documents_removed: removed.length } : {}),
     units: store.countUnits(index),
     entities: counts.entities,
     relationships: counts.relationships,
@@ -240,7 +256,9 @@ export async function writeGraph(
     };
     const hash = new Bun.CryptoHasher("sha256")
       .update(
-        `${extractor}|${community.level}|${community.members.join(",")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}`).join(",")}`,
+        // What the report is made of, by content and citation id (not row id, which every run renews):
+        // a community no change touched keeps its report.
+        `${extractor}|${community.level}|${input.entities.map((e) => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`).join("\n")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}:${r.description}`).join("\n")}`,
       )
       .digest("hex");
     let report = previous.get(hash);

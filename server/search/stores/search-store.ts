@@ -57,6 +57,15 @@ export class SearchStore {
     return countInIndex(this.db, "search_units", index);
   }
 
+  /** The index's documents by title, with their sizes (the UI's and the CLI's document list). */
+  listDocuments(index: IndexRow): { name: string; chars: number; units: number; indexed_at: string }[] {
+    return this.db.all(
+      `SELECT d.title AS name, d.chars, d.indexed_at, (SELECT count(*) FROM search_units u WHERE u.document_id = d.id) AS units
+       FROM search_documents d WHERE d.index_id = ? AND d.owner_id = ? ORDER BY d.title`,
+      [index.id, index.owner_id],
+    );
+  }
+
   /** The tokens of every unit of the index (how much text it holds). */
   countTokens(index: IndexRow): number {
     return (
