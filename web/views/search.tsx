@@ -9,6 +9,7 @@ import { readSse, request } from "../lib/api.ts";
 import { ErrorLine, useLoad } from "./common.tsx";
 import { BuildIndex } from "./search/build-index.tsx";
 import { ContextTables } from "./search/context-tables.tsx";
+import { IndexDocuments } from "./search/documents.tsx";
 import "./views.css";
 
 interface IndexInfo {
@@ -147,6 +148,7 @@ export default function SearchView(): JSX.Element {
           }}
         />
       </div>
+      {index ? <IndexDocuments key={index} index={index} onChanged={() => void indexes.reload()} /> : null}
       <ErrorLine error={error} />
       {answer || context ? (
         <div class="search-result">
