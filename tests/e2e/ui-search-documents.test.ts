@@ -89,3 +89,35 @@ browserTest(
   },
   120_000,
 );
+
+browserTest(
+  "answers read as Markdown, and a citation link highlights the row it cites",
+  async () => {
+    await withPage(browser, "search-answer-markdown", async (page) => {
+      const documents = [
+        { name: "ada.txt", text: story("Ada Lovelace", "Charles Babbage", "London") },
+        { name: "curie.txt", text: story("Marie Curie", "Pierre Curie", "Paris") },
+      ];
+      expect((await t.request("/search/index", postJson({ name: "answers", documents }))).status).toBe(200);
+      await page.goto(`${server.url}/app/#/search`);
+      await page.getByLabel("Index", { exact: true }).selectOption("answers");
+      await page.getByLabel("Question").fill("Who did Ada Lovelace work with?");
+      await page.getByLabel("Question").press("Enter");
+      await page.getByRole("button", { name: "Ask" }).waitFor({ timeout: 30_000 });
+      const answer = page.locator('[data-testid="search-answer"]');
+      await answer.locator("a.cite").first().waitFor();
+      // The "Supporting passages:" list is a list, not "- " lines; references are links, not raw ids.
+      expect(await answer.locator("li").count()).toBeGreaterThan(0);
+      expect(await answer.textContent()).not.toMatch(/^- /m);
+      const link = answer.locator('a.cite[data-table="sources"]').first();
+      const id = (await link.getAttribute("data-id")) as string;
+      await link.click();
+      const row = page.locator(`table[data-table="sources"] tr[data-id="${id}"]`);
+      await expect(row.getAttribute("class")).resolves.toContain("cited");
+      expect(page.url()).toContain("#/search");
+      expect(await page.locator("tr.cited").count()).toBe(1);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  },
+  120_000,
+);
