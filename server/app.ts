@@ -22,6 +22,7 @@ import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
+import { mcpClientMigrations } from "./mcp-client/migrations/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
@@ -128,6 +129,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     },
     close() {
       closing ??= (async () => {
+        await ctx.mcp.close();
         for (const family of [...mounted].reverse()) await family.stop?.();
         ctx.connections.close();
         ctx.db.close();
@@ -143,6 +145,7 @@ export function migrationSets(): MigrationSet[] {
     coreMigrations,
     authMigrations,
     sandboxMigrations,
+    mcpClientMigrations,
     ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations })),
   ];
 }
