@@ -45,6 +45,9 @@ export const DEFAULT_MCP_LIMITS: McpLimits = {
   idleMs: 10 * 60_000,
 };
 
+/** Progress notifications past maxProgress × this end the call: the server is flooding. */
+const FLOOD_FACTOR = 10;
+
 export interface McpClientsOptions {
   store: Store;
   rule: OutboundRule;
@@ -152,21 +155,39 @@ export class McpClients {
     const connection = await this.connection(owner, this.config(owner, server));
     let progress = 0;
     const { limits } = this;
+    // Ends the call early: the caller's abort, or a server flooding progress far past what is passed on.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
     const result = await connection.client
       .callTool({ name: tool, arguments: args }, undefined, {
         timeout: limits.callTimeoutMs,
         maxTotalTimeout: limits.callTimeoutMs,
         resetTimeoutOnProgress: false,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: stop.signal,
         onprogress: (p) => {
           progress += 1;
           if (progress <= limits.maxProgress) options.onProgress?.(p);
+          else if (progress > limits.maxProgress * FLOOD_FACTOR)
+            stop.abort(
+              new Error(`it sent more than ${limits.maxProgress * FLOOD_FACTOR} progress notifications`),
+            );
         },
       })
-      .catch((error) => {
-        throw unavailable(server, error);
+      .catch(async (error) => {
+        // A server that did not answer in time (or flooded) may still be working or flooding: it is
+        // closed (a stdio server's process ends) and the next call connects afresh.
+        await this.drop(key(owner, server));
+        throw unavailable(
+          server,
+          stop.signal.aborted && stop.signal.reason instanceof Error ? stop.signal.reason : error,
+        );
       })
-      .finally(() => this.touch(connection));
+      .finally(() => {
+        options.signal?.removeEventListener("abort", onAbort);
+        this.touch(connection);
+      });
     const text = resultText(result as { content?: unknown[]; structuredContent?: unknown });
     const truncated = text.length > limits.maxResultChars;
     return {
@@ -200,7 +221,8 @@ export class McpClients {
       if (this.connections.get(k) === opening) this.connections.delete(k);
     });
     const connection = await opening;
-    connection.transport.onclose = () => {
+    // The client's own hook: the transport's is the SDK's (it fails the calls in flight).
+    connection.client.onclose = () => {
       clearTimeout(connection.timer);
       if (this.connections.get(k) === opening) this.connections.delete(k);
     };
