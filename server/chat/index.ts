@@ -124,6 +124,7 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaW
     hostCommands: local,
     settingsCode: local,
     shell: shellOptions(ctx.config.policy.settings.sandbox, quota),
+    mcp: ctx.mcp,
     ...(!local && sandboxes.availability().available ? { sandbox: sandboxes } : {}),
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).
