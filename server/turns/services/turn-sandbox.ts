@@ -5,6 +5,7 @@
  * that cannot be had in time fails the claimed run durably (committed, with its `turn_error`).
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import type { ModelService } from "../../models/service.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
 import { type SandboxPool, SandboxQueueTimeout } from "../../sandbox/pool.ts";
@@ -29,6 +30,8 @@ export interface TurnSandboxDeps {
   quota: { check(owner: string, bytes: number): void };
   runs: Pick<TurnRunStore, "tx" | "commit">;
   shutdown: AbortSignal;
+  /** MCP servers as tools (mcp_call); absent: none. */
+  mcp?: McpClients;
 }
 
 /** The turn's open interpreter, the tools it offers, and what its host tools account into. */
@@ -131,6 +134,7 @@ function hostTools(
       loadable: loadableSkills(resolved),
       memoryCategories: rlm.autonomous_memory_categories,
       memories,
+      ...(deps.mcp ? { mcp: deps.mcp } : {}),
       runChildren: rlm.recursion_enabled
         ? childRunner({
             pool,
