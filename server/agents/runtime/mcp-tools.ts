@@ -4,7 +4,6 @@
  * called through the shared MCP client (server/mcp-client/) as the owner. A listed server that is
  * missing, asks, or cannot be reached gives no tools; the reply goes on without them.
  */
-import { Type } from "typebox";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { AgentTool } from "./agent-call.ts";
 
@@ -23,7 +22,8 @@ export async function agentMcpTools(
       tools.push({
         name: `${server.name}__${tool.name.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64),
         description: `[MCP server ${server.name}] ${tool.description ?? tool.name}`,
-        parameters: Type.Unsafe<Record<string, unknown>>(tool.inputSchema),
+        // The server's JSON schema as it is: pi-ai hands parameters to the provider as JSON schema.
+        parameters: tool.inputSchema as unknown as AgentTool["parameters"],
         run: (args, signal) => mcp.call(owner, server.name, tool.name, args, { signal }),
       });
   }

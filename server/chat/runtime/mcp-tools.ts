@@ -7,7 +7,6 @@
  * server that cannot be reached leaves a diagnostic, not a failed session.
  */
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "typebox";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { Question, QuestionnaireAnswer } from "./questionnaire.ts";
 
@@ -41,7 +40,8 @@ export async function chatMcpTools(
         name,
         label: `${server.name}: ${tool.name}`,
         description: `[MCP server ${server.name}] ${tool.description ?? tool.name}`,
-        parameters: Type.Unsafe<Record<string, unknown>>(tool.inputSchema),
+        // The server's JSON schema as it is: pi hands parameters to the provider as JSON schema.
+        parameters: tool.inputSchema as unknown as ToolDefinition["parameters"],
         async execute(toolCallId, params, signal, onUpdate) {
           if (server.approval === "ask") {
             const answer = await ask(
