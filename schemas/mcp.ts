@@ -1,67 +1,65 @@
 /**
- * Wire types of the MCP servers a user adds as tools (server/mcp-client/, docs/mcp-tools.md): the body
- * that adds or replaces one, and what the list answers. Secrets (a token, header values) go in and are
- * never sent back: the answer names the headers and says whether a token is stored.
+ * The input schemas of the tools Atrium's MCP server offers at /mcp (server/mcp/tools.ts): JSON Schema
+ * through TypeBox, sent as each tool's `inputSchema` and checked before the tool runs. Schemas only.
  */
 import { t } from "elysia";
 
-export const McpServerName = t.String({
-  pattern: "^[a-z][a-z0-9_-]{0,31}$",
-  description: "lower case letters, digits, - and _ (the prefix of its tools' names)",
-});
+const Index = t.Optional(t.String({ maxLength: 200, description: "the index name (default: default)" }));
+const Query = t.String({ minLength: 1, maxLength: 10_000, description: "the question" });
+const Holder = {
+  owner_id: t.String({ maxLength: 100, description: "the agent's or fleet's id" }),
+  owner_type: t.Union([t.Literal("agent"), t.Literal("fleet")]),
+};
+const Path = t.String({ minLength: 1, maxLength: 1024, description: "a path inside the user's files" });
 
-export const McpApproval = t.Union([t.Literal("ask"), t.Literal("allow")], {
-  description: "ask: the user confirms each call; allow: calls run without asking",
-});
-
-export const McpServerBody = t.Object(
-  {
-    name: McpServerName,
-    transport: t.Union([t.Literal("http"), t.Literal("stdio")]),
-    url: t.Optional(t.String({ maxLength: 2048, description: "http: the Streamable HTTP endpoint" })),
-    headers: t.Optional(
-      t.Record(t.String({ maxLength: 64 }), t.String({ maxLength: 8192 }), {
-        description: "http: headers sent with every request (stored, never shown again)",
-      }),
+export const McpToolInputs = {
+  list_indexes: t.Object({}),
+  search_local: t.Object({ query: Query, index: Index }),
+  search_global: t.Object({ query: Query, index: Index }),
+  run_python: t.Object({
+    code: t.String({ minLength: 1, maxLength: 100_000, description: "Python source to run" }),
+    session_id: t.Optional(
+      t.String({ maxLength: 100, description: "a turn session to run in (default: a new one)" }),
     ),
-    token: t.Optional(
-      t.String({ maxLength: 8192, description: "http: sent as Authorization: Bearer (never shown again)" }),
+  }),
+  ask_agent: t.Object({
+    agent: t.String({ minLength: 1, maxLength: 200, description: "the agent's id or name" }),
+    message: t.String({ minLength: 1, maxLength: 100_000 }),
+    session_id: t.Optional(t.String({ maxLength: 100, description: "continue this conversation" })),
+  }),
+  ask_fleet: t.Object({
+    fleet: t.String({ minLength: 1, maxLength: 200, description: "the fleet's id or name" }),
+    message: t.String({ minLength: 1, maxLength: 100_000 }),
+    session_id: t.Optional(t.String({ maxLength: 100, description: "continue this conversation" })),
+  }),
+  memory_search: t.Object({
+    ...Holder,
+    query: t.Optional(
+      t.String({ maxLength: 1000, description: "words to rank by (default: most important)" }),
     ),
-    command: t.Optional(
-      t.String({ minLength: 1, maxLength: 1024, description: "stdio: run in your own sandbox" }),
-    ),
-    args: t.Optional(t.Array(t.String({ maxLength: 4096 }), { maxItems: 64 })),
-    approval: t.Optional(McpApproval),
-    enabled: t.Optional(t.Boolean()),
-  },
-  { additionalProperties: false },
-);
+    tags: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 20 })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: 50 })),
+  }),
+  memory_read: t.Object({ memory_id: t.String({ maxLength: 100 }) }),
+  memory_add: t.Object({
+    ...Holder,
+    type: t.Union(["CONTEXT", "PREFERENCES", "INSIGHTS", "HISTORY", "SKILLS"].map((v) => t.Literal(v))),
+    content: t.String({ minLength: 1, maxLength: 100_000 }),
+    tags: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 20 })),
+    importance: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+  }),
+  list_files: t.Object({
+    path: t.Optional(t.String({ maxLength: 1024, description: "a folder (default: the top)" })),
+  }),
+  read_file: t.Object({
+    path: Path,
+    offset: t.Optional(t.Integer({ minimum: 0, description: "byte offset of the page" })),
+  }),
+  write_file: t.Object({
+    path: Path,
+    content: t.String({ maxLength: 5_000_000 }),
+    overwrite: t.Optional(t.Boolean({ description: "replace an existing file (default: refuse)" })),
+  }),
+};
 
-export const McpServerInfo = t.Object({
-  name: t.String(),
-  scope: t.Union([t.Literal("user"), t.Literal("admin")]),
-  transport: t.Union([t.Literal("http"), t.Literal("stdio")]),
-  url: t.Optional(t.String()),
-  command: t.Optional(t.String()),
-  args: t.Array(t.String()),
-  /** Names of the stored headers; their values are never returned. */
-  headerNames: t.Array(t.String()),
-  hasToken: t.Boolean(),
-  approval: McpApproval,
-  enabled: t.Boolean(),
-});
-
-export const McpServerList = t.Object({ servers: t.Array(McpServerInfo) });
-export const McpServerParams = t.Object({ name: McpServerName });
-export const McpServerRemoved = t.Object({ removed: t.Boolean() });
-
-export const McpToolInfo = t.Object({
-  name: t.String(),
-  description: t.Optional(t.String()),
-  inputSchema: t.Record(t.String(), t.Unknown()),
-});
-export const McpServerTools = t.Object({ server: t.String(), tools: t.Array(McpToolInfo) });
-
-export type McpServerBody = typeof McpServerBody.static;
-export type McpServerInfo = typeof McpServerInfo.static;
-export type McpToolInfo = typeof McpToolInfo.static;
+export type McpToolName = keyof typeof McpToolInputs;

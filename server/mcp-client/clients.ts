@@ -11,7 +11,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpServerBody, McpServerInfo, McpToolInfo } from "../../schemas/mcp.ts";
+import type { McpServerBody, McpServerInfo, McpToolInfo } from "../../schemas/mcp-servers.ts";
 import { AppError } from "../http/errors.ts";
 import type { OutboundRule } from "../http/outbound/rule.ts";
 import type { Logger } from "../log.ts";

@@ -4,7 +4,7 @@
  * named by environment variable). A user's server cannot take an operator's name. Bad input is a 4xx in
  * the calling family's envelope (AppError), and changes nothing.
  */
-import type { McpServerBody, McpServerInfo } from "../../schemas/mcp.ts";
+import type { McpServerBody, McpServerInfo } from "../../schemas/mcp-servers.ts";
 import type { EnvSource } from "../config/env.ts";
 import type { PolicySettings } from "../config/policy-schema.ts";
 import { AppError } from "../http/errors.ts";

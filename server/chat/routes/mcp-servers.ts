@@ -12,7 +12,7 @@ import {
   McpServerParams,
   McpServerRemoved,
   McpServerTools,
-} from "../../../schemas/mcp.ts";
+} from "../../../schemas/mcp-servers.ts";
 import type { AppContext } from "../../context.ts";
 
 const tags = ["chat"];
