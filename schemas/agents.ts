@@ -98,6 +98,12 @@ export const AgentConfig = t.Object(
         description: "memory entries put in context per message (default 5)",
       }),
     ),
+    mcp_servers: t.Optional(
+      t.Array(t.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }), {
+        maxItems: 16,
+        description: "MCP servers (set to allow) whose tools this agent may call",
+      }),
+    ),
   },
   { additionalProperties: true, description: "model settings; other keys are kept as given" },
 );

@@ -24,6 +24,7 @@ import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
 import { atriumMcp, MCP_TAG } from "./mcp/index.ts";
+import { mcpClientMigrations } from "./mcp-client/migrations/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
@@ -133,6 +134,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     close() {
       closing ??= (async () => {
         await mcp.close();
+        await ctx.mcp.close();
         for (const family of [...mounted].reverse()) await family.stop?.();
         ctx.connections.close();
         ctx.db.close();
@@ -148,6 +150,7 @@ export function migrationSets(): MigrationSet[] {
     coreMigrations,
     authMigrations,
     sandboxMigrations,
+    mcpClientMigrations,
     ...FAMILIES.map((f) => ({ scope: f.name, migrations: f.migrations })),
   ];
 }

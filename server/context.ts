@@ -17,8 +17,11 @@ import { SessionAuth } from "./auth/session-auth.ts";
 import { sessionResolver } from "./auth/session-resolver.ts";
 import type { EnvSource } from "./config/env.ts";
 import type { AppConfig } from "./config/index.ts";
+import { outboundRule } from "./http/outbound/rule.ts";
 import { Readiness } from "./http/readiness.ts";
 import type { Logger } from "./log.ts";
+import { McpClients } from "./mcp-client/clients.ts";
+import { adminServers } from "./mcp-client/servers.ts";
 import { ModelService } from "./models/service.ts";
 import { openDatabase } from "./storage/database.ts";
 import { Store } from "./storage/store.ts";
@@ -50,6 +53,8 @@ export interface AppContext {
   identity: ReturnType<typeof identityPlugin>;
   /** Aborted when the server starts shutting down: streams end, background work stops. */
   shutdown: AbortSignal;
+  /** MCP servers as tools, shared by every family (server/mcp-client/, docs/mcp-tools.md). */
+  mcp: McpClients;
 }
 
 export interface ContextOptions {
@@ -121,5 +126,15 @@ export function createContext(options: ContextOptions): AppContext {
       scopes,
     }),
     shutdown: shutdown ?? new AbortController().signal,
+    mcp: new McpClients({
+      store,
+      log,
+      adminServers: () => adminServers(config.policy.settings, env),
+      rule: outboundRule({
+        local: config.mode.kind === "local",
+        allow: config.outboundAllow,
+        operatorUrls: [env.get("OLLAMA_BASE_URL")],
+      }),
+    }),
   };
 }

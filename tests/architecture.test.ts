@@ -11,7 +11,7 @@ import { REPO_ROOT } from "./helpers/app.ts";
 const FAMILY = "^server/(chat|turns|search|agents)/";
 /** What a family may import besides its own folder (and packages). */
 const SHARED =
-  "models/|storage/|sandbox/|http/|workspace/|auth/|config/|lib/|context\\.ts$|family\\.ts$|log\\.ts$|version\\.ts$";
+  "models/|storage/|sandbox/|http/|workspace/|auth/|config/|lib/|mcp-client/|context\\.ts$|family\\.ts$|log\\.ts$|version\\.ts$";
 /** The app layer: composition, start-up and the routes that need the app's context. */
 const APP = "^server/(app|context|lifecycle|run|main|health|index-command|commands|family)\\.ts$";
 
@@ -24,7 +24,7 @@ const RULES: IForbiddenRuleType[] = [
   },
   {
     name: "shared-layers-never-reach-up",
-    from: { path: "^server/(models|storage|sandbox|config|auth|workspace|lib)/" },
+    from: { path: "^server/(models|storage|sandbox|config|auth|workspace|lib|mcp-client)/" },
     to: { path: `${FAMILY}|${APP}` },
   },
   {

@@ -35,7 +35,7 @@ function agentsServices(ctx: AppContext) {
     agents: new AgentService({ agents, fleets, models: ctx.models }),
     fleets: new FleetService({ fleets, agents }),
     memory,
-    chat: new AgentChatService({ chat, agents, fleets, memory, models: ctx.models }),
+    chat: new AgentChatService({ chat, agents, fleets, memory, models: ctx.models, mcp: ctx.mcp }),
     sessions: new AgentSessionService({ chat }),
   };
 }

@@ -20,6 +20,7 @@ import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provi
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
 import { deploymentRoutes } from "./routes/deployment.ts";
+import { mcpServerRoutes } from "./routes/mcp-servers.ts";
 import { runRoutes } from "./routes/runs.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { turnRoutes } from "./routes/turns.ts";
@@ -77,6 +78,8 @@ export const chatFamily = defineFamily({
       },
       sandboxKeys.keyFor,
     );
+    // Stdio MCP servers run in the user's own sandbox: the shared MCP client uses this provider.
+    ctx.mcp.useSandbox(sandboxes);
     const services = chatServices(ctx, sandboxes, quota);
     return {
       /** The services behind the routes (tests reach the runtime host through them). */
@@ -86,7 +89,8 @@ export const chatFamily = defineFamily({
         .use(sessionRoutes(ctx, services.sessions))
         .use(runRoutes(ctx, services.provenance))
         .use(catalogRoutes(ctx, services.catalogs, services.settings))
-        .use(deploymentRoutes(ctx, sandboxes, sandboxKeys)),
+        .use(deploymentRoutes(ctx, sandboxes, sandboxKeys))
+        .use(mcpServerRoutes(ctx)),
       /** The users' sandboxes (tests drive them directly). */
       sandboxes,
       /** Closes the live pi sessions, then stops every user's sandbox. */
@@ -120,6 +124,7 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaW
     hostCommands: local,
     settingsCode: local,
     shell: shellOptions(ctx.config.policy.settings.sandbox, quota),
+    mcp: ctx.mcp,
     ...(!local && sandboxes.availability().available ? { sandbox: sandboxes } : {}),
   });
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).

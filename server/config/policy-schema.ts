@@ -139,6 +139,34 @@ export const PolicySettingsSchema = Type.Object(
         Closed,
       ),
     ),
+    /**
+     * MCP servers every user's chat, agents and turns may use (server/mcp-client/, docs/mcp-tools.md):
+     * an HTTP server by `url` (the operator names it, so any address) or a stdio server by `command`
+     * (run in each user's own sandbox). Secrets are named by variable: `token_env`, `headers_env`.
+     */
+    mcp: Type.Optional(
+      Type.Object(
+        {
+          servers: Type.Array(
+            Type.Object(
+              {
+                name: Type.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }),
+                url: Type.Optional(Type.String({ pattern: "^https?://" })),
+                command: Type.Optional(Type.String({ minLength: 1 })),
+                args: Type.Optional(Type.Array(Type.String())),
+                token_env: Type.Optional(EnvName),
+                headers_env: Type.Optional(
+                  Type.Record(Type.String({ pattern: "^[A-Za-z0-9-]{1,64}$" }), EnvName),
+                ),
+                approval: Type.Optional(Type.Union([Type.Literal("ask"), Type.Literal("allow")])),
+              },
+              Closed,
+            ),
+          ),
+        },
+        Closed,
+      ),
+    ),
   },
   Closed,
 );

@@ -64,6 +64,7 @@ _DOCS = {
     "load_skill": "load_skill(skill_id) -> str: a skill's instructions",
     "create_artifact": "create_artifact(title, content, media_type='text/markdown', kind='document') -> dict",
     "propose_memory": "propose_memory(category, text) -> dict: propose a memory for after the turn",
+    "mcp_call": "mcp_call(server, tool, args={}) -> str: call a tool of one of your MCP servers",
 }
 
 

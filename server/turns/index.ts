@@ -128,6 +128,7 @@ class TurnsInstance {
       models: ctx.models,
       protectedMode: config.mode.kind === "protected",
       shutdown: ctx.shutdown,
+      mcp: ctx.mcp,
       turnModel: () => turnModel({ models: ctx.models, model: settings.model, endpoint: secrets }),
       rlm: settings.rlm,
       promoteMemories: (owner, memories) => promoteMemories({ files, log }, owner, memories),

@@ -5,6 +5,7 @@
  * the whole text returned. A model error becomes a `model_error` refusal that ends the reply, not the
  * socket.
  */
+import type { Message, Tool } from "@mariozechner/pi-ai";
 import type { Clock } from "../../lib/clock.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { AgentRecord } from "../stores/agents.ts";
@@ -26,8 +27,24 @@ export function num(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
+/** An MCP tool an agent may call (server/mcp-client/): its model-facing shape and how to run it. */
+export interface AgentTool extends Tool {
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+}
+
+/** Model rounds of one reply when the agent calls tools: past it the reply is what was said. */
+const MAX_TOOL_ROUNDS = 8;
+
+/** The MCP servers an agent's config lists (`mcp_servers`), names only. */
+export function agentMcpServers(config: Record<string, unknown>): string[] {
+  const listed = config.mcp_servers;
+  return Array.isArray(listed) ? listed.filter((s): s is string => typeof s === "string") : [];
+}
+
 export interface AgentCallDeps {
   models: AgentModels;
+  /** The tools of these MCP servers (only those set to "allow": nobody is asked mid-reply). */
+  mcpTools?: (servers: string[]) => Promise<AgentTool[]>;
   /** The memory entries of these holders that fit the prompt, at most `limit`. */
   recall(holders: { id: string; type: string }[], prompt: string, limit: number): MemoryRecord[];
   now: Clock;
@@ -65,25 +82,56 @@ export async function callAgent(
   ]
     .filter(Boolean)
     .join("\n\n");
-  const stream = deps.models.stream(
-    model,
-    { systemPrompt: system, messages: [{ role: "user", content: prompt, timestamp: deps.now() }] },
-    {
-      temperature: call.temperature ?? num(agent.config.temperature),
-      maxTokens: num(agent.config.max_tokens),
-      signal,
-    },
-  );
+  const servers = agentMcpServers(agent.config);
+  const tools = servers.length > 0 && deps.mcpTools ? await deps.mcpTools(servers) : [];
+  const messages: Message[] = [{ role: "user", content: prompt, timestamp: deps.now() }];
   let text = "";
-  for await (const event of stream) {
-    if (event.type === "text_delta") {
-      text += event.delta;
-      onChunk(event.delta);
-    } else if (event.type === "error") {
-      throw new AgentChatError(
-        "model_error",
-        `${agent.name}'s model failed: ${event.error.errorMessage ?? event.reason}`,
-      );
+  for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+    const stream = deps.models.stream(
+      model,
+      {
+        systemPrompt: system,
+        messages,
+        ...(tools.length
+          ? { tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })) }
+          : {}),
+      },
+      {
+        temperature: call.temperature ?? num(agent.config.temperature),
+        maxTokens: num(agent.config.max_tokens),
+        signal,
+      },
+    );
+    for await (const event of stream) {
+      if (event.type === "text_delta") {
+        text += event.delta;
+        onChunk(event.delta);
+      } else if (event.type === "error") {
+        throw new AgentChatError(
+          "model_error",
+          `${agent.name}'s model failed: ${event.error.errorMessage ?? event.reason}`,
+        );
+      }
+    }
+    const reply = await stream.result();
+    const calls = reply.content.filter((part) => part.type === "toolCall");
+    if (reply.stopReason !== "toolUse" || calls.length === 0) break;
+    messages.push(reply);
+    for (const toolCall of calls) {
+      const tool = tools.find((t) => t.name === toolCall.name);
+      const result = tool
+        ? await tool
+            .run(toolCall.arguments, signal)
+            .catch((error: Error) => ({ text: error.message, isError: true }))
+        : { text: `No tool named ${toolCall.name}`, isError: true };
+      messages.push({
+        role: "toolResult",
+        toolCallId: toolCall.id,
+        toolName: toolCall.name,
+        content: [{ type: "text", text: result.text }],
+        isError: result.isError,
+        timestamp: deps.now(),
+      });
     }
   }
   return text;

@@ -9,12 +9,15 @@
  * active agent again; otherwise it is refused with an `error` frame (`target_inactive`). Ended sessions
  * cannot be resumed.
  */
+
 import type { Pattern } from "../../../schemas/agents.ts";
 import { type Clock, isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import { type AgentModels, callAgent, num } from "../runtime/agent-call.ts";
 import { type CoordinationPhase, coordinate } from "../runtime/coordination.ts";
 import { AgentChatError, type MessageContext, type Send } from "../runtime/frames.ts";
+import { agentMcpTools } from "../runtime/mcp-tools.ts";
 import type { AgentRecord, AgentStore } from "../stores/agents.ts";
 import type { AgentChatStore, MessageRecord, SessionRecord } from "../stores/chat.ts";
 import type { FleetRecord, FleetStore } from "../stores/fleets.ts";
@@ -30,6 +33,8 @@ export interface AgentChatDeps {
   fleets: Pick<FleetStore, "get">;
   memory: Pick<MemoryService, "recall">;
   models: AgentModels;
+  /** MCP servers as tools (an agent's config lists those it may use). */
+  mcp?: Pick<McpClients, "configs" | "tools" | "call">;
   now?: Clock;
 }
 
@@ -160,10 +165,12 @@ export class AgentChatService implements SocketChat {
     const recall = (holders: { id: string; type: string }[], prompt: string, limit: number) =>
       this.deps.memory.recall(owner, holders, prompt, limit);
 
+    const { mcp } = this.deps;
+    const mcpTools = mcp ? (servers: string[]) => agentMcpTools(mcp, owner, servers) : undefined;
     const speak = async (agent: AgentRecord, prompt: string, phase: CoordinationPhase): Promise<string> => {
       const meta = { agent_id: agent.id, agent_name: agent.name, phase, step: ++step, reply_id: replyId };
       const text = await callAgent(
-        { models: this.deps.models, recall, now: this.now },
+        { models: this.deps.models, recall, now: this.now, mcpTools },
         { agent, prompt, conversation, holders: plan.holders, temperature: plan.temperature },
         stopped,
         (chunk) => {

@@ -10,6 +10,7 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import type { Logger } from "../../log.ts";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import { createPiAuth, ensureModelAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
@@ -44,6 +45,8 @@ export interface HostOptions {
   shell?: ShellOptions;
   /** Protected mode: the users' sandboxes, where the shell and file tools run (sandbox-tools.ts). */
   sandbox?: SandboxProvider;
+  /** MCP servers as tools (server/mcp-client/). */
+  mcp?: McpClients;
 }
 
 export interface SessionTarget {
@@ -140,6 +143,7 @@ export class ChatRuntimeHost {
       this.options.hostCommands,
       this.options.shell,
       this.options.sandbox,
+      this.options.mcp,
     );
     const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
     const startModel = model ?? this.defaultModel(settings, owner);

@@ -14,12 +14,14 @@ import type {
   SessionManager,
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import { type ChatEvent, ChatEventMapper } from "./events.ts";
 import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
+import { chatMcpTools } from "./mcp-tools.ts";
 import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
@@ -66,6 +68,8 @@ export class LiveChatSession {
   private readonly rawListeners = new Set<RawListener>();
   private readonly mapper = new ChatEventMapper(() => this.activeRunId);
   private unsubscribe: (() => void) | undefined;
+  /** The MCP tools of this session: allowed in agent mode only (they may change anything). */
+  private mcpToolNames = new Set<string>();
 
   constructor(
     readonly owner: string,
@@ -76,6 +80,8 @@ export class LiveChatSession {
     private readonly shell: ShellOptions = {},
     /** Protected mode with a sandbox: the shell and file tools run in the owner's sandbox. */
     private readonly sandbox?: SandboxProvider,
+    /** MCP servers as tools (the operator's and the owner's). */
+    private readonly mcp?: McpClients,
   ) {
     this.broker = new QuestionBroker((question) => this.emit(questionState(question)));
   }
@@ -164,6 +170,10 @@ export class LiveChatSession {
           { ...(await workspaceBashTool(workspaceDir, this.shell)), executionMode: "sequential" as const },
           ...(await workspaceFileTools(workspaceDir, settings)),
         ];
+    const mcp = this.mcp
+      ? await chatMcpTools(this.mcp, this.owner, (question, signal) => this.broker.ask(question, signal))
+      : { tools: [], diagnostics: [] };
+    this.mcpToolNames = new Set(mcp.tools.map((tool) => tool.name));
     const { session, modelFallbackMessage } = await createAgentSession({
       // The model sees the sandbox's paths when its tools run there.
       cwd: this.sandbox?.workspace ?? workspaceDir,
@@ -171,8 +181,8 @@ export class LiveChatSession {
       authStorage: this.auth.authStorage,
       modelRegistry: this.auth.modelRegistry,
       model,
-      tools: ALL_TOOLS,
-      customTools: [questionnaireTool(this.broker), ...tools, webFetchTool()],
+      tools: [...ALL_TOOLS, ...this.mcpToolNames],
+      customTools: [questionnaireTool(this.broker), ...tools, webFetchTool(), ...mcp.tools],
       resourceLoader: loader,
       sessionManager,
       settingsManager: this.settings,
@@ -184,7 +194,7 @@ export class LiveChatSession {
       const mapped = this.mapper.map(event);
       if (mapped) this.emit(mapped);
     });
-    const diagnostics = resourceDiagnostics(loader);
+    const diagnostics = [...resourceDiagnostics(loader), ...mcp.diagnostics];
     if (modelFallbackMessage) diagnostics.push(modelFallbackMessage);
     return diagnostics;
   }
@@ -209,6 +219,10 @@ export class LiveChatSession {
         return { systemPrompt: extra ? `${prompt}\n\n${extra}` : prompt };
       });
       pi.on("tool_call", (event) => {
+        if (this.mcpToolNames.has(event.toolName))
+          return this.plan.mode === "agent"
+            ? undefined
+            : { block: true, reason: `MCP tools are not available in ${this.plan.mode} mode.` };
         const reason =
           refusal(this.plan, event.toolName) ??
           (this.sandbox

@@ -21,7 +21,7 @@ import { attachPasta, findPasta, readJailPid, release } from "../network.ts";
 import { processTree } from "../process-tree.ts";
 import type { QuotaWatch } from "../quota-watch.ts";
 import { sandboxJailCommand } from "./jail-command.ts";
-import type { SandboxExecOptions } from "./provider-api.ts";
+import type { SandboxExecOptions, SandboxProcess } from "./provider-api.ts";
 
 /** Longer than any honest line (the runner sends ≤ 64 KiB chunks, base64-encoded). */
 const MAX_LINE_CHARS = 1024 * 1024;
@@ -256,6 +256,35 @@ export class UserSandbox {
         timer = setTimeout(() => stop(new Error(`timeout:${timeout}`)), timeout * 1000);
       this.send({ t: "x", id, c: command });
     });
+  }
+
+  /**
+   * Starts `bash -c command` in the sandbox's working dir as a long-lived process whose stdin the host
+   * writes and whose stdout it reads (stderr is dropped): an MCP stdio server. It counts as a command in
+   * progress, so an idle sandbox is not stopped under it.
+   */
+  async open(command: string, onData: (data: Buffer) => void): Promise<SandboxProcess> {
+    await this.ready;
+    if (!this.alive) throw this.stoppedFor ?? new Error("The sandbox stopped");
+    const id = this.nextId++;
+    let settle!: (code: number | null) => void;
+    const exited = new Promise<number | null>((resolve) => {
+      settle = resolve;
+    });
+    this.execs.set(id, { onData, done: (code) => settle(code), failed: () => settle(null) });
+    this.send({ t: "x", id, c: command, i: 1 });
+    return {
+      write: (bytes) => {
+        if (this.execs.has(id)) this.send({ t: "i", id, d: Buffer.from(bytes).toString("base64") });
+      },
+      closeInput: () => {
+        if (this.execs.has(id)) this.send({ t: "ie", id });
+      },
+      kill: () => {
+        if (this.execs.has(id)) this.send({ t: "k", id });
+      },
+      exited,
+    };
   }
 
   /** Opens a connection to 127.0.0.1:port inside the jail; the peer hears of it. Returns its id. */

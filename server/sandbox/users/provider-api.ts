@@ -28,6 +28,17 @@ export interface PreviewUpstream {
   unix?: string;
 }
 
+/** A long-lived process in a sandbox, its stdin written and its stdout read by the host. */
+export interface SandboxProcess {
+  write(bytes: Uint8Array): void;
+  /** Closes its stdin (a stdio server exits on end of input). */
+  closeInput(): void;
+  /** Kills its process group. */
+  kill(): void;
+  /** Its exit code (127: the command is not installed), or null when the sandbox stopped. */
+  exited: Promise<number | null>;
+}
+
 export interface SandboxProvider {
   /** `local`, `remote`, … — stored in the registry beside the sandbox id. */
   readonly name: string;
@@ -44,6 +55,11 @@ export interface SandboxProvider {
   active(owner: string): SandboxRecord | undefined;
   /** Runs a shell command in the owner's sandbox (started first when needed), in `workspace`. */
   exec(owner: string, command: string, options: SandboxExecOptions): Promise<{ exitCode: number | null }>;
+  /**
+   * Starts a long-lived command in the owner's sandbox with its stdin and stdout piped to the host (an
+   * MCP stdio server); absent where the provider cannot (a remote provider).
+   */
+  open?(owner: string, command: string, onData: (data: Buffer) => void): Promise<SandboxProcess>;
   /** Where a preview of `port` inside the owner's running sandbox is served from; undefined when none. */
   preview(owner: string, port: number): Promise<PreviewUpstream | undefined>;
   /** Stops the owner's sandbox (its processes end; the workspace stays). */

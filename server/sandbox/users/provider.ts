@@ -27,13 +27,25 @@ import type { QuotaWatch } from "../quota-watch.ts";
 import { assertUidRange, DEFAULT_UID_BASE, USER_UIDS, userUid } from "../uids.ts";
 import { prepareWorkspace, SANDBOX_HOME, SANDBOX_WORKSPACE, stagingTools } from "./jail-command.ts";
 import { UserSandbox } from "./local-sandbox.ts";
-import type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
+import type {
+  Availability,
+  PreviewUpstream,
+  SandboxExecOptions,
+  SandboxProcess,
+  SandboxProvider,
+} from "./provider-api.ts";
 import { type SandboxRecord, SandboxRegistry } from "./registry.ts";
 import { PreviewRelays } from "./relay.ts";
 import { RemoteSandboxProvider, remoteSandboxConfig } from "./remote.ts";
 import { SandboxUidStore } from "./uid-store.ts";
 
-export type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
+export type {
+  Availability,
+  PreviewUpstream,
+  SandboxExecOptions,
+  SandboxProcess,
+  SandboxProvider,
+} from "./provider-api.ts";
 
 /** How often running sandboxes are checked against the registry (a user deleted by the CLI). */
 const RECONCILE_MS = 1000;
@@ -143,6 +155,12 @@ export class LocalSandboxProvider implements SandboxProvider {
     } finally {
       running.lastUsed = Date.now();
     }
+  }
+
+  async open(owner: string, command: string, onData: (data: Buffer) => void): Promise<SandboxProcess> {
+    const running = await this.sandbox(owner);
+    running.lastUsed = Date.now();
+    return running.sandbox.open(command, onData);
   }
 
   async preview(owner: string, port: number): Promise<PreviewUpstream | undefined> {

@@ -5,6 +5,9 @@
  * only this file and the runtime are bound into the jail.
  *
  * host → runner  {t:"x", id, c}  run `bash -c c` in its own process group, in the working dir
+ *                {t:"x", id, c, i:1}  the same with its stdin piped and stderr dropped (a long-lived
+ *                                server the host talks to over stdin/stdout, like an MCP stdio server)
+ *                {t:"i", id, d}  bytes (base64) for that command's stdin;  {t:"ie", id}  close it
  *                {t:"k", id}     kill that command's process group
  *                {t:"o", id, p}  open a TCP connection to 127.0.0.1:p inside the jail (previews)
  *                {t:"d", id, d}  bytes (base64) for connection id;  {t:"e", id}  end it
@@ -48,8 +51,12 @@ export function runCommandRunner(): void {
     source.once("close", () => sources.delete(source));
   };
 
-  const run = (id: number, command: string) => {
-    const child = spawn("/bin/bash", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const run = (id: number, command: string, interactive: boolean) => {
+    const child = spawn("/bin/bash", ["-c", command], {
+      detached: true,
+      stdio: interactive ? ["pipe", "pipe", "ignore"] : ["ignore", "pipe", "pipe"],
+    });
+    child.stdin?.on("error", () => {});
     commands.set(id, child);
     let done = false;
     let open = 2;
@@ -102,18 +109,21 @@ export function runCommandRunner(): void {
 
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on("line", (line) => {
-    let m: { t?: unknown; id?: unknown; c?: unknown; p?: unknown; d?: unknown };
+    let m: { t?: unknown; id?: unknown; c?: unknown; p?: unknown; d?: unknown; i?: unknown };
     try {
       m = JSON.parse(line);
     } catch {
       return;
     }
     if (typeof m.id !== "number") return;
-    if (m.t === "x" && typeof m.c === "string") run(m.id, m.c);
+    if (m.t === "x" && typeof m.c === "string") run(m.id, m.c, m.i === 1);
     else if (m.t === "k") kill(m.id);
     else if (m.t === "o" && typeof m.p === "number") openConnection(m.id, m.p);
     else if (m.t === "d" && typeof m.d === "string") connections.get(m.id)?.write(Buffer.from(m.d, "base64"));
     else if (m.t === "e") connections.get(m.id)?.end();
+    else if (m.t === "i" && typeof m.d === "string")
+      commands.get(m.id)?.stdin?.write(Buffer.from(m.d, "base64"));
+    else if (m.t === "ie") commands.get(m.id)?.stdin?.end();
   });
   // The host went away: the sandbox ends with it.
   lines.on("close", () => process.exit(0));

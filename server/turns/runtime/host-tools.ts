@@ -6,6 +6,7 @@
  * recorded); each model query has its own deadline, on top of the turn's signal.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import type { ModelService } from "../../models/service.ts";
 import { type Skill, skillById } from "../skills/catalog.ts";
 import type { TurnAssetStore } from "../stores/assets.ts";
@@ -16,8 +17,13 @@ import type { UsageMeter } from "./usage.ts";
 export const MODEL_TOOLS = ["llm_query", "llm_query_batched"];
 export const CHILD_TOOLS = ["rlm_query", "rlm_query_batched"];
 export const HOST_TOOLS = ["list_files", "read_file", "write_file", "load_skill", "create_artifact"];
-/** Model calls: they pause the step's clock (interpreter.ts) and run under their own deadlines. */
-export const UNTIMED_TOOLS: ReadonlySet<string> = new Set([...MODEL_TOOLS, ...CHILD_TOOLS]);
+/** MCP servers' tools (server/mcp-client/): `mcp_call(server, tool, args)`. */
+export const MCP_TOOL = "mcp_call";
+/**
+ * Model calls and MCP calls: they pause the step's clock (interpreter.ts) and run under their own
+ * deadlines (an MCP call's is the client's per-call time limit).
+ */
+export const UNTIMED_TOOLS: ReadonlySet<string> = new Set([...MODEL_TOOLS, ...CHILD_TOOLS, MCP_TOOL]);
 const MAX_BATCH = 16;
 const MAX_SKILL_LOADS = 4;
 
@@ -45,6 +51,8 @@ export interface HostToolsInput {
     memoryCategories: string[];
     memories: { category: string; text: string }[];
     runChildren?: (prompts: { prompt: string; label: string }[]) => Promise<string[]>;
+    /** MCP servers as tools; absent: no mcp_call. */
+    mcp?: Pick<McpClients, "call" | "configs">;
   };
 }
 
@@ -67,6 +75,7 @@ export function toolNames(input: HostToolsInput): string[] {
   if (input.root.runChildren) names.push(...CHILD_TOOLS);
   names.push(...HOST_TOOLS);
   if (input.root.memoryCategories.length > 0) names.push("propose_memory");
+  if (input.root.mcp) names.push(MCP_TOOL);
   return names;
 }
 
@@ -166,6 +175,31 @@ export function hostToolHandler(input: HostToolsInput) {
         checksumSha256: row.sha256,
       });
       return { artifactId: row.id, byteSize: row.byte_size, sha256: row.sha256 };
+    },
+    mcp_call: async ([server, tool, args]) => {
+      const r = root();
+      const name = str(server, "server");
+      const toolName = str(tool, "tool");
+      const params = args ?? {};
+      if (typeof params !== "object" || Array.isArray(params)) throw new Error("args must be a dict");
+      const config = r.mcp?.configs(r.owner).find((s) => s.name === name && s.enabled);
+      if (!config) throw new Error(`no MCP server named '${name}'`);
+      // A turn has nobody to ask mid-run: a server that asks before each call is not called from Python.
+      if (config.approval !== "allow")
+        throw new Error(
+          `the MCP server '${name}' asks before each call; set it to "allow" to call it from a turn`,
+        );
+      const result = await (r.mcp as McpClients).call(
+        r.owner,
+        name,
+        toolName,
+        params as Record<string, unknown>,
+        {
+          signal: input.signal,
+        },
+      );
+      if (result.isError) throw new Error(result.text || `${toolName} failed`);
+      return result.text;
     },
     propose_memory: async ([category, text]) => {
       const r = root();

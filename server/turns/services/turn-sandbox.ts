@@ -7,6 +7,7 @@
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import type { Logger } from "../../log.ts";
+import type { McpClients } from "../../mcp-client/clients.ts";
 import type { ModelService } from "../../models/service.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
 import { type SandboxPool, SandboxQueueTimeout } from "../../sandbox/pool.ts";
@@ -32,6 +33,8 @@ export interface TurnSandboxDeps {
   runs: Pick<TurnRunStore, "tx" | "commit">;
   shutdown: AbortSignal;
   log: Pick<Logger, "warn">;
+  /** MCP servers as tools (mcp_call); absent: none. */
+  mcp?: McpClients;
 }
 
 /** The turn's open interpreter, the tools it offers, and what its host tools account into. */
@@ -144,6 +147,7 @@ function hostTools(
       loadable: loadableSkills(resolved),
       memoryCategories: rlm.autonomous_memory_categories,
       memories,
+      ...(deps.mcp ? { mcp: deps.mcp } : {}),
       runChildren: rlm.recursion_enabled
         ? childRunner({
             pool,
