@@ -14,6 +14,7 @@ import type {
   SessionManager,
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import type { PlanState } from "../../../schemas/chat-records.ts";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
@@ -23,7 +24,6 @@ import { toolRefusal } from "./guard.ts";
 import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
-  type ChatPlanState,
   initialPlanState,
   isPlanState,
   modeInstructions,
@@ -53,7 +53,7 @@ export class LiveChatSession {
   session!: AgentSession;
   settings!: SettingsManager;
   resources!: OwnerResourceLoader;
-  plan: ChatPlanState = initialPlanState();
+  plan: PlanState = initialPlanState();
   readonly broker: QuestionBroker;
   /** The run streaming now (one at a time per session). */
   activeRunId: string | undefined;
@@ -125,7 +125,7 @@ export class LiveChatSession {
   }
 
   /** Changes the plan state and persists it as a custom entry in the session file. */
-  savePlan(state: ChatPlanState): void {
+  savePlan(state: PlanState): void {
     this.plan = state;
     this.session.sessionManager.appendCustomEntry(PLAN_ENTRY_TYPE, state);
   }
@@ -238,7 +238,7 @@ function questionState(question: Question): ChatEvent {
   };
 }
 
-function restorePlan(sessionManager: SessionManager): ChatPlanState | undefined {
+function restorePlan(sessionManager: SessionManager): PlanState | undefined {
   const entries = sessionManager.getEntries();
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i];
