@@ -38,6 +38,8 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: "^server/", pathNot: `^server/($1/|${SHARED})` },
   },
   { name: "schemas-are-data", from: { path: "^schemas/" }, to: { path: "^server/" } },
+  // Atrium's MCP server reaches the families through their HTTP routes in process, never their code.
+  { name: "the-mcp-server-calls-families-over-http", from: { path: "^server/mcp/" }, to: { path: FAMILY } },
   // The terminal client talks to a server over HTTP only (its types come from schemas/).
   { name: "the-terminal-client-is-an-http-client", from: { path: "^cli/" }, to: { path: "^server/" } },
   { name: "the-web-ui-is-an-http-client", from: { path: "^web/" }, to: { path: "^server/" } },
@@ -93,6 +95,7 @@ describe("the import graph", () => {
         from: { path: "^web/" },
         to: { path: "^schemas/", dependencyTypes: ["type-only"] },
       },
+      { name: "probe-mcp", from: { path: "^server/mcp/" }, to: { path: "^server/auth/" } },
     ]);
     for (const rule of [
       "probe-family-to-http",
@@ -100,6 +103,7 @@ describe("the import graph", () => {
       "probe-dynamic",
       "probe-cli",
       "probe-web",
+      "probe-mcp",
     ])
       expect({ rule, found: found.some((line) => line.startsWith(`${rule}:`)) }).toEqual({
         rule,

@@ -11,6 +11,7 @@ import { agentRoutes } from "./routes/agents.ts";
 import { chatSocketRoutes } from "./routes/chat-socket.ts";
 import { fleetRoutes } from "./routes/fleets.ts";
 import { memoryRoutes } from "./routes/memory.ts";
+import { agentMessageRoutes } from "./routes/messages.ts";
 import { agentSessionRoutes } from "./routes/sessions.ts";
 import { AgentService } from "./services/agents.ts";
 import { AgentChatService } from "./services/chat.ts";
@@ -57,6 +58,7 @@ export const agentsFamily = defineFamily({
         .use(fleetRoutes(ctx.identity, services.fleets))
         .use(memoryRoutes(ctx.identity, services.memory))
         .use(agentSessionRoutes(ctx.identity, services.sessions))
+        .use(agentMessageRoutes(ctx.identity, services.chat, ctx.shutdown))
         .use(chatSocketRoutes(ctx.identity, services.chat, ctx.log, ctx.shutdown, ctx.connections)),
     };
   },
