@@ -2,7 +2,7 @@
  * The agents family's schemas (graph search spec, area B): agents, fleets, memory, chat sessions and
  * history, and the frames of the WebSocket /v1/chat. Schemas only: no runtime code.
  */
-import { t } from "elysia";
+import { type Static, t } from "elysia";
 import { PageLimit, Paging } from "./common.ts";
 
 export const CAPABILITIES = [
@@ -360,3 +360,8 @@ export const ChatMessageReply = t.Object({
   ),
   timestamp: t.String(),
 });
+
+// --- the types clients and the server speak (derived, so they cannot drift from the schemas) -----------
+
+export type Agent = Static<typeof Agent>;
+export type Fleet = Static<typeof Fleet>;

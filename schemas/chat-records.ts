@@ -6,7 +6,7 @@
  * origin's client refuses null where a field is optional. Records marked open keep Atrium's extra
  * fields (Elysia drops every key a closed record does not name).
  */
-import { t } from "elysia";
+import { type Static, t } from "elysia";
 
 export const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
 
@@ -20,6 +20,8 @@ export const ThinkingLevel = t.Union([
   t.Literal("xhigh"),
   t.Literal("max"),
 ]);
+export type Mode = Static<typeof Mode>;
+export type ThinkingLevel = Static<typeof ThinkingLevel>;
 
 // --- UI messages ---------------------------------------------------------------------------------------
 
@@ -28,6 +30,14 @@ export const ErrorPart = t.Object({
   type: t.Literal("error"),
   title: t.Optional(t.String()),
   message: t.String(),
+});
+/** A question the model asked with the questionnaire tool, waiting for `POST /api/chat/question`. */
+export const ChatQuestion = t.Object({
+  toolCallId: t.String(),
+  questionId: t.String(),
+  kind: t.Union([t.Literal("single"), t.Literal("multi"), t.Literal("text")]),
+  prompt: t.String(),
+  options: t.Array(t.Object({ id: t.String(), label: t.String() })),
 });
 export const ToolPart = t.Object(
   {
@@ -47,6 +57,10 @@ export const ToolPart = t.Object(
     output: t.Optional(t.Unknown({ description: "the tool's result once it finished" })),
     toolName: t.Optional(t.String({ description: "the runtime's own tool name (read, bash, ...)" })),
     isError: t.Optional(t.Boolean()),
+    awaitingAnswer: t.Optional(
+      t.Boolean({ description: "a questionnaire call waiting for its answer (then `question` is set)" }),
+    ),
+    question: t.Optional(ChatQuestion),
   },
   { additionalProperties: true, description: "a tool call, its result, or the model's thinking" },
 );
@@ -63,7 +77,7 @@ export const UiMessage = t.Object(
 
 // --- stream events (documentation of each NDJSON line; the route's body is the stream) -----------------
 
-const PlanTodo = t.Object({ step: t.Number(), text: t.String(), completed: t.Boolean() });
+export const PlanTodo = t.Object({ step: t.Number(), text: t.String(), completed: t.Boolean() });
 export const PlanState = t.Object({
   mode: Mode,
   executing: t.Boolean(),
@@ -73,7 +87,7 @@ export const PlanState = t.Object({
   todos: t.Array(PlanTodo),
   message: t.Optional(t.String()),
 });
-const Lifecycle = t.Union(
+export const Lifecycle = t.Union(
   ["agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_end"].map(
     (name) => t.Literal(name),
   ),
@@ -146,7 +160,20 @@ const SessionFileName = t.String({
   description: "the session file's name, relative to your sessions folder (never a server path)",
 });
 export const SessionMeta = t.Object(
-  { sessionFile: t.Optional(SessionFileName), sessionId: t.Optional(t.String()) },
+  {
+    sessionFile: t.Optional(SessionFileName),
+    sessionId: t.Optional(t.String()),
+    // What a session that is open on the server (a live one) adds.
+    id: t.Optional(t.String()),
+    title: t.Optional(t.String()),
+    createdAt: t.Optional(t.String()),
+    updatedAt: t.Optional(t.String()),
+    model: t.Optional(t.Union([t.String({ description: "provider/model" }), t.Null()])),
+    thinkingLevel: t.Optional(t.String()),
+    streaming: t.Optional(t.Boolean({ description: "a reply is running now" })),
+    plan: t.Optional(PlanState),
+    pendingQuestions: t.Optional(t.Array(ChatQuestion, { description: "questions waiting for an answer" })),
+  },
   { additionalProperties: true },
 );
 export const SessionInfo = t.Object({
@@ -233,3 +260,21 @@ export const EffectiveSettings = t.Object({
   followUpMode: Delivery,
   enableSkillCommands: t.Boolean(),
 });
+
+// --- the types clients and the server speak (derived, so they cannot drift from the schemas) -----------
+
+export type TextPart = Static<typeof TextPart>;
+export type ErrorPart = Static<typeof ErrorPart>;
+export type ToolPart = Static<typeof ToolPart>;
+export type MessagePart = Static<typeof MessagePart>;
+export type UiMessage = Static<typeof UiMessage>;
+export type ChatQuestion = Static<typeof ChatQuestion>;
+export type PlanTodo = Static<typeof PlanTodo>;
+export type PlanState = Static<typeof PlanState>;
+export type ChatStreamEvent = Static<typeof ChatStreamEvent>;
+export type SessionMeta = Static<typeof SessionMeta>;
+export type SessionInfo = Static<typeof SessionInfo>;
+export type ModelInfo = Static<typeof ModelInfo>;
+export type ProviderInfo = Static<typeof ProviderInfo>;
+export type ResourceInfo = Static<typeof ResourceInfo>;
+export type EffectiveSettings = Static<typeof EffectiveSettings>;

@@ -3,7 +3,7 @@
  * bodies validate; responses validate too, in the shapes the origin's web client parses (the records
  * are in chat-records.ts), so a client built on that protocol works against Atrium unchanged.
  */
-import { t } from "elysia";
+import { type Static, t } from "elysia";
 import {
   EffectiveSettings,
   Mode,
@@ -317,3 +317,19 @@ export const SettingsUpdated = t.Object({
 export const Settings = SettingsUpdated;
 export const Runs = t.Object({ runs: t.Array(Open) });
 export const Provenance = Open;
+
+// --- the types clients and the server speak --------------------------------------------------------------
+
+export type ProviderId = Static<typeof ProviderId>;
+export type ChatRequest = Static<typeof ChatRequest>;
+export type SessionRef = Static<typeof SessionRef>;
+export type QuestionAnswer = Static<typeof QuestionAnswer>;
+export type ProviderUpdate = Static<typeof ProviderUpdate>;
+export type ProviderTestBody = Static<typeof ProviderTestBody>;
+export type ProviderTestResult = Static<typeof ProviderTestResult>;
+export type Hydrated = Static<typeof Hydrated>;
+export type SessionList = Static<typeof SessionList>;
+export type Providers = Static<typeof Providers>;
+export type Models = Static<typeof Models>;
+export type Discovered = Static<typeof Discovered>;
+export type Commands = Static<typeof Commands>;

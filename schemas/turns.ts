@@ -2,7 +2,8 @@
  * The turns family's schemas (docs/turns.md): sessions, turn requests, history, attachments,
  * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
  */
-import { t } from "elysia";
+import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
+import { type Static, t } from "elysia";
 import { Paging, SandboxReport } from "./common.ts";
 
 const Id = t.String({ minLength: 1, maxLength: 100 });
@@ -90,7 +91,166 @@ export const TurnHeaders = t.Object({
   }),
 });
 
-const Part = t.Record(t.String(), t.Unknown(), { description: "a UI message part ({type, ...})" });
+// --- the stream's spec events (`event: <type>` + `data: {type, ...camelCase}`; docs/streams.md) -----------
+
+const Str = t.String();
+const Int = t.Integer();
+const event = <T extends string, P extends TProperties>(type: T, properties: P, description?: string) =>
+  t.Object({ type: t.Literal(type), ...properties }, description ? { description } : {});
+
+export const TurnUsage = t.Object({
+  inputTokens: Int,
+  outputTokens: Int,
+  totalTokens: Int,
+  llmCalls: Int,
+});
+
+export const TurnStatusEvent = event(
+  "turn_status",
+  { phase: Str, status: Str, message: t.Union([Str, t.Null()]) },
+  "where a turn is before it starts (queued, preparing)",
+);
+export const TurnStartEvent = event("turn_start", {
+  runId: Str,
+  sessionId: Str,
+  delivery: t.Union([t.Literal("live"), t.Literal("replay")]),
+  traceId: t.Optional(Str),
+});
+export const StepStartEvent = event("step_start", { step: Int });
+export const StepFinishEvent = event("step_finish", { step: Int, durationMs: Int });
+export const ReasoningEvent = event("reasoning", {
+  streamId: Str,
+  step: Int,
+  text: Str,
+  delta: Str,
+  final: t.Boolean(),
+});
+export const CodeEvent = event("code", {
+  streamId: Str,
+  step: Int,
+  code: Str,
+  isDelta: t.Boolean(),
+  final: t.Boolean(),
+});
+export const OutputEvent = event("output", {
+  streamId: Str,
+  step: Int,
+  output: Str,
+  isDelta: t.Boolean(),
+  final: t.Boolean(),
+});
+export const TextEvent = event("text", {
+  streamId: Str,
+  delta: Str,
+  text: Str,
+  final: t.Boolean(),
+  role: t.Literal("assistant"),
+});
+export const ToolCallEvent = event("tool_call", { toolCallId: Str, toolName: Str, input: t.Unknown() });
+export const ToolResultEvent = event("tool_result", {
+  toolCallId: Str,
+  toolName: Str,
+  output: t.Unknown(),
+  error: t.Union([Str, t.Null()]),
+});
+export const SkillEvent = event("skill", {
+  skillId: Str,
+  name: Str,
+  phase: t.Union([t.Literal("preloaded"), t.Literal("loaded")]),
+  version: Str,
+  trust: t.Literal("system"),
+  affordances: t.Array(Str),
+});
+export const ChildProgressEvent = event("child_progress", {
+  childId: Str,
+  taskLabel: Str,
+  state: t.Union([
+    t.Literal("not_started"),
+    t.Literal("running"),
+    t.Literal("completed"),
+    t.Literal("failed"),
+    t.Literal("cancelled"),
+    t.Literal("timed_out"),
+  ]),
+  elapsedMs: Int,
+  outcome: t.Union([Str, t.Null()]),
+  evidence: t.Array(Str),
+  gaps: t.Array(Str),
+  resultFileCount: Int,
+  codeExcerpt: t.Union([Str, t.Null()]),
+  outputExcerpt: t.Union([Str, t.Null()]),
+  cleanupState: t.Union([t.Literal("pending"), t.Literal("done")]),
+  parentRunId: Str,
+});
+export const AttachmentEvent = event("attachment", {
+  attachmentId: Str,
+  phase: t.Union([t.Literal("bound"), t.Literal("listed")]),
+  filename: Str,
+  byteSize: Int,
+});
+export const ArtifactEvent = event("artifact", {
+  artifactId: Str,
+  artifactKind: Str,
+  title: Str,
+  mediaType: Str,
+  byteSize: Int,
+  checksumSha256: Str,
+});
+export const StructuredResultEvent = event("structured_result", {
+  schemaId: Str,
+  schemaVersion: Str,
+  value: t.Record(t.String(), t.Unknown()),
+});
+export const UsageEvent = event("usage", { iterations: Int, durationMs: Int, usage: TurnUsage });
+export const WarningEvent = event("warning", { message: Str, code: Str });
+export const TurnFinishEvent = event("turn_finish", {
+  finishReason: t.Union([t.Literal("stop"), t.Literal("length"), t.Literal("error")]),
+  status: t.Union([t.Literal("completed"), t.Literal("failed")]),
+  checkpointVersion: Int,
+  durationMs: Int,
+  traceId: t.Union([Str, t.Null()]),
+});
+export const TurnErrorEvent = event("turn_error", {
+  message: Str,
+  code: Str,
+  durationMs: Int,
+  /** What happened, in a sentence a person understands, when more is known than `message`. */
+  detail: t.Optional(Str),
+});
+export const TurnCancelledEvent = event("turn_cancelled", { reason: Str, durationMs: Int });
+
+const payload = <E extends TObject>(e: E) => t.Omit(e, ["type"]);
+const dataPart = <T extends string, D extends TSchema>(type: T, data: D) =>
+  t.Object({ type: t.Literal(type), data });
+
+/**
+ * One part of a committed turn's messages (`GET /api/sessions/{id}/turns`), in the AI SDK's UI message
+ * shapes: text, reasoning, step starts, the tool calls, and the other events as `data-<type>` parts
+ * whose `data` is the event without its `type`.
+ */
+export const TurnPart = t.Union([
+  t.Object({ type: t.Literal("text"), text: Str }),
+  t.Object({ type: t.Literal("reasoning"), text: Str }),
+  t.Object({ type: t.Literal("step-start") }),
+  t.Object({
+    type: t.Literal("dynamic-tool"),
+    toolName: Str,
+    toolCallId: Str,
+    state: t.Union([t.Literal("input-available"), t.Literal("output-available"), t.Literal("output-error")]),
+    input: t.Unknown(),
+    output: t.Optional(t.Unknown()),
+    errorText: t.Optional(Str),
+  }),
+  dataPart("data-code", t.Object({ step: Int, code: Str })),
+  dataPart("data-output", t.Object({ step: Int, output: Str })),
+  dataPart("data-status", t.Object({ phase: Str, status: Str, message: t.Union([Str, t.Null()]) })),
+  dataPart("data-structured_result", payload(StructuredResultEvent)),
+  dataPart("data-skill", payload(SkillEvent)),
+  dataPart("data-artifact", payload(ArtifactEvent)),
+  dataPart("data-attachment", payload(AttachmentEvent)),
+  dataPart("data-warning", payload(WarningEvent)),
+  dataPart("data-child_progress", payload(ChildProgressEvent)),
+]);
 
 export const TurnRecord = t.Object({
   runId: t.String(),
@@ -102,9 +262,9 @@ export const TurnRecord = t.Object({
     skillSelections: t.Array(SkillSelection),
   }),
   messages: t.Array(
-    t.Object({ role: t.Union([t.Literal("user"), t.Literal("assistant")]), parts: t.Array(Part) }),
+    t.Object({ role: t.Union([t.Literal("user"), t.Literal("assistant")]), parts: t.Array(TurnPart) }),
   ),
-  usage: t.Unknown(),
+  usage: t.Union([TurnUsage, t.Null()], { description: "the turn's token use (null when it never ran)" }),
   error: t.Union([t.Null(), t.Object({ code: t.String(), message: t.String() })]),
   durationMs: t.Union([t.Integer(), t.Null()]),
   createdAt: t.String(),
@@ -302,33 +462,49 @@ export const UIMessageChunk = t.Union(
   { $id: "UIMessageChunk", description: "AI SDK UI message stream chunk" },
 );
 
-/** A spec event frame of the default stream form (`event: <type>` + `data: {type, ...camelCase}`). */
-export const TurnStreamEvent = t.Object(
-  {
-    type: t.Union(
-      [
-        "turn_status",
-        "turn_start",
-        "step_start",
-        "step_finish",
-        "reasoning",
-        "code",
-        "output",
-        "text",
-        "structured_result",
-        "tool_call",
-        "tool_result",
-        "skill",
-        "child_progress",
-        "attachment",
-        "artifact",
-        "usage",
-        "warning",
-        "turn_finish",
-        "turn_error",
-        "turn_cancelled",
-      ].map((type) => t.Literal(type)),
-    ),
-  },
-  { additionalProperties: true, description: "one turn stream event; fields per the spec's Events tables" },
+/** One spec event of the default stream form, told apart by `type` (fields per docs/turns.md). */
+export const TurnStreamEvent = t.Union(
+  [
+    TurnStatusEvent,
+    TurnStartEvent,
+    StepStartEvent,
+    StepFinishEvent,
+    ReasoningEvent,
+    CodeEvent,
+    OutputEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    SkillEvent,
+    ChildProgressEvent,
+    AttachmentEvent,
+    ArtifactEvent,
+    StructuredResultEvent,
+    UsageEvent,
+    WarningEvent,
+    TurnFinishEvent,
+    TurnErrorEvent,
+    TurnCancelledEvent,
+  ],
+  { description: "one turn stream event" },
 );
+
+// --- the types clients and the server speak (derived, so they cannot drift from the schemas) -----------
+
+export type Session = Static<typeof Session>;
+export type SessionList = Static<typeof SessionList>;
+export type TurnRequest = Static<typeof TurnRequest>;
+export type TurnStreamEvent = Static<typeof TurnStreamEvent>;
+export type TurnUsage = Static<typeof TurnUsage>;
+export type TurnPart = Static<typeof TurnPart>;
+export type TurnRecord = Static<typeof TurnRecord>;
+export type TurnHistory = Static<typeof TurnHistory>;
+export type Cancellation = Static<typeof Cancellation>;
+export type Attachment = Static<typeof Attachment>;
+export type Artifact = Static<typeof Artifact>;
+export type FileEntry = Static<typeof FileEntry>;
+export type FileList = Static<typeof FileList>;
+export type FilePage = Static<typeof FilePage>;
+export type SkillCard = Static<typeof SkillCard>;
+export type SkillList = Static<typeof SkillList>;
+export type UIMessageChunk = Static<typeof UIMessageChunk>;

@@ -2,43 +2,36 @@
  * The chat family's routes as the terminal uses them: the NDJSON turn stream, answering a question,
  * aborting, sessions (list, resume), models. Thin: one function a route.
  */
+import type {
+  ChatQuestion,
+  ChatRequest,
+  ChatStreamEvent,
+  Hydrated,
+  Models,
+  QuestionAnswer,
+  SessionList,
+} from "../../schemas/chat.ts";
 import type { Api } from "../api.ts";
 import { ApiError } from "../api.ts";
 import { ndjsonObjects } from "../frames.ts";
-import { type ChatEvent, isChatEvent, type Mode, type Question, type UiMessage } from "./events.ts";
 
-export interface ChatRequest {
-  sessionId?: string;
-  message?: string;
-  model?: string;
-  mode?: Mode;
-  planAction?: "execute" | "refine";
-  streamingBehavior?: "steer" | "followUp";
-}
+/** The answer half of `POST /api/chat/question`. */
+export type Answer = QuestionAnswer["answer"];
 
-export interface ChatSessionEntry {
-  sessionId: string;
-  title: string;
-  updatedAt: string;
-  messageCount: number;
-}
-
-export interface ModelEntry {
-  key: string;
-  name: string;
-  available: boolean;
-}
-
-export interface QuestionAnswer {
-  kind: "single" | "multi" | "text" | "skip";
-  questionId?: string;
-  selectedIds?: string[];
-  text?: string;
+/** One NDJSON line that is an event (the server sends only those; anything else is skipped). */
+function isChatEvent(value: unknown): value is ChatStreamEvent {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+  );
 }
 
 export const chatClient = (api: Api) => ({
   /** Streams one chat request's events to `onEvent`; the last is `done` or `error`. */
-  async send(request: ChatRequest, onEvent: (event: ChatEvent) => void, signal?: AbortSignal): Promise<void> {
+  async send(
+    request: ChatRequest,
+    onEvent: (event: ChatStreamEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const response = await api.stream("/api/chat", request, { accept: "application/x-ndjson" }, signal);
     if (!response.body) throw new ApiError("empty_stream", "the server answered without a stream");
     const lines = ndjsonObjects(response.body);
@@ -54,21 +47,16 @@ export const chatClient = (api: Api) => ({
       if (isChatEvent(next.value)) onEvent(next.value);
     }
   },
-  answer: (sessionId: string, question: Question, answer: QuestionAnswer) =>
+  answer: (sessionId: string, question: ChatQuestion, answer: Answer) =>
     api.send<{ ok: boolean; message: string }>("POST", "/api/chat/question", {
       sessionId,
       toolCallId: question.toolCallId,
       answer: { questionId: question.questionId, ...answer },
     }),
   abort: (sessionId: string) => api.send<{ aborted: boolean }>("POST", "/api/chat/abort", { sessionId }),
-  sessions: () => api.get<{ sessions: ChatSessionEntry[] }>("/api/chat/sessions?limit=20"),
-  resume: (sessionId: string) =>
-    api.send<{
-      session: { sessionId?: string; title?: string };
-      messages: UiMessage[];
-      sessionReset: boolean;
-    }>("POST", "/api/chat/resume", { sessionId }),
-  models: () => api.get<{ models: ModelEntry[]; selectedModelKey: string }>("/api/chat/models"),
+  sessions: () => api.get<SessionList>("/api/chat/sessions?limit=20"),
+  resume: (sessionId: string) => api.send<Hydrated>("POST", "/api/chat/resume", { sessionId }),
+  models: () => api.get<Models>("/api/chat/models"),
 });
 
 export type ChatClient = ReturnType<typeof chatClient>;
@@ -77,7 +65,7 @@ export type ChatClient = ReturnType<typeof chatClient>;
  * An answer typed at the prompt: for a choice, option numbers or labels (`2`, `red`, `1,3`); for a
  * text question, the text; `/skip` (or nothing) skips. Undefined when it fits none of the options.
  */
-export function parseAnswer(question: Question, typed: string): QuestionAnswer | undefined {
+export function parseAnswer(question: ChatQuestion, typed: string): Answer | undefined {
   const text = typed.trim();
   if (!text || text === "/skip") return { kind: "skip" };
   if (question.kind === "text") return { kind: "text", text };

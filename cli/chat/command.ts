@@ -3,9 +3,10 @@
  * (oneshot.ts); without, an interactive session (interactive.ts). The server is `--url`, else
  * `APP_BASE_URL`, else http://127.0.0.1:8000.
  */
+
+import type { Mode } from "../../schemas/chat.ts";
 import { Api } from "../api.ts";
 import { parse, runCommand, UsageError } from "../args.ts";
-import type { Mode } from "./events.ts";
 import { chatOneShot } from "./oneshot.ts";
 
 export const USAGE = `Usage: atrium chat [--url URL] [--session ID] [--model KEY] [--mode MODE]      interactive

@@ -4,11 +4,12 @@
  * is answered by the next line typed (a number, a label, text, or /skip). Ctrl-C aborts the running
  * reply (`POST /api/chat/abort`). Slash commands (/model, /mode, /execute, /refine, ...) are slash.ts.
  */
+
+import type { ChatRequest, Mode } from "../../schemas/chat.ts";
 import type { Api } from "../api.ts";
 import { TerminalApp } from "../app.ts";
 import { style } from "../style.ts";
-import { type ChatClient, type ChatRequest, chatClient, parseAnswer } from "./client.ts";
-import type { Mode } from "./events.ts";
+import { type ChatClient, chatClient, parseAnswer } from "./client.ts";
 import { SLASH_COMMANDS, slash } from "./slash.ts";
 import { ChatView } from "./view.ts";
 

@@ -5,10 +5,10 @@
  * it). Ctrl-C (SIGINT) aborts the reply; a second one leaves at once.
  */
 import { createInterface } from "node:readline";
+import type { ChatRequest, ChatQuestion as Question } from "../../schemas/chat.ts";
 import { type Api, ApiError } from "../api.ts";
 import { clean, cleanDeep } from "../style.ts";
-import { type ChatRequest, chatClient, parseAnswer } from "./client.ts";
-import type { Question } from "./events.ts";
+import { chatClient, parseAnswer } from "./client.ts";
 import { questionText } from "./view.ts";
 
 export interface ChatOneShotOptions {

@@ -3,8 +3,8 @@
  * /execute, /refine [TEXT], /help, /quit. A failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
+import type { Mode } from "../../schemas/chat.ts";
 import { clean, style } from "../style.ts";
-import type { Mode } from "./events.ts";
 import type { ChatApp } from "./interactive.ts";
 import { ChatView } from "./view.ts";
 

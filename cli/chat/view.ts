@@ -5,15 +5,19 @@
  * from its parts, the same way a resumed session's messages are, so live and resumed look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
+import type {
+  ChatStreamEvent as ChatEvent,
+  MessagePart,
+  PlanState,
+  ChatQuestion as Question,
+  ToolPart,
+} from "../../schemas/chat.ts";
 import { clean, cleanDeep, markdownTheme, preview, style } from "../style.ts";
-import {
-  type ChatEvent,
-  isToolPart,
-  type MessagePart,
-  type PlanState,
-  type Question,
-  type ToolPart,
-} from "./events.ts";
+
+/** A tool call or thinking part (text and error parts have their own types). */
+function isToolPart(part: MessagePart): part is ToolPart {
+  return part.type.startsWith("tool-");
+}
 
 type Block =
   | { kind: "text"; value: string; component: Markdown }

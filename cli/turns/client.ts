@@ -4,18 +4,15 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import type { Static } from "@sinclair/typebox";
 import type {
-  Attachment as AttachmentSchema,
-  Cancellation as CancellationSchema,
-  SessionList as SessionListSchema,
-  SkillList as SkillListSchema,
-  TurnHistory as TurnHistorySchema,
+  Attachment,
+  Cancellation,
+  Session,
+  SessionList,
+  SkillList,
+  TurnHistory,
 } from "../../schemas/turns.ts";
 import { type Api, ApiError } from "../api.ts";
-import type { Session } from "./events.ts";
-
-export type Attachment = Static<typeof AttachmentSchema>;
 
 const at = (id: string) => encodeURIComponent(id);
 
@@ -28,22 +25,18 @@ export function titleOf(text: string): string {
 export const turnsClient = (api: Api) => ({
   createSession: (title: string) => api.send<Session>("POST", "/api/sessions", { title }),
   session: (id: string) => api.get<Session>(`/api/sessions/${at(id)}`),
-  sessions: (limit = 20) =>
-    api.get<Static<typeof SessionListSchema>>(`/api/sessions?limit=${limit}&archived=false`),
+  sessions: (limit = 20) => api.get<SessionList>(`/api/sessions?limit=${limit}&archived=false`),
   /** Every committed turn of the session, oldest first (paged through). */
   async history(id: string) {
-    const items: Static<typeof TurnHistorySchema>["items"] = [];
+    const items: TurnHistory["items"] = [];
     for (let offset = 0; ; offset += 200) {
-      const page = await api.get<Static<typeof TurnHistorySchema>>(
-        `/api/sessions/${at(id)}/turns?limit=200&offset=${offset}`,
-      );
+      const page = await api.get<TurnHistory>(`/api/sessions/${at(id)}/turns?limit=200&offset=${offset}`);
       items.push(...page.items);
       if (page.items.length < 200) return items;
     }
   },
-  skills: () => api.get<Static<typeof SkillListSchema>>("/api/skills"),
-  cancel: (runId: string) =>
-    api.send<Static<typeof CancellationSchema>>("PUT", `/api/runs/${at(runId)}/cancellation`),
+  skills: () => api.get<SkillList>("/api/skills"),
+  cancel: (runId: string) => api.send<Cancellation>("PUT", `/api/runs/${at(runId)}/cancellation`),
   /** Uploads a local file as an attachment; a path that is not a readable file is refused here. */
   async attach(path: string): Promise<Attachment> {
     let size: number;

@@ -3,78 +3,100 @@
  * (`reasoning`, `data-code`, `data-output`, `text`, `dynamic-tool`, `data-<event>`, `data-status`);
  * turned back into the stream's events they draw through the same TurnView as a live turn.
  */
-import type { TurnEvent, TurnRecord } from "./events.ts";
+import type { TurnStreamEvent as TurnEvent, TurnPart, TurnRecord } from "../../schemas/turns.ts";
 import { TurnView } from "./view.ts";
 
-type Part = Record<string, unknown> & { type: string };
-
-const DATA_EVENTS = new Set([
-  "artifact",
-  "attachment",
-  "skill",
-  "warning",
-  "structured_result",
-  "child_progress",
-]);
-
-export function partsToEvents(parts: Part[]): TurnEvent[] {
+export function partsToEvents(parts: TurnPart[]): TurnEvent[] {
   const events: TurnEvent[] = [];
   let step = 0;
   let n = 0;
   const id = () => `h${++n}`;
   for (const part of parts) {
-    const data = (part.data ?? {}) as Record<string, unknown>;
-    if (part.type === "step-start") {
-      step += 1;
-      events.push({ type: "step_start", step });
-    } else if (part.type === "reasoning") {
-      const text = String(part.text ?? "");
-      events.push({ type: "reasoning", streamId: id(), step, text, delta: text, final: true });
-    } else if (part.type === "data-code") {
-      const code = String(data.code ?? "");
-      events.push({
-        type: "code",
-        streamId: id(),
-        step: Number(data.step ?? step),
-        code,
-        isDelta: false,
-        final: true,
-      });
-    } else if (part.type === "data-output") {
-      const output = String(data.output ?? "");
-      events.push({
-        type: "output",
-        streamId: id(),
-        step: Number(data.step ?? step),
-        output,
-        isDelta: false,
-        final: true,
-      });
-    } else if (part.type === "text") {
-      const text = String(part.text ?? "");
-      events.push({ type: "text", streamId: id(), delta: text, text, final: true });
-    } else if (part.type === "dynamic-tool") {
-      const toolCallId = String(part.toolCallId ?? id());
-      const toolName = String(part.toolName ?? "tool");
-      events.push({ type: "tool_call", toolCallId, toolName, input: part.input });
-      if (part.state === "output-available" || part.state === "output-error")
+    switch (part.type) {
+      case "step-start":
+        step += 1;
+        events.push({ type: "step_start", step });
+        break;
+      case "reasoning":
         events.push({
-          type: "tool_result",
-          toolCallId,
-          toolName,
-          output: part.output,
-          error: part.state === "output-error" ? String(part.errorText ?? "failed") : null,
+          type: "reasoning",
+          streamId: id(),
+          step,
+          text: part.text,
+          delta: part.text,
+          final: true,
         });
-    } else if (part.type === "data-status") {
-      if (data.status === "failed")
+        break;
+      case "data-code":
         events.push({
-          type: "turn_error",
-          code: "failed",
-          message: String(data.message ?? "failed"),
-          durationMs: 0,
+          type: "code",
+          streamId: id(),
+          step: part.data.step,
+          code: part.data.code,
+          isDelta: false,
+          final: true,
         });
-    } else if (part.type.startsWith("data-") && DATA_EVENTS.has(part.type.slice(5))) {
-      events.push({ ...data, type: part.type.slice(5) } as TurnEvent);
+        break;
+      case "data-output":
+        events.push({
+          type: "output",
+          streamId: id(),
+          step: part.data.step,
+          output: part.data.output,
+          isDelta: false,
+          final: true,
+        });
+        break;
+      case "text":
+        events.push({
+          type: "text",
+          streamId: id(),
+          delta: part.text,
+          text: part.text,
+          final: true,
+          role: "assistant",
+        });
+        break;
+      case "dynamic-tool": {
+        const { toolCallId, toolName } = part;
+        events.push({ type: "tool_call", toolCallId, toolName, input: part.input });
+        if (part.state === "output-available" || part.state === "output-error")
+          events.push({
+            type: "tool_result",
+            toolCallId,
+            toolName,
+            output: part.output,
+            error: part.state === "output-error" ? (part.errorText ?? "failed") : null,
+          });
+        break;
+      }
+      case "data-status":
+        if (part.data.status === "failed")
+          events.push({
+            type: "turn_error",
+            code: "failed",
+            message: part.data.message ?? "failed",
+            durationMs: 0,
+          });
+        break;
+      case "data-artifact":
+        events.push({ type: "artifact", ...part.data });
+        break;
+      case "data-attachment":
+        events.push({ type: "attachment", ...part.data });
+        break;
+      case "data-skill":
+        events.push({ type: "skill", ...part.data });
+        break;
+      case "data-warning":
+        events.push({ type: "warning", ...part.data });
+        break;
+      case "data-structured_result":
+        events.push({ type: "structured_result", ...part.data });
+        break;
+      case "data-child_progress":
+        events.push({ type: "child_progress", ...part.data });
+        break;
     }
   }
   return events;
@@ -84,7 +106,7 @@ export function partsToEvents(parts: Part[]): TurnEvent[] {
 export function historyView(record: TurnRecord, baseUrl: string): TurnView {
   const view = new TurnView(baseUrl, record.input.text);
   const assistant = record.messages.filter((m) => m.role === "assistant");
-  const parts = assistant.flatMap((m) => m.parts as Part[]);
+  const parts = assistant.flatMap((m) => m.parts);
   const cancelled = record.status === "cancelled";
   const events = cancelled ? [] : partsToEvents(parts);
   for (const event of events) view.apply(event);
@@ -97,8 +119,8 @@ export function historyView(record: TurnRecord, baseUrl: string): TurnView {
       message: record.error?.message ?? "the turn failed",
       durationMs: record.durationMs ?? 0,
     });
-  const usage = record.usage as { llmCalls?: number } | null;
-  if (usage && typeof usage === "object")
+  const usage = record.usage;
+  if (usage)
     view.apply({
       type: "usage",
       iterations: events.filter((e) => e.type === "step_start").length,

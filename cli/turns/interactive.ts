@@ -3,11 +3,12 @@
  * becomes a turn whose stream renders as it arrives (view.ts). Ctrl-C cancels the running turn through
  * the cancellation route (a second one stops following it). Slash commands are in slash.ts.
  */
+
+import type { Attachment, Session } from "../../schemas/turns.ts";
 import type { Api } from "../api.ts";
 import { TerminalApp } from "../app.ts";
 import { clean, style } from "../style.ts";
-import { type Attachment, type TurnsClient, titleOf, turnsClient } from "./client.ts";
-import type { Session } from "./events.ts";
+import { type TurnsClient, titleOf, turnsClient } from "./client.ts";
 import { SLASH_COMMANDS, slash } from "./slash.ts";
 import { runTurn } from "./stream.ts";
 import { TurnView } from "./view.ts";

@@ -4,11 +4,12 @@
  * cancelled exits 1 with `code: message` on stderr. Ctrl-C (SIGINT) cancels the running turn through
  * the cancellation route; a second one leaves without waiting.
  */
+
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
 import type { Api } from "../api.ts";
 import { ApiError } from "../api.ts";
 import { clean } from "../style.ts";
 import { titleOf, turnsClient } from "./client.ts";
-import type { TurnEvent } from "./events.ts";
 import { runTurn } from "./stream.ts";
 
 export interface OneShotOptions {

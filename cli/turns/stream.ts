@@ -5,9 +5,20 @@
  * already handed on are skipped by position (the server sends a turn's events in one stored order), so
  * nothing shows twice and nothing runs twice.
  */
+
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
 import { type Api, ApiError } from "../api.ts";
 import { sseFrames } from "../frames.ts";
-import { isTurnEvent, TERMINAL, type TurnEvent } from "./events.ts";
+
+/** The turn has ended once one of these came (a failed preparation adds turn_finish after turn_error). */
+const TERMINAL = new Set(["turn_finish", "turn_error", "turn_cancelled"]);
+
+/** A frame's data that is an event (the typed frames carry only the turn's spec events). */
+function isTurnEvent(value: unknown): value is TurnEvent {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+  );
+}
 
 export interface TurnInput {
   text: string;

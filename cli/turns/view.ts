@@ -5,8 +5,8 @@
  * (history.ts turns its parts back into events), so live and resumed turns look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
 import { bytes, clean, cleanDeep, highlightCode, markdownTheme, preview, style } from "../style.ts";
-import type { TurnEvent } from "./events.ts";
 
 const GUTTER = style.muted("│ ");
 

@@ -4,10 +4,11 @@
  * history parts give the same display parts as its live events did.
  */
 import { expect, test } from "bun:test";
-import { applyEvent, initialLive, partsFromHistory, type TurnSummary } from "../../web/views/turns/parts.ts";
+import type { TurnRecord, TurnStreamEvent } from "../../schemas/turns.ts";
+import { applyEvent, initialLive, partsFromHistory } from "../../web/views/turns/parts.ts";
 
 test("deltas of reasoning, code, output and text each grow one part; a final frame sets the whole text", () => {
-  const events = [
+  const events: TurnStreamEvent[] = [
     { type: "turn_status", phase: "preparation", status: "running", message: "starting a sandbox" },
     { type: "turn_start", runId: "run_1", sessionId: "s", delivery: "live" },
     { type: "reasoning", streamId: "r", step: 1, delta: "Let me ", text: "Let me ", final: false },
@@ -17,9 +18,16 @@ test("deltas of reasoning, code, output and text each grow one part; a final fra
     { type: "tool_call", toolCallId: "t1", toolName: "write_file", input: ["a.txt", "x"] },
     { type: "tool_result", toolCallId: "t1", toolName: "write_file", output: { size: 1 }, error: null },
     { type: "output", streamId: "o1", step: 1, output: "42\n", isDelta: false, final: true },
-    { type: "text", streamId: "answer", delta: "It is ", text: "It is ", final: false },
-    { type: "text", streamId: "answer", delta: "42.", text: "It is 42.", final: true },
-    { type: "turn_finish", finishReason: "stop", status: "completed" },
+    { type: "text", streamId: "answer", delta: "It is ", text: "It is ", final: false, role: "assistant" },
+    { type: "text", streamId: "answer", delta: "42.", text: "It is 42.", final: true, role: "assistant" },
+    {
+      type: "turn_finish",
+      finishReason: "stop",
+      status: "completed",
+      checkpointVersion: 1,
+      durationMs: 9,
+      traceId: null,
+    },
   ];
   const states = [initialLive()];
   for (const e of events) states.push(applyEvent(states.at(-1) as ReturnType<typeof initialLive>, e));
@@ -38,13 +46,19 @@ test("deltas of reasoning, code, output and text each grow one part; a final fra
 });
 
 test("errors and cancellation end the live turn with their status", () => {
-  const failed = applyEvent(initialLive(), { type: "turn_error", code: "x", message: "Session not found" });
+  const failed = applyEvent(initialLive(), {
+    type: "turn_error",
+    code: "x",
+    message: "Session not found",
+    durationMs: 1,
+  });
   expect(failed).toMatchObject({ status: "failed", error: "Session not found" });
   // The sentence that says why, when the server sends one beside the spec's terse message.
   const explained = applyEvent(initialLive(), {
     type: "turn_error",
     code: "sandbox_start_timeout",
     message: "Turn is unavailable",
+    durationMs: 22_602,
     detail: "The Python sandbox did not start: the machine is out of memory.",
   });
   expect(explained.error).toBe("The Python sandbox did not start: the machine is out of memory.");
@@ -53,35 +67,50 @@ test("errors and cancellation end the live turn with their status", () => {
 });
 
 test("history parts map to the same display parts", () => {
-  const turn: TurnSummary = {
+  const turn: TurnRecord = {
     runId: "run_1",
     status: "completed",
-    input: { text: "hi", attachmentIds: [] },
+    input: { text: "hi", attachmentIds: [], skillSelections: [] },
+    sessionId: "s",
+    usage: null,
     error: null,
     durationMs: 5,
     createdAt: "2026-01-01T00:00:00Z",
+    finishedAt: "2026-01-01T00:00:01Z",
     messages: [
       { role: "user", parts: [{ type: "text", text: "hi" }] },
       {
         role: "assistant",
         parts: [
-          { type: "data-attachment", data: { filename: "a.csv", byteSize: 8 } },
+          {
+            type: "data-attachment",
+            data: { attachmentId: "att_1", phase: "bound", filename: "a.csv", byteSize: 8 },
+          },
           { type: "step-start" },
           { type: "reasoning", text: "thinking" },
           { type: "data-code", data: { step: 1, code: "print(1)" } },
           {
             type: "dynamic-tool",
             toolName: "create_artifact",
+            toolCallId: "t1",
+            state: "output-available",
             input: ["R"],
             output: { artifactId: "art_1" },
           },
           {
             type: "data-artifact",
-            data: { artifactId: "art_1", title: "R", mediaType: "text/markdown", byteSize: 4 },
+            data: {
+              artifactId: "art_1",
+              artifactKind: "report",
+              title: "R",
+              mediaType: "text/markdown",
+              byteSize: 4,
+              checksumSha256: "0",
+            },
           },
           { type: "data-output", data: { step: 1, output: "1\n" } },
           { type: "text", text: "done" },
-          { type: "data-status", data: { phase: "execution", status: "completed" } },
+          { type: "data-status", data: { phase: "execution", status: "completed", message: null } },
         ],
       },
     ],

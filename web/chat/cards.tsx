@@ -1,7 +1,7 @@
 /** Inline cards of the transcript: the plan with its todos (Execute / Refine) and a pending question. */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
-import type { PlanState, Question } from "./use-chat.ts";
+import type { PlanState, ChatQuestion as Question } from "../../schemas/chat.ts";
 
 export function PlanCard({
   plan,

@@ -4,6 +4,7 @@
  */
 import type { JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { Mode } from "../../schemas/chat.ts";
 import { api } from "../lib/api.ts";
 import { PlanCard, QuestionCard } from "./cards.tsx";
 import { Composer } from "./composer.tsx";
@@ -15,13 +16,13 @@ import {
   initialModelKey,
   levelLabel,
   loadCatalog,
-  type ModelInfo,
   onlyOffline,
+  type PickerModel,
   thinkingLevels,
 } from "./models.ts";
 import { SetupCard } from "./setup-card.tsx";
 import { type SessionItem, Sidebar, sessionItem } from "./sidebar.tsx";
-import { type Mode, useChat } from "./use-chat.ts";
+import { useChat } from "./use-chat.ts";
 
 export function ChatView(): JSX.Element {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
@@ -72,7 +73,7 @@ export function ChatView(): JSX.Element {
   });
   const title = sessions.find((s) => s.sessionId === chat.session.sessionId)?.title ?? "Conversation";
 
-  const pick = async (m: ModelInfo) => {
+  const pick = async (m: PickerModel) => {
     await api("/api/chat/settings", {
       method: "POST",
       body: { settings: { defaultProvider: m.provider, defaultModel: m.id } },

@@ -1,5 +1,6 @@
 /** Export a conversation as Markdown or JSON: built in the browser and saved through a blob link. */
-import { isError, isText, type ToolPart, toolName, type UiMessage } from "./messages.ts";
+import type { ToolPart, UiMessage } from "../../schemas/chat.ts";
+import { isError, isText, toolName } from "./messages.ts";
 
 export function toMarkdown(title: string, messages: UiMessage[]): string {
   const out = [`# ${title}`, ""];

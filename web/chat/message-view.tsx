@@ -4,8 +4,9 @@
  * rendered once per text value.
  */
 import { Component, type JSX } from "preact";
+import type { ToolPart, UiMessage } from "../../schemas/chat.ts";
 import { renderMarkdown } from "./markdown.ts";
-import { isError, isText, type Part, type ToolPart, toolName, type UiMessage } from "./messages.ts";
+import { isError, isText, type Part, toolName } from "./messages.ts";
 
 interface Props {
   message: UiMessage;

@@ -5,32 +5,16 @@
  * `{role, content}` messages from a hydrated session. Every update returns a new array in which only the
  * changed message is a new object, so the transcript re-renders one message per delta.
  */
+import type {
+  ChatQuestion,
+  ErrorPart,
+  MessagePart as Part,
+  TextPart,
+  ToolPart,
+  UiMessage,
+} from "../../schemas/chat.ts";
 
-export interface TextPart {
-  type: "text";
-  text: string;
-}
-export interface ErrorPart {
-  type: "error";
-  title?: string;
-  message: string;
-}
-export interface ToolPart {
-  type: string;
-  toolCallId?: string;
-  state?: string;
-  input?: unknown;
-  output?: unknown;
-  [extra: string]: unknown;
-}
-export type Part = TextPart | ErrorPart | ToolPart;
-
-export interface UiMessage {
-  id: string;
-  role: "user" | "assistant";
-  parts: Part[];
-  createdAt?: string | number;
-}
+export type { Part };
 
 export const isText = (p: Part): p is TextPart => p.type === "text";
 export const isError = (p: Part): p is ErrorPart => p.type === "error";
@@ -114,7 +98,7 @@ export function normalizeMessages(raw: unknown[]): UiMessage[] {
   return out;
 }
 
-export function thinkingPart(messageId: string, text: string, state: string): ToolPart {
+export function thinkingPart(messageId: string, text: string, state: ToolPart["state"]): ToolPart {
   return {
     type: "tool-Thinking",
     toolCallId: `${messageId}-thinking-0`,
@@ -168,4 +152,26 @@ export function messageText(message: UiMessage): string {
     .filter(isText)
     .map((p) => p.text)
     .join("\n");
+}
+
+/** A question from the `state` event, or from a pending `tool-Question` part (`input.questions[0]`). */
+export function questionFrom(raw: unknown, toolCallId?: string): ChatQuestion | undefined {
+  const q = raw as Record<string, unknown> | undefined;
+  if (!q) return undefined;
+  const first = Array.isArray(q.questions) ? (q.questions[0] as Record<string, unknown>) : q;
+  if (!first) return undefined;
+  const options = Array.isArray(first.options)
+    ? (first.options as Record<string, unknown>[]).map((o) => ({
+        id: String(o.id ?? o.value),
+        label: String(o.label ?? o.id ?? o.value),
+      }))
+    : [];
+  const kind = (first.kind as ChatQuestion["kind"]) ?? (options.length > 0 ? "single" : "text");
+  return {
+    toolCallId: String(q.toolCallId ?? toolCallId ?? ""),
+    questionId: String(first.questionId ?? first.id ?? ""),
+    kind,
+    prompt: String(first.prompt ?? first.question ?? first.label ?? ""),
+    options,
+  };
 }

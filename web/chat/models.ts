@@ -1,25 +1,18 @@
 /** The model catalog (`GET /api/chat/models`) and what the picker needs from it. */
+import type { Discovered, ModelInfo, Models } from "../../schemas/chat.ts";
 import { api } from "../lib/api.ts";
 
-export interface ModelInfo {
-  key: string;
-  provider: string;
-  id: string;
-  name: string;
-  reasoning?: boolean;
-  available?: boolean;
-  /** The levels the catalog says this model supports (`xhigh` only where it has one). */
-  thinkingLevels?: string[];
-}
-export interface Catalog {
-  models: ModelInfo[];
-  selectedModelKey?: string;
-  defaultThinkingLevel?: string;
-  diagnostics: string[];
-}
+/**
+ * A model as the picker holds it: the catalog's entry, or one a provider's discovery found (which
+ * knows only its key, name and provider).
+ */
+export type PickerModel = Pick<ModelInfo, "key" | "provider" | "id" | "name"> &
+  Partial<Pick<ModelInfo, "reasoning" | "available" | "thinkingLevels">>;
+export type Catalog = Pick<Models, "diagnostics"> &
+  Partial<Pick<Models, "selectedModelKey" | "defaultThinkingLevel">> & { models: PickerModel[] };
 
 /** The thinking menu of a model: the catalog's levels; empty when it does not reason. */
-export function thinkingLevels(model: ModelInfo | undefined): string[] {
+export function thinkingLevels(model: PickerModel | undefined): string[] {
   const levels = model?.reasoning ? (model.thinkingLevels ?? []) : [];
   return levels.length > 1 ? levels : [];
 }
@@ -56,14 +49,10 @@ export function initialModelKey(catalog: Catalog): string {
   return usable[0]?.key ?? catalog.models[0]?.key ?? "";
 }
 
-export interface Discovered {
-  models: ModelInfo[];
-  diagnostics: string[];
-  reachable: boolean;
-}
+export type Found = Pick<Discovered, "diagnostics" | "reachable"> & { models: PickerModel[] };
 
 /** A provider's models (`GET /api/chat/models/discover?provider=`), as picker entries. */
-export async function discover(provider: string): Promise<Discovered> {
+export async function discover(provider: string): Promise<Found> {
   const raw = await api<{
     models: { id: string; name?: string; key?: string }[];
     diagnostics?: string[];

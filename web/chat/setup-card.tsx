@@ -6,10 +6,10 @@
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { ConnectionTest } from "../settings/connection-test.tsx";
-import { discover, type ModelInfo } from "./models.ts";
+import { discover, type PickerModel } from "./models.ts";
 
-export function SetupCard({ onPick }: { onPick(model: ModelInfo): Promise<void> }): JSX.Element {
-  const [found, setFound] = useState<ModelInfo[] | undefined>();
+export function SetupCard({ onPick }: { onPick(model: PickerModel): Promise<void> }): JSX.Element {
+  const [found, setFound] = useState<PickerModel[] | undefined>();
   const [words, setWords] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const look = async () => {

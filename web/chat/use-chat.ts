@@ -4,27 +4,31 @@
  * reply keeps streaming while another session is open and is shown again, still live, on coming back.
  */
 import { useRef, useState } from "preact/hooks";
+import type {
+  ChatStreamEvent as Event,
+  Mode,
+  PlanState,
+  ChatQuestion as Question,
+  SessionRef,
+  UiMessage,
+} from "../../schemas/chat.ts";
 import { ApiError, api, readNdjson, request } from "../lib/api.ts";
-import {
-  type ChatEvent as Event,
-  type PlanState,
-  type Question,
-  questionFrom,
-  type SendOptions,
-  type SessionRef,
-} from "./chat-types.ts";
 import {
   appendText,
   normalizeMessages,
   normalizePart,
+  questionFrom,
   thinkingPart,
-  type UiMessage,
   updateMessage,
   upsertPart,
 } from "./messages.ts";
 
-export type { Mode, PlanState, Question, SendOptions, SessionRef, Todo } from "./chat-types.ts";
-export { questionFrom } from "./chat-types.ts";
+/** How the composer asks for a reply: the model, the mode, and a plan decision. */
+export interface SendOptions {
+  model?: { provider: string; id: string; thinkingLevel?: string };
+  mode: Mode;
+  planAction?: "execute" | "refine";
+}
 
 export interface Queue {
   steering: string[];

@@ -9,12 +9,12 @@ import { api } from "../lib/api.ts";
 import { ProvidersPanel } from "./providers.tsx";
 import { TokensPanel } from "./tokens.tsx";
 
-type Settings = Record<string, unknown> & {
+type ShownSettings = Record<string, unknown> & {
   compaction?: { enabled?: boolean };
   retry?: { enabled?: boolean; maxRetries?: number };
 };
 interface Updated {
-  effective?: Settings;
+  effective?: ShownSettings;
   diagnostics?: string[];
   updateImpact?: { newSessionRecommended: boolean; resourceReloadRequired: boolean };
 }
@@ -22,11 +22,11 @@ interface Updated {
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 function ChatSettings(): JSX.Element {
-  const [settings, setSettings] = useState<Settings | undefined>();
+  const [settings, setSettings] = useState<ShownSettings | undefined>();
   const [status, setStatus] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
-    api<Settings & { effective?: Settings }>("/api/chat/settings")
+    api<ShownSettings & { effective?: ShownSettings }>("/api/chat/settings")
       .then((r) => setSettings(r.effective ?? r))
       .catch((e: Error) => setError(e.message));
   }, []);
@@ -38,7 +38,7 @@ function ChatSettings(): JSX.Element {
   const save = async (update: Record<string, unknown>) => {
     // Shown at once (a controlled checkbox would snap back until the answer); the answer then wins.
     setSettings((s) => {
-      const next: Settings = { ...s, ...update };
+      const next: ShownSettings = { ...s, ...update };
       for (const key of ["compaction", "retry"] as const)
         if (update[key]) next[key] = { ...s?.[key], ...(update[key] as object) };
       return next;

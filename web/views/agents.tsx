@@ -5,8 +5,9 @@
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import type { Agent, Fleet } from "../../schemas/agents.ts";
 import { AgentChat, type ChatTarget } from "./agents/agent-chat.tsx";
-import { type Agent, AgentForm, type Fleet, FleetForm } from "./agents/forms.tsx";
+import { AgentForm, FleetForm } from "./agents/forms.tsx";
 import { ErrorLine, useLoad } from "./common.tsx";
 import "./views.css";
 

@@ -18,12 +18,12 @@ interface IndexInfo {
   documents: number;
   units: number;
 }
-type Mode = "local" | "global";
+type SearchMode = "local" | "global";
 
 export default function SearchView(): JSX.Element {
   const indexes = useLoad<{ indexes: IndexInfo[] }>("/search/indexes");
   const [chosen, setChosen] = useState<string>();
-  const [mode, setMode] = useState<Mode>("local");
+  const [mode, setMode] = useState<SearchMode>("local");
   const [query, setQuery] = useState("");
   const [answer, setAnswer] = useState("");
   const [context, setContext] = useState<Record<string, Record<string, unknown>[]>>();

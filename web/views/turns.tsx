@@ -3,25 +3,21 @@
  * open session's committed turns (code, output, reasoning, tool calls, artifacts to download), the
  * turn running now streamed below them, the composer with attachments, and the workspace files.
  */
+
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import type { Session, TurnRecord } from "../../schemas/turns.ts";
 import { api } from "../lib/api.ts";
 import { ErrorLine, randomKey, useLoad } from "./common.tsx";
 import { Composer } from "./turns/composer.tsx";
 import { FilesPanel } from "./turns/files-panel.tsx";
 import { forgetLiveTurn, liveTurnOf, rememberLiveTurn } from "./turns/live-store.ts";
-import { LiveTurn, type TurnRequest } from "./turns/live-turn.tsx";
-import { partsFromHistory, type TurnSummary } from "./turns/parts.ts";
+import { LiveTurn, type LiveTurnRequest } from "./turns/live-turn.tsx";
+import { partsFromHistory } from "./turns/parts.ts";
 import { TurnParts } from "./turns/turn-parts.tsx";
 import "./views.css";
 
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
-
-interface Session {
-  id: string;
-  title: string;
-  createdAt: string;
-}
 
 function NewSession({ onCreated }: { onCreated: (s: Session) => void }): JSX.Element {
   const [title, setTitle] = useState("");
@@ -57,7 +53,7 @@ function NewSession({ onCreated }: { onCreated: (s: Session) => void }): JSX.Ele
 }
 
 /** A committed turn; a failed one offers Retry: its input sent again as a new turn (a new key). */
-function CommittedTurn({ turn, onRetry }: { turn: TurnSummary; onRetry?: () => void }): JSX.Element {
+function CommittedTurn({ turn, onRetry }: { turn: TurnRecord; onRetry?: () => void }): JSX.Element {
   return (
     <article class="turn" data-status={turn.status}>
       <div class="turn-input pre-wrap">{turn.input.text}</div>
@@ -81,14 +77,14 @@ function CommittedTurn({ turn, onRetry }: { turn: TurnSummary; onRetry?: () => v
 }
 
 function SessionPane({ session }: { session: Session }): JSX.Element {
-  const history = useLoad<{ items: TurnSummary[] }>(
+  const history = useLoad<{ items: TurnRecord[] }>(
     `/api/sessions/${encodeURIComponent(session.id)}/turns?limit=200`,
   );
   // A turn started here and still running when the session was left comes back live.
-  const [live, setLive] = useState<TurnRequest | undefined>(() => liveTurnOf(session.id));
+  const [live, setLive] = useState<LiveTurnRequest | undefined>(() => liveTurnOf(session.id));
   const [finished, setFinished] = useState(0);
 
-  const start = (turn: TurnRequest) => {
+  const start = (turn: LiveTurnRequest) => {
     rememberLiveTurn(turn);
     setLive(turn);
   };

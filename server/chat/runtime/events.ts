@@ -7,64 +7,13 @@
  * `messageId` is the run's id (the id of `done.message`) while a run streams.
  */
 import type { AgentSessionEvent } from "@mariozechner/pi-coding-agent";
-import type { ChatPlanState } from "./plan.ts";
-import { type ToolPart, toolCallPart, toolResultPart, type UiMessage } from "./ui-messages.ts";
+import type { ChatStreamEvent, PlanState } from "../../../schemas/chat-records.ts";
+import { toolCallPart, toolResultPart } from "./ui-messages.ts";
 
-export type { ToolPart };
+/** One NDJSON line of the chat stream: the schema's union (schemas/chat-records.ts). */
+export type ChatEvent = ChatStreamEvent;
 
-export type ChatEvent =
-  | {
-      type: "start";
-      id: string;
-      runId: string;
-      sessionFile?: string;
-      sessionId: string;
-      sessionReset?: boolean;
-      diagnostics?: string[];
-    }
-  | { type: "delta"; text: string; messageId?: string }
-  | { type: "thinking"; text: string; messageId?: string }
-  | { type: "tool"; part: ToolPart; messageId?: string }
-  | {
-      type: "plan";
-      mode: ChatPlanState["mode"];
-      executing: boolean;
-      completed: number;
-      total: number;
-      message?: string;
-      state: ChatPlanState;
-    }
-  | { type: "state"; state: { name: string; message?: string } }
-  | { type: "queue"; steering: string[]; followUp: string[] }
-  | {
-      type: "compaction";
-      phase: "start" | "end";
-      reason: string;
-      aborted?: boolean;
-      willRetry?: boolean;
-      errorMessage?: string;
-    }
-  | {
-      type: "retry";
-      phase: "start" | "end";
-      attempt: number;
-      maxAttempts?: number;
-      delayMs?: number;
-      success?: boolean;
-      finalError?: string;
-      errorMessage?: string;
-    }
-  | {
-      type: "done";
-      runId: string;
-      message: UiMessage;
-      sessionFile?: string;
-      sessionId: string;
-      sessionReset?: boolean;
-    }
-  | { type: "error"; message: string; runId?: string };
-
-export function planEvent(state: ChatPlanState): ChatEvent {
+export function planEvent(state: PlanState): ChatEvent {
   return {
     type: "plan",
     mode: state.mode,

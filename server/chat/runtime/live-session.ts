@@ -14,6 +14,7 @@ import type {
   SessionManager,
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import type { PlanState } from "../../../schemas/chat-records.ts";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
@@ -25,7 +26,6 @@ import { chatMcpTools } from "./mcp-tools.ts";
 import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
-  type ChatPlanState,
   initialPlanState,
   isPlanState,
   modeInstructions,
@@ -55,7 +55,7 @@ export class LiveChatSession {
   session!: AgentSession;
   settings!: SettingsManager;
   resources!: OwnerResourceLoader;
-  plan: ChatPlanState = initialPlanState();
+  plan: PlanState = initialPlanState();
   readonly broker: QuestionBroker;
   /** The run streaming now (one at a time per session). */
   activeRunId: string | undefined;
@@ -131,7 +131,7 @@ export class LiveChatSession {
   }
 
   /** Changes the plan state and persists it as a custom entry in the session file. */
-  savePlan(state: ChatPlanState): void {
+  savePlan(state: PlanState): void {
     this.plan = state;
     this.session.sessionManager.appendCustomEntry(PLAN_ENTRY_TYPE, state);
   }
@@ -252,7 +252,7 @@ function questionState(question: Question): ChatEvent {
   };
 }
 
-function restorePlan(sessionManager: SessionManager): ChatPlanState | undefined {
+function restorePlan(sessionManager: SessionManager): PlanState | undefined {
   const entries = sessionManager.getEntries();
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i];

@@ -1,27 +1,11 @@
 /**
  * Plan and harness modes: the instructions each mode adds to the system prompt, which tools a mode
- * allows, parsing a `Plan:` numbered list into todos, `[DONE:n]` progress, and the ChatPlanState that is
+ * allows, parsing a `Plan:` numbered list into todos, `[DONE:n]` progress, and the PlanState that is
  * persisted as a custom session entry (so it survives eviction and resume).
  */
+import type { Mode, PlanState, PlanTodo } from "../../../schemas/chat-records.ts";
 
-export type ChatMode = "agent" | "plan" | "harness";
 export type PlanAction = "execute" | "refine";
-
-export interface Todo {
-  step: number;
-  text: string;
-  completed: boolean;
-}
-
-export interface ChatPlanState {
-  mode: ChatMode;
-  executing: boolean;
-  pendingDecision: boolean;
-  completed: number;
-  total: number;
-  todos: Todo[];
-  message?: string;
-}
 
 export const PLAN_ENTRY_TYPE = "atrium-plan-state";
 export const QUESTIONNAIRE_TOOL = "questionnaire";
@@ -44,25 +28,25 @@ export const HARNESS_TOOLS = ["read", "bash", "grep", "find", "ls", "write", QUE
 
 const TODO_TEXT_LIMIT = 50;
 
-export function initialPlanState(mode: ChatMode = "agent"): ChatPlanState {
+export function initialPlanState(mode: Mode = "agent"): PlanState {
   return { mode, executing: false, pendingDecision: false, completed: 0, total: 0, todos: [] };
 }
 
-export function toolsAllowed(state: ChatPlanState): string[] {
+export function toolsAllowed(state: PlanState): string[] {
   if (state.mode === "plan") return PLAN_TOOLS;
   if (state.mode === "harness") return HARNESS_TOOLS;
   return ALL_TOOLS;
 }
 
 /** The reason a tool call is refused in the current mode, or undefined when it may run. */
-export function refusal(state: ChatPlanState, toolName: string): string | undefined {
+export function refusal(state: PlanState, toolName: string): string | undefined {
   if (toolsAllowed(state).includes(toolName)) return undefined;
   const allowed = toolsAllowed(state).join(", ");
   return `The tool '${toolName}' is not allowed in ${state.mode} mode (allowed: ${allowed}).`;
 }
 
 /** What the mode adds to the system prompt for a turn. */
-export function modeInstructions(state: ChatPlanState): string | undefined {
+export function modeInstructions(state: PlanState): string | undefined {
   if (state.executing && state.todos.length > 0) {
     const list = state.todos.map((t) => `${t.step}. ${t.completed ? "[done] " : ""}${t.text}`).join("\n");
     return `You are executing this plan:\n${list}\n\nWork through the steps in order. After finishing a step, write [DONE:n] with its number (for example [DONE:1]) in your reply.`;
@@ -77,7 +61,7 @@ export function modeInstructions(state: ChatPlanState): string | undefined {
 }
 
 /** The numbered steps under the last `Plan:` header of a reply; text trimmed and capped. */
-export function parsePlan(text: string): Todo[] {
+export function parsePlan(text: string): PlanTodo[] {
   const lines = text.split(/\r?\n/);
   let start = -1;
   for (let i = 0; i < lines.length; i++)
@@ -87,7 +71,7 @@ export function parsePlan(text: string): Todo[] {
     if (inline === -1) return [];
     start = inline;
   }
-  const todos: Todo[] = [];
+  const todos: PlanTodo[] = [];
   for (const line of lines.slice(start + 1)) {
     const match = line.match(/^\s*(\d+)[.)]\s+(.+?)\s*$/);
     if (!match) {
@@ -103,7 +87,7 @@ export function parsePlan(text: string): Todo[] {
 }
 
 /** Marks `[DONE:n]` steps found in text; returns whether anything changed. */
-export function markDone(state: ChatPlanState, text: string): boolean {
+export function markDone(state: PlanState, text: string): boolean {
   let changed = false;
   for (const match of text.matchAll(/\[DONE:(\d+)\]/gi)) {
     const todo = state.todos.find((t) => t.step === Number(match[1]));
@@ -117,7 +101,7 @@ export function markDone(state: ChatPlanState, text: string): boolean {
 }
 
 /** After a plan-mode reply: its todos become the pending plan. */
-export function planFromReply(state: ChatPlanState, reply: string): ChatPlanState {
+export function planFromReply(state: PlanState, reply: string): PlanState {
   const todos = parsePlan(reply);
   return {
     mode: "plan",
@@ -134,7 +118,7 @@ export function planFromReply(state: ChatPlanState, reply: string): ChatPlanStat
 }
 
 /** `execute`: leave plan mode and run the todos. */
-export function startExecution(state: ChatPlanState): ChatPlanState {
+export function startExecution(state: PlanState): PlanState {
   return {
     ...state,
     mode: "agent",
@@ -145,7 +129,7 @@ export function startExecution(state: ChatPlanState): ChatPlanState {
 }
 
 /** After an execution run: done when every step is marked. */
-export function finishExecution(state: ChatPlanState): ChatPlanState {
+export function finishExecution(state: PlanState): PlanState {
   const done = state.total > 0 && state.completed === state.total;
   return {
     ...state,
@@ -154,7 +138,7 @@ export function finishExecution(state: ChatPlanState): ChatPlanState {
   };
 }
 
-export function isPlanState(value: unknown): value is ChatPlanState {
-  const v = value as ChatPlanState | undefined;
+export function isPlanState(value: unknown): value is PlanState {
+  const v = value as PlanState | undefined;
   return !!v && typeof v === "object" && Array.isArray(v.todos) && typeof v.mode === "string";
 }

@@ -8,24 +8,13 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 // types a tool's parameters with the `typebox` 1.x package, so a pi tool's schema is built with that
 // one: this is the only place in the server that uses it.
 import { Type } from "typebox";
+import type { ChatQuestion as Question, QuestionAnswer } from "../../../schemas/chat.ts";
 import { QUESTIONNAIRE_TOOL } from "./plan.ts";
 
-export type QuestionKind = "single" | "multi" | "text";
-
-export interface Question {
-  toolCallId: string;
-  questionId: string;
-  kind: QuestionKind;
-  prompt: string;
-  options: { id: string; label: string }[];
-}
-
-export interface QuestionnaireAnswer {
-  kind: QuestionKind | "skip";
-  questionId?: string;
-  selectedIds?: string[];
-  text?: string;
-}
+export type { Question };
+export type QuestionKind = Question["kind"];
+/** An answer as `POST /api/chat/question` carries it. */
+export type QuestionnaireAnswer = QuestionAnswer["answer"];
 
 export class AnswerError extends Error {
   override name = "AnswerError";

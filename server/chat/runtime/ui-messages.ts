@@ -9,32 +9,9 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage, ToolResultMessage } from "@mariozechner/pi-ai";
 import type { SessionEntry } from "@mariozechner/pi-coding-agent";
+import type { MessagePart, ToolPart, UiMessage } from "../../../schemas/chat-records.ts";
 
-export type ToolState = "input-streaming" | "input-available" | "output-available" | "output-error";
-
-export interface ToolPart {
-  type: string;
-  toolCallId: string;
-  state: ToolState;
-  input?: unknown;
-  output?: unknown;
-  /** The runtime's own tool name. */
-  toolName?: string;
-  isError?: boolean;
-  [extra: string]: unknown;
-}
-
-export type MessagePart =
-  | { type: "text"; text: string }
-  | { type: "error"; title?: string; message: string }
-  | ToolPart;
-
-export interface UiMessage {
-  id: string;
-  role: "user" | "assistant";
-  parts: MessagePart[];
-  createdAt?: number;
-}
+export type { MessagePart, ToolPart, UiMessage };
 
 const DISPLAY_NAMES: Record<string, string> = {
   read: "Read",

@@ -4,79 +4,11 @@
  * each spec event followed by its compat chunks; `?format=ui-message-stream` carries only the chunks,
  * every spec event without a UI chunk travelling as a `data-<type>` part.
  */
+import type { TurnStreamEvent, TurnUsage } from "../../../schemas/turns.ts";
 
-export type TurnEvent =
-  | { type: "turn_status"; phase: string; status: string; message: string | null }
-  | { type: "turn_start"; runId: string; sessionId: string; delivery: "live" | "replay"; traceId?: string }
-  | { type: "step_start"; step: number }
-  | { type: "step_finish"; step: number; durationMs: number }
-  | { type: "reasoning"; streamId: string; step: number; text: string; delta: string; final: boolean }
-  | { type: "code"; streamId: string; step: number; code: string; isDelta: boolean; final: boolean }
-  | { type: "output"; streamId: string; step: number; output: string; isDelta: boolean; final: boolean }
-  | { type: "text"; streamId: string; delta: string; text: string; final: boolean; role: "assistant" }
-  | { type: "tool_call"; toolCallId: string; toolName: string; input: unknown }
-  | { type: "tool_result"; toolCallId: string; toolName: string; output: unknown; error: string | null }
-  | {
-      type: "skill";
-      skillId: string;
-      name: string;
-      phase: "preloaded" | "loaded";
-      version: string;
-      trust: "system";
-      affordances: string[];
-    }
-  | {
-      type: "child_progress";
-      childId: string;
-      taskLabel: string;
-      state: "not_started" | "running" | "completed" | "failed" | "cancelled" | "timed_out";
-      elapsedMs: number;
-      outcome: string | null;
-      evidence: string[];
-      gaps: string[];
-      resultFileCount: number;
-      codeExcerpt: string | null;
-      outputExcerpt: string | null;
-      cleanupState: "pending" | "done";
-      parentRunId: string;
-    }
-  | {
-      type: "attachment";
-      attachmentId: string;
-      phase: "bound" | "listed";
-      filename: string;
-      byteSize: number;
-    }
-  | {
-      type: "artifact";
-      artifactId: string;
-      artifactKind: string;
-      title: string;
-      mediaType: string;
-      byteSize: number;
-      checksumSha256: string;
-    }
-  | { type: "structured_result"; schemaId: string; schemaVersion: string; value: Record<string, unknown> }
-  | { type: "usage"; iterations: number; durationMs: number; usage: Usage }
-  | { type: "warning"; message: string; code: string }
-  | {
-      type: "turn_finish";
-      finishReason: "stop" | "length" | "error";
-      status: "completed" | "failed";
-      checkpointVersion: number;
-      durationMs: number;
-      traceId: string | null;
-    }
-  /** `detail`: what happened, in a sentence a person understands, when more is known than `message`. */
-  | { type: "turn_error"; message: string; code: string; durationMs: number; detail?: string }
-  | { type: "turn_cancelled"; reason: string; durationMs: number };
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  llmCalls: number;
-}
+/** One spec event of the stream: the schema's union (schemas/turns.ts). */
+export type TurnEvent = TurnStreamEvent;
+export type Usage = TurnUsage;
 
 export type TurnEventType = TurnEvent["type"];
 export const TERMINAL_TYPES: ReadonlySet<string> = new Set(["turn_finish", "turn_error", "turn_cancelled"]);

@@ -2,9 +2,10 @@
  * Committed history: the parts of a turn's assistant message, built once from its events at commit. A
  * cancelled turn keeps only a tombstone.
  */
+import type { TurnPart } from "../../../schemas/turns.ts";
 import type { TurnEvent } from "./events.ts";
 
-export type Part = { type: string } & Record<string, unknown>;
+export type Part = TurnPart;
 
 export function assistantParts(events: TurnEvent[], status: "completed" | "failed"): Part[] {
   const parts: Part[] = [];
@@ -46,11 +47,19 @@ export function assistantParts(events: TurnEvent[], status: "completed" | "faile
         break;
       }
       case "structured_result":
+        parts.push({ type: "data-structured_result", data: withoutType(e) });
+        break;
       case "skill":
+        parts.push({ type: "data-skill", data: withoutType(e) });
+        break;
       case "artifact":
+        parts.push({ type: "data-artifact", data: withoutType(e) });
+        break;
       case "attachment":
+        parts.push({ type: "data-attachment", data: withoutType(e) });
+        break;
       case "warning":
-        parts.push({ type: `data-${e.type}`, data: withoutType(e) });
+        parts.push({ type: "data-warning", data: withoutType(e) });
         break;
       case "child_progress":
         if (e.state !== "not_started" && e.state !== "running")
@@ -79,7 +88,8 @@ export function tombstoneParts(): Part[] {
   ];
 }
 
-function withoutType(e: TurnEvent): Record<string, unknown> {
+/** The event without its `type`: the `data` of its `data-<type>` part. */
+function withoutType<E extends TurnEvent>(e: E): Omit<E, "type"> {
   const { type: _type, ...rest } = e;
   return rest;
 }

@@ -2,6 +2,7 @@
  * What the API returns for stored rows (the camelCase shapes of schemas/turns.ts): sessions, committed
  * turn records, attachments and artifacts. Rows never leave the services as they are stored.
  */
+import type { TurnUsage } from "../../../schemas/turns.ts";
 import type { Part } from "../runtime/parts.ts";
 import type { ArtifactRow, AttachmentRow } from "../stores/assets.ts";
 import type { RunRow } from "../stores/runs.ts";
@@ -25,10 +26,10 @@ export function turnRecord(row: RunRow) {
     status: row.status as "completed" | "failed" | "cancelled",
     input: { text: input.text, attachmentIds: input.attachment_ids, skillSelections: input.skill_selections },
     messages: [
-      { role: "user" as const, parts: [{ type: "text", text: input.text }] },
+      { role: "user" as const, parts: [{ type: "text" as const, text: input.text }] },
       { role: "assistant" as const, parts: JSON.parse(row.parts_json ?? "[]") as Part[] },
     ],
-    usage: JSON.parse(row.usage_json ?? "null") as unknown,
+    usage: JSON.parse(row.usage_json ?? "null") as TurnUsage | null,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
     durationMs: row.duration_ms,
     createdAt: row.created_at,

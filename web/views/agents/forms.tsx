@@ -3,8 +3,10 @@
  * members are chosen with checkboxes in the order they are ticked, which is the order a sequential
  * fleet passes work along. The server's validation messages are shown in place.
  */
+
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import type { Agent, Fleet } from "../../../schemas/agents.ts";
 import { api } from "../../lib/api.ts";
 import { ErrorLine } from "../common.tsx";
 
@@ -20,28 +22,6 @@ export const CAPABILITIES = [
 const FLEET_TYPES = ["CODE_DEVELOPMENT", "RESEARCH", "CREATIVE", "SUPPORT", "CUSTOM"] as const;
 const PATTERNS = ["sequential", "parallel", "hierarchical", "dynamic"] as const;
 const STATUSES = ["active", "inactive", "archived"] as const;
-
-export interface Agent {
-  id: string;
-  name: string;
-  role: string;
-  description: string;
-  capabilities: string[];
-  model: string | null;
-  effective_model: string;
-  instructions: string;
-  status: string;
-}
-
-export interface Fleet {
-  id: string;
-  name: string;
-  description: string;
-  type: string;
-  agent_ids: string[];
-  coordination_pattern: string;
-  status: string;
-}
 
 /** Creates (POST) or updates (PATCH) an agent or fleet; the saved record, or the error shown in the form. */
 async function saveRecord<T>(
@@ -140,7 +120,7 @@ export function AgentForm(props: {
       </label>
       <label class="field">
         <span>Status</span>
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Agent["status"])}>
           {STATUSES.map((s) => (
             <option key={s}>{s}</option>
           ))}
@@ -188,7 +168,7 @@ export function FleetForm(props: {
       <TextField label="Description" value={description} onInput={setDescription} />
       <label class="field">
         <span>Type</span>
-        <select value={type} onChange={(e) => setType(e.currentTarget.value)}>
+        <select value={type} onChange={(e) => setType(e.currentTarget.value as Fleet["type"])}>
           {FLEET_TYPES.map((t) => (
             <option key={t}>{t}</option>
           ))}
@@ -213,7 +193,10 @@ export function FleetForm(props: {
       </fieldset>
       <label class="field">
         <span>Coordination</span>
-        <select value={pattern} onChange={(e) => setPattern(e.currentTarget.value)}>
+        <select
+          value={pattern}
+          onChange={(e) => setPattern(e.currentTarget.value as Fleet["coordination_pattern"])}
+        >
           {PATTERNS.map((p) => (
             <option key={p}>{p}</option>
           ))}
@@ -221,7 +204,7 @@ export function FleetForm(props: {
       </label>
       <label class="field">
         <span>Status</span>
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Fleet["status"])}>
           {STATUSES.map((s) => (
             <option key={s}>{s}</option>
           ))}

@@ -3,16 +3,12 @@
  * dropping or picking files (each uploaded at once with a multipart POST /api/attachments, so a send
  * only names their ids), and the Send button.
  */
+
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import type { Attachment } from "../../../schemas/turns.ts";
 import { api } from "../../lib/api.ts";
 import { DropZone, ErrorLine, formatBytes } from "../common.tsx";
-
-interface Attachment {
-  id: string;
-  filename: string;
-  byteSize: number;
-}
 
 export function Composer(props: {
   busy: boolean;

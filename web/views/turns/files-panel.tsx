@@ -2,19 +2,15 @@
  * The workspace files a turn's Python reads and writes (`write_file`, `list_files`): the whole tree
  * from the Files API, refreshed after each turn, and the first page of a file shown on demand.
  */
+
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import type { FileList } from "../../../schemas/turns.ts";
 import { api } from "../../lib/api.ts";
 import { ErrorLine, formatBytes, useLoad } from "../common.tsx";
 
-interface FileEntry {
-  path: string;
-  type: "file" | "directory";
-  size: number;
-}
-
 export function FilesPanel({ refresh }: { refresh: number }): JSX.Element {
-  const files = useLoad<{ items: FileEntry[]; truncated: boolean }>("/api/files");
+  const files = useLoad<FileList>("/api/files");
   const [open, setOpen] = useState<{ path: string; content: string; more: boolean }>();
   const [error, setError] = useState<unknown>();
   // Reload when a turn ends (`refresh` counts finished turns; the first load is useLoad's own).

@@ -5,19 +5,19 @@
  * follows it live. So coming back to the session POSTs the remembered request again and the turn is
  * shown as far as it has got, still streaming, with Cancel working.
  */
-import type { TurnRequest } from "./live-turn.tsx";
+import type { LiveTurnRequest } from "./live-turn.tsx";
 
 const KEY = "atrium.turns.live";
 
-function all(): Record<string, TurnRequest> {
+function all(): Record<string, LiveTurnRequest> {
   try {
-    return JSON.parse(sessionStorage.getItem(KEY) ?? "{}") as Record<string, TurnRequest>;
+    return JSON.parse(sessionStorage.getItem(KEY) ?? "{}") as Record<string, LiveTurnRequest>;
   } catch {
     return {};
   }
 }
 
-function save(turns: Record<string, TurnRequest>): void {
+function save(turns: Record<string, LiveTurnRequest>): void {
   try {
     sessionStorage.setItem(KEY, JSON.stringify(turns));
   } catch {
@@ -25,11 +25,11 @@ function save(turns: Record<string, TurnRequest>): void {
   }
 }
 
-export function liveTurnOf(sessionId: string): TurnRequest | undefined {
+export function liveTurnOf(sessionId: string): LiveTurnRequest | undefined {
   return all()[sessionId];
 }
 
-export function rememberLiveTurn(turn: TurnRequest): void {
+export function rememberLiveTurn(turn: LiveTurnRequest): void {
   save({ ...all(), [turn.sessionId]: turn });
 }
 

@@ -10,7 +10,7 @@ import { ErrorLine, errorText } from "../common.tsx";
 import { applyEvent, initialLive, type LiveState } from "./parts.ts";
 import { TurnParts } from "./turn-parts.tsx";
 
-export interface TurnRequest {
+export interface LiveTurnRequest {
   sessionId: string;
   text: string;
   attachmentIds: string[];
@@ -19,7 +19,7 @@ export interface TurnRequest {
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
-export function LiveTurn(props: { turn: TurnRequest; onDone: () => void }): JSX.Element {
+export function LiveTurn(props: { turn: LiveTurnRequest; onDone: () => void }): JSX.Element {
   const [state, setState] = useState<LiveState>(initialLive);
   const [error, setError] = useState<unknown>();
   const [cancelling, setCancelling] = useState(false);

@@ -4,6 +4,8 @@
  * renderer then draws both, so a finished live turn looks exactly like it will after a reload.
  */
 
+import type { TurnRecord, TurnStreamEvent } from "../../../schemas/turns.ts";
+
 export type DisplayPart =
   | { kind: "code"; key: string; step: number; code: string }
   | { kind: "output"; key: string; step: number; output: string }
@@ -15,69 +17,51 @@ export type DisplayPart =
   | { kind: "warning"; key: string; message: string }
   | { kind: "result"; key: string; value: unknown };
 
-export interface TurnSummary {
-  runId: string;
-  status: "completed" | "failed" | "cancelled";
-  input: { text: string; attachmentIds: string[] };
-  messages: { role: "user" | "assistant"; parts: Record<string, unknown>[] }[];
-  error: { code: string; message: string } | null;
-  durationMs: number | null;
-  createdAt: string;
-}
-
 const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v));
 const num = (v: unknown): number => (typeof v === "number" ? v : 0);
 
 /** A committed turn's assistant parts, in order. */
-export function partsFromHistory(turn: TurnSummary): DisplayPart[] {
+export function partsFromHistory(turn: TurnRecord): DisplayPart[] {
   const out: DisplayPart[] = [];
   turn.messages
     .filter((m) => m.role === "assistant")
     .forEach((message, m) => {
       message.parts.forEach((part, i) => {
         const key = `${m}.${i}`;
-        const data = (part.data ?? {}) as Record<string, unknown>;
         switch (part.type) {
           case "data-code":
-            out.push({ kind: "code", key, step: num(data.step), code: str(data.code) });
+            out.push({ kind: "code", key, step: part.data.step, code: part.data.code });
             break;
           case "data-output":
-            out.push({ kind: "output", key, step: num(data.step), output: str(data.output) });
+            out.push({ kind: "output", key, step: part.data.step, output: part.data.output });
             break;
           case "reasoning":
-            out.push({ kind: "reasoning", key, text: str(part.text) });
-            break;
           case "text":
-            out.push({ kind: "text", key, text: str(part.text) });
+            out.push({ kind: part.type, key, text: part.text });
             break;
           case "dynamic-tool":
             out.push({
               kind: "tool",
               key,
-              name: str(part.toolName),
+              name: part.toolName,
               input: part.input,
               output: part.output,
-              error: typeof part.errorText === "string" ? part.errorText : null,
+              error: part.errorText ?? null,
             });
             break;
-          case "data-artifact":
-            out.push({
-              kind: "artifact",
-              key,
-              id: str(data.artifactId),
-              title: str(data.title),
-              mediaType: str(data.mediaType),
-              byteSize: num(data.byteSize),
-            });
+          case "data-artifact": {
+            const { artifactId, title, mediaType, byteSize } = part.data;
+            out.push({ kind: "artifact", key, id: artifactId, title, mediaType, byteSize });
             break;
+          }
           case "data-attachment":
-            out.push({ kind: "attachment", key, filename: str(data.filename), byteSize: num(data.byteSize) });
+            out.push({ kind: "attachment", key, filename: part.data.filename, byteSize: part.data.byteSize });
             break;
           case "data-warning":
-            out.push({ kind: "warning", key, message: str(data.message ?? data) });
+            out.push({ kind: "warning", key, message: part.data.message });
             break;
           case "data-structured_result":
-            out.push({ kind: "result", key, value: data.value ?? data });
+            out.push({ kind: "result", key, value: part.data.value });
             break;
         }
       });
@@ -96,9 +80,6 @@ export interface LiveState {
 
 export const initialLive = (): LiveState => ({ parts: [], status: "preparing" });
 
-// biome-ignore lint/suspicious/noExplicitAny: stream events are read field by field
-type Event = Record<string, any>;
-
 /** Appends to the part with `key`, or adds it: deltas grow one part instead of adding many. */
 function upsert(parts: DisplayPart[], key: string, make: () => DisplayPart, grow: (p: DisplayPart) => void) {
   const found = parts.find((p) => p.key === key);
@@ -111,7 +92,7 @@ function upsert(parts: DisplayPart[], key: string, make: () => DisplayPart, grow
  * are skipped by the caller). Returns a new state object whose `parts` array is new too, so the view
  * re-renders only the live turn.
  */
-export function applyEvent(state: LiveState, e: Event): LiveState {
+export function applyEvent(state: LiveState, e: TurnStreamEvent): LiveState {
   // Copies of the parts, so growing one in place never touches the previous state.
   const parts = state.parts.map((p) => ({ ...p }));
   const next: LiveState = { ...state, parts };
@@ -203,7 +184,7 @@ export function applyEvent(state: LiveState, e: Event): LiveState {
       parts.push({ kind: "result", key: `res-${parts.length}`, value: e.value });
       break;
     case "turn_finish":
-      next.status = e.status === "failed" ? "failed" : e.status === "cancelled" ? "cancelled" : "completed";
+      next.status = e.status;
       break;
     case "turn_error":
       next.status = "failed";
