@@ -164,7 +164,7 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
   });
   server = listen(t);
   const ann = await signUp(t, "ann@example.org");
-  const pool = t.family("turns").sandbox.pool;
+  const pool = t.family("turns").runtime.sandbox.pool;
   await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
   const created = await fetch(`${server.url}/api/sessions`, postJson({ title: "loop" }, ann.bearer));
   const { id } = (await created.json()) as { id: string };
