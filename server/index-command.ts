@@ -39,7 +39,10 @@ function reader(dataDir: string | undefined): IndexReader {
   const { config } = configure(dataDir);
   const limits = parseLimitsFromPolicy(config.policy.settings);
   return {
-    reader: new DocumentParser(limits, { keepOut: [config.dataDir] }),
+    reader: new DocumentParser(limits, {
+      keepOut: [config.dataDir],
+      uidBase: config.policy.settings.sandbox.uid_base,
+    }),
     parallel: limits.parallel,
   };
 }

@@ -6,7 +6,7 @@
  *   user admin EMAIL [--revoke]                              make (or stop being) an admin
  *   user invite [--admin] [--days N]                         a single-use sign-up code (APP_AUTH_SIGNUP=invite)
  *   user reset-password EMAIL [--password-stdin]             ends every session of the account
- *   user disable EMAIL | user enable EMAIL                   a disabled account cannot sign in
+ *   user disable EMAIL | user enable EMAIL                   a disabled account cannot sign in; its sandbox stops
  *   user delete EMAIL --yes                                  the account and ALL its data in every family
  *   user list
  *
@@ -21,6 +21,7 @@ import { randomPart } from "./auth/tokens.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
 import { AppError } from "./http/errors.ts";
+import { SandboxRegistry } from "./sandbox/users/registry.ts";
 import { openDatabase } from "./storage/database.ts";
 import { eraseOwnerRows } from "./storage/erase-owner.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
@@ -76,8 +77,9 @@ export async function main(argv: string[], io: UserCommandIO = processIO): Promi
   const db = openDatabase(`${dataDir}/app.db`);
   try {
     migrate(db, migrationSets());
+    const store = new Store(db);
     const auth = new SessionAuth({
-      store: new Store(db),
+      store,
       secret: env.get("APP_AUTH_SECRET") ?? "",
       signup: "closed",
     });
@@ -133,6 +135,10 @@ export async function main(argv: string[], io: UserCommandIO = processIO): Promi
       case "enable": {
         const found = account();
         auth.setDisabled(found.user_id, action === "disable");
+        // What the account left running in its sandbox (a server, a loop, with the network the policy
+        // gives) must not outlive it: the server stops a sandbox whose record is no longer "started".
+        // Enabled again, the next command starts it anew.
+        if (action === "disable") new SandboxRegistry(store).setState(found.user_id, "stopped");
         io.out(`${found.email} ${action}d\n`);
         return 0;
       }

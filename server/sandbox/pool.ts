@@ -365,7 +365,7 @@ export class SandboxPool {
       this.nextSlot = (this.nextSlot + 1) % INTERPRETER_UIDS;
       if (!this.slotsInUse.has(slot)) return slot;
     }
-    // Unreachable while max ≤ 1024 (the policy's bound): every slot held means 4096 processes not reaped.
+    // Unreachable while max ≤ 1024 (the policy's bound): every slot held means 4032 processes not reaped.
     throw new Error("no interpreter uid is free");
   }
 

@@ -14,13 +14,26 @@
  * `fullCheckMs` (files deleted elsewhere at the same time, sparse files). So what a sandbox writes past
  * its quota is at most what it writes in one tick plus one walk: the slack docs/security.md states.
  *
+ * Files the sandbox deleted (or made with `O_TMPFILE`) but still holds open or mapped take the same disk
+ * without a name in any folder: the sandbox's processes are asked for them too (held-files.ts).
+ *
  * The walk holds a descriptor of each folder and looks every name up inside it without following a
  * symlink (`/proc/self/fd/N/name`, O_NOFOLLOW), so a folder the sandbox swaps for a link mid-walk is not
  * followed; entries that vanish are skipped. It yields to the event loop every few thousand entries.
  */
-import { closeSync, constants, lstatSync, openSync, readdirSync, type Stats, statfsSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  type Stats,
+  statfsSync,
+  statSync,
+} from "node:fs";
 import { basename } from "node:path";
 import { ownerFoldersByName } from "../workspace/owner-folders.ts";
+import { heldWithoutName } from "./held-files.ts";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 
@@ -47,6 +60,8 @@ export class QuotaExceeded extends Error {
 interface Watched {
   workspaceDir: string;
   stop: (error: QuotaExceeded) => void;
+  /** The sandbox's processes now (their nameless files count: held-files.ts). */
+  processes: () => number[];
   /** Bytes the owner may store: the quota, or the least measured since start when it started over. */
   allowedBytes?: number;
   allowedEntries?: number;
@@ -152,23 +167,37 @@ export class QuotaWatch {
     this.fullCheckMs = options.fullCheckMs ?? 30_000;
   }
 
-  /** What the owner of `workspaceDir` stores: the workspace folder, attachments and artifacts. */
-  async usage(workspaceDir: string): Promise<{ bytes: number; entries: number }> {
+  /**
+   * What the owner of `workspaceDir` stores: the workspace folder, attachments and artifacts, and the
+   * files `processes` (a running sandbox's) hold there without a name.
+   */
+  async usage(workspaceDir: string, processes: number[] = []): Promise<{ bytes: number; entries: number }> {
     const folders = ownerFoldersByName(this.quota.dataDir, basename(workspaceDir));
     const parts = await Promise.all(
       [workspaceDir, folders.attachments, folders.artifacts].map((dir) => measureFolder(dir)),
     );
-    return parts.reduce((a, b) => ({ bytes: a.bytes + b.bytes, entries: a.entries + b.entries }));
+    const named = parts.reduce((a, b) => ({ bytes: a.bytes + b.bytes, entries: a.entries + b.entries }));
+    if (processes.length === 0) return named;
+    let device: number;
+    try {
+      device = statSync(workspaceDir).dev;
+    } catch {
+      return named;
+    }
+    const held = heldWithoutName(processes, device);
+    return { bytes: named.bytes + held.bytes, entries: named.entries + held.files };
   }
 
   /**
    * Watches the workspace folder of a running sandbox; `stop` is called once, when it goes over.
-   * Returns the function that ends the watch (when the sandbox exits).
+   * `processes` lists the sandbox's processes at the moment it is called. Returns the function that
+   * ends the watch (when the sandbox exits).
    */
-  watch(workspaceDir: string, stop: (error: QuotaExceeded) => void): () => void {
+  watch(workspaceDir: string, stop: (error: QuotaExceeded) => void, processes: () => number[]): () => void {
     const entry: Watched = {
       workspaceDir,
       stop,
+      processes,
       lastBytes: 0,
       lastEntries: 0,
       fsAtWalk: { bytes: 0, inodes: 0 },
@@ -240,7 +269,7 @@ export class QuotaWatch {
     entry.walking = true;
     try {
       entry.fsAtWalk = filesystemUsed(entry.workspaceDir);
-      const { bytes, entries } = await this.usage(entry.workspaceDir);
+      const { bytes, entries } = await this.usage(entry.workspaceDir, entry.processes());
       entry.lastWalk = Date.now();
       entry.lastBytes = bytes;
       entry.lastEntries = entries;

@@ -1,7 +1,8 @@
 /**
  * A seccomp filter for every sandbox: the system calls that administer the machine or cross a process
  * boundary fail with EPERM (mount and friends, ptrace, bpf, keyrings, namespaces, kernel modules,
- * ...), and so do io_uring and netlink and vsock sockets; everything else is allowed. Capabilities are
+ * ...), and so do io_uring and netlink and vsock sockets; reserving disk space past a file's end fails
+ * with EOPNOTSUPP; everything else is allowed. Capabilities are
  * already dropped, so most of these should fail anyway; the filter takes the kernel's own code for them
  * out of reach as well. io_uring and those sockets need no capability at all: only the filter stops them.
  *
@@ -79,8 +80,28 @@ const DENIED = [
  */
 const DENIED_SOCKET_FAMILIES = { AF_NETLINK: 16, AF_VSOCK: 40 } as const;
 
+/**
+ * Disk space taken without growing a file. `fallocate` with FALLOC_FL_KEEP_SIZE (1) reserves blocks
+ * past the end of a file: RLIMIT_FSIZE is not checked (the size does not change) and it takes one system
+ * call, so `fallocate -n -l 80G f` filled the host's disk before the workspace quota's watchdog could
+ * look, and its walk counts sizes, so it never saw the space at all. Refused with EOPNOTSUPP, which
+ * callers already treat as "this filesystem cannot", except with FALLOC_FL_PUNCH_HOLE (2), which only
+ * frees space (mode & 3 == 1 is refused). XFS's older ioctls reserve space the same way (XFS_IOC_RESVSP,
+ * RESVSP64, ALLOCSP, ALLOCSP64 and their inverses, ZERO_RANGE: `_IOW('X', n, struct xfs_flock64)`).
+ */
+const SPACE_RULES: { syscall: string; arg: number; mask: number; value: number }[] = [
+  { syscall: "fallocate", arg: 1, mask: 0x3, value: 0x1 },
+  ...[10, 11, 36, 37, 40, 41, 42, 43, 57].map((nr) => ({
+    syscall: "ioctl",
+    arg: 1,
+    mask: 0xffffffff,
+    value: 0x40305800 | nr,
+  })),
+];
+
 const SCMP_ACT_ALLOW = 0x7fff0000;
 const SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1;
+const SCMP_ACT_ERRNO_EOPNOTSUPP = 0x00050000 | 95;
 
 let compiled: { path: string } | null | undefined;
 
@@ -134,11 +155,11 @@ const SCMP_CMP_MASKED_EQ = 7;
  * bits equals `value`. The mask matters: the kernel reads an `int` argument's low half only, so a
  * caller setting the high bits would slip past a plain 64-bit comparison.
  */
-function lowHalfEquals(arg: number, value: number): Buffer {
+function lowHalfEquals(arg: number, value: number, mask = 0xffffffff): Buffer {
   const cmp = Buffer.alloc(24);
   cmp.writeUInt32LE(arg, 0);
   cmp.writeUInt32LE(SCMP_CMP_MASKED_EQ, 4);
-  cmp.writeBigUInt64LE(0xffffffffn, 8);
+  cmp.writeBigUInt64LE(BigInt(mask), 8);
   cmp.writeBigUInt64LE(BigInt(value), 16);
   return cmp;
 }
@@ -179,6 +200,11 @@ function compile(path: string): boolean {
     for (const family of Object.values(DENIED_SOCKET_FAMILIES)) {
       const cmp = lowHalfEquals(0, family);
       if (s.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO_EPERM, socket, 1, cmp) !== 0) return false;
+    }
+    for (const rule of SPACE_RULES) {
+      const nr = s.seccomp_syscall_resolve_name(Buffer.from(`${rule.syscall}\0`));
+      const cmp = lowHalfEquals(rule.arg, rule.value, rule.mask);
+      if (s.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO_EOPNOTSUPP, nr, 1, cmp) !== 0) return false;
     }
     const fd = openSync(path, "w", 0o600);
     try {

@@ -16,6 +16,7 @@ import type { Confinement } from "./confinement.ts";
 import { type JailPlan, jailArgs } from "./jail.ts";
 import type { SandboxLimits } from "./limits.ts";
 import { attachPasta, findPasta, readJailPid, release } from "./network.ts";
+import { processTree } from "./process-tree.ts";
 import type { QuotaExceeded, QuotaWatch } from "./quota-watch.ts";
 
 /** What programs read from /etc to run; never the whole of it (shadow, ssh host keys, ssl/private). */
@@ -110,10 +111,14 @@ export function jailedExec(jail: ShellJail, workspaceDir: string) {
       proc.kill("SIGKILL");
     });
     let overQuota: QuotaExceeded | undefined;
-    const unwatch = jail.quota?.watch(workspaceDir, (error) => {
-      overQuota = error;
-      proc.kill("SIGKILL");
-    });
+    const unwatch = jail.quota?.watch(
+      workspaceDir,
+      (error) => {
+        overQuota = error;
+        proc.kill("SIGKILL");
+      },
+      () => processTree(proc.pid),
+    );
     let reason: "aborted" | "timeout" | undefined;
     const stop = (why: "aborted" | "timeout") => {
       reason ??= why;

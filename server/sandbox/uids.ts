@@ -4,7 +4,9 @@
  * processes through `/proc/<pid>/root`, signals or ptrace checks, and none is `nobody` (65534), which
  * other host daemons use:
  *
- *   uid_base + 0 … uid_base + 4095          turns' interpreters, one per live interpreter (a slot)
+ *   uid_base + 0 … uid_base + 4031          turns' interpreters, one per live interpreter (a slot)
+ *   uid_base + 4032 … uid_base + 4095       search's document readers (`atrium parse`), one per live
+ *                                           process (a slot): they read users' documents
  *   uid_base + 4096 … uid_base + 65535      users' long-lived sandboxes, one per user, recorded in the
  *                                           database (users/uid-store.ts) and kept across restarts
  *
@@ -17,7 +19,11 @@ import { readFileSync } from "node:fs";
 /** uids in the range: 64 Ki, the size of one subordinate range. */
 export const UID_RANGE_SIZE = 65_536;
 /** The first slots of the range go to turns' interpreters (policy max_interpreters is at most 1024). */
-export const INTERPRETER_UIDS = 4096;
+export const INTERPRETER_UIDS = 4032;
+/** Then one slot per live document reader (policy search.read_parallel is at most 64). */
+export const PARSER_UIDS = 64;
+/** Users' uids start here, after both (never moved: users' indexes are recorded). */
+export const USERS_FROM = 4096;
 /** Above the defaults of shadow's subordinate ranges (100000 … 600100000) and systemd's container
  * ranges (524288 … 1879048191), below 2^31 (some programs still read a uid as a signed int). */
 export const DEFAULT_UID_BASE = 1_900_000_000;
@@ -28,13 +34,19 @@ export function interpreterUid(base: number, slot: number): number {
   return base + slot;
 }
 
+/** The uid of document reader slot `slot` (0 … PARSER_UIDS − 1). */
+export function parserUid(base: number, slot: number): number {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= PARSER_UIDS) throw new RangeError("no such slot");
+  return base + INTERPRETER_UIDS + slot;
+}
+
 /** How many users can have a uid of their own. */
-export const USER_UIDS = UID_RANGE_SIZE - INTERPRETER_UIDS;
+export const USER_UIDS = UID_RANGE_SIZE - USERS_FROM;
 
 /** The uid of the user with index `index` (0 … USER_UIDS − 1). */
 export function userUid(base: number, index: number): number {
   if (!Number.isInteger(index) || index < 0 || index >= USER_UIDS) throw new RangeError("no such index");
-  return base + INTERPRETER_UIDS + index;
+  return base + USERS_FROM + index;
 }
 
 export interface HostIdFiles {

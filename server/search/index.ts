@@ -34,6 +34,7 @@ export const searchFamily = defineFamily({
     // PDF and HTML are read in a bounded subprocess per document, never on the event loop.
     const parser = new DocumentParser(parseLimitsFromPolicy(ctx.config.policy.settings), {
       keepOut: [ctx.config.dataDir],
+      uidBase: ctx.config.policy.settings.sandbox.uid_base,
     });
     const queries = new SearchQueryService({ search, graph }, ctx.models, embeddings);
     const indexes = new SearchIndexService(

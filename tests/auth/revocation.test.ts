@@ -4,16 +4,19 @@
  * when `atrium user disable|delete` runs as another process on the same data dir (the server learns it
  * from the database within its re-check interval), and the account's sessions are refused from then on.
  * Another user's connections stay open and keep working. A sign-out in this process ends its
- * session's streams at once.
+ * session's streams at once. A disabled account's sandbox is stopped (its background processes end, its
+ * preview URL leads nowhere), and starts again once the account is enabled.
  */
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
+import type { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { type ChatClient, chat as socketChat } from "../helpers/agents.ts";
 import { postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
+import { descendants, runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
 import { turnRequest, turnsApp } from "../helpers/turns.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 import { authApp, PASSWORD, SECRET, type SignedUser, signUp } from "./auth-app.ts";
 
 setDefaultTimeout(60_000);
@@ -200,3 +203,31 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
   });
   expect(await follow.text()).toContain("event: turn_cancelled");
 }, 180_000);
+
+test("a disabled account's sandbox stops: what it left running ends, its preview URL leads nowhere; enabled again, it starts anew", async () => {
+  t = await authApp();
+  const ann = await signUp(t, "ann@example.org");
+  const bob = await signUp(t, "bob@example.org");
+  const sandboxes = t.family("chat").sandboxes as LocalSandboxProvider;
+  // Each leaves a process running in the background, as a user's server or a loop would.
+  for (const user of [ann, bob]) await runIn(sandboxes, user.id, "sleep 1000 >/dev/null 2>&1 &");
+  const annJail = sandboxes.jailPid(ann.id) as number;
+  const annTree = [annJail, ...descendants(annJail)];
+  expect(annTree.length).toBeGreaterThan(1);
+  const preview = await t.json<{ url: string }>("/api/sandbox/preview?port=3000", { headers: ann.bearer });
+  expect(preview.status).toBe(200);
+  const path = new URL(preview.body.url).pathname;
+
+  await cli(t.dataDir, "disable", "ann@example.org");
+
+  await waitFor(() => annTree.every(processGone), { what: "the disabled account's sandbox to stop" });
+  expect(sandboxes.jailPid(ann.id)).toBeUndefined();
+  // The signed URL (still within its 10 minutes) reaches no sandbox.
+  expect((await t.request(path)).status).toBe(404);
+  // Bob's sandbox runs on.
+  expect(sandboxes.jailPid(bob.id)).toBeNumber();
+  expect((await runIn(sandboxes, bob.id, "echo here")).out).toBe("here\n");
+
+  await cli(t.dataDir, "enable", "ann@example.org");
+  expect((await runIn(sandboxes, ann.id, "echo back")).out).toBe("back\n");
+});

@@ -1,7 +1,7 @@
 /**
  * A root server runs every sandbox as a host uid of its own (server/sandbox/uids.ts), never the shared
  * `nobody`: each user's long-lived sandbox as the uid recorded for them (the same after a restart), each
- * live interpreter as its slot's. A process of one user's uid cannot read another user's workspace, not
+ * live interpreter and each document reader (search's parse subprocess) as its slot's. A process of one user's uid cannot read another user's workspace, not
  * through /proc/<pid>/root of their running sandbox (the way a shared uid let any such process in) and
  * not through the data dir; the owner's own uid can, which is what a shared uid handed to everyone.
  */
@@ -14,16 +14,20 @@ import {
   checkUidRange,
   DEFAULT_UID_BASE,
   INTERPRETER_UIDS,
+  PARSER_UIDS,
   UID_RANGE_SIZE,
+  USERS_FROM,
 } from "../../server/sandbox/uids.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { SandboxUidStore } from "../../server/sandbox/users/uid-store.ts";
+import { DEFAULT_PARSE_LIMITS, DocumentParser } from "../../server/search/indexing/parser.ts";
 import { migrate } from "../../server/storage/migrate.ts";
 import { Store } from "../../server/storage/store.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { descendants, hostUid, runIn } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -72,7 +76,7 @@ function asUid(uid: number, argv: string[]) {
   return { code: run.exitCode, out: run.stdout.toString(), err: run.stderr.toString() };
 }
 
-const USERS_FIRST = DEFAULT_UID_BASE + INTERPRETER_UIDS;
+const USERS_FIRST = DEFAULT_UID_BASE + USERS_FROM;
 const RANGE_END = DEFAULT_UID_BASE + UID_RANGE_SIZE;
 
 describe("users' long-lived sandboxes", () => {
@@ -163,11 +167,52 @@ describe("turns' interpreters", () => {
       expect(uids[0]).not.toBe(uids[1]);
       for (const uid of uids) {
         expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_BASE);
-        expect(uid).toBeLessThan(USERS_FIRST);
+        expect(uid).toBeLessThan(DEFAULT_UID_BASE + INTERPRETER_UIDS);
       }
       for (const interpreter of interpreters) pool.release(interpreter);
     } finally {
       pool.close();
+    }
+  });
+});
+
+describe("search's document readers", () => {
+  test("two documents read at once run as two uids of the readers' part of the range, never nobody", async () => {
+    // HTML nested deep enough to keep each reader busy until its time limit, so its process can be seen.
+    const deep = new TextEncoder().encode(`${"<div>".repeat(300_000)}x${"</div>".repeat(300_000)}`);
+    const parser = new DocumentParser({ ...DEFAULT_PARSE_LIMITS, timeoutMs: 8_000, parallel: 2 });
+    const readers = () =>
+      descendants(process.pid).filter((pid) => {
+        try {
+          const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+          return argv.includes("parse") && !argv.some((a) => a.endsWith("bwrap"));
+        } catch {
+          return false;
+        }
+      });
+    try {
+      const parsing = [parser.parse("html", deep, "ann"), parser.parse("html", deep, "bob")];
+      const seen = new Set<number>();
+      await waitFor(
+        () => {
+          for (const pid of readers()) {
+            try {
+              seen.add(hostUid(pid));
+            } catch {}
+          }
+          return seen.size >= 2;
+        },
+        { what: "both readers to run" },
+      );
+      expect(seen.has(65534)).toBe(false);
+      expect(seen.size).toBe(2);
+      for (const uid of seen) {
+        expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_BASE + INTERPRETER_UIDS);
+        expect(uid).toBeLessThan(DEFAULT_UID_BASE + INTERPRETER_UIDS + PARSER_UIDS);
+      }
+      await Promise.all(parsing);
+    } finally {
+      parser.close();
     }
   });
 });

@@ -11,13 +11,14 @@
  * While it runs, the workspace quota's watchdog (quota-watch.ts) measures what it stores; past the quota
  * the sandbox is stopped and the command in progress fails with the watchdog's message.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 import { oomKills } from "../cgroup.ts";
 import type { Confinement } from "../confinement.ts";
 import type { JailPlan } from "../jail.ts";
 import type { SandboxLimits } from "../limits.ts";
 import { attachPasta, findPasta, readJailPid, release } from "../network.ts";
+import { processTree } from "../process-tree.ts";
 import type { QuotaWatch } from "../quota-watch.ts";
 import { sandboxJailCommand } from "./jail-command.ts";
 import type { SandboxExecOptions } from "./provider-api.ts";
@@ -92,10 +93,14 @@ export class UserSandbox {
       this.markReady = resolve;
       failStart = reject;
     });
-    const unwatch = jail.quota?.watch(workspaceDir, (error) => {
-      this.stoppedFor = error;
-      void this.stop();
-    });
+    const unwatch = jail.quota?.watch(
+      workspaceDir,
+      (error) => {
+        this.stoppedFor = error;
+        void this.stop();
+      },
+      () => processTree(pid),
+    );
     this.exited = this.proc.exited.then(() => {
       this.alive = false;
       unwatch?.();
@@ -292,20 +297,6 @@ export class UserSandbox {
     await this.exited;
     for (let waited = 0; waited < 5000 && tree.some(alive); waited += 10) await Bun.sleep(10);
   }
-}
-
-/** `pid` and its descendants, from /proc (bounded). */
-function processTree(pid: number): number[] {
-  const out = [pid];
-  for (let i = 0; i < out.length && out.length < 4096; i++) {
-    try {
-      for (const task of readdirSync(`/proc/${out[i]}/task`)) {
-        const children = readFileSync(`/proc/${out[i]}/task/${task}/children`, "utf8").trim();
-        if (children) out.push(...children.split(" ").map(Number));
-      }
-    } catch {}
-  }
-  return out;
 }
 
 /** Whether a process still exists and is not a zombie. */

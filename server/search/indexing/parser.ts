@@ -12,6 +12,10 @@
  * A document past a limit fails alone, with a reason the index summary lists; a few run at once
  * server-wide, the rest wait their turn, owner by owner in rotation. The values come from the policy's
  * `[search]` table.
+ *
+ * Started by root, each parse runs as a host uid of its own (a document reader slot of uids.ts), never
+ * `nobody`: a host daemon running as nobody could otherwise read the document out of its memory or
+ * signal it, and would share its process limit.
  */
 import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -28,6 +32,7 @@ import {
 } from "../../sandbox/isolation.ts";
 import { jailArgs } from "../../sandbox/jail.ts";
 import { DEFAULT_LIMITS, prlimitOptions, type SandboxLimits } from "../../sandbox/limits.ts";
+import { assertUidRange, DEFAULT_UID_BASE, PARSER_UIDS, parserUid } from "../../sandbox/uids.ts";
 import type { ReadCaps } from "./file-text.ts";
 import { REFUSED_EXIT } from "./parse-worker.ts";
 
@@ -73,6 +78,8 @@ export interface ParserOptions {
   isolation?: Isolation;
   /** Replaces the whole command line (tests of the limits with a stand-in process). */
   command?: (kind: ParseKind) => string[];
+  /** Policy `sandbox.uid_base`: where the readers' uids are (a root server). */
+  uidBase?: number;
 }
 
 /** Bytes of stdout beyond the text cap a reason or framing may take. */
@@ -88,6 +95,9 @@ export class DocumentParser {
   /** Waiting parses per owner; the Map's order is the round-robin order of the owners. */
   private readonly waiting = new Map<string, (() => void)[]>();
   private running = 0;
+  /** uid slots of live parse processes, and the next slot to try (handed out in turn). */
+  private readonly slotsInUse = new Set<number>();
+  private nextSlot = 0;
 
   constructor(
     limits: ParseLimits,
@@ -163,13 +173,17 @@ export class DocumentParser {
 
   private async run(kind: ParseKind, bytes: Uint8Array): Promise<ParseResult> {
     const { limits } = this;
-    const proc = Bun.spawn(this.options.command?.(kind) ?? this.command(kind), {
+    const slot = this.freeSlot();
+    this.slotsInUse.add(slot);
+    const proc = Bun.spawn(this.options.command?.(kind) ?? this.command(kind, slot), {
       env: {},
       stdin: new Blob([bytes as Uint8Array<ArrayBuffer>]),
       stdout: "pipe",
       stderr: "ignore",
     });
     this.live.add(proc);
+    // Free again only once the process is gone, whatever happens to its output.
+    void proc.exited.finally(() => this.slotsInUse.delete(slot));
     let killedFor: "time" | "output" | undefined;
     const kill = (why: typeof killedFor) => {
       killedFor ??= why;
@@ -202,8 +216,19 @@ export class DocumentParser {
     }
   }
 
+  /** The next reader uid slot no live parse holds, in turn from the last one handed out. */
+  private freeSlot(): number {
+    for (let tried = 0; tried < PARSER_UIDS; tried++) {
+      const slot = this.nextSlot;
+      this.nextSlot = (this.nextSlot + 1) % PARSER_UIDS;
+      if (!this.slotsInUse.has(slot)) return slot;
+    }
+    // Unreachable: at most 64 parses run at once (policy search.read_parallel), one slot each.
+    throw new Error("no document reader uid is free");
+  }
+
   /** `atrium parse <kind> …`, jailed where bubblewrap works, at a lower CPU priority. */
-  private command(kind: ParseKind): string[] {
+  private command(kind: ParseKind, slot: number): string[] {
     const exe = realpathSync(process.execPath);
     const root = sourceRoot();
     const inner = [
@@ -217,7 +242,10 @@ export class DocumentParser {
     const lower = nice ? [nice, "-n", "10"] : [];
     const plan = this.isolation === "bubblewrap" ? detectSandbox().plan : undefined;
     if (plan) {
+      const base = this.options.uidBase ?? DEFAULT_UID_BASE;
+      if (plan.dropTo) assertUidRange(base);
       const jailed = jailArgs(plan, this.sandbox, {
+        ...(plan.dropTo ? { uid: parserUid(base, slot) } : {}),
         system: RUNTIME_LIBRARIES,
         readOnly: runtimeBinds(this.keepOut),
         tmpfs: ["/tmp"],
