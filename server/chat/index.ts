@@ -64,7 +64,7 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const stores = new ChatStore(ctx.store);
+    const stores = chatStores(ctx);
     const runtime = chatRuntime(ctx, stores);
     const services = chatServices(ctx, stores, runtime);
     return {
@@ -81,6 +81,11 @@ export const chatFamily = defineFamily({
     };
   },
 });
+
+/** The SQL mirror over the app's database: sessions, runs, provider keys. */
+function chatStores(ctx: AppContext) {
+  return new ChatStore(ctx.store);
+}
 
 /** What runs below the services: the quota watch, the users' sandboxes, the pi host. */
 function chatRuntime(ctx: AppContext, stores: ChatStore) {
