@@ -12,11 +12,11 @@
  */
 
 import { Elysia } from "elysia";
+import { limitsFromPolicy } from "../config/sandbox-limits.ts";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
 import { outboundRule } from "../http/outbound/rule.ts";
-import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { QuotaWatch } from "../sandbox/quota-watch.ts";
 import { sandboxProviderFor } from "../sandbox/users/provider.ts";
 import { chatMigrations } from "./migrations/index.ts";
