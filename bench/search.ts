@@ -243,7 +243,7 @@ try {
   let unanswered = 0;
   for (const q of globalQueries) {
     const t0 = performance.now();
-    const answer = await globalSearch(graph, index, q, undefined, { level: 0 });
+    const answer = await globalSearch({ search: store, graph }, index, q, undefined, { level: 0 });
     const text = await drain(answer);
     global.push(performance.now() - t0);
     if (text.startsWith("I am sorry")) unanswered++;
@@ -253,7 +253,7 @@ try {
   for (const q of ["What are the main themes?", "Who are the main characters?", "What is this about?"])
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
-      await drain(await globalSearch(graph, index, q, undefined, { level: 0 }));
+      await drain(await globalSearch({ search: store, graph }, index, q, undefined, { level: 0 }));
       broad.push(performance.now() - t0);
     }
   db.close();

@@ -24,7 +24,7 @@ import { createEnvSource } from "../server/config/env.ts";
 import { loadConfig } from "../server/config/index.ts";
 import { createContext } from "../server/context.ts";
 import { silentLogger } from "../server/log.ts";
-import { fmt, median, percentile } from "./lib/stats.ts";
+import { fmt, median, percentile, sample } from "./lib/stats.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "20" }, rounds: { type: "string", default: "5" } },
@@ -68,17 +68,6 @@ const subjects: Record<string, () => Promise<unknown>> = {
     await response.arrayBuffer();
   },
 };
-
-/** Milliseconds per call, one call at a time. */
-async function sample(run: () => Promise<unknown>, n: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await run();
-    out.push(performance.now() - started);
-  }
-  return out;
-}
 
 try {
   for (const run of Object.values(subjects)) await sample(run, 3); // warm every path

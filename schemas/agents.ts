@@ -325,3 +325,32 @@ export const ClientEndFrame = t.Object({
   type: t.Literal("end_session"),
   session_id: t.Optional(t.String()),
 });
+
+/** `POST /v1/chat/messages` (Atrium extension): one message to an agent or fleet over HTTP. */
+export const ChatMessageRequest = t.Object({
+  target_id: t.Optional(t.String({ maxLength: 100, description: "the agent or fleet (a new session)" })),
+  target_type: t.Optional(t.Union([t.Literal("agent"), t.Literal("fleet")])),
+  session_id: t.Optional(t.String({ maxLength: 100, description: "continue this session instead" })),
+  content: t.String({ minLength: 1, maxLength: 100_000, pattern: "\\S" }),
+  context: t.Optional(
+    t.Object({
+      thread_id: t.Optional(Id),
+      parent_id: t.Optional(Id),
+      capabilities: t.Optional(t.Array(Capability, { description: "dynamic: route to these capabilities" })),
+    }),
+  ),
+});
+
+export const ChatMessageReply = t.Object({
+  session_id: t.String(),
+  message_id: t.String(),
+  content: t.String({ description: "the reply: the last agent's, or the merge or synthesis of a fleet" }),
+  agents: t.Array(
+    t.Object(
+      { agent_id: t.String(), agent_name: t.String(), phase: t.String() },
+      { additionalProperties: true },
+    ),
+    { description: "who spoke, in order" },
+  ),
+  timestamp: t.String(),
+});

@@ -66,3 +66,54 @@ export const Invite = t.Object({
   expiresAt: t.String(),
   admin: t.Boolean(),
 });
+
+/** Personal access token scopes (server/auth/scopes.ts): a family, its `:read` variant, or `mcp`. */
+export const TokenScope = t.Union(
+  [
+    t.Literal("chat"),
+    t.Literal("chat:read"),
+    t.Literal("turns"),
+    t.Literal("turns:read"),
+    t.Literal("search"),
+    t.Literal("search:read"),
+    t.Literal("agents"),
+    t.Literal("agents:read"),
+    t.Literal("mcp"),
+  ],
+  {
+    description:
+      "a family (`chat`, `turns`, `search`, `agents`: every route of its paths), its `:read` variant (GET and HEAD only, no WebSocket), or `mcp` (Atrium's MCP server at /mcp)",
+  },
+);
+
+export const NewTokenBody = t.Object({
+  name: t.String({ minLength: 1, maxLength: 100, description: "what the token is for (shown in lists)" }),
+  scopes: t.Array(TokenScope, { minItems: 1, maxItems: 9, uniqueItems: true }),
+  expiresInDays: t.Optional(
+    t.Integer({ minimum: 1, maximum: 365, description: "omitted: the token does not expire" }),
+  ),
+});
+
+export const AccessToken = t.Object({
+  id: t.String(),
+  name: t.String(),
+  scopes: t.Array(TokenScope),
+  createdAt: t.String(),
+  lastUsedAt: t.Union([t.String(), t.Null()], { description: "within a minute; null: never used" }),
+  expiresAt: t.Union([t.String(), t.Null()], { description: "null: does not expire" }),
+  expired: t.Boolean(),
+});
+
+export const CreatedToken = t.Composite([
+  t.Object({
+    token: t.String({
+      description:
+        "`atr_<id>_<secret>`: shown this once, only its hash is kept. Send as `Authorization: Bearer`",
+    }),
+  }),
+  AccessToken,
+]);
+
+export const TokenList = t.Object({ tokens: t.Array(AccessToken) });
+
+export const TokenIdParams = t.Object({ id: t.String({ maxLength: 100 }) });

@@ -94,6 +94,7 @@ export const IndexSummary = t.Object({
   documents: t.Integer(),
   documents_unchanged: t.Integer(),
   documents_indexed: t.Integer(),
+  documents_removed: t.Optional(t.Integer({ description: "documents taken out by this run (a removal)" })),
   units: t.Integer(),
   entities: t.Integer(),
   relationships: t.Integer(),
@@ -137,6 +138,26 @@ export const IndexList = t.Object({
           { description: "present when the policy names an embeddings endpoint" },
         ),
       ),
+    }),
+  ),
+});
+
+/** `/search/indexes/{index}/documents`: one of the caller's indexes. */
+export const IndexParams = t.Object({ index: IndexName });
+
+/** `/search/indexes/{index}/documents/{name}`: the index and one of its documents, by title. */
+export const IndexDocumentParams = t.Object({
+  index: IndexName,
+  name: t.String({ minLength: 1, maxLength: 255, description: "the document's title (URL-encoded)" }),
+});
+
+export const DocumentList = t.Object({
+  documents: t.Array(
+    t.Object({
+      name: t.String({ description: "the title it was indexed under" }),
+      chars: t.Integer(),
+      units: t.Integer(),
+      indexed_at: t.String(),
     }),
   ),
 });

@@ -10,6 +10,7 @@ import { agentsFamily, WS_MAX_FRAME_BYTES } from "./agents/index.ts";
 import { managedAuthProxy } from "./auth/managed.ts";
 import { authMigrations } from "./auth/migrations/index.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { tokenRoutes } from "./auth/token-routes.ts";
 import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
@@ -22,6 +23,7 @@ import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
+import { atriumMcp, MCP_TAG } from "./mcp/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
@@ -65,6 +67,8 @@ export interface App {
 }
 
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
+  // An access token's scope is the family that owns the path (auth/scopes.ts).
+  ctx.scopes.learn(FAMILIES);
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
   // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
@@ -95,19 +99,19 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     )
     .use(requestBodies(uploads))
     .use(healthRoutes(ctx))
-    .use(
-      docs(
-        FAMILIES.map((f) => f.tag),
-        uploads,
-      ),
-    )
+    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG], uploads))
     .use(webRoutes()) as AnyElysia;
+  // Access tokens belong to a signed-in user: protected mode only (local mode needs none on loopback).
+  if (ctx.config.mode.kind === "protected") app = app.use(tokenRoutes(ctx.tokens, ctx.identity));
   // /api/auth/*: the managed service's when there is one, else session auth's (APP_AUTH_SECRET).
   const managedAuthUrl = ctx.config.auth.managedAuthUrl;
   if (managedAuthUrl) app = app.use(managedAuthProxy(managedAuthUrl));
   else if (ctx.auth)
     app = app.use(authRoutes({ auth: ctx.auth, identity: ctx.identity, proxies: ctx.proxies }));
   for (const family of mounted) app = app.use(family.routes);
+  // Atrium as an MCP server: its tools call the families' routes through this app, in process.
+  const mcp = atriumMcp(ctx, (request) => app.handle(request));
+  app = app.use(mcp.routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
 
@@ -128,6 +132,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     },
     close() {
       closing ??= (async () => {
+        await mcp.close();
         for (const family of [...mounted].reverse()) await family.stop?.();
         ctx.connections.close();
         ctx.db.close();

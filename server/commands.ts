@@ -17,7 +17,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   user: {
     summary:
-      "manage accounts of a team server: user add|admin|invite|reset-password|disable|enable|delete|list (user --help)",
+      "manage accounts of a team server: user add|admin|invite|reset-password|disable|enable|delete|list|token (user --help)",
     // Migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
     load: () => import("./pi-package.ts").then(() => import("./user-command.ts")),
   },
@@ -42,6 +42,16 @@ export const COMMANDS: Record<string, Command> = {
   login: {
     summary: "sign in to a team server and keep its session token: login --url URL [--email E] [--sign-out]",
     load: () => import("../cli/login.ts"),
+  },
+  token: {
+    summary:
+      "your personal access tokens on a team server: token create --name N --scope S [--days N] | list | revoke ID [--url URL]",
+    load: () => import("../cli/token.ts"),
+  },
+  mcp: {
+    summary:
+      "Atrium's MCP server on stdin/stdout, forwarding to a server's /mcp: mcp [--url URL] (APP_TOKEN)",
+    load: () => import("../cli/mcp.ts"),
   },
   sandbox: {
     summary: "one pyodide interpreter speaking JSON lines on stdin/stdout (spawned by the server)",

@@ -4,12 +4,15 @@
  */
 import type { Database } from "bun:sqlite";
 import { join } from "node:path";
+import { AccessTokens, accessTokenResolver } from "./auth/access-tokens.ts";
+import { BearerGuesses } from "./auth/bearer-guesses.ts";
 import { type CredentialResolver, identityPlugin } from "./auth/identity.ts";
 import { LimitStore } from "./auth/limit-store.ts";
 import { LiveConnections } from "./auth/live-connections.ts";
 import { managedResolver } from "./auth/managed.ts";
 import { PasswordQueue } from "./auth/password-queue.ts";
 import { ProxyTrust } from "./auth/proxies.ts";
+import { ScopeRules } from "./auth/scopes.ts";
 import { SessionAuth } from "./auth/session-auth.ts";
 import { sessionResolver } from "./auth/session-resolver.ts";
 import type { EnvSource } from "./config/env.ts";
@@ -30,6 +33,10 @@ export interface AppContext {
   readiness: Readiness;
   /** Session auth (accounts, sessions, invites, CSRF tokens), when `APP_AUTH_SECRET` is set. */
   auth?: SessionAuth;
+  /** Personal access tokens (`atr_…`): created, listed and revoked by their owner; accepted as bearers. */
+  tokens: AccessTokens;
+  /** Which scope of an access token each route needs; createApp teaches it the families' paths. */
+  scopes: ScopeRules;
   /** Attempt limits kept in the database (sign-in, workspace reindex): shared by every instance. */
   limits: LimitStore;
   /**
@@ -73,23 +80,33 @@ export function createContext(options: ContextOptions): AppContext {
           audience: managedAudience,
         })
       : undefined;
-  // Only session-auth credentials can be revoked here; managed JWTs and the local user cannot.
-  const connections = new LiveConnections(
-    (identity) => identity.kind !== "session" || auth?.stillSignedIn(identity.session) === true,
-  );
+  const tokens = new AccessTokens(store);
+  const guesses = new BearerGuesses(limits);
+  // Sessions and access tokens can be revoked here; managed JWTs and the local user cannot.
+  const connections = new LiveConnections((identity) => {
+    if (identity.kind === "session") return auth?.stillSignedIn(identity.session) === true;
+    if (identity.kind === "token") return tokens.stillInForce(identity.token);
+    return true;
+  });
   auth?.onRevoked(() => connections.check());
+  tokens.onRevoked(() => connections.check());
+  // An access token first: a bearer the caller chose wins over a cookie the browser added.
   const credentials = [
-    ...(auth ? [sessionResolver(auth)] : []),
+    accessTokenResolver(tokens, guesses),
+    ...(auth ? [sessionResolver(auth, guesses)] : []),
     ...(managed ? [managed] : []),
     ...(resolvers ?? []),
   ];
   const proxies = new ProxyTrust(config.auth.trustProxy);
+  const scopes = new ScopeRules();
   return {
     config,
     env,
     db,
     store,
     auth,
+    tokens,
+    scopes,
     limits,
     connections,
     proxies,
@@ -100,7 +117,8 @@ export function createContext(options: ContextOptions): AppContext {
       mode: config.mode,
       resolvers: credentials,
       desktopToken: config.auth.desktopToken,
-      httpsOf: (request, peer) => proxies.clientOf(request, peer).https,
+      clientOf: (request, peer) => proxies.clientOf(request, peer),
+      scopes,
     }),
     shutdown: shutdown ?? new AbortController().signal,
   };

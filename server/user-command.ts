@@ -9,12 +9,15 @@
  *   user disable EMAIL | user enable EMAIL                   a disabled account cannot sign in; its sandbox stops
  *   user delete EMAIL --yes                                  the account and ALL its data in every family
  *   user list
+ *   user token create EMAIL --name N --scope S [--scope S]... [--days N]   an access token for the account
+ *   user token list EMAIL | user token revoke EMAIL ID
  *
  * Without --password-stdin a random password is generated and printed once.
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { migrationSets } from "./app.ts";
+import { AccessTokens } from "./auth/access-tokens.ts";
 import type { AccountRow } from "./auth/account-store.ts";
 import { SessionAuth } from "./auth/session-auth.ts";
 import { randomPart } from "./auth/tokens.ts";
@@ -26,6 +29,7 @@ import { openDatabase } from "./storage/database.ts";
 import { eraseOwnerRows } from "./storage/erase-owner.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 import { Store } from "./storage/store.ts";
+import { userToken } from "./user-token-command.ts";
 import { ownerFolders } from "./workspace/owner-folders.ts";
 
 const USAGE = `usage: atrium user <add|admin|invite|reset-password|disable|enable|delete|list> [args] [--data-dir D]
@@ -35,7 +39,9 @@ const USAGE = `usage: atrium user <add|admin|invite|reset-password|disable|enabl
   reset-password EMAIL [--password-stdin]
   disable EMAIL | enable EMAIL
   delete EMAIL --yes        (the account and all of its data in every family)
-  list`;
+  list
+  token create EMAIL --name N --scope S [--scope S]... [--days N]   (printed once)
+  token list EMAIL | token revoke EMAIL ID`;
 
 export interface UserCommandIO {
   out(text: string): void;
@@ -58,7 +64,9 @@ export async function main(argv: string[], io: UserCommandIO = processIO): Promi
     return 2;
   }
   const { values, positionals } = parsed;
-  const [action, email] = positionals;
+  const [action, first, second, third] = positionals;
+  // `user token <create|list|revoke> EMAIL [ID]`: the account comes after the token action.
+  const email = action === "token" ? second : first;
   if (!action || values.help) {
     io.out(`${USAGE}\n`);
     return action || values.help ? 0 : 2;
@@ -158,6 +166,10 @@ export async function main(argv: string[], io: UserCommandIO = processIO): Promi
         io.out(table(auth.accounts.list()));
         return 0;
       }
+      case "token": {
+        const owner = account().user_id;
+        return userToken(new AccessTokens(store), owner, first, third, values, io);
+      }
       default:
         throw new AppError("invalid", `unknown action '${action}'\n${USAGE}`);
     }
@@ -183,6 +195,7 @@ function parse(argv: string[]) {
       admin: { type: "boolean" },
       revoke: { type: "boolean" },
       days: { type: "string" },
+      scope: { type: "string", multiple: true },
       "password-stdin": { type: "boolean" },
       yes: { type: "boolean" },
       help: { type: "boolean", short: "h" },

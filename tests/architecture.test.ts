@@ -33,6 +33,8 @@ const RULES: IForbiddenRuleType[] = [
     to: { path: "^server/", pathNot: `^server/($1/|${SHARED})` },
   },
   { name: "schemas-are-data", from: { path: "^schemas/" }, to: { path: "^server/" } },
+  // Atrium's MCP server reaches the families through their HTTP routes in process, never their code.
+  { name: "the-mcp-server-calls-families-over-http", from: { path: "^server/mcp/" }, to: { path: FAMILY } },
   // The terminal client talks to a server over HTTP only (its types come from schemas/).
   { name: "the-terminal-client-is-an-http-client", from: { path: "^cli/" }, to: { path: "^server/" } },
 ];
@@ -77,8 +79,15 @@ describe("the import graph", () => {
         to: { path: "^server/index-command\\.ts$" },
       },
       { name: "probe-cli", from: { path: "^cli/" }, to: { path: "^schemas/" } },
+      { name: "probe-mcp", from: { path: "^server/mcp/" }, to: { path: "^server/auth/" } },
     ]);
-    for (const rule of ["probe-family-to-http", "probe-app-to-family", "probe-dynamic", "probe-cli"])
+    for (const rule of [
+      "probe-family-to-http",
+      "probe-app-to-family",
+      "probe-dynamic",
+      "probe-cli",
+      "probe-mcp",
+    ])
       expect({ rule, found: found.some((line) => line.startsWith(`${rule}:`)) }).toEqual({
         rule,
         found: true,

@@ -81,7 +81,7 @@ export async function askSearch(indexed: IndexedBooks, q: Question, model?: Mode
   const answer =
     q.mode === "local"
       ? localSearch(indexed.stores, index, q.question, model)
-      : await globalSearch(indexed.stores.graph, index, q.question, model);
+      : await globalSearch(indexed.stores, index, q.question, model);
   const text = await drain(answer);
   return scoreAnswer(q, text, answer.context_data, {
     ms: performance.now() - started,

@@ -13,3 +13,14 @@ export function percentile(values: number[], p: number): number {
 
 export const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** Milliseconds per call, one call at a time (latency, not throughput). */
+export async function sample(run: () => Promise<unknown>, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await run();
+    out.push(performance.now() - started);
+  }
+  return out;
+}

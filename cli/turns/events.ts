@@ -41,7 +41,7 @@ export type TurnEvent =
   | { type: "usage"; iterations: number; durationMs: number; usage: Usage }
   | { type: "warning"; message: string; code: string }
   | { type: "turn_finish"; finishReason: string; status: string; durationMs: number }
-  | { type: "turn_error"; message: string; code: string; durationMs: number }
+  | { type: "turn_error"; message: string; code: string; durationMs: number; detail?: string }
   | { type: "turn_cancelled"; reason: string; durationMs: number };
 
 /** The turn has ended once one of these came (a failed preparation adds turn_finish after turn_error). */

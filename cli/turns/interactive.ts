@@ -26,6 +26,8 @@ export class TurnsApp extends TerminalApp {
   session: Session | undefined;
   pending: Attachment[] = [];
   private running: Running | undefined;
+  /** The last turn, when it failed: /retry sends it again (a new turn, so a new Idempotency-Key). */
+  private failed: { text: string; attachments: Attachment[] } | undefined;
 
   constructor(readonly api: Api) {
     super(`${style.bold("atrium turns")} ${style.muted(`· ${api.baseUrl} · /help`)}`, SLASH_COMMANDS);
@@ -87,10 +89,19 @@ export class TurnsApp extends TerminalApp {
     this.updateFooter();
   }
 
-  private async turn(text: string): Promise<void> {
+  /** /retry: the failed turn's message and attachments, sent again under a new key. */
+  async retry(): Promise<void> {
+    const failed = this.failed;
+    if (!failed) this.say(style.muted("no failed turn to retry"));
+    else if (this.running) this.say(style.warn("a turn is running: wait for it, or Ctrl-C to cancel it"));
+    else await this.turn(failed.text, failed.attachments);
+  }
+
+  private async turn(text: string, again?: Attachment[]): Promise<void> {
     if (!this.session) this.session = await this.client.createSession(titleOf(text));
-    const attachments = this.pending;
-    this.pending = [];
+    const attachments = again ?? this.pending;
+    if (!again) this.pending = [];
+    this.failed = undefined;
     const view = new TurnView(this.api.baseUrl, text);
     this.transcript.addChild(view);
     const running: Running = { view, stop: new AbortController(), cancelWanted: false, cancelling: false };
@@ -108,6 +119,10 @@ export class TurnsApp extends TerminalApp {
         },
         onEvent: (event) => {
           view.apply(event);
+          if (event.type === "turn_error") {
+            this.failed = { text, attachments };
+            view.note("/retry sends this message again");
+          }
           if (event.type === "turn_start") {
             running.runId = event.runId;
             if (running.cancelWanted) this.cancel(running);

@@ -1,6 +1,6 @@
 /**
  * The interactive session's slash commands: /new, /sessions, /resume ID, /attach FILE, /skills,
- * /history, /help, /quit. Each talks to the server through the app's client and writes into its
+ * /history, /retry, /help, /quit. Each talks to the server through the app's client and writes into its
  * transcript; a failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
@@ -18,6 +18,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: "attach", description: "attach a file to your next message", argumentHint: "FILE" },
   { name: "skills", description: "list the skills turns can use" },
   { name: "history", description: "show this session's committed turns" },
+  { name: "retry", description: "send the message of the turn that failed again, as a new turn" },
   { name: "help", description: "list commands and keys" },
   { name: "quit", description: "leave (also Ctrl-C twice at the prompt, or Ctrl-D)" },
 ];
@@ -35,6 +36,8 @@ export type TurnsSlashHost = Pick<TerminalApp, "say" | "exit" | "tui" | "transcr
   readonly client: TurnsClient;
   session: Session | undefined;
   pending: Attachment[];
+  /** Sends the failed turn's message again as a new turn. */
+  retry(): Promise<void>;
 };
 
 async function showHistory(app: TurnsSlashHost, sessionId: string): Promise<void> {
@@ -50,6 +53,9 @@ export async function slash(app: TurnsSlashHost, line: string): Promise<void> {
   switch (command) {
     case "help":
       app.say(HELP);
+      return;
+    case "retry":
+      await app.retry();
       return;
     case "quit":
     case "exit":

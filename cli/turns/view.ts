@@ -163,7 +163,7 @@ export class TurnView extends Container {
         if (event.status !== "completed") this.line(style.error(`✗ turn ${event.status}`));
         return;
       case "turn_error":
-        this.line(style.error(`✗ ${event.code}: ${event.message}`));
+        this.line(style.error(`✗ ${event.code}: ${event.detail ?? event.message}`));
         return;
       case "turn_cancelled":
         this.line(style.warn("Turn cancelled"));

@@ -12,6 +12,7 @@ import { agentRoutes } from "./routes/agents.ts";
 import { chatSocketRoutes } from "./routes/chat-socket.ts";
 import { fleetRoutes } from "./routes/fleets.ts";
 import { memoryRoutes } from "./routes/memory.ts";
+import { agentMessageRoutes } from "./routes/messages.ts";
 import { agentSessionRoutes } from "./routes/sessions.ts";
 import { AgentService } from "./services/agents.ts";
 import { AgentChatService } from "./services/chat.ts";
@@ -73,5 +74,6 @@ function agentsRoutes(ctx: AppContext, services: ReturnType<typeof agentsService
     .use(fleetRoutes(ctx, services))
     .use(memoryRoutes(ctx, services))
     .use(agentSessionRoutes(ctx, services))
+    .use(agentMessageRoutes(ctx, services))
     .use(chatSocketRoutes(ctx, services));
 }

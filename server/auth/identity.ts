@@ -14,24 +14,33 @@ import type { Mode } from "../config/index.ts";
 import { AppError } from "../http/errors.ts";
 import { pathOf } from "../http/path.ts";
 import { carriesDesktopToken } from "./desktop-token.ts";
+import { missingScope, ScopeRules } from "./scopes.ts";
 
 export interface Identity {
   /** The owner id stored in every user-data row. */
   id: string;
-  kind: "local" | "session" | "bearer";
+  kind: "local" | "session" | "bearer" | "token";
   /** An admin of a team server (session auth): may edit policy and create invites. */
   admin?: boolean;
   /** The session this request belongs to (session auth): keys its CSRF token. */
   session?: string;
   /** How the credential came: a cookie the browser attaches by itself, or a header the caller set. */
   credential?: "cookie" | "header";
+  /** The personal access token this request came with (its id): live connections re-check it. */
+  token?: string;
+  /** A personal access token's scopes: what it may reach (scopes.ts). Other credentials reach everything. */
+  scopes?: readonly string[];
 }
 
 export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });
 
-/** What the identity plugin knows of the client beyond the request: whether it came over HTTPS. */
+/**
+ * What the identity plugin knows of the client beyond the request: whether it came over HTTPS, and its
+ * address (a trusted proxy's forwarded one; undefined when handled in process), which limits key on.
+ */
 export interface ClientContext {
   https: boolean;
+  address?: string;
 }
 
 /** Recognises one kind of credential; undefined when the request does not carry it (or it is invalid). */
@@ -62,10 +71,12 @@ export interface IdentityOptions {
   /** The desktop launch token (`APP_DESKTOP_TOKEN`), when the desktop shell started this server. */
   desktopToken?: string;
   /**
-   * Whether the client came over HTTPS, from the request and the socket's peer (a trusted proxy's
-   * `X-Forwarded-Proto` counts); default: the request URL's scheme.
+   * The client behind the request and the socket's peer: its address and whether it came over HTTPS (a
+   * trusted proxy's `X-Forwarded-For` and `X-Forwarded-Proto` count); default: the peer and the URL's scheme.
    */
-  httpsOf?: (request: Request, peer: string | undefined) => boolean;
+  clientOf?: (request: Request, peer: string | undefined) => ClientContext;
+  /** Which scope each route needs of an access token (learned from the families by createApp). */
+  scopes?: ScopeRules;
 }
 
 /**
@@ -74,7 +85,7 @@ export interface IdentityOptions {
  * after it see `owner: string`, the id every row and folder of the caller is keyed by, and in protected
  * mode a request without an identity gets 401 there even if the route were listed as public.
  */
-export function identityPlugin({ mode, resolvers = [], desktopToken, httpsOf }: IdentityOptions) {
+export function identityPlugin({ mode, resolvers = [], desktopToken, clientOf, scopes }: IdentityOptions) {
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
     base.onRequest(({ request }) => {
@@ -92,29 +103,38 @@ export function identityPlugin({ mode, resolvers = [], desktopToken, httpsOf }: 
       .decorate({ identity: LOCAL_IDENTITY as Identity | undefined, owner: LOCAL_IDENTITY.id })
       .macro({ owner: {} }) as unknown as ReturnType<typeof protectedIdentity>;
   }
-  return protectedIdentity(base, resolvers, httpsOf ?? ((request) => request.url.startsWith("https:")));
+  const client =
+    clientOf ?? ((request, peer) => ({ address: peer, https: request.url.startsWith("https:") }));
+  return protectedIdentity(base, resolvers, client, scopes ?? new ScopeRules());
 }
 
 function protectedIdentity(
   base: Elysia<"">,
   resolvers: CredentialResolver[],
-  httpsOf: NonNullable<IdentityOptions["httpsOf"]>,
+  clientOf: NonNullable<IdentityOptions["clientOf"]>,
+  scopes: ScopeRules,
 ) {
   const resolved = new WeakMap<Request, Identity>();
   return base
     .onRequest(async ({ request, server }) => {
-      const client = { https: httpsOf(request, server?.requestIP(request)?.address) };
+      const client = clientOf(request, server?.requestIP(request)?.address);
+      const path = pathOf(request);
       for (const candidate of [request, queryTokenRequest(request)]) {
         if (!candidate) continue;
         for (const resolve of resolvers) {
           const identity = await resolve(candidate, client);
           if (identity) {
+            // An access token reaches only what its scopes cover (public routes stay open to it).
+            const needed =
+              identity.scopes && !isPublicRoute(request.method, path) && scopes.needed(request, path);
+            const refusal = needed && identity.scopes ? missingScope(identity.scopes, needed) : undefined;
+            if (refusal) throw refusal;
             resolved.set(request, identity);
             return;
           }
         }
       }
-      if (!isPublicRoute(request.method, pathOf(request))) {
+      if (!isPublicRoute(request.method, path)) {
         throw new AppError("unauthorized", "Authentication required");
       }
     })

@@ -36,16 +36,7 @@ export class LimitStore {
       .transaction((): Reservation => {
         const now = this.clock();
         this.sweep(now);
-        let wait = 0;
-        for (const { key, limit, windowMs } of keys) {
-          // The limit-th newest attempt still in the window: while it exists the window is full, and a
-          // slot frees when it leaves.
-          const full = this.store.get<{ at: number }>(
-            "SELECT at FROM auth_limit_hits WHERE key = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
-            [key, now - windowMs, limit - 1],
-          );
-          if (full) wait = Math.max(wait, full.at + windowMs - now);
-        }
+        const wait = this.waitAt(keys, now);
         if (wait > 0) return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) };
         const ids = keys.map(
           ({ key, windowMs }) =>
@@ -58,6 +49,29 @@ export class LimitStore {
         return { ok: true, ids };
       })
       .immediate();
+  }
+
+  /**
+   * Seconds until a slot of every key is free, or 0 when one is free now; records nothing. For checks
+   * made in the same synchronous step as the attempt they guard (bearer tokens: bearer-guesses.ts).
+   */
+  retryAfter(keys: LimitKey[]): number {
+    const wait = this.waitAt(keys, this.clock());
+    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 0;
+  }
+
+  private waitAt(keys: LimitKey[], now: number): number {
+    let wait = 0;
+    for (const { key, limit, windowMs } of keys) {
+      // The limit-th newest attempt still in the window: while it exists the window is full, and a
+      // slot frees when it leaves.
+      const full = this.store.get<{ at: number }>(
+        "SELECT at FROM auth_limit_hits WHERE key = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
+        [key, now - windowMs, limit - 1],
+      );
+      if (full) wait = Math.max(wait, full.at + windowMs - now);
+    }
+    return wait;
   }
 
   /** Gives reserved attempts back (they did not happen, or they should not count). */

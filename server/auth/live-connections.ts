@@ -1,13 +1,13 @@
 /**
  * Long-lived connections end when their credential does. A WebSocket (`/v1/chat`) or a response stream
  * (SSE: turns, `/api/attach`, search; NDJSON: chat turns) was authorised once, when it opened; if the
- * account is disabled or deleted, or the session signed out or reset, afterwards, it must not keep
- * receiving (or acting) for minutes or hours.
+ * account is disabled or deleted, the session signed out or reset, or the access token revoked or
+ * expired, afterwards, it must not keep receiving (or acting) for minutes or hours.
  *
  * How the server learns of it: the change is a database write, made by this process (sign-out) or by
  * another one on the same data dir (`atrium user disable|delete|reset-password` runs as its own process,
  * and later instances share the database). So while any connection is held, every second each distinct
- * credential is checked against the database (one indexed query per session), the same interval the
+ * credential is checked against the database (one indexed query per session or token), the same interval the
  * per-user sandboxes use to notice a deleted user; a revocation made in this process is checked at once.
  * A connection whose credential is gone is ended: sockets close with 4401, streams end (their producer
  * is cancelled as on a client disconnect). Nothing is polled while nothing is held.
@@ -50,7 +50,8 @@ export class LiveConnections {
   check(): void {
     const verdicts = new Map<string, boolean>();
     for (const entry of [...this.held]) {
-      const key = `${entry.identity.kind}\u0000${entry.identity.id}\u0000${entry.identity.session ?? ""}`;
+      const { kind, id, session, token } = entry.identity;
+      const key = `${kind}\u0000${id}\u0000${session ?? token ?? ""}`;
       let valid = verdicts.get(key);
       if (valid === undefined) {
         try {

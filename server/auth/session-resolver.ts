@@ -10,6 +10,7 @@
  * scheme (`__Host-` over HTTPS: cookies.ts).
  */
 import { AppError } from "../http/errors.ts";
+import type { BearerGuesses } from "./bearer-guesses.ts";
 import { bearerOf, readCookie, sessionCookieName } from "./cookies.ts";
 import type { CredentialResolver, Identity } from "./identity.ts";
 import type { SessionAuth, Validated } from "./session-auth.ts";
@@ -17,11 +18,14 @@ import { TOKEN_PATTERN } from "./tokens.ts";
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-export function sessionResolver(auth: SessionAuth): CredentialResolver {
+export function sessionResolver(auth: SessionAuth, guesses?: BearerGuesses): CredentialResolver {
   return (request, client) => {
     const bearer = bearerOf(request);
     if (bearer && TOKEN_PATTERN.test(bearer)) {
-      const found = auth.validate(bearer);
+      // A bad session token as a bearer counts against the address's sign-in limit (bearer-guesses.ts).
+      const found = guesses
+        ? guesses.check(client.address, () => auth.validate(bearer))
+        : auth.validate(bearer);
       return found ? identityOf(found, "header") : undefined;
     }
     const cookie = readCookie(request.headers.get("cookie"), sessionCookieName(client.https));

@@ -136,7 +136,10 @@ Environment (read by name; the process environment wins over ./.env):
   APP_OUTBOUND_ALLOW               comma-separated origins (e.g. http://10.0.0.5:11434) a URL a user
                                    gives (a stored Ollama URL) may reach at a private address
   APP_EXIT_WITH_STDIN=1            set by the desktop shell: stop when stdin closes (the shell is gone)
-  APP_SANDBOX_WARM                 Python interpreters kept warm for turns (default 1)
+  APP_SANDBOX_WARM                 Python interpreters kept warm for turns while no one is active
+                                   (default: policy runtime.warm_interpreters, 1); 0: none at all
+  APP_SANDBOX_SNAPSHOT_DIR         where the interpreters' memory snapshot is cached (default
+                                   <data dir>/cache)
   APP_SANDBOX_PROVIDER             local, remote or none: where users' sandboxes run (default: remote
                                    when SANDBOX_API_KEY is set, else the local jail where it works)
   SANDBOX_API_KEY                  selects the remote (Daytona-compatible) provider; SANDBOX_API_URL,

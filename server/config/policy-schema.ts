@@ -22,6 +22,11 @@ export const PolicySettingsSchema = Type.Object(
         max_interpreters: Type.Integer({ minimum: 0, maximum: 1024 }),
         sandbox_queue_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 86400 }),
         sandbox_start_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 3600 }),
+        /** Interpreters kept warm while no one is active (APP_SANDBOX_WARM overrides it). */
+        warm_interpreters: Type.Integer({ minimum: 0, maximum: 1024 }),
+        /** Kept warm in addition for each owner who started a turn within warm_active_owner_seconds. */
+        warm_per_active_owner: Type.Integer({ minimum: 0, maximum: 64 }),
+        warm_active_owner_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 86400 }),
       },
       Closed,
     ),

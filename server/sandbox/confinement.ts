@@ -5,10 +5,11 @@
  * times a second and stops it past the limit. Either way the caller learns "memory" as the reason, so
  * the user reads that the code used too much memory, not that the interpreter vanished.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { removeSandboxCgroups, sweepCgroups, wasOomKilled } from "./cgroup.ts";
 import { detectSandbox, type Isolation } from "./isolation.ts";
 import type { SandboxLimits } from "./limits.ts";
+import { processTree } from "./process-tree.ts";
 
 export interface Confinement {
   /** A sandbox was spawned as `pid`; `kill` stops it. */
@@ -41,20 +42,99 @@ function ownMemory(pid: number): number {
  */
 export function treeMemory(pid: number): number {
   let total = 0;
-  const queue = [pid];
-  for (let seen = 0; queue.length > 0 && seen < 4096; seen++) {
-    const next = queue.pop() as number;
+  for (const each of processTree(pid)) {
     try {
-      total += ownMemory(next);
-      for (const task of readdirSync(`/proc/${next}/task`)) {
-        const children = readFileSync(`/proc/${next}/task/${task}/children`, "utf8").trim();
-        if (children) for (const child of children.split(" ")) queue.push(Number(child));
-      }
+      total += ownMemory(each);
     } catch {
       // The process exited while being read.
     }
   }
   return total;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux architecture in use). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (ms) used so far by `pid` and every process under it, children they reaped included; undefined
+ * once `pid` is gone. What a start deadline measures: a busy machine slows a start, it does not make it use
+ * more CPU.
+ */
+export function treeCpuMs(pid: number): number | undefined {
+  let ticks = 0;
+  let seen = false;
+  for (const each of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${each}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces and parentheses): utime is the 12th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      for (const at of [11, 12, 13, 14]) ticks += Number(fields[at]) || 0;
+      if (each === pid) seen = true;
+    } catch {
+      // The process exited while being read.
+    }
+  }
+  return seen ? (ticks * 1000) / TICKS_PER_SECOND : undefined;
+}
+
+/** How often a starting sandbox's CPU time is read. */
+const START_POLL_MS = 200;
+
+/**
+ * A start deadline that a busy machine does not trip: calls `stop` (once) with the reason when the
+ * process tree of `pid` has used `budgetMs` of CPU, or its CPU time stood still for `budgetMs` (a start
+ * that hangs). Where /proc cannot say (not Linux), the wall-clock time since the call. Clear the returned
+ * timer when the start is over.
+ */
+export function watchStart(
+  pid: number,
+  budgetMs: number,
+  stop: (why: string) => void,
+): ReturnType<typeof setInterval> {
+  const seconds = `${Math.round(budgetMs / 100) / 10} s`;
+  const startedAt = performance.now();
+  let lastCpu = -1;
+  let movedAt = startedAt;
+  const timer = setInterval(
+    () => {
+      const now = performance.now();
+      const cpu = process.platform === "linux" ? treeCpuMs(pid) : undefined;
+      let why: string | undefined;
+      if (cpu === undefined) {
+        // Gone (its exit is reported elsewhere), or no /proc: then the wall clock.
+        if (process.platform !== "linux" && now - startedAt >= budgetMs)
+          why = `it was not ready after ${seconds}`;
+      } else {
+        if (cpu > lastCpu) {
+          lastCpu = cpu;
+          movedAt = now;
+        }
+        if (cpu >= budgetMs) why = `it used ${seconds} of CPU without becoming ready`;
+        else if (now - movedAt >= budgetMs) why = `it made no progress for ${seconds}`;
+      }
+      if (why === undefined) return;
+      clearInterval(timer);
+      stop(why);
+    },
+    Math.max(10, Math.min(START_POLL_MS, budgetMs / 4)),
+  );
+  timer.unref?.();
+  return timer;
+}
+
+/** Below this much available memory (what one interpreter needs to start), the machine is out of memory. */
+const LOW_MEMORY_BYTES = 256 * 1024 * 1024;
+
+/** True when the kernel reports less memory available than an interpreter needs (Linux; else false). */
+export function machineOutOfMemory(): boolean {
+  try {
+    const line = readFileSync("/proc/meminfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("MemAvailable:"));
+    return line !== undefined && Number.parseInt(line.slice(13), 10) * 1024 < LOW_MEMORY_BYTES;
+  } catch {
+    return false;
+  }
 }
 
 export function confinementFor(isolation: Isolation, limits: SandboxLimits): Confinement {

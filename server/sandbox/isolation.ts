@@ -9,7 +9,7 @@
  * What is in force is decided once per process (detectSandbox) and reported by /health/ready and the
  * settings view.
  */
-import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { SandboxReport } from "../../schemas/common.ts";
@@ -50,6 +50,19 @@ export function pyodideDir(): string {
   } catch {
     throw new Error(`pyodide's files were not found (looked for the pyodide package and for ${beside})`);
   }
+}
+
+/** The pyodide release whose files pyodideDir() holds (a snapshot's key names it: snapshot.ts). */
+export function pyodideVersion(): string {
+  if (!sourceRoot() && EMBEDDED_PYODIDE) return EMBEDDED_PYODIDE.version;
+  try {
+    const manifest = JSON.parse(readFileSync(join(pyodideDir(), "package.json"), "utf8")) as {
+      version?: unknown;
+    };
+    if (typeof manifest.version === "string") return manifest.version;
+  } catch {}
+  // A folder shipped without its package.json: its runtime's size stands for the version.
+  return `unknown-${statSync(join(pyodideDir(), "pyodide.asm.wasm")).size}`;
 }
 
 let bwrapPath: string | null | undefined;
@@ -247,19 +260,36 @@ export function runtimeBinds(keepOut: string[] = []): [string, string][] {
   return readOnly;
 }
 
+/**
+ * The file descriptor an interpreter reads the snapshot from: the server's own read-only descriptor of
+ * the file it checked, inherited (no path of the data dir is shown in the jail). The worker reads it and
+ * closes it before any code runs.
+ */
+export const SNAPSHOT_FD = 3;
+
+export interface SandboxCommandOptions {
+  /** The host uid when the jail drops to one (a root server): the interpreter's slot's (uids.ts). */
+  uid?: number;
+  /** Start from the interpreters' snapshot (snapshot.ts), read from SNAPSHOT_FD. */
+  snapshot?: boolean;
+  /** The command that makes the snapshot and writes it to stdout instead of serving steps. */
+  makeSnapshot?: boolean;
+}
+
 /** The command line of one sandbox subprocess; `keepOut` paths are never visible inside the jail. */
 export function sandboxCommand(
   isolation: Isolation,
   keepOut: string[] = [],
   limits: SandboxLimits = DEFAULT_LIMITS,
-  /** The host uid when the jail drops to one (a root server): the interpreter's slot's (uids.ts). */
-  uid?: number,
+  options: SandboxCommandOptions = {},
 ): string[] {
   const exe = realpathSync(process.execPath);
   const root = sourceRoot();
   const pyodide = pyodideDir();
   const inner = root ? [exe, join(root, "server", "main.ts")] : [exe];
   inner.push("sandbox", "--pyodide", pyodide);
+  if (options.makeSnapshot) inner.push("--make-snapshot");
+  if (options.snapshot) inner.push("--snapshot-fd", String(SNAPSHOT_FD));
   if (isolation === "none") return inner;
 
   const { plan } = detectSandbox();
@@ -272,6 +302,6 @@ export function sandboxCommand(
     tmpfs: ["/scratch", "/tmp"],
     chdir: "/scratch",
     command: inner,
-    ...(uid === undefined ? {} : { uid }),
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
   });
 }

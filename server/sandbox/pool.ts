@@ -1,7 +1,10 @@
 /**
- * The shared sandbox: detects the isolation once, keeps a few interpreters warm so a turn never waits
- * for a cold start when one is free, and hands each turn (and each child run) a fresh interpreter of its
- * own. Interpreters are never reused across turns: Python state belongs to one turn.
+ * The shared sandbox: detects the isolation once, keeps interpreters warm so a turn never waits for a
+ * start when one is free (as many as recent demand asks for: warm-demand.ts), and hands each turn (and
+ * each child run) a fresh interpreter of its own. Interpreters are never reused across turns: Python
+ * state belongs to one turn. Interpreters start from the memory snapshot (snapshot.ts) when the pool has
+ * a cache folder for it, and a start that fails (it exited, or passed its CPU-time deadline) is tried
+ * once more before the caller hears of it.
  *
  * The pool has a ceiling: at most `max` interpreters are alive at once, warm ones included, so a burst of
  * turns cannot start a pyodide per turn and exhaust memory. A turn beyond the ceiling waits in line (it
@@ -19,9 +22,18 @@ import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { type Confinement, confinementFor } from "./confinement.ts";
 import { Interpreter, SandboxKilled } from "./interpreter.ts";
-import { detectIsolation, detectSandbox, type Isolation, sandboxCommand } from "./isolation.ts";
+import {
+  detectIsolation,
+  detectSandbox,
+  type Isolation,
+  pyodideVersion,
+  type SandboxCommandOptions,
+  sandboxCommand,
+} from "./isolation.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "./limits.ts";
+import { makeSnapshot, PoolSnapshot, SnapshotCache, type SnapshotLog } from "./snapshot.ts";
 import { assertUidRange, DEFAULT_UID_BASE, INTERPRETER_UIDS, interpreterUid } from "./uids.ts";
+import { WarmDemand } from "./warm-demand.ts";
 
 const REFILL_DELAY_MS = 250;
 /** What one ready pyodide interpreter costs, measured here (~175 MB RSS), with headroom. */
@@ -33,14 +45,25 @@ export function defaultMaxInterpreters(cores = availableParallelism(), memory = 
 }
 
 export interface SandboxOptions {
-  /** Interpreters kept started and ready (default 1, never more than the ceiling). */
+  /** Interpreters kept started and ready while no one is active (default 1, never more than the ceiling). */
   warm?: number;
+  /** Kept warm in addition for each owner active within `warmActiveMs` (default 0). */
+  warmPerOwner?: number;
+  /** How long after starting a turn an owner counts as active (default 10 minutes). */
+  warmActiveMs?: number;
   /** Most interpreters alive at once; default: defaultMaxInterpreters(). */
   max?: number;
   /** Slots turns may not take, for child runs (1 when child runs are enabled). */
   reservedForChildren?: number;
-  /** An interpreter not ready within this time is killed and replaced (default 25 s). */
+  /**
+   * The start deadline (default 25 s): an interpreter that used this much CPU without becoming ready,
+   * or whose CPU time stood still this long, is killed and started again once.
+   */
   startTimeoutMs?: number;
+  /** The folder the interpreters' memory snapshot is cached in; none: every start loads pyodide. */
+  snapshotDir?: string;
+  /** Hears what happens to the snapshot (made, refused). */
+  log?: SnapshotLog;
   /** Forces an isolation (tests of the "none" path); default: detected. */
   isolation?: Isolation;
   /** Paths the jail must never show (the data dir when it lies inside the checkout). */
@@ -91,10 +114,12 @@ interface Waiter {
 export class SandboxPool {
   readonly isolation: Isolation;
   readonly max: number;
-  /** The command of an interpreter in uid slot `slot` (the slot is ignored where no uid is dropped to). */
-  private readonly command: (slot: number) => string[];
+  /** The command of a sandbox in uid slot `slot` (the slot is ignored where no uid is dropped to). */
+  private readonly command: (slot: number, options?: SandboxCommandOptions) => string[];
   private readonly confinement: Confinement;
-  private readonly warmTarget: number;
+  private readonly demand: WarmDemand;
+  /** The snapshot interpreters start from; undefined: each loads pyodide (a test's fixed command too). */
+  private readonly snapshot: PoolSnapshot | undefined;
   private readonly turnSlots: number;
   private readonly startTimeoutMs: number;
   /** Started, not handed out: the warm interpreters (ready or still starting). */
@@ -103,6 +128,8 @@ export class SandboxPool {
   private readonly live = new Set<Interpreter>();
   /** Handed out to turns (not children): limited to `turnSlots`. */
   private readonly turnHeld = new Set<Interpreter>();
+  /** Whose turn each handed-out interpreter serves (warm-demand counts from its release too). */
+  private readonly turnOwners = new Map<Interpreter, string>();
   /** Waiters in the order they came; `line()` is the order they are served in. */
   private readonly waiting: Waiter[] = [];
   /** Owners with turns in line, the next to be served first (round robin). */
@@ -111,8 +138,11 @@ export class SandboxPool {
   private readonly slots = new Map<Interpreter, number>();
   private readonly slotsInUse = new Set<number>();
   private nextSlot = 0;
+  /** Snapshot makers running: each is a pyodide of its own, counted against the ceiling. */
+  private making = 0;
   private closed = false;
   private refillTimer: ReturnType<typeof setTimeout> | undefined;
+  private trimTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: SandboxOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
@@ -121,18 +151,31 @@ export class SandboxPool {
     const base = options.uidBase ?? DEFAULT_UID_BASE;
     const dropsUid = !options.command && this.isolation === "bubblewrap" && !!detectSandbox().plan?.dropTo;
     if (dropsUid) assertUidRange(base);
-    const fixed = options.command ?? (dropsUid ? undefined : sandboxCommand(this.isolation, keepOut, limits));
-    this.command = (slot) =>
-      fixed ?? sandboxCommand(this.isolation, keepOut, limits, interpreterUid(base, slot));
+    const fixed = options.command;
+    this.command = (slot, more = {}) =>
+      fixed ??
+      sandboxCommand(this.isolation, keepOut, limits, {
+        ...more,
+        ...(dropsUid ? { uid: interpreterUid(base, slot) } : {}),
+      });
     this.confinement = confinementFor(this.isolation, limits);
     this.max = Math.max(1, options.max ?? defaultMaxInterpreters());
     this.turnSlots = Math.max(1, this.max - (options.reservedForChildren ?? 0));
-    this.warmTarget = Math.min(options.warm ?? 1, this.max);
+    this.demand = new WarmDemand({
+      base: options.warm ?? 1,
+      perOwner: options.warmPerOwner ?? 0,
+      activeMs: options.warmActiveMs ?? 600_000,
+    });
     this.startTimeoutMs = options.startTimeoutMs ?? 25_000;
+    if (options.snapshotDir && !fixed) {
+      const cache = new SnapshotCache(options.snapshotDir, pyodideVersion());
+      this.snapshot = new PoolSnapshot(cache, () => this.makeSnapshot(), options.log);
+    }
   }
 
-  /** Starts the warm interpreters; resolves when they are ready (or failed). */
+  /** Starts the warm interpreters (the snapshot first); resolves when they are ready (or failed). */
   async warm(): Promise<void> {
+    await this.snapshot?.ready();
     this.refill();
     await Promise.allSettled(this.idle.map((i) => i.ready));
   }
@@ -144,13 +187,25 @@ export class SandboxPool {
   async acquire(options: AcquireOptions = {}): Promise<Interpreter> {
     if (this.closed) throw new Error("the sandbox is shut down");
     const child = options.child === true;
+    if (!child) this.touch(options.owner ?? "");
+    if (this.snapshot && !this.snapshot.check()) {
+      // A pool without a checked snapshot waits for it to be found or made (a start's time).
+      options.onStarting?.();
+      await this.snapshot.ready();
+      if (this.closed) throw new Error("the sandbox is shut down");
+    }
     const interpreter = this.take(child, false) ?? (await this.wait(child, options.owner ?? "", options));
     if (!interpreter.isReady) options.onStarting?.();
-    return this.whenReady(interpreter);
+    const ready = await this.whenReady(interpreter);
+    if (!child) this.turnOwners.set(ready, options.owner ?? "");
+    return ready;
   }
 
   /** Stops an interpreter after its turn; its slot goes to the next in line. */
   release(interpreter: Interpreter): void {
+    // The owner counts as active from the end of their turn too: a long turn does not make them idle.
+    const owner = this.turnOwners.get(interpreter);
+    if (owner !== undefined) this.touch(owner);
     interpreter.kill();
     this.forget(interpreter);
     this.pump();
@@ -161,13 +216,10 @@ export class SandboxPool {
    * limit): the turn keeps its place instead of joining the line again.
    */
   async replace(old: Interpreter): Promise<Interpreter> {
-    old.kill();
-    const wasTurn = this.turnHeld.has(old);
-    this.forget(old);
-    if (this.closed) throw new Error("the sandbox is shut down");
-    const fresh = this.spawn();
-    if (wasTurn) this.turnHeld.add(fresh);
-    return this.whenReady(fresh);
+    const owner = this.turnOwners.get(old);
+    const fresh = await this.whenReady(this.respawn(old));
+    if (owner !== undefined) this.turnOwners.set(fresh, owner);
+    return fresh;
   }
 
   /** Warm interpreters ready to hand out right now. */
@@ -177,17 +229,20 @@ export class SandboxPool {
 
   /** Counts for health and benchmarks. */
   stats() {
-    return { max: this.max, live: this.live.size, idle: this.idle.length, waiting: this.waiting.length };
+    return { max: this.max, live: this.alive, idle: this.idle.length, waiting: this.waiting.length };
   }
 
   close(): void {
     this.closed = true;
     clearTimeout(this.refillTimer);
+    clearTimeout(this.trimTimer);
     for (const interpreter of this.live) interpreter.kill();
     this.live.clear();
     this.turnHeld.clear();
+    this.turnOwners.clear();
     this.idle.length = 0;
     for (const waiter of this.waiting.splice(0)) waiter.fail(new Error("the sandbox is shut down"));
+    this.snapshot?.close();
     this.confinement.close();
   }
 
@@ -206,7 +261,7 @@ export class SandboxPool {
       if (candidate.alive) interpreter = candidate;
       else this.forget(candidate);
     }
-    if (!interpreter && this.live.size < this.max) interpreter = this.spawn();
+    if (!interpreter && this.alive < this.max) interpreter = this.spawn();
     if (!interpreter) return undefined;
     if (!child) this.turnHeld.add(interpreter);
     // Start the replacement a moment after this one is ready, so the two start-ups (CPU-bound) do not
@@ -322,23 +377,72 @@ export class SandboxPool {
     }
   }
 
-  private async whenReady(interpreter: Interpreter): Promise<Interpreter> {
+  /**
+   * The interpreter once ready. One that is never ready (its start deadline) or dies while starting is
+   * started again once in its place (a start that fails on a busy machine rarely fails twice); the second
+   * failure frees its slot and is reported.
+   */
+  private async whenReady(interpreter: Interpreter, retries = 1): Promise<Interpreter> {
     try {
       await interpreter.ready;
       return interpreter;
     } catch (error) {
-      // Never ready (start deadline) or died while starting: free its slot and report it.
+      if (retries > 0 && !this.closed) return this.whenReady(this.respawn(interpreter), retries - 1);
       this.release(interpreter);
       throw error instanceof SandboxKilled ? error : new SandboxKilled("exited");
     }
   }
 
+  /** Stops `old` and starts a fresh interpreter in its place (a turn's keeps counting as the turn's). */
+  private respawn(old: Interpreter): Interpreter {
+    old.kill();
+    const wasTurn = this.turnHeld.has(old);
+    this.forget(old);
+    if (this.closed) throw new Error("the sandbox is shut down");
+    const fresh = this.spawn();
+    if (wasTurn) this.turnHeld.add(fresh);
+    return fresh;
+  }
+
+  /** Sandboxes alive, counted against the ceiling: interpreters and snapshot makers. */
+  private get alive(): number {
+    return this.live.size + this.making;
+  }
+
+  /**
+   * Makes the snapshot in a sandbox of its own (a uid slot held meanwhile), as an interpreter starts;
+   * it counts as a live sandbox while it runs (it is a pyodide's memory).
+   */
+  private async makeSnapshot(): Promise<Uint8Array> {
+    const slot = this.freeSlot();
+    this.slotsInUse.add(slot);
+    this.making++;
+    try {
+      const command = this.command(slot, { makeSnapshot: true });
+      return await makeSnapshot(command, {
+        startTimeoutMs: this.startTimeoutMs,
+        confinement: this.confinement,
+      });
+    } finally {
+      this.making--;
+      this.slotsInUse.delete(slot);
+    }
+  }
+
   private spawn(): Interpreter {
     const slot = this.freeSlot();
-    const interpreter = new Interpreter(this.command(slot), {
+    const snapshot = this.snapshot?.current();
+    const interpreter = new Interpreter(this.command(slot, { snapshot: snapshot !== undefined }), {
       startTimeoutMs: this.startTimeoutMs,
       confinement: this.confinement,
+      ...(snapshot === undefined ? {} : { snapshotFd: snapshot }),
     });
+    // pyodide refusing the snapshot (it started from scratch instead): later starts do not try it again.
+    if (snapshot)
+      void interpreter.ready.then(
+        () => interpreter.startStats?.snapshot === false && this.snapshot?.refused(),
+        () => {},
+      );
     // The uid stays taken until the process is gone, not only killed.
     this.slots.set(interpreter, slot);
     this.slotsInUse.add(slot);
@@ -372,6 +476,7 @@ export class SandboxPool {
   private forget(interpreter: Interpreter): void {
     this.live.delete(interpreter);
     this.turnHeld.delete(interpreter);
+    this.turnOwners.delete(interpreter);
   }
 
   private scheduleRefill(): void {
@@ -384,6 +489,44 @@ export class SandboxPool {
 
   private refill(): void {
     if (this.closed || this.waiting.length > 0) return;
-    while (this.idle.length < this.warmTarget && this.live.size < this.max) this.idle.push(this.spawn());
+    // Until the snapshot is known, starts wait for it (a start from scratch would compete with its making).
+    if (this.snapshot && !this.snapshot.check()) {
+      void this.snapshot.ready().then(() => this.refill());
+      return;
+    }
+    // One warm start at a time (each is CPU-bound): the next begins once this one is ready, so warming
+    // several does not take the CPU from the turns running meanwhile.
+    if (this.idle.some((i) => !i.isReady && i.alive)) return;
+    if (this.idle.length >= this.demand.target(this.max) || this.alive >= this.max) return;
+    const warm = this.spawn();
+    this.idle.push(warm);
+    void warm.ready.then(
+      () => this.scheduleRefill(),
+      () => {},
+    );
+  }
+
+  /** An owner started a turn: the warm target follows (and falls back when the owner stops counting). */
+  private touch(owner: string): void {
+    this.demand.touch(owner);
+    this.scheduleTrim();
+  }
+
+  /** Stops warm interpreters beyond the target once demand has fallen (an owner no longer active). */
+  private scheduleTrim(): void {
+    clearTimeout(this.trimTimer);
+    const inMs = this.demand.nextChangeMs();
+    if (inMs === undefined || this.closed) return;
+    this.trimTimer = setTimeout(() => {
+      const target = this.demand.target(this.max);
+      while (this.idle.length > target) {
+        const surplus = this.idle.pop() as Interpreter;
+        surplus.kill();
+        this.forget(surplus);
+      }
+      this.pump();
+      this.scheduleTrim();
+    }, inMs);
+    this.trimTimer.unref?.();
   }
 }

@@ -1,13 +1,16 @@
 # The sandbox prelude: runs once in every interpreter before user code. It defines the built-ins the RLM
 # runtime offers (llm_query, rlm_query, SUBMIT, host tools) as calls through the host pipe, and the step
 # runner that captures stdout/stderr, prints the value of a trailing expression and formats tracebacks.
+#
+# It runs before the interpreters' memory snapshot is taken (server/sandbox/snapshot.ts), so it holds no
+# reference to a JavaScript object: the host module is imported at the first call, after the worker
+# registered it in this process.
 import ast as _ast
 import io as _io
 import json as _json
 import sys as _sys
+import time as _time
 import traceback as _traceback
-
-import _atrium_host
 
 
 class _Submitted(BaseException):
@@ -19,6 +22,11 @@ _user = {"__name__": "__main__"}
 
 
 def _host_call(name, *args):
+    import _atrium_host
+
+    # What the step printed so far shows before it waits on the host.
+    for stream in _state.get("streams", ()):
+        stream.flush()
     reply = _json.loads(_atrium_host.call(name, _json.dumps(list(args), default=str)))
     if "error" in reply:
         raise RuntimeError(reply["error"])
@@ -59,6 +67,15 @@ _DOCS = {
 }
 
 
+def _fresh():
+    """In an interpreter started from the snapshot: what the snapshot froze that must differ each time."""
+    # `random` is imported while pyodide starts, so its seed is in the snapshot: every interpreter would
+    # draw the same numbers. A new seed from the OS (os.urandom), as a fresh import would take.
+    random = _sys.modules.get("random")
+    if random is not None:
+        random.seed()
+
+
 def _init(tools_json, vars_json, limit):
     _state["limit"] = int(limit)
     for name in _json.loads(tools_json):
@@ -67,11 +84,22 @@ def _init(tools_json, vars_json, limit):
     _user["SUBMIT"] = SUBMIT
 
 
-class _Bounded(_io.TextIOBase):
-    """A text stream that keeps at most `limit + 1` characters: a print loop cannot fill memory."""
+# Printed text is sent to the host while a step runs (the UI shows it live) once this much is pending,
+# or at a write this long after the last send, or at flush() (print(..., flush=True), a host call).
+_STREAM_CHARS = 4096
+_STREAM_SECONDS = 0.1
 
-    def __init__(self, limit):
+
+class _Bounded(_io.TextIOBase):
+    """A text stream that keeps at most `limit + 1` characters: a print loop cannot fill memory.
+
+    With a `stream` name, what it keeps is also sent to the host as it comes (`output` messages); the
+    step's result still carries the whole text.
+    """
+
+    def __init__(self, limit, stream=None):
         self._parts, self._size, self._limit = [], 0, limit
+        self._stream, self._pending, self._pending_size, self._sent_at = stream, [], 0, 0.0
 
     def writable(self):
         return True
@@ -79,16 +107,32 @@ class _Bounded(_io.TextIOBase):
     def write(self, text):
         room = self._limit + 1 - self._size
         if room > 0:
-            self._parts.append(text[:room])
-            self._size += min(len(text), room)
+            kept = text[:room]
+            self._parts.append(kept)
+            self._size += len(kept)
+            if self._stream is not None and kept:
+                self._pending.append(kept)
+                self._pending_size += len(kept)
+                if self._pending_size >= _STREAM_CHARS or _time.monotonic() - self._sent_at >= _STREAM_SECONDS:
+                    self.flush()
         return len(text)
+
+    def flush(self):
+        if self._stream is None or not self._pending:
+            return
+        import _atrium_host
+
+        text, self._pending, self._pending_size = "".join(self._pending), [], 0
+        self._sent_at = _time.monotonic()
+        _atrium_host.output(self._stream, text)
 
     def getvalue(self):
         return "".join(self._parts)
 
 
 def _run(code):
-    out, err = _Bounded(_state["limit"]), _Bounded(_state["limit"])
+    out, err = _Bounded(_state["limit"], "stdout"), _Bounded(_state["limit"], "stderr")
+    _state["streams"] = (out, err)
     _state["submitted"], _state["did_submit"] = None, False
     error = None
     saved = _sys.stdout, _sys.stderr
@@ -109,6 +153,7 @@ def _run(code):
         error = "".join(_traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
     finally:
         _sys.stdout, _sys.stderr = saved
+        _state["streams"] = ()
     stdout, stderr, limit = out.getvalue(), err.getvalue(), _state["limit"]
     truncated = len(stdout) > limit or len(stderr) > limit
     try:

@@ -12,9 +12,12 @@ export type HostMessage =
 
 /** Sandbox → server. */
 export type SandboxMessage =
-  | { type: "ready"; python: string }
+  /** `snapshot`: restored from the interpreters' memory snapshot (false: loaded from scratch). */
+  | { type: "ready"; python: string; snapshot?: boolean }
   | { type: "initialized" }
   | { type: "tool_call"; callId: number; name: string; args: unknown[] }
+  /** What step `id` printed so far that was not sent yet, while it runs (the result still has it all). */
+  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "result"; id: number; result: StepResult };
 
 export interface StepResult {

@@ -3,14 +3,19 @@
  * server with an empty environment (under bubblewrap on Linux), speaking the JSON-lines protocol of
  * protocol.ts on stdin/stdout.
  *
+ * Started with `--snapshot-fd N`, it restores the interpreters' memory snapshot (snapshot.ts) instead of
+ * loading pyodide from scratch: the same interpreter, ready in a fraction of the time. With
+ * `--make-snapshot` it makes that snapshot instead and writes it to stdout.
+ *
  * Everything is synchronous on purpose: the loop blocks reading stdin, and a host tool called from Python
  * writes its request and blocks reading the reply, so Python sees ordinary functions. The server owns
  * time: it kills this process when a step runs past its limit.
  */
-import { readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
 import { loadPyodide } from "pyodide";
 import prelude from "./prelude.py" with { type: "text" };
 import type { HostMessage, SandboxMessage } from "./protocol.ts";
+import { LOAD_SHAPE } from "./snapshot.ts";
 
 const decoder = new TextDecoder();
 let pending = "";
@@ -38,9 +43,16 @@ function readLine(): string | undefined {
 }
 
 function send(message: SandboxMessage): void {
-  const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
-  let offset = 0;
-  while (offset < bytes.length) offset += writeSync(1, bytes, offset);
+  writeAll(Buffer.from(`${JSON.stringify(message)}\n`));
+}
+
+/** The step running now: what it prints is sent as output of this id. */
+let running = 0;
+
+/** Printed text of the running step, sent while it runs (prelude.py `_Bounded` decides when). */
+function sendOutput(stream: string, text: string): void {
+  if (stream !== "stdout" && stream !== "stderr") return;
+  send({ type: "output", id: running, stream, text: String(text) });
 }
 
 let nextCallId = 0;
@@ -77,30 +89,106 @@ setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGK
   new Worker(URL.createObjectURL(new Blob([source], { type: "application/javascript" })));
 }
 
+/** pyodide's options: LOAD_SHAPE (what the snapshot's key names), and nothing of this process. */
+function loadOptions(indexURL: string) {
+  return {
+    indexURL: indexURL.endsWith("/") ? indexURL : `${indexURL}/`,
+    // An empty object, so `import js` reaches nothing of this process.
+    jsglobals: {},
+    _sysExecutable: LOAD_SHAPE.sysExecutable,
+    // Emscripten otherwise puts this script's host path in the `_` variable: left out (a value set to
+    // undefined is dropped).
+    env: { ...LOAD_SHAPE.env, _: undefined } as unknown as Record<string, string>,
+    packages: LOAD_SHAPE.packages,
+    stdout: () => {},
+    stderr: () => {},
+  };
+}
+
+/** Writes all of `bytes` to stdout (a pipe: writes may be partial). */
+function writeAll(bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(1, bytes, offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+    }
+  }
+}
+
+/**
+ * `--make-snapshot`: pyodide loaded and the prelude run, before any user code, then the interpreter's
+ * whole memory written to stdout for the server to cache. Nothing of a user is in it.
+ */
+async function makeSnapshot(indexURL: string): Promise<number> {
+  const pyodide = await loadPyodide({ ...loadOptions(indexURL), _makeSnapshot: true });
+  pyodide.runPython(prelude);
+  writeAll(pyodide.makeMemorySnapshot());
+  return 0;
+}
+
+/**
+ * The interpreter: restored from the snapshot when one is given and loads (pyodide refuses a snapshot of
+ * another build), else loaded from scratch with the prelude run.
+ */
+async function start(indexURL: string, snapshotFd: number | undefined) {
+  if (snapshotFd !== undefined) {
+    try {
+      const pyodide = await loadPyodide({
+        ...loadOptions(indexURL),
+        _loadSnapshot: readDescriptor(snapshotFd),
+      });
+      return { pyodide, snapshot: true };
+    } catch {
+      // Started from scratch instead; the server sees `snapshot: false` and stops using this one.
+    }
+  }
+  const pyodide = await loadPyodide(loadOptions(indexURL));
+  pyodide.runPython(prelude);
+  return { pyodide, snapshot: false };
+}
+
+/**
+ * The whole file behind the inherited descriptor `fd`, read by position (the server shares one open file
+ * between starts), then closed: no code that runs later in this process holds it.
+ */
+function readDescriptor(fd: number): Uint8Array {
+  try {
+    const bytes = new Uint8Array(fstatSync(fd).size);
+    let at = 0;
+    while (at < bytes.length) {
+      const n = readSync(fd, bytes, at, bytes.length - at, at);
+      if (n === 0) throw new Error("the snapshot ended early");
+      at += n;
+    }
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function flag(argv: string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  return at !== -1 ? argv[at + 1] : undefined;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const at = argv.indexOf("--pyodide");
-  const indexURL = at !== -1 ? argv[at + 1] : undefined;
+  const indexURL = flag(argv, "--pyodide");
   if (!indexURL) {
     process.stderr.write("sandbox: --pyodide DIR is required\n");
     return 2;
   }
   watchParent();
-  // jsglobals: an empty object, so `import js` reaches nothing of this process. Emscripten otherwise
-  // names the program after this script's path on the host, in sys.executable and in the `_` variable:
-  // a neutral name instead, and `_` left out (a value set to undefined is dropped from the environment).
-  const pyodide = await loadPyodide({
-    indexURL: indexURL.endsWith("/") ? indexURL : `${indexURL}/`,
-    jsglobals: {},
-    _sysExecutable: "python",
-    env: { HOME: "/home/pyodide", _: undefined } as unknown as Record<string, string>,
-    stdout: () => {},
-    stderr: () => {},
-  });
-  pyodide.registerJsModule("_atrium_host", { call: callHost });
-  pyodide.runPython(prelude);
+  if (argv.includes("--make-snapshot")) return makeSnapshot(indexURL);
+  const fd = flag(argv, "--snapshot-fd");
+  const { pyodide, snapshot } = await start(indexURL, fd === undefined ? undefined : Number(fd));
+  pyodide.registerJsModule("_atrium_host", { call: callHost, output: sendOutput });
+  if (snapshot) pyodide.runPython("_fresh()");
   const run = pyodide.globals.get("_run") as (code: string) => string;
   const init = pyodide.globals.get("_init") as (tools: string, vars: string, limit: number) => void;
-  send({ type: "ready", python: pyodide.runPython("import sys; sys.version.split()[0]") as string });
+  const python = pyodide.runPython("import sys; sys.version.split()[0]") as string;
+  send({ type: "ready", python, snapshot });
 
   for (let line = readLine(); line !== undefined; line = readLine()) {
     if (!line.trim()) continue;
@@ -109,6 +197,7 @@ export async function main(argv: string[]): Promise<number> {
       init(JSON.stringify(message.tools), JSON.stringify(message.vars), message.outputLimit);
       send({ type: "initialized" });
     } else if (message.type === "run") {
+      running = message.id;
       send({ type: "result", id: message.id, result: JSON.parse(run(message.code)) });
     }
   }

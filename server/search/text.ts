@@ -26,7 +26,15 @@ export function stripCaptions(text: string): string {
 }
 
 /** "Mrs. Cratchit" is one name, not the end of a sentence. */
-const ABBREVIATION = /\b(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
+const ABBREVIATION = /(?<![A-Za-z])(Mr|Mrs|Ms|Dr|St|Messrs)\./g;
+
+/** A text cut to at most `max` characters at a word boundary, marked with "…" when cut (never mid-word). */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:(—–-]+$/, "")}…`;
+}
 
 /** `[Data: Sources (1, 2, 3, 4, 5, +more)]`-style id lists. */
 export function idList(ids: (string | number)[], max = 5): string {

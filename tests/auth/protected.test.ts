@@ -1,6 +1,6 @@
 /**
  * Protected mode with real session auth, across every family: every route of the OpenAPI document that
- * is not public answers 401 without a credential (and with a forged one), and never 401 with a valid
+ * is not public answers 401 without a credential (and with a forged session or access token), and never 401 with a valid
  * one; the WebSocket's auth_token carries a session token; policy edits need an admin.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -56,8 +56,17 @@ describe("every documented route", () => {
     const forged = credentialsOf("nobody", `${"a".repeat(24)}.${"b".repeat(24)}`);
     const closed = operations.filter((o) => !isPublicRoute(o.method, o.path));
     expect(closed.length).toBeGreaterThan(50);
+    const forgedAccess = { authorization: `Bearer atr_${"a".repeat(24)}_${"b".repeat(32)}` };
     for (const { method, path } of closed) {
-      for (const headers of [{}, forged.bearer, forged.cookie, { authorization: "Bearer garbage" }]) {
+      for (const headers of [
+        {},
+        forged.bearer,
+        forged.cookie,
+        forgedAccess,
+        { authorization: "Bearer garbage" },
+      ]) {
+        // Bad bearer tokens count against the address's sign-in limit (tokens.test.ts): here each is a first try.
+        t.ctx.db.run("DELETE FROM auth_limit_hits");
         const response = await call(method, path, headers);
         expect({ method, path, headers, status: response.status }).toEqual({
           method,

@@ -14,6 +14,7 @@ import { createEnvSource, type EnvRecord } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
 import { createLogger, type Logger, silentLogger } from "../../server/log.ts";
+import { TEST_SNAPSHOT_DIR } from "./sandbox-pools.ts";
 import { tempDir } from "./tmp.ts";
 
 export const REPO_ROOT = join(import.meta.dir, "..", "..");
@@ -62,7 +63,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const dataDir = options.dataDir ?? (dir?.path as string);
   const cli = parseCli(["--data-dir", dataDir, "--port", "0", ...(options.args ?? [])], {}, REPO_ROOT);
   if (cli.kind !== "serve") throw new Error("unexpected CLI result");
-  const env = createEnvSource(options.env ?? {});
+  const env = createEnvSource({ APP_SANDBOX_SNAPSHOT_DIR: TEST_SNAPSHOT_DIR, ...options.env });
   const policyPath = options.policyPath ?? cli.options.policyPath;
   const config = loadConfig({ ...cli.options, policyPath }, env);
   const shutdown = new AbortController();

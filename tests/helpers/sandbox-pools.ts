@@ -5,8 +5,17 @@
  * pool warm starts its first turn at once, and no file ends by killing an interpreter it just warmed.
  * A few unused pools stay open (the least recently used beyond that close); the run's global afterAll
  * (preload.ts) closes the rest. Imports no server code: the preload stays light for every test run.
+ *
+ * Every test app and server process of a run (and of runs beside it) starts its interpreters from one
+ * snapshot cache, TEST_SNAPSHOT_DIR, instead of its own data dir's: the snapshot is made once, not once
+ * per temp data dir. Tests of the snapshot's own making give a folder of their own.
  */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
+
+/** The snapshot cache the tests' apps and server processes share (APP_SANDBOX_SNAPSHOT_DIR). */
+export const TEST_SNAPSHOT_DIR = join(tmpdir(), "atrium-test-snapshots");
 
 /** Unused pools kept open for a later app; beyond this the least recently used closes. */
 const KEPT_UNUSED = 2;
@@ -25,8 +34,9 @@ export function borrowPool(
   options: SandboxOptions,
   create: (options: SandboxOptions) => SandboxPool,
 ): { pool: SandboxPool; giveBack(): void } {
-  // Paths kept out of the jail matter only inside the checkout, where a sharing app's data dir never is.
-  const { keepOut: _keepOut, ...configuration } = options;
+  // Paths kept out of the jail matter only inside the checkout, where a sharing app's data dir never is;
+  // the snapshot cache and the logger are the first app's.
+  const { keepOut: _keepOut, snapshotDir: _snapshotDir, log: _log, ...configuration } = options;
   const key = JSON.stringify(configuration);
   let shared = pools.get(key);
   if (!shared) {

@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { REPO_ROOT } from "./app.ts";
+import { TEST_SNAPSHOT_DIR } from "./sandbox-pools.ts";
 import { waitFor } from "./wait.ts";
 
 export const MAIN = join(REPO_ROOT, "server", "main.ts");
@@ -23,13 +24,14 @@ export interface ServerProcess {
 /**
  * A minimal environment: the developer's variables (keys, modes) must not leak into a test. No warm
  * Python interpreters (a server warms its pool once listening): tests that run turns pass
- * APP_SANDBOX_WARM themselves.
+ * APP_SANDBOX_WARM themselves. The interpreters' snapshot comes from the run's shared cache.
  */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/tmp",
     APP_SANDBOX_WARM: "0",
+    APP_SANDBOX_SNAPSHOT_DIR: TEST_SNAPSHOT_DIR,
     ...extra,
   };
 }

@@ -74,7 +74,12 @@ describe("global search offline answers broad questions from the top-level commu
     const opening = body.response.split("\n")[0] as string;
     expect(opening).toContain("Scrooge");
     expect(opening).toMatch(/Christmas/);
-    expect(opening).toMatch(/\[Data: Reports \([\d, +more]+\)\]$/);
+    // The sentence is the book's, cited to the source that holds it, beside the reports on its subject.
+    const source = opening.match(/\[Data: Sources \((\d+)[\d, +more]*\); Reports \([\d, +more]+\)\]$/)?.[1];
+    const held = (body.context_data.sources ?? []).find((s) => s.id === source);
+    expect(String(held?.text).replace(/\s+/g, " ")).toContain(
+      opening.replace(/ \[Data:.*$/, "").slice(0, 60),
+    );
     expectCitedInContext(body);
   });
 

@@ -121,3 +121,29 @@ test("on a terminal each progress bar names what it counts", async () => {
   ])
     expect(out).toMatch(new RegExp(`${phase} +\\|[^|]+\\| \\d+/\\d+ ${what}`));
 });
+
+test("--list shows an index's documents and --remove takes one out without a rebuild", async () => {
+  const two = join(dir.path, "two");
+  mkdirSync(two);
+  copyFileSync(join(FIXTURES, "stave-one.txt"), join(two, "stave-one.txt"));
+  copyFileSync(join(FIXTURES, "stave-three.txt"), join(two, "stave-three.txt"));
+  expect((await run([two, "--name", "two", "--data-dir", data])).code).toBe(0);
+  const listed = await run(["--list", "--name", "two", "--data-dir", data]);
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toMatch(/^stave-one\.txt\t\d+ chars\t\d+ units\nstave-three\.txt\t/);
+
+  const unknown = await run(["--remove", "nope.txt", "--name", "two", "--data-dir", data]);
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain('"two" has no document "nope.txt"');
+  const removed = await run(["--remove", "stave-three.txt", "--name", "two", "--data-dir", data]);
+  expect(removed.code).toBe(0);
+  expect(removed.stdout).toMatch(/documents\s+1 \(0 indexed, 0 unchanged, 1 removed\)/);
+  const db = new Database(join(data, "app.db"), { readonly: true });
+  const titles = db.query<{ title: string }, []>("SELECT title FROM search_documents ORDER BY title").all();
+  db.close();
+  expect(titles.map((r) => r.title)).not.toContain("stave-three.txt");
+  expect((await run(["--list", "--name", "two", "--data-dir", data])).stdout).not.toContain(
+    "stave-three.txt",
+  );
+  expect((await run(["--remove", "x", corpus, "--data-dir", data])).code).toBe(2);
+}, 120_000);

@@ -40,6 +40,14 @@ test("deltas of reasoning, code, output and text each grow one part; a final fra
 test("errors and cancellation end the live turn with their status", () => {
   const failed = applyEvent(initialLive(), { type: "turn_error", code: "x", message: "Session not found" });
   expect(failed).toMatchObject({ status: "failed", error: "Session not found" });
+  // The sentence that says why, when the server sends one beside the spec's terse message.
+  const explained = applyEvent(initialLive(), {
+    type: "turn_error",
+    code: "sandbox_start_timeout",
+    message: "Turn is unavailable",
+    detail: "The Python sandbox did not start: the machine is out of memory.",
+  });
+  expect(explained.error).toBe("The Python sandbox did not start: the machine is out of memory.");
   const cancelled = applyEvent(initialLive(), { type: "turn_cancelled", reason: "user", durationMs: 3 });
   expect(cancelled.status).toBe("cancelled");
 });

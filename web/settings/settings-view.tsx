@@ -1,12 +1,13 @@
 /**
  * Settings: the chat settings (`/api/chat/settings`, with what an update means for open chats) and the
  * provider keys (`/api/chat/providers`: which are configured; set or clear a key; a key is write-only,
- * never shown back).
+ * never shown back), and on a team server the user's access tokens (tokens.tsx).
  */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../lib/api.ts";
 import { ProvidersPanel } from "./providers.tsx";
+import { TokensPanel } from "./tokens.tsx";
 
 type Settings = Record<string, unknown> & {
   compaction?: { enabled?: boolean };
@@ -138,6 +139,7 @@ export function SettingsView(): JSX.Element {
       <h1>Settings</h1>
       <ProvidersPanel />
       <ChatSettings />
+      <TokensPanel />
     </div>
   );
 }

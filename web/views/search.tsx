@@ -7,8 +7,10 @@ import type { JSX } from "preact";
 import { useRef, useState } from "preact/hooks";
 import { readSse, request } from "../lib/api.ts";
 import { ErrorLine, useLoad } from "./common.tsx";
+import { renderAnswer } from "./search/answer-text.ts";
 import { BuildIndex } from "./search/build-index.tsx";
 import { ContextTables } from "./search/context-tables.tsx";
+import { IndexDocuments } from "./search/documents.tsx";
 import "./views.css";
 
 interface IndexInfo {
@@ -26,6 +28,7 @@ export default function SearchView(): JSX.Element {
   const [answer, setAnswer] = useState("");
   const [context, setContext] = useState<Record<string, Record<string, unknown>[]>>();
   const [asking, setAsking] = useState(false);
+  const [cited, setCited] = useState<{ table: string; id: string }>();
   const [error, setError] = useState<unknown>();
   const abort = useRef<AbortController | undefined>(undefined);
 
@@ -39,6 +42,7 @@ export default function SearchView(): JSX.Element {
     setAsking(true);
     setAnswer("");
     setContext(undefined);
+    setCited(undefined);
     setError(undefined);
     try {
       const response = await request(`/search/${mode}/stream`, {
@@ -147,19 +151,35 @@ export default function SearchView(): JSX.Element {
           }}
         />
       </div>
+      {index ? <IndexDocuments key={index} index={index} onChanged={() => void indexes.reload()} /> : null}
       <ErrorLine error={error} />
       {answer || context ? (
         <div class="search-result">
           <section class="panel" aria-labelledby="answer-title" aria-busy={asking}>
             <h3 id="answer-title">Answer</h3>
-            <div class="pre-wrap" aria-live="polite" data-testid="search-answer">
-              {answer}
-            </div>
+            {/* The HTML is DOMPurify's output (renderAnswer); a citation link highlights its context row. */}
+            {/* biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/noStaticElementInteractions: the links inside are the controls; Enter on a link clicks it */}
+            <div
+              class="markdown search-answer"
+              aria-live="polite"
+              data-testid="search-answer"
+              onClick={(e) => {
+                const link = (e.target as HTMLElement).closest("a.cite") as HTMLAnchorElement | null;
+                if (!link) return;
+                e.preventDefault();
+                setCited({ table: link.dataset.table ?? "", id: link.dataset.id ?? "" });
+              }}
+              dangerouslySetInnerHTML={{ __html: renderAnswer(answer) }}
+            />
           </section>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard */}
           <section class="panel search-context" aria-labelledby="context-title" tabIndex={0}>
             <h3 id="context-title">Context</h3>
-            {context ? <ContextTables data={context} /> : <p class="muted">Waiting for context…</p>}
+            {context ? (
+              <ContextTables data={context} cited={cited} />
+            ) : (
+              <p class="muted">Waiting for context…</p>
+            )}
           </section>
         </div>
       ) : null}

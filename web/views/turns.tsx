@@ -56,7 +56,8 @@ function NewSession({ onCreated }: { onCreated: (s: Session) => void }): JSX.Ele
   );
 }
 
-function CommittedTurn({ turn }: { turn: TurnSummary }): JSX.Element {
+/** A committed turn; a failed one offers Retry: its input sent again as a new turn (a new key). */
+function CommittedTurn({ turn, onRetry }: { turn: TurnSummary; onRetry?: () => void }): JSX.Element {
   return (
     <article class="turn" data-status={turn.status}>
       <div class="turn-input pre-wrap">{turn.input.text}</div>
@@ -65,7 +66,16 @@ function CommittedTurn({ turn }: { turn: TurnSummary }): JSX.Element {
         <span class={`badge${turn.status === "completed" ? " badge-ok" : ""}`}>{turn.status}</span>
         {turn.durationMs !== null ? <span class="muted">{turn.durationMs} ms</span> : null}
       </div>
-      {turn.error ? <p class="error">{turn.error.message}</p> : null}
+      {turn.error ? (
+        <div class="row">
+          <p class="error">{turn.error.message}</p>
+          {onRetry ? (
+            <button type="button" class="btn btn-small" onClick={onRetry}>
+              Retry
+            </button>
+          ) : null}
+        </div>
+      ) : null}
     </article>
   );
 }
@@ -102,8 +112,24 @@ function SessionPane({ session }: { session: Session }): JSX.Element {
             block in the sandbox and shows what it printed.
           </p>
         ) : null}
-        {committed.map((t) => (
-          <CommittedTurn key={t.runId} turn={t} />
+        {committed.map((t, i) => (
+          <CommittedTurn
+            key={t.runId}
+            turn={t}
+            // The last turn, failed, while nothing runs: Retry sends its input again under a new key (the
+            // old key would replay the failure).
+            onRetry={
+              t.status === "failed" && i === committed.length - 1 && !live
+                ? () =>
+                    start({
+                      sessionId: session.id,
+                      text: t.input.text,
+                      attachmentIds: t.input.attachmentIds,
+                      key: randomKey(),
+                    })
+                : undefined
+            }
+          />
         ))}
         {live ? <LiveTurn key={live.key} turn={live} onDone={() => void done()} /> : null}
       </section>

@@ -2,11 +2,13 @@
 import type { MigrationSet } from "../../storage/migrate.ts";
 import accounts from "./0001_accounts.sql" with { type: "text" };
 import limits from "./0002_limits.sql" with { type: "text" };
+import accessTokens from "./0003_access_tokens.sql" with { type: "text" };
 
 export const authMigrations: MigrationSet = {
   scope: "auth",
   migrations: [
     { version: 1, name: "accounts", sql: accounts },
     { version: 2, name: "limits", sql: limits },
+    { version: 3, name: "access_tokens", sql: accessTokens },
   ],
 };

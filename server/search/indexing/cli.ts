@@ -35,7 +35,13 @@ Re-running skips unchanged documents. Offline (rule-based extraction, extractive
   --data-dir D    data directory (default $APP_DATA_DIR or ~/.local/share/atrium)
   --owner ID      owner of the index (default "local", the local-mode user)
   --model ID      extract and write reports with this model (provider/model)
-  --exclude P     leave out paths matching P (gitignore syntax; repeatable)`;
+  --exclude P     leave out paths matching P (gitignore syntax; repeatable)
+
+  ${programName()} index --list [--name N] [--data-dir D] [--owner ID]
+  ${programName()} index --remove TITLE [--remove TITLE]... [--name N] [--data-dir D] [--owner ID]
+List the index's documents (title, characters, units), or take documents out by the title --list shows
+without a rebuild: their units and what only they supported go, and only the communities they touched
+get new reports. To replace a document, index its file again: only a changed one is re-extracted.`;
 
 /** The data dir as the server opens it, migrated; `close` releases the database. */
 export interface IndexTarget {
@@ -73,7 +79,11 @@ export async function main(
     process.stdout.write(`${usage()}\n`);
     return 0;
   }
-  if (positionals.length === 0) {
+  if ((values.list || values.remove) && positionals.length > 0) {
+    process.stderr.write(`atrium index: --list and --remove take no files\n${usage()}\n`);
+    return 2;
+  }
+  if (positionals.length === 0 && !values.list && !values.remove) {
     process.stderr.write(`atrium index: name at least one file or directory\n${usage()}\n`);
     return 2;
   }
@@ -83,6 +93,8 @@ export async function main(
     process.stderr.write(`atrium index: --name must match ${INDEX_NAME_PATTERN}\n`);
     return 2;
   }
+  if (values.list || values.remove)
+    return documentsCommand(open(values["data-dir"]), values.owner ?? "local", name, values.remove);
   // Every named path must exist, and together they must hold a text document: otherwise say so and stop
   // before the data dir is opened, so a typo leaves no empty index behind.
   const missing = positionals.filter((path) => !existsSync(path));
@@ -155,9 +167,40 @@ function parse(argv: string[]) {
       owner: { type: "string" },
       model: { type: "string" },
       exclude: { type: "string", multiple: true },
+      list: { type: "boolean" },
+      remove: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** `--list` (no titles) or `--remove TITLE...`: every title must be in the index before any goes. */
+async function documentsCommand(target: IndexTarget, owner: string, name: string, remove?: string[]) {
+  try {
+    const store = new SearchStore(target.store);
+    const index = store.findIndex(owner, name);
+    if (!index) {
+      process.stderr.write(`atrium index: no index "${name}"\n`);
+      return 1;
+    }
+    const documents = store.listDocuments(index);
+    if (!remove) {
+      for (const d of documents) process.stdout.write(`${d.name}\t${d.chars} chars\t${d.units} units\n`);
+      return 0;
+    }
+    const unknown = remove.filter((title) => !documents.some((d) => d.name === title));
+    if (unknown.length > 0) {
+      for (const title of unknown)
+        process.stderr.write(`atrium index: "${name}" has no document "${title}"\n`);
+      process.stderr.write("atrium index: nothing was removed (--list shows the titles)\n");
+      return 1;
+    }
+    const summary = await runIndex(store, owner, name, [], { remove, embeddings: target.embeddings });
+    process.stdout.write(formatSummary(summary));
+    return 0;
+  } finally {
+    target.close();
+  }
 }
 
 /** What each phase's count counts: splitting goes document by document, extraction unit by unit, ... */
@@ -208,7 +251,7 @@ function progressReporter() {
 export function formatSummary(s: IndexSummary): string {
   const modularity = s.modularity.map((q, level) => `level ${level}: ${q.toFixed(3)}`).join(", ") || "n/a";
   return `index "${s.index}"
-  documents      ${s.documents} (${s.documents_indexed} indexed, ${s.documents_unchanged} unchanged)
+  documents      ${s.documents} (${s.documents_indexed} indexed, ${s.documents_unchanged} unchanged${s.documents_removed === undefined ? "" : `, ${s.documents_removed} removed`})
   units          ${s.units}
   entities       ${s.entities}
   relationships  ${s.relationships}

@@ -12,7 +12,7 @@
  * weight). Plain string scanning: no tagger to load, so indexing runs at tokenizer speed.
  */
 
-import { sentences, stripCaptions } from "../text.ts";
+import { clip, sentences, stripCaptions } from "../text.ts";
 import type { ExtractedEntity, ExtractedRelationship, Extraction } from "../types.ts";
 import { nameKey } from "./merge.ts";
 import {
@@ -176,5 +176,5 @@ function readable(sentence: string): boolean {
 
 function tidy(sentence: string): string {
   const flat = sentence.replace(/\s+/g, " ").trim();
-  return flat.length > MAX_SENTENCE_CHARS ? `${flat.slice(0, MAX_SENTENCE_CHARS)}…` : flat;
+  return clip(flat, MAX_SENTENCE_CHARS);
 }

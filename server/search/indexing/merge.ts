@@ -6,6 +6,7 @@
  * one-off capitalised words).
  */
 
+import { clip } from "../text.ts";
 import type { ExtractionRecord, MergedEntity, MergedRelationship } from "../types.ts";
 
 const MAX_DESCRIPTIONS = 4;
@@ -199,9 +200,16 @@ function addDescription(list: string[], description: string) {
   if (text && list.length < MAX_DESCRIPTIONS * 2 && !list.includes(text)) list.push(text);
 }
 
+/** Whole descriptions while they fit (a sentence is never cut and restarted); the first, if alone too long, clipped at a word. */
 function joinDescriptions(list: string[]): string {
-  const joined = list.slice(0, MAX_DESCRIPTIONS).join(" ");
-  return joined.length > MAX_DESCRIPTION_CHARS ? `${joined.slice(0, MAX_DESCRIPTION_CHARS)}…` : joined;
+  const kept: string[] = [];
+  let length = 0;
+  for (const d of list.slice(0, MAX_DESCRIPTIONS)) {
+    if (kept.length > 0 && length + 1 + d.length > MAX_DESCRIPTION_CHARS) break;
+    kept.push(d);
+    length += d.length + 1;
+  }
+  return clip(kept.join(" "), MAX_DESCRIPTION_CHARS);
 }
 
 function top(counts: Map<string, number>): string | undefined {

@@ -227,12 +227,7 @@ function nameOf(
   if (core.some((w) => w.length > 1 && w === w.toUpperCase())) return undefined;
   // "Old Jacob Marley", "Whereat Scrooge": leading words the document mostly writes in lower case are not
   // part of the name; nor is a sentence's first word unless the document capitalises it elsewhere too.
-  while (
-    core.length > 1 &&
-    !honorific &&
-    (isCommonWord(core[0] as string, stats) || (atStart && !seenInside(core[0] as string, stats)))
-  )
-    core.shift();
+  while (core.length > 1 && !honorific && notPartOfName(core[0] as string, atStart, stats)) core.shift();
   // Contractions ("I'll") and lower-case compounds ("Christmas-time") are words, not names.
   if (
     core.length === 0 ||
@@ -242,11 +237,53 @@ function nameOf(
   if (
     core.length === 1 &&
     !honorific &&
-    (isCommonWord(core[0] as string, stats) || (atStart && !seenInside(core[0] as string, stats)))
+    (isCommonWord(core[0] as string, stats) ||
+      (atStart &&
+        !seenInside(core[0] as string, stats) &&
+        !(thin(stats) && GAZETTEER.has(core[0] as string))))
   )
     return undefined;
   return { name: honorific ? `${honorific} ${core.join(" ")}` : core.join(" "), core, honorific };
 }
+
+/**
+ * A leading word of a capitalised run is not part of the name when the document writes it in lower case,
+ * or it opens a sentence and is capitalised nowhere else. A short note ("Ada Lovelace worked with Charles
+ * Babbage in London.") has no elsewhere: there a sentence's first word is part of the name unless it is a
+ * word that opens sentences ("When Ada…", "Yesterday Ada…").
+ */
+function notPartOfName(word: string, atStart: boolean, stats: CaseStats): boolean {
+  if (isCommonWord(word, stats)) return true;
+  if (!atStart || seenInside(word, stats)) return false;
+  return !thin(stats) || OPENING_WORDS.has(word.toLowerCase());
+}
+
+/** Fewer words than this and a document's case statistics say too little to doubt a sentence's start. */
+const THIN_WORDS = 400;
+const totals = new WeakMap<CaseStats, number>();
+
+function thin(stats: CaseStats): boolean {
+  let total = totals.get(stats);
+  if (total === undefined) {
+    total = 0;
+    for (const entry of stats.values()) total += entry.lower + entry.upper;
+    totals.set(stats, total);
+  }
+  return total < THIN_WORDS;
+}
+
+/** Words that open English sentences without being names: articles, pronouns, conjunctions, adverbs. */
+const OPENING_WORDS = new Set(
+  `a an the this that these those there here then when while where whereat whereas what which who whom whose why
+   how if although though because since after before until unless once as so but and or nor yet for of in on at
+   by with from to into onto upon about above below under over between among through during without within
+   i he she it we they you me him her us them my his its our their your mine yours ours theirs one some any
+   every each all both no not never always often sometimes perhaps maybe yesterday today tomorrow tonight
+   now later soon still also even just only indeed however thus hence meanwhile moreover furthermore finally
+   first next last dear oh ah well yes good old young little great poor
+   is was are were be been being do does did have has had will would shall should can could may might must
+   let said says see look`.split(/\s+/),
+);
 
 /** The document capitalises the word mid-sentence somewhere: a sentence start alone does not explain it. */
 function seenInside(word: string, stats: CaseStats): boolean {

@@ -3,9 +3,11 @@
  * hierarchical communities → community reports → FTS5, stored per owner and named index.
  *
  * Incremental: a document whose content hash is unchanged is skipped, and when nothing changed the run
- * does no work at all; a changed document replaces its units and their extractions. Extraction results
- * are kept per unit, so the graph is re-merged from stored extractions without re-extracting unchanged
- * text; an unchanged community keeps its report.
+ * does no work at all; a changed document replaces its units and their extractions, and a removed one
+ * (`remove`) takes its units and extractions with it. Extraction results are kept per unit, so the graph
+ * is re-merged from stored extractions without re-extracting unchanged text (an entity or relationship
+ * only a removed document supported goes with it); an unchanged community keeps its report, so only the
+ * communities a change touched get a new one.
  */
 import type { IndexSummary } from "../../../schemas/search.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
@@ -20,6 +22,7 @@ import type {
   RelationshipRow,
   Report,
 } from "../types.ts";
+import { withoutLicence } from "./boilerplate.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
 import { embedEntities } from "./embed.ts";
@@ -40,10 +43,18 @@ export interface IndexOptions {
   /** Embeds entity descriptions for vector search when the policy names an embeddings endpoint. */
   embeddings?: EmbeddingsClient;
   signal?: AbortSignal;
+  /** Titles of documents to take out of the index in this run (their units, extractions, what only they support). */
+  remove?: string[];
 }
 
-/** Offline extraction sees many one-off capitalised words; a name must recur to count. */
+/**
+ * Offline extraction sees many one-off capitalised words; a name must recur to count, except in an index of
+ * a few short notes, where nearly every name is said once ("Ada Lovelace worked with Charles Babbage").
+ */
 const OFFLINE_MIN_MENTIONS = 2;
+const SHORT_INDEX_TOKENS = 1000;
+/** Below this many entities there is no graph to speak of: the summary says so. */
+const SMALL_GRAPH = 2;
 
 export async function runIndex(
   store: SearchStore,
@@ -58,9 +69,20 @@ export async function runIndex(
   const index = store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
   const skipped: { path: string; reason: string }[] = [];
+  // A run that only removes documents extracts nothing: its reports keep the extractor they were made by.
+  const previous = (JSON.parse(index.stats || "{}") as { extractor?: string }).extractor;
   const extractor = options.model
     ? `model:${options.model.model.provider}/${options.model.model.id}`
-    : "offline";
+    : documents.length === 0 && previous
+      ? previous
+      : "offline";
+  const removed = store.db.tx(() =>
+    (options.remove ?? []).filter((title) => {
+      const doc = store.findDocument(index, title);
+      if (doc) store.deleteDocument(index, doc.id);
+      return doc !== undefined;
+    }),
+  );
 
   // Units first for every changed document: cheap, and it gives the extraction phase its total.
   const pending: {
@@ -79,13 +101,16 @@ export async function runIndex(
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
       const existing = store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
-      else
+      else {
+        // A Project Gutenberg licence is not the book: it is left out of units and profile alike.
+        const text = withoutLicence(doc.text);
         pending.push({
-          doc,
+          doc: { ...doc, text },
           hash,
           existing: existing?.id,
-          units: splitUnits(doc.text, options.units ?? DEFAULT_UNITS),
+          units: splitUnits(text, options.units ?? DEFAULT_UNITS),
         });
+      }
     }
     progress("units", i + 1, documents.length);
   });
@@ -124,7 +149,8 @@ export async function runIndex(
     });
   }
 
-  if (pending.length > 0) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
+  const changed = pending.length > 0 || removed.length > 0;
+  if (changed) await rebuildGraph(store, graph, index, extractor, options, progress, warnings);
   // Vectors follow the graph; an unchanged graph embeds only what an earlier run could not.
   let vectors: number | undefined;
   if (options.embeddings) {
@@ -133,14 +159,16 @@ export async function runIndex(
     if (embedded.note) warnings.push(embedded.note);
   }
   const counts = graph.counts(index);
+  const tokens = counts.entities < SMALL_GRAPH ? store.countTokens(index) : 0;
+  if (tokens > 0) warnings.push(smallGraphNote(counts.entities, tokens));
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
-  const fresh =
-    pending.length > 0 ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
+  const fresh = changed ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
   return {
     index: name,
     documents: store.countDocuments(index),
     documents_unchanged: unchanged,
     documents_indexed: pending.length,
+    ...(options.remove ? { documents_removed: removed.length } : {}),
     units: store.countUnits(index),
     entities: counts.entities,
     relationships: counts.relationships,
@@ -155,6 +183,16 @@ export async function runIndex(
   };
 }
 
+/** What a user reads instead of a silent 0 entities: why there is (almost) no graph, and what helps. */
+export function smallGraphNote(entities: number, tokens: number): string {
+  const found = entities === 0 ? "no entities" : "one entity";
+  return (
+    `too little to build a graph from: ${found} in ${tokens} tokens of text. Names need a capital letter ` +
+    "(two words, or a known place) and two names in one sentence make a relationship; add more text, or " +
+    "index with a model (--model) to extract from prose without names"
+  );
+}
+
 async function rebuildGraph(
   store: SearchStore,
   graph: SearchGraphStore,
@@ -164,7 +202,8 @@ async function rebuildGraph(
   progress: (phase: Phase, done: number, total: number) => void,
   warnings: string[],
 ) {
-  const merged = mergeGraph(store.extractions(index), options.model ? 1 : OFFLINE_MIN_MENTIONS);
+  const short = store.countTokens(index) < SHORT_INDEX_TOKENS;
+  const merged = mergeGraph(store.extractions(index), options.model || short ? 1 : OFFLINE_MIN_MENTIONS);
   await writeGraph(store, graph, index, merged, extractor, options, progress, warnings);
 }
 
@@ -217,7 +256,9 @@ export async function writeGraph(
     };
     const hash = new Bun.CryptoHasher("sha256")
       .update(
-        `${extractor}|${community.level}|${community.members.join(",")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}`).join(",")}`,
+        // What the report is made of, by content and citation id (not row id, which every run renews):
+        // a community no change touched keeps its report.
+        `${extractor}|${community.level}|${input.entities.map((e) => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`).join("\n")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}:${r.description}`).join("\n")}`,
       )
       .digest("hex");
     let report = previous.get(hash);

@@ -1,8 +1,10 @@
 /**
  * Text units: a document cut into token-sized chunks with overlap (GraphRAG: 1200 tokens, 100 overlap),
  * counted with the cl100k tokenizer (gpt-tokenizer: the same tokens as tiktoken, several times faster
- * than the js-tiktoken port). Cuts prefer a line or sentence end near the token boundary so a unit
- * rarely starts mid-sentence. Also the exact token counter (the query services estimate instead).
+ * than the js-tiktoken port). Cuts prefer a line or sentence end near the token boundary, and the next unit
+ * starts at the first sentence (else word) start of the overlap, so no unit opens mid-word ("…ister to
+ * his stool") and an answer quoting a unit's first sentence quotes a whole one. Also the exact token counter (the query
+ * services estimate instead).
  */
 
 export interface Tokenizer {
@@ -47,9 +49,24 @@ export function splitUnits(text: string, options: UnitOptions = DEFAULT_UNITS): 
     const piece = enc.decode(tokens.slice(start, end)).trim();
     if (piece) units.push({ text: piece, tokens: end - start });
     if (end >= tokens.length) break;
-    start = Math.max(end - overlap, start + 1);
+    start = Math.max(niceStart(enc, tokens, end - overlap, end), start + 1);
   }
   return units;
+}
+
+/**
+ * Where the unit after `end` starts: the first token of the overlap that follows a sentence or line end,
+ * else the first that opens a word (cl100k tokens carry their leading space), else the overlap's start.
+ */
+function niceStart(enc: Tokenizer, tokens: number[], from: number, end: number): number {
+  let word = -1;
+  for (let i = Math.max(from, 1); i < end; i++) {
+    const before = enc.decode([tokens[i - 1] as number]);
+    const opens = /^\s/.test(enc.decode([tokens[i] as number])) || /\s$/.test(before);
+    if (opens && (/\n\s*$/.test(before) || /[.!?]["'’”)_]*\s*$/.test(before))) return i;
+    if (word < 0 && opens) word = i;
+  }
+  return word >= 0 ? word : from;
 }
 
 /** A cut point within the last fifth of the window at a paragraph or sentence end, if one exists. */

@@ -3,9 +3,11 @@ import type { Migration } from "../../storage/migrate.ts";
 import initial from "./0001_search.sql" with { type: "text" };
 import leading from "./0002_search_leading.sql" with { type: "text" };
 import vectors from "./0003_search_vectors.sql" with { type: "text" };
+import entityNames from "./0004_search_entity_names.sql" with { type: "text" };
 
 export const searchMigrations: Migration[] = [
   { version: 1, name: "search", sql: initial },
   { version: 2, name: "search-leading-entities", sql: leading },
   { version: 3, name: "search-entity-vectors", sql: vectors },
+  { version: 4, name: "search-entity-names", sql: entityNames },
 ];

@@ -8,7 +8,10 @@
 import { Elysia } from "elysia";
 import { DetailError, HTTPValidationError } from "../../../schemas/common.ts";
 import {
+  DocumentList,
+  IndexDocumentParams,
   IndexList,
+  IndexParams,
   IndexRequest,
   IndexSummary,
   MonitorDebugOk,
@@ -188,7 +191,29 @@ export function searchRoutes(ctx: SearchRoutesContext, { queries, indexes }: Sea
     .get("/search/indexes", ({ owner }) => ({ indexes: indexes.list(owner) }), {
       response: { 200: IndexList },
       detail: { tags, summary: "The caller's indexes with their counts and modularity (Atrium extension)" },
-    });
+    })
+    .get(
+      "/search/indexes/:index/documents",
+      ({ owner, params }) => ({ documents: indexes.documents(owner, params.index) }),
+      {
+        params: IndexParams,
+        response: { 200: DocumentList, 404: DetailError, 422: HTTPValidationError },
+        detail: { tags, summary: "The documents of one of the caller's indexes (Atrium extension)" },
+      },
+    )
+    .delete(
+      "/search/indexes/:index/documents/:name",
+      ({ owner, params, request }) => indexes.remove(owner, params.index, params.name, signalOf(request)),
+      {
+        params: IndexDocumentParams,
+        response: { 200: IndexSummary, 404: DetailError, 409: DetailError, 422: HTTPValidationError },
+        detail: {
+          tags,
+          summary:
+            "Remove a document without a rebuild: its units, what only it supported, new reports for the communities it touched (Atrium extension)",
+        },
+      },
+    );
 }
 
 /** A provider failing mid-answer is the model's fault, not ours: 503 with what it said. */

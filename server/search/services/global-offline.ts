@@ -16,31 +16,22 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { estimateTokens, firstSentence, idList } from "../text.ts";
 import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
+import { fact, type OfflinePoint, specificGlobal } from "./global-specific.ts";
+import type { SearchStores } from "./local-context.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
-import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-
-export interface OfflinePoint {
-  description: string;
-  score: number;
-  reports: number[];
-  /** The fact itself, to merge the same sentence found under several findings. */
-  key: string;
-}
+import { queryTerms } from "./terms.ts";
 
 /** Words that ask about the whole material rather than something in it. */
 const BROAD_WORDS = new Set(
   `main key central major important principal chief leading primary overall general whole theme themes
    topic topics subject subjects story stories book books text texts document documents material corpus
    plot summary summarise summarize overview gist characters character people persons figures places
-   setting settings happen happens happened idea ideas message point points lesson lessons moral`.split(
-    /\s+/,
-  ),
+   setting settings happen happens happened idea ideas message point points lesson lessons moral novel novels
+   novella essay essays tale tales narrative narratives work works poem poems play plays piece account
+   author authors writer`.split(/\s+/),
 );
 const BROAD_REPORTS = 30;
-const SPECIFIC_REPORTS = 60;
 const LEADING = 6;
-/** A term in more than this share of the reports is too common to rank them by. */
-const COMMON_SHARE = 0.3;
 
 export type Broad = "people" | "places" | "themes";
 
@@ -55,7 +46,7 @@ export function broadQuestion(query: string): Broad | undefined {
 }
 
 export function offlineGlobal(
-  graph: SearchGraphStore,
+  stores: SearchStores,
   index: IndexRow,
   query: string,
   level: number,
@@ -63,11 +54,10 @@ export function offlineGlobal(
   maxPoints: number,
 ): Answer {
   const broad = broadQuestion(query);
-  const reports = broad
-    ? graph.topReports(index, 0, BROAD_REPORTS)
-    : matchedReports(graph, index, query, level);
-  const points = broad ? broadPoints(reports) : specificPoints(reports, query);
-  const chosen = choose(points, maxPoints, maxTokens);
+  if (!broad) return specificGlobal(stores, index, query, level, maxTokens, maxPoints);
+  const { graph } = stores;
+  const reports = graph.topReports(index, 0, BROAD_REPORTS);
+  const chosen = choose(broadPoints(reports), maxPoints, maxTokens);
   const cited = new Set(chosen.flatMap((p) => p.reports));
   const data: ContextData = {
     reports: reports.map((r) => ({
@@ -80,34 +70,10 @@ export function offlineGlobal(
     points: chosen.map((p) => ({ description: p.description, score: p.score })),
   };
   if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
-  const opening = broad
-    ? broadOpening(graph, index, broad, reports, cited)
-    : `${chosen[0]?.description} [Data: Reports (${idList(chosen[0]?.reports ?? [])})]`;
-  const rest = broad ? chosen : chosen.slice(1);
-  const lines = rest.map((p) => `- ${p.description} [Data: Reports (${idList(p.reports)})]`);
-  const heading = broad ? "What the material says, community by community:" : "Also relevant:";
+  const opening = broadOpening(graph, index, broad, reports, cited);
+  const lines = chosen.map((p) => `- ${p.description} [Data: Reports (${idList(p.reports)})]`);
+  const heading = "What the material says, community by community:";
   return fixedAnswer(data, lines.length > 0 ? `${opening}\n\n${heading}\n\n${lines.join("\n")}` : opening);
-}
-
-/**
- * The reports that match the question (BM25). A term most reports contain ranks nothing (its weight is
- * near zero) yet costs a score for every one of them, so the match uses the selective terms when there
- * are any.
- */
-function matchedReports(graph: SearchGraphStore, index: IndexRow, query: string, level: number) {
-  const terms = queryTerms(query);
-  const selective =
-    terms.length > 1 ? terms.filter((t) => graph.reportTermShare(`"${t}"`) <= COMMON_SHARE) : terms;
-  const match = ftsMatch((selective.length > 0 ? selective : terms).join(" "));
-  return match ? graph.matchReports(index, match, level, SPECIFIC_REPORTS) : [];
-}
-
-/** A finding as one readable fact: "A and B: what the text says." without its inner citation. */
-function fact(f: Finding): { description: string; key: string } {
-  const text = f.explanation.replace(/\s*\[Data:[^\]]*\]\s*$/, "").trim();
-  const names = f.summary.split(" and ");
-  const description = names.every((n) => text.includes(n)) ? text : `${f.summary}: ${text}`;
-  return { description, key: text.slice(0, 160) };
 }
 
 /** Broad questions: every top-level report counts, the most important first, its findings in order. */
@@ -128,29 +94,6 @@ function broadPoints(reports: ReportRow[]): OfflinePoint[] {
       reports: [r.human_id],
       key: description,
     });
-  }
-  return points;
-}
-
-/** Specific questions: findings scored by their report's BM25 share and the query words they contain. */
-function specificPoints(reports: ReportRow[], query: string): OfflinePoint[] {
-  const terms = queryTerms(query);
-  const scoreOf = (r: ReportRow) => (r as ReportRow & { score?: number }).score ?? 0;
-  const best = reports[0] ? scoreOf(reports[0]) : 0;
-  const points: OfflinePoint[] = [];
-  for (const r of reports) {
-    const share = best !== 0 ? scoreOf(r) / best : 0; // bm25 is negative: the best is the most negative
-    for (const f of JSON.parse(r.findings) as Finding[]) {
-      const overlap = termOverlap(`${f.summary} ${f.explanation}`, terms);
-      // What the finding itself says counts more than how well its report matched as a whole.
-      const text = f.explanation.replace(/\s*\[Data:[^\]]*\]\s*$/, "");
-      // A list line or a page-long sentence states a fact worse than a plain sentence.
-      const form = (/[.!?]["'’”)_]*$/.test(text) ? 1 : 0.6) * (text.length > 300 ? 0.8 : 1);
-      const score = Math.round(
-        100 * form * (0.3 * share + 0.7 * Math.min(1, overlap / Math.max(1, terms.length))),
-      );
-      if (overlap > 0 && score > 0) points.push({ ...fact(f), score, reports: [r.human_id] });
-    }
   }
   return points;
 }

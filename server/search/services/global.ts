@@ -13,6 +13,7 @@ import { estimateTokens } from "../text.ts";
 import type { IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, streamModel } from "./answer.ts";
 import { offlineGlobal } from "./global-offline.ts";
+import type { SearchStores } from "./local-context.ts";
 import { mapSystemPrompt, NO_DATA_ANSWER, reduceSystemPrompt } from "./prompts.ts";
 
 export interface GlobalOptions {
@@ -34,16 +35,17 @@ export function defaultLevel(graph: SearchGraphStore, index: IndexRow, requested
 }
 
 export async function globalSearch(
-  graph: SearchGraphStore,
+  stores: SearchStores,
   index: IndexRow,
   query: string,
   model?: ModelChoice,
   options: GlobalOptions = {},
   signal?: AbortSignal,
 ): Promise<Answer> {
+  const { graph } = stores;
   const level = defaultLevel(graph, index, options.level);
   const maxTokens = options.maxTokens ?? 8000;
-  if (!model) return offlineGlobal(graph, index, query, level, maxTokens, options.maxPoints ?? 8);
+  if (!model) return offlineGlobal(stores, index, query, level, maxTokens, options.maxPoints ?? 8);
   const reports = shuffle(graph.reportsInPartition(index, level), 86);
   const batches = pack(reports, maxTokens);
   const points: Point[] = [];

@@ -44,13 +44,9 @@ export class SearchIndexService {
     onProgress?: IndexOptions["onProgress"],
   ): Promise<IndexSummary> {
     const name = input.name ?? DEFAULT_INDEX_NAME;
-    const key = `${ownerId}\u0000${name}`;
-    if (this.running.has(key))
-      throw new AppError("conflict", `Index '${name}' is being built; try again when that run ends`);
     // Without a model named, indexing stays offline even when a default model is configured.
     const model = input.model ? chooseModel(this.models, input.model) : undefined;
-    this.running.add(key);
-    try {
+    return this.exclusive(ownerId, name, async () => {
       // An uploaded document named .html is indexed as the text a reader sees, as a file would be; one
       // that cannot be read within the limits is skipped with the reason.
       const reads = await Promise.all(
@@ -71,6 +67,52 @@ export class SearchIndexService {
       };
       this.log.info("search index built", { ...summary, owner: ownerId, warnings: summary.warnings.length });
       return summary;
+    });
+  }
+
+  /**
+   * Takes one document out of an index without a rebuild: its units and extractions go, the graph is
+   * re-merged from the rest, and only the communities it touched get new reports.
+   */
+  async remove(
+    ownerId: string,
+    indexName: string,
+    title: string,
+    signal?: AbortSignal,
+  ): Promise<IndexSummary> {
+    const row = this.store.findIndex(ownerId, indexName);
+    if (!row) throw AppError.notFound(`No index '${indexName}'`);
+    if (!this.store.findDocument(row, title))
+      throw AppError.notFound(`Index '${indexName}' has no document '${title}'`);
+    return this.exclusive(ownerId, indexName, async () => {
+      const summary = await runIndex(this.store, ownerId, indexName, [], {
+        remove: [title],
+        signal,
+        embeddings: this.embeddings,
+      });
+      this.log.info("search document removed", {
+        index: indexName,
+        owner: ownerId,
+        documents: summary.documents,
+      });
+      return summary;
+    });
+  }
+
+  documents(ownerId: string, indexName: string) {
+    const row = this.store.findIndex(ownerId, indexName);
+    if (!row) throw AppError.notFound(`No index '${indexName}'`);
+    return this.store.listDocuments(row);
+  }
+
+  /** One run per owner and index at a time: a second is a 409 while the first runs. */
+  private async exclusive<T>(ownerId: string, name: string, run: () => Promise<T>): Promise<T> {
+    const key = `${ownerId}\u0000${name}`;
+    if (this.running.has(key))
+      throw new AppError("conflict", `Index '${name}' is being built; try again when that run ends`);
+    this.running.add(key);
+    try {
+      return await run();
     } finally {
       this.running.delete(key);
     }

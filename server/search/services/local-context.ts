@@ -3,15 +3,21 @@
  * descriptions), then packed under a token budget (default 12,000): community reports of those entities
  * (15%), the entities and their relationships (in-network first, then by links to the set, then weight),
  * and the text units they came from (50%). Every table row says whether it made it into the context
- * (`in_context`). When no entity matches, the text units themselves are searched (BM25) so an answer can
- * still be grounded in the sources.
+ * (`in_context`). The text units are ordered by the best passage they hold for the question (retrieve.ts:
+ * BM25 over the units and the matched entities' units, sentences scored on the question's rarest terms
+ * near an answer of the type it asks for), so the fact a model needs is in what fits the budget.
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
-import type { SearchStore } from "../stores/search-store.ts";
 import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import type { Passage } from "./passages.ts";
+import { analyseQuestion, type Question } from "./question.ts";
+import { retrievePassages, type SearchStores } from "./retrieve.ts";
 import { subjectOf } from "./subject.ts";
 import { ftsMatch } from "./terms.ts";
+
+/** Units of the matched entities read for passages (beside those BM25 finds). */
+const MAX_ENTITY_UNITS = 24;
 
 export interface LocalContextOptions {
   maxTokens?: number;
@@ -39,13 +45,13 @@ export interface LocalContext {
   entities: EntityRow[];
   relationships: RelationshipRow[];
   sources: { id: number; text: string; title: string }[];
+  question: Question;
+  /** The scored sentences of the in-context sources, best first. */
+  passages: Passage[];
 }
 
 /** The two stores a query reads: units and sources, and the graph. */
-export interface SearchStores {
-  search: SearchStore;
-  graph: SearchGraphStore;
-}
+export type { SearchStores } from "./retrieve.ts";
 
 export function emptyTables(): ContextTables {
   return { reports: [], entities: [], relationships: [], claims: [], sources: [] };
@@ -146,7 +152,8 @@ export function buildLocalContext(
   }
   if (relationPack.used()) sections.push(`-----Relationships-----\n${relationPack.text()}`);
 
-  // Text units: those of the first-ranked entities first, then those many selected entities share.
+  // Text units: those holding the best passages for the question first (its rarest terms near an answer
+  // of the type it asks for), then those of the first-ranked entities, then those many entities share.
   const unitOrder = new Map<number, { first: number; shared: number }>();
   selected.forEach((e, rank) => {
     for (const unitId of JSON.parse(e.unit_ids) as number[]) {
@@ -155,11 +162,14 @@ export function buildLocalContext(
       else unitOrder.set(unitId, { first: rank, shared: 1 });
     }
   });
-  let unitIds = [...unitOrder.entries()]
+  const entityUnits = [...unitOrder.entries()]
     .sort((a, b) => a[1].first - b[1].first || b[1].shared - a[1].shared)
     .map(([id]) => id);
-  if (unitIds.length === 0 && match) unitIds = search.searchUnits(index, match, 5);
-  const units = new Map(search.units(index, unitIds.slice(0, 50)).map((u) => [u.id, u]));
+  const question = analyseQuestion(query);
+  const retrieved = retrievePassages(stores, index, question, entityUnits.slice(0, MAX_ENTITY_UNITS));
+  const unitIds = [...new Set([...retrieved.ranked, ...entityUnits])].slice(0, 50);
+  const missing = unitIds.filter((id) => !retrieved.units.has(id));
+  const units = new Map([...retrieved.units, ...search.units(index, missing).map((u) => [u.id, u] as const)]);
   const unitPack = packer(maxTokens * unitShare, "id|text");
   const sources: LocalContext["sources"] = [];
   for (const id of unitIds) {
@@ -177,6 +187,8 @@ export function buildLocalContext(
     entities: selected,
     relationships: relationships.filter((_r, i) => tables.relationships[i]?.in_context).map((r) => r.rel),
     sources,
+    question,
+    passages: retrieved.passages.filter((p) => sources.some((u) => u.id === p.unit)),
   };
 }
 

@@ -20,13 +20,5 @@ export function localSearch(
   const data = context.tables as unknown as ContextData;
   if (context.sources.length === 0 && context.entities.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
   if (model) return modelAnswer(data, model, localSystemPrompt(context.text), query);
-  // The places and people the matched entities are tied to, so "where" can find a place among them.
-  const matched = new Set(context.entities.map((e) => e.id));
-  const partners = [
-    ...new Set(
-      context.relationships.flatMap((r) => [r.source_id, r.target_id]).filter((id) => !matched.has(id)),
-    ),
-  ];
-  const neighbours = stores.graph.entities(index, partners.slice(0, 100));
-  return fixedAnswer(data, extractiveAnswer(context, query, neighbours));
+  return fixedAnswer(data, extractiveAnswer(context, query));
 }

@@ -59,7 +59,7 @@ export class SearchQueryService {
     const index = this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
     return globalSearch(
-      this.stores.graph,
+      this.stores,
       index,
       input.query,
       chooseModel(this.models, input.model),

@@ -34,13 +34,18 @@ export class SearchGraphStore {
     relationships: MergedRelationship[],
   ): Map<string, number> {
     const scope = [index.id, index.owner_id];
+    // Citation ids stay put across incremental runs: an entity or relationship that survives keeps its
+    // human id (so a kept report's [Data: …] still points at it), and a new one takes the next free id.
+    const entityIds = this.previousIds("search_entities", "name", index);
+    const relationshipIds = this.previousIds("search_relationships", "source || char(0) || target", index);
     this.db.run("DELETE FROM search_entities_fts WHERE index_id = ? AND owner_id = ?", scope);
     this.db.run("DELETE FROM search_relationships_fts WHERE index_id = ? AND owner_id = ?", scope);
     this.db.run("DELETE FROM search_entities WHERE index_id = ? AND owner_id = ?", scope);
     this.db.run("DELETE FROM search_relationships WHERE index_id = ? AND owner_id = ?", scope);
     const ids = new Map<string, number>();
     const names = new Map(entities.map((e) => [e.key, e.name]));
-    entities.forEach((e, human) => {
+    entities.forEach((e) => {
+      const human = entityIds(e.name);
       const { lastInsertRowid: id } = this.db.run(
         `INSERT INTO search_entities (index_id, owner_id, human_id, name, type, description, degree, mentions, unit_ids)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -52,7 +57,10 @@ export class SearchGraphStore {
       );
       ids.set(e.key, id);
     });
-    relationships.forEach((r, human) => {
+    relationships.forEach((r) => {
+      const human = relationshipIds(
+        `${names.get(r.source) ?? r.source}\u0000${names.get(r.target) ?? r.target}`,
+      );
       const { lastInsertRowid: id } = this.db.run(
         `INSERT INTO search_relationships (index_id, owner_id, human_id, source_id, target_id, source, target, description, weight, rank, unit_ids)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -78,6 +86,26 @@ export class SearchGraphStore {
   }
 
   /** Old reports by member hash, so that an unchanged community keeps its (possibly model-written) report. */
+  /** Human ids by key as the index has them now, and a function giving a key its id (kept, or the next free). */
+  private previousIds(table: string, key: string, index: IndexRow): (key: string) => number {
+    const rows = this.db.all<{ k: string; human_id: number }>(
+      `SELECT ${key} AS k, human_id FROM ${table} WHERE index_id = ? AND owner_id = ?`,
+      [index.id, index.owner_id],
+    );
+    const kept = new Map(rows.map((r) => [r.k, r.human_id]));
+    const taken = new Set<number>();
+    let next = rows.reduce((max, r) => Math.max(max, r.human_id + 1), 0);
+    return (k) => {
+      const id = kept.get(k);
+      if (id !== undefined && !taken.has(id)) {
+        taken.add(id);
+        return id;
+      }
+      taken.add(next);
+      return next++;
+    };
+  }
+
   reportsByHash(index: IndexRow): Map<string, Report> {
     const rows = this.db.all<ReportRow & { member_hash: string }>(
       "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ?",
@@ -172,6 +200,17 @@ export class SearchGraphStore {
 
   entities(index: IndexRow, ids: number[]): EntityRow[] {
     return this.byIds<EntityRow>("search_entities", index, ids);
+  }
+
+  /** The types the index gave these names (exact stored names), for typing the names a passage mentions. */
+  entityTypes(index: IndexRow, names: string[]): Map<string, string> {
+    if (names.length === 0) return new Map();
+    const rows = this.db.db
+      .query<{ name: string; type: string }, (string | number)[]>(
+        `SELECT name, type FROM search_entities WHERE index_id = ? AND name IN (${placeholders(names.length)}) AND owner_id = ?`,
+      )
+      .all(index.id, ...names, index.owner_id);
+    return new Map(rows.map((r) => [r.name, r.type]));
   }
 
   allEntities(index: IndexRow): EntityRow[] {

@@ -57,6 +57,25 @@ export class SearchStore {
     return countInIndex(this.db, "search_units", index);
   }
 
+  /** The index's documents by title, with their sizes (the UI's and the CLI's document list). */
+  listDocuments(index: IndexRow): { name: string; chars: number; units: number; indexed_at: string }[] {
+    return this.db.all(
+      `SELECT d.title AS name, d.chars, d.indexed_at, (SELECT count(*) FROM search_units u WHERE u.document_id = d.id) AS units
+       FROM search_documents d WHERE d.index_id = ? AND d.owner_id = ? ORDER BY d.title`,
+      [index.id, index.owner_id],
+    );
+  }
+
+  /** The tokens of every unit of the index (how much text it holds). */
+  countTokens(index: IndexRow): number {
+    return (
+      this.db.get<{ n: number | null }>(
+        "SELECT sum(tokens) AS n FROM search_units WHERE index_id = ? AND owner_id = ?",
+        [index.id, index.owner_id],
+      )?.n ?? 0
+    );
+  }
+
   /** Removes a document with its units and their extractions (and the units' FTS rows). */
   deleteDocument(index: IndexRow, documentId: number): void {
     this.db.run(
@@ -143,6 +162,40 @@ export class SearchStore {
          WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${placeholders(ids.length)})`,
       )
       .all(index.id, index.owner_id, ...ids);
+  }
+
+  /**
+   * In how many of the index's units a term occurs (FTS5, Porter stems), counted up to `cap`: enough to
+   * tell a rare word from a common one without reading a common word's every row.
+   */
+  unitTermCount(index: IndexRow, term: string, cap: number): number {
+    return (
+      this.db.get<{ n: number }>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?)`,
+        [`"${term.replace(/"/g, "")}"`, index.id, index.owner_id, cap],
+      )?.n ?? 0
+    );
+  }
+
+  /** The number of units of each document, so a unit's place in its document is known. */
+  documentUnitCounts(index: IndexRow, documentIds: number[]): Map<number, number> {
+    if (documentIds.length === 0) return new Map();
+    const rows = this.db.db
+      .query<{ document_id: number; n: number }, (string | number)[]>(
+        `SELECT document_id, max(ordinal) + 1 AS n FROM search_units WHERE document_id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ? GROUP BY document_id`,
+      )
+      .all(...documentIds, index.id, index.owner_id);
+    return new Map(rows.map((r) => [r.document_id, r.n]));
+  }
+
+  /** The first or last units of a document ("at the end of the story" reads its last pages). */
+  edgeUnits(index: IndexRow, documentId: number, end: "start" | "end", count: number): number[] {
+    return this.db
+      .all<{ id: number }>(
+        `SELECT id FROM search_units WHERE document_id = ? AND index_id = ? AND owner_id = ? ORDER BY ordinal ${end === "end" ? "DESC" : "ASC"} LIMIT ?`,
+        [documentId, index.id, index.owner_id, count],
+      )
+      .map((r) => r.id);
   }
 
   /** Unit ids ranked by BM25 over their text. */

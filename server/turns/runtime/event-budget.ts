@@ -8,6 +8,8 @@
  * - A turn stores at most `perTurn` events and `maxBytes` of payload: past either, one `warning` is
  *   stored and `exhausted` turns true: the caller ends the turn (its terminal event is always stored).
  *
+ * Streamed `output` deltas (what a step prints while it runs) count like tool calls: a step past its cap
+ * stores no more of them, and its final `output` event still carries the whole text.
  * Streamed reasoning deltas are model output (bounded by the model calls), not counted against the
  * event caps; they are stored without their accumulated `text` (see compactForStorage), so their cost
  * stays linear in the text.
@@ -140,7 +142,9 @@ export class EventBudget {
         ),
       );
     }
-    if (DROPPABLE.has(event.type) && this.stepEvents >= this.limits.perStep) {
+    // Streamed output (the step's final output event has it all) goes too, as a loop could multiply it.
+    const droppable = DROPPABLE.has(event.type) || (event.type === "output" && !event.final);
+    if (droppable && this.stepEvents >= this.limits.perStep) {
       if (this.warnedStep !== this.step) {
         this.warnedStep = this.step;
         out.push(

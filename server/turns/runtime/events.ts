@@ -67,7 +67,8 @@ export type TurnEvent =
       durationMs: number;
       traceId: string | null;
     }
-  | { type: "turn_error"; message: string; code: string; durationMs: number }
+  /** `detail`: what happened, in a sentence a person understands, when more is known than `message`. */
+  | { type: "turn_error"; message: string; code: string; durationMs: number; detail?: string }
   | { type: "turn_cancelled"; reason: string; durationMs: number };
 
 export interface Usage {
@@ -165,7 +166,16 @@ export class CompatEncoder {
         return [{ type: "data-usage", data: dataOf(event) }];
       case "code":
       case "output":
-        return [{ type: `data-${event.type}`, id: `${event.type}-${event.streamId}`, data: dataOf(event) }];
+        // A data part with an id replaces the one before it: streamed output deltas travel as transient
+        // parts (a client's onData sees them), and the final event's part holds the whole text.
+        return [
+          {
+            type: `data-${event.type}`,
+            id: `${event.type}-${event.streamId}`,
+            data: dataOf(event),
+            ...(event.final ? {} : { transient: true }),
+          },
+        ];
       default:
         return [{ type: `data-${event.type}`, data: dataOf(event) }];
     }

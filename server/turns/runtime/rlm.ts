@@ -126,7 +126,17 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
     if (code.length > limits.maxCodeChars) {
       output = `[the code is ${code.length} characters; the limit is ${limits.maxCodeChars}. Write a shorter step.]`;
     } else {
-      const outcome = await input.repl.step(code, signal);
+      // What the step prints shows while it runs; the final event below has the whole text.
+      const outcome = await input.repl.step(code, signal, (chunk) =>
+        emit({
+          type: "output",
+          streamId: `${prefix}o${step}`,
+          step,
+          output: chunk,
+          isDelta: true,
+          final: false,
+        }),
+      );
       output = outcome.output;
       if (outcome.result?.didSubmit) submitted = { value: outcome.result.submitted };
     }
@@ -228,7 +238,9 @@ export async function runOffline(
     const started = Date.now();
     emit({ type: "step_start", step });
     emit({ type: "code", streamId: `c${step}`, step, code, isDelta: false, final: true });
-    const outcome = await repl.step(code, signal);
+    const outcome = await repl.step(code, signal, (chunk) =>
+      emit({ type: "output", streamId: `o${step}`, step, output: chunk, isDelta: true, final: false }),
+    );
     let output = outcome.output;
     if (output.length > limits.maxOutputChars)
       output = `${output.slice(0, limits.maxOutputChars)}\n[output truncated]`;

@@ -1,23 +1,30 @@
 /**
  * The sandbox pool turns run in, as the family holds it: built at start from the policy (ceiling, slot
- * kept for child runs, start deadline, per-interpreter limits) and `APP_SANDBOX_WARM`, warmed once the
- * server serves, closed at shutdown. A pool can also be handed in from outside (tests share one warm
+ * kept for child runs, start deadline, warm interpreters, per-interpreter limits), `APP_SANDBOX_WARM`
+ * and the snapshot cache (`<data dir>/cache`, or `APP_SANDBOX_SNAPSHOT_DIR`), warmed once the server
+ * serves, closed at shutdown. A pool can also be handed in from outside (tests share one warm
  * pool between the apps of a file): the family then uses it but leaves closing it to its owner.
  */
-
+import { join } from "node:path";
 import { limitsFromPolicy } from "../../config/sandbox-limits.ts";
 import type { AppContext } from "../../context.ts";
 import { defaultMaxInterpreters, type SandboxOptions, SandboxPool } from "../../sandbox/pool.ts";
 
 /** The pool options of an app: what its policy, data dir and environment ask for. */
-export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env">): SandboxOptions {
+export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env" | "log">): SandboxOptions {
   const { runtime, rlm } = ctx.config.policy.settings;
-  const warm = Number(ctx.env.get("APP_SANDBOX_WARM") ?? 1);
+  // APP_SANDBOX_WARM overrides the policy's count (0: no interpreter is started before a turn needs it).
+  const override = Number(ctx.env.get("APP_SANDBOX_WARM") ?? Number.NaN);
+  const forced = Number.isInteger(override) && override >= 0 ? override : undefined;
   return {
-    warm: Number.isInteger(warm) && warm >= 0 ? warm : 1,
+    warm: forced ?? runtime.warm_interpreters,
+    warmPerOwner: forced === 0 ? 0 : runtime.warm_per_active_owner,
+    warmActiveMs: runtime.warm_active_owner_seconds * 1000,
     max: runtime.max_interpreters || defaultMaxInterpreters(),
     reservedForChildren: rlm.recursion_enabled ? 1 : 0,
     startTimeoutMs: runtime.sandbox_start_timeout_seconds * 1000,
+    snapshotDir: ctx.env.get("APP_SANDBOX_SNAPSHOT_DIR") || join(ctx.config.dataDir, "cache"),
+    log: ctx.log,
     keepOut: [ctx.config.dataDir],
     limits: limitsFromPolicy(ctx.config.policy.settings.sandbox),
     uidBase: ctx.config.policy.settings.sandbox.uid_base,

@@ -22,6 +22,8 @@ export class TurnPreparationError extends Error {
   constructor(
     message: string,
     readonly code: string,
+    /** What happened, in a sentence a person understands (the spec's `message` is terse). */
+    readonly detail?: string,
   ) {
     super(message);
   }

@@ -2,9 +2,11 @@
  * Step 5 of preparing a turn: acquiring its sandbox. The turn's interpreter is taken from the pool (in
  * line when the pool is at its ceiling) and opened with the host tools this turn offers: model queries,
  * child runs when recursion is on, the owner's files, skills, artifacts, memory proposals. An interpreter
- * that cannot be had in time fails the claimed run durably (committed, with its `turn_error`).
+ * that cannot be had in time fails the claimed run durably (committed, with its `turn_error`, the time it
+ * really took and a sentence saying why), and the server log says so in one line.
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";
+import type { Logger } from "../../log.ts";
 import type { ModelService } from "../../models/service.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
 import { type SandboxPool, SandboxQueueTimeout } from "../../sandbox/pool.ts";
@@ -34,6 +36,7 @@ export interface TurnSandboxDeps {
   quota: { check(owner: string, bytes: number): void };
   runs: Pick<TurnRunStore, "tx" | "commit">;
   shutdown: AbortSignal;
+  log: Pick<Logger, "warn">;
 }
 
 /** The turn's open interpreter, the tools it offers, and what its host tools account into. */
@@ -58,6 +61,7 @@ export interface SandboxRequest {
 
 export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest): Promise<OpenedSandbox> {
   const { pool, resolved, claim, line, timedOut } = request;
+  const began = Date.now();
   const { rlm, runtime } = deps.settings;
   const usage = new UsageMeter(rlm.max_llm_calls);
   const memories: Memory[] = [];
@@ -92,18 +96,27 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
     () => {},
   );
   const failure = openingFailure(repl, deps.shutdown.aborted || timedOut.reason === "shutdown");
+  const durationMs = Date.now() - began;
+  const sentence = failure.detail ?? failure.message;
+  deps.log.warn("turn failed: no sandbox", {
+    runId: claim.run.id,
+    owner: request.owner,
+    code: failure.code,
+    durationMs,
+    detail: sentence,
+  });
   deps.runs.tx(() => {
     deps.runs.commit(claim.run.id, {
       status: "failed",
-      parts: [
-        { type: "data-status", data: { phase: "preparation", status: "failed", message: failure.message } },
-      ],
+      parts: [{ type: "data-status", data: { phase: "preparation", status: "failed", message: sentence } }],
       usage: usage.snapshot(),
       errorCode: failure.code,
-      errorMessage: failure.message,
-      durationMs: 0,
+      // The history shows the sentence; the stream's `message` keeps the spec's words beside it.
+      errorMessage: sentence,
+      durationMs,
     });
-    request.emit({ type: "turn_error", message: failure.message, code: failure.code, durationMs: 0 });
+    const detail = failure.detail === undefined ? {} : { detail: failure.detail };
+    request.emit({ type: "turn_error", message: failure.message, code: failure.code, durationMs, ...detail });
   });
   throw failure;
 }
@@ -152,14 +165,30 @@ function hostTools(
   };
 }
 
-/** Why the turn's interpreter could not be opened, as the stream says it. */
+/**
+ * Why the turn's interpreter could not be opened: the spec's message and code, and a sentence a person
+ * understands (what the sandbox was doing, what the machine lacked).
+ */
 function openingFailure(reason: "timeout" | Error, stopping: boolean): TurnPreparationError {
-  if (stopping) return new TurnPreparationError("Turn is unavailable", "server_stopping");
+  const failure = (code: string, detail: string, message = "Turn is unavailable") =>
+    new TurnPreparationError(message, code, detail);
+  if (stopping) return failure("server_stopping", "The server is shutting down; try again once it is back.");
   if (reason === "timeout")
-    return new TurnPreparationError("Turn preparation timed out", "preparation_timeout");
+    return failure(
+      "preparation_timeout",
+      "The turn could not be prepared in time (policy runtime.preparation_timeout_seconds); try again.",
+      "Turn preparation timed out",
+    );
   if (reason instanceof SandboxQueueTimeout)
-    return new TurnPreparationError("Turn is unavailable", "sandbox_queue_timeout");
+    return failure(
+      "sandbox_queue_timeout",
+      `Every Python sandbox stayed busy with other turns for ${Math.round(reason.waitedMs / 1000)} s; try again in a moment.`,
+    );
+  const why = reason instanceof SandboxKilled && reason.detail ? `: ${reason.detail}` : "";
   if (reason instanceof SandboxKilled && reason.reason === "start_timeout")
-    return new TurnPreparationError("Turn is unavailable", "sandbox_start_timeout");
-  return new TurnPreparationError("Turn is unavailable", "sandbox_unavailable");
+    return failure(
+      "sandbox_start_timeout",
+      `The Python sandbox did not start${why || ": it took too long"}.`,
+    );
+  return failure("sandbox_unavailable", `The Python sandbox did not start${why}.`);
 }

@@ -120,7 +120,8 @@ export class TurnService {
         : new TurnPreparationError("Turn is unavailable", "turn_unavailable");
     if (!(error instanceof TurnPreparationError)) this.deps.log.error("turn preparation failed", { error });
     this.deps.analytics.capture("turn_failed", { phase: "open", code: failure.code });
-    yield { type: "turn_error", message: failure.message, code: failure.code, durationMs };
+    const detail = failure.detail === undefined ? {} : { detail: failure.detail };
+    yield { type: "turn_error", message: failure.message, code: failure.code, durationMs, ...detail };
     yield {
       type: "turn_finish",
       finishReason: "error",

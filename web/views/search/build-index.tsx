@@ -88,6 +88,10 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
     }
   };
 
+  // Warnings beyond the skipped files (named above): an index too small to make a graph says so.
+  const notes = (summary?.warnings ?? []).filter(
+    (w) => !summary?.skipped.some((f) => w.startsWith(`${f.path}:`)),
+  );
   const step = progress ? PHASES.indexOf(progress.phase as (typeof PHASES)[number]) + 1 : 0;
   return (
     <section class="panel" aria-labelledby="build-title">
@@ -152,6 +156,13 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
             ? ` Not indexed: ${summary.skipped.map((f) => `${f.path} (${f.reason})`).join("; ")}.`
             : ""}
         </p>
+      ) : null}
+      {notes.length > 0 ? (
+        <ul class="notice build-warnings" role="status" data-testid="build-warnings">
+          {notes.map((w) => (
+            <li key={w}>{w}</li>
+          ))}
+        </ul>
       ) : null}
       <ErrorLine error={error} />
     </section>

@@ -4,6 +4,7 @@
  * answer used first. Long cells are clipped (the full text is in the cell's title).
  */
 import type { JSX } from "preact";
+import { useEffect } from "preact/hooks";
 
 type Row = Record<string, unknown>;
 const CLIP = 240;
@@ -13,7 +14,13 @@ function cell(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-function Table({ name, rows }: { name: string; rows: Row[] }): JSX.Element {
+/** A row an answer's citation link points at: highlighted and scrolled into view. */
+export interface Cited {
+  table: string;
+  id: string;
+}
+
+function Table({ name, rows, cited }: { name: string; rows: Row[]; cited?: string }): JSX.Element {
   const columns = Object.keys(rows[0] ?? {}).filter((c) => c !== "in_context");
   const ordered = [...rows].sort((a, b) => Number(b.in_context === true) - Number(a.in_context === true));
   return (
@@ -34,7 +41,16 @@ function Table({ name, rows }: { name: string; rows: Row[] }): JSX.Element {
         </thead>
         <tbody>
           {ordered.map((row, i) => (
-            <tr key={i} class={row.in_context === false ? "muted" : undefined}>
+            <tr
+              key={i}
+              data-id={cell(row.id)}
+              class={
+                [row.in_context === false ? "muted" : "", cited === cell(row.id) ? "cited" : ""]
+                  .join(" ")
+                  .trim() || undefined
+              }
+              aria-current={cited === cell(row.id) ? "true" : undefined}
+            >
               {columns.map((c) => {
                 const text = cell(row[c]);
                 return (
@@ -51,13 +67,19 @@ function Table({ name, rows }: { name: string; rows: Row[] }): JSX.Element {
   );
 }
 
-export function ContextTables({ data }: { data: Record<string, Row[]> }): JSX.Element {
+export function ContextTables({ data, cited }: { data: Record<string, Row[]>; cited?: Cited }): JSX.Element {
   const tables = Object.entries(data).filter(([, rows]) => rows.length > 0);
+  useEffect(() => {
+    if (!cited) return;
+    document
+      .querySelector(`table[data-table="${CSS.escape(cited.table)}"] tr[data-id="${CSS.escape(cited.id)}"]`)
+      ?.scrollIntoView({ block: "nearest" });
+  }, [cited]);
   if (tables.length === 0) return <p class="empty">No context rows for this question.</p>;
   return (
     <div class="context-tables">
       {tables.map(([name, rows]) => (
-        <Table key={name} name={name} rows={rows} />
+        <Table key={name} name={name} rows={rows} cited={cited?.table === name ? cited.id : undefined} />
       ))}
     </div>
   );

@@ -207,7 +207,8 @@ export function applyEvent(state: LiveState, e: Event): LiveState {
       break;
     case "turn_error":
       next.status = "failed";
-      next.error = str(e.message ?? e.code);
+      // The sentence that says why (`detail`) when the server knows more than the spec's terse message.
+      next.error = str(e.detail ?? e.message ?? e.code);
       break;
     case "turn_cancelled":
       next.status = "cancelled";

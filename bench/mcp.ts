@@ -1,0 +1,121 @@
+/**
+ * The overhead of Atrium's MCP server: a tool call through `/mcp` ÷ the same call over the family's
+ * own HTTP route, measured in the same run against the same live server on loopback, interleaved per
+ * round. The MCP side is timed twice: with the official SDK's client over Streamable HTTP (what an MCP
+ * client pays, the SDK's own work included) and as a bare JSON-RPC POST in the same session (what the
+ * server adds). Two calls:
+ *
+ *   read_file     → GET /api/files/content?path=… (a 4 KiB file)
+ *   list_indexes  → GET /search/indexes
+ *
+ * Each is timed one call at a time (latency, not throughput); ratios are of medians. What the MCP
+ * side adds: JSON-RPC framing, the SDK's validation, the per-call SSE response, Atrium's argument
+ * check, and the in-process request (app.handle) the tool makes to the same route.
+ *
+ *   bun bench/mcp.ts [--n 200] [--rounds 5]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createApp } from "../server/app.ts";
+import { parseCli } from "../server/config/cli.ts";
+import { createEnvSource } from "../server/config/env.ts";
+import { loadConfig } from "../server/config/index.ts";
+import { createContext } from "../server/context.ts";
+import { silentLogger } from "../server/log.ts";
+import { fmt, median, percentile, sample } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "5" } },
+});
+const N = Number(values.n);
+const ROUNDS = Number(values.rounds);
+
+const dir = mkdtempSync(join(tmpdir(), "atrium-bench-mcp-"));
+const cli = parseCli(["--port", "0", "--data-dir", dir], {}, join(import.meta.dir, ".."));
+if (cli.kind !== "serve") throw new Error("bad bench arguments");
+const env = createEnvSource({ APP_SANDBOX_WARM: "0" });
+const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger });
+const app = createApp(ctx);
+await app.compose();
+app.elysia.listen({ hostname: "127.0.0.1", port: 0 });
+const base = `http://127.0.0.1:${app.elysia.server?.port}`;
+
+const put = await fetch(`${base}/api/files/content`, {
+  method: "PUT",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ path: "bench.txt", content: "x".repeat(4096) }),
+});
+if (!put.ok) throw new Error(`could not write the file: ${put.status}`);
+
+const client = new Client({ name: "atrium-bench", version: "1.0.0" });
+const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`));
+await client.connect(transport);
+const rawHeaders = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-session-id": transport.sessionId as string,
+  "mcp-protocol-version": transport.protocolVersion as string,
+};
+
+async function http(path: string) {
+  const response = await fetch(`${base}${path}`);
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  await response.arrayBuffer();
+}
+async function tool(name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
+}
+
+/** The same tools/call as a bare POST: the server's part of the cost. */
+async function raw(name: string, args: Record<string, unknown>) {
+  const body = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } };
+  const response = await fetch(`${base}/mcp`, {
+    method: "POST",
+    headers: rawHeaders,
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok || text.includes('"isError":true')) throw new Error(`${name}: ${text.slice(0, 200)}`);
+}
+
+const calls = [
+  { name: "read_file", args: { path: "bench.txt" }, route: "/api/files/content?path=bench.txt" },
+  { name: "list_indexes", args: {}, route: "/search/indexes" },
+];
+const pairs = calls.flatMap((c) => [
+  { name: `${c.name} (SDK)`, mcp: () => tool(c.name, c.args), http: () => http(c.route) },
+  { name: `${c.name} (raw)`, mcp: () => raw(c.name, c.args), http: () => http(c.route) },
+]);
+
+// Warm both paths (JIT, the first session's server, SQLite's statement cache).
+for (const pair of pairs) {
+  await sample(pair.mcp, 20);
+  await sample(pair.http, 20);
+}
+
+console.log(`MCP tool call through /mcp ÷ the same call over its HTTP route (${N} calls × ${ROUNDS} rounds)`);
+for (const pair of pairs) {
+  const mcp: number[] = [];
+  const direct: number[] = [];
+  const ratios: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const m = await sample(pair.mcp, N);
+    const h = await sample(pair.http, N);
+    mcp.push(...m);
+    direct.push(...h);
+    ratios.push(median(m) / median(h));
+  }
+  console.log(
+    `${pair.name.padEnd(20)} mcp p50 ${fmt(median(mcp), 2)} ms p99 ${fmt(percentile(mcp, 99), 2)} ms | http p50 ${fmt(median(direct), 2)} ms p99 ${fmt(percentile(direct, 99), 2)} ms | ratio ${fmt(median(mcp) / median(direct), 2)} (rounds ${ratios.map((r) => fmt(r, 2)).join(" ")})`,
+  );
+}
+
+await client.close();
+await app.elysia.server?.stop(true);
+await app.close();
+rmSync(dir, { recursive: true, force: true });

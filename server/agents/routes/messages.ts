@@ -1,0 +1,35 @@
+/**
+ * `POST /v1/chat/messages` (Atrium extension): one message to an agent or a fleet and its whole reply
+ * as JSON, for programs that do not speak the WebSocket (scripts, Atrium's MCP server). The same session,
+ * storage and coordination as the socket (services/ask.ts); the session can be continued with
+ * `session_id` here or over the socket.
+ */
+import { Elysia } from "elysia";
+import * as S from "../../../schemas/agents.ts";
+import type { AppContext } from "../../context.ts";
+import { requestOrShutdown } from "../../http/abort.ts";
+import { askOnce } from "../services/ask.ts";
+import type { AgentChatService } from "../services/chat.ts";
+import { ERRORS } from "./responses.ts";
+
+export function agentMessageRoutes(
+  { identity, shutdown }: Pick<AppContext, "identity" | "shutdown">,
+  { chat }: { chat: AgentChatService },
+) {
+  return new Elysia({ name: "atrium/agents/messages", detail: { tags: ["agents"] } })
+    .use(identity)
+    .guard({ owner: true })
+    .post(
+      "/v1/chat/messages",
+      ({ body, owner, request }) => askOnce(chat, owner, body, requestOrShutdown(request, shutdown)),
+      {
+        body: S.ChatMessageRequest,
+        response: { 200: S.ChatMessageReply, ...ERRORS, 503: ERRORS[404] },
+        detail: {
+          summary: "Send one message to an agent or fleet and get the whole reply (Atrium extension)",
+          description:
+            "The WebSocket /v1/chat's conversation over plain HTTP: `target_id` + `target_type` open a new session, `session_id` continues one. The reply is stored in the session's history like the socket's. 404 unknown target or session, 409 an ended session, a target mismatch or no active agent, 503 the model failed.",
+        },
+      },
+    );
+}

@@ -1,0 +1,304 @@
+/**
+ * Passage scoring, shared by local search (which sources go into the context, and the offline answer's
+ * opening) and offline global search (the passages beside the community reports).
+ *
+ * Every sentence of the candidate text units is scored on the question's terms, each weighted by how rare
+ * it is in the index (a word in every unit says little; the rarest word of the question says most), with
+ * the neighbouring sentences counting a third; then a sentence that holds a candidate of the type the
+ * question asks for (a person, a place, a date, a number… that the question does not already name) gains.
+ * `coverage` is the share of the question's weighted content terms (its names aside: they find the
+ * passage, `named` says whether it is about them) a sentence holds, which the answerers use to
+ * tell an answer from a near miss.
+ */
+import {
+  caseStats,
+  EVENT_WORDS,
+  GAZETTEER,
+  HONORIFICS,
+  mentionsIn,
+  ORGANIZATION_WORDS,
+  PLACE_WORDS,
+} from "../indexing/names.ts";
+import { sentences, stripCaptions } from "../text.ts";
+import type { Question } from "./question.ts";
+import { stem, wordsOf } from "./terms.ts";
+
+export interface PassageUnit {
+  id: number;
+  text: string;
+  /** Where the unit sits in its document, 0 (start) to 1 (end), when known. */
+  position?: number;
+}
+
+export interface Passage {
+  text: string;
+  unit: number;
+  score: number;
+  /** Share of the question's weighted terms this sentence (and a third of its neighbours) holds. */
+  coverage: number;
+  /** The candidate answer of the wanted type this sentence holds, if any. */
+  candidate?: string;
+  /** Candidates that were only guessed (an untyped name): weaker evidence. */
+  weak?: boolean;
+  /** The sentence or a neighbour names someone or something the question names. */
+  named: boolean;
+  order: number;
+}
+
+/**
+ * One term of the question: its weight in (0, 1] (the rarest term of the question 1) and the stems that
+ * count for it (its own 1, an everyday equivalent less).
+ */
+export interface TermGroup {
+  term: string;
+  name: boolean;
+  weight: number;
+  stems: Map<string, number>;
+}
+
+/** idf = ln(1 + N / df), scaled so the rarest term any unit holds is 1; a name counts half. */
+export function termGroups(
+  terms: { term: string; df: number; name?: boolean; related?: string[] }[],
+  units: number,
+): TermGroup[] {
+  const idf = (df: number) => Math.log(1 + Math.max(1, units) / Math.max(1, df));
+  const top = Math.max(0, ...terms.filter((t) => t.df > 0).map((t) => idf(t.df)));
+  return terms.map((t) => {
+    const stems = new Map([[stem(t.term), 1]]);
+    for (const r of t.related ?? []) if (!stems.has(stem(r))) stems.set(stem(r), RELATED);
+    const weight = top > 0 ? Math.min(1, idf(t.df) / top) : 1;
+    return { term: t.term, name: t.name === true, weight: weight * (t.name ? NAME : 1), stems };
+  });
+}
+
+const NAME = 0.5;
+const RELATED = 0.7;
+
+/** A passage holding less of the question's weighted terms than this is a near miss, said as such. */
+const CONFIDENT_COVERAGE = 0.5;
+
+/**
+ * Whether a passage answers the question rather than comes near it: it holds most of the question's
+ * weighted terms and, when the question wants a person, place, date, number or name, a fitting one.
+ */
+export function answers(p: Passage, question: Question): boolean {
+  const typed = question.type !== "thing" || question.wantsName;
+  return (
+    p.coverage >= CONFIDENT_COVERAGE &&
+    (!typed || (p.candidate !== undefined && !p.weak)) &&
+    (question.names.length === 0 || p.named)
+  );
+}
+
+const NEIGHBOUR = 0.33;
+const TYPE_BONUS = 0.6;
+const WEAK_BONUS = 0.3;
+const MIN_CHARS = 20;
+
+/** Looks up the types the index gave these names (entity names as stored). */
+export type NameTypes = (names: string[]) => Map<string, string>;
+
+export function scorePassages(
+  units: PassageUnit[],
+  question: Question,
+  groups: TermGroup[],
+  typesOf: NameTypes,
+  limit = 40,
+): Passage[] {
+  const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
+  const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
+  const raw: Raw[] = [];
+  const seen = new Set<string>();
+  let order = 0;
+  for (const unit of units) {
+    const list = sentences(stripCaptions(unit.text));
+    const bags = list.map((s) => new Set(wordsOf(s).map(stem)));
+    for (const [i, sentence] of list.entries()) {
+      const text = sentence.trim();
+      if (text.length < MIN_CHARS || seen.has(text)) continue;
+      seen.add(text);
+      const bag = bags[i] as Set<string>;
+      let own = 0;
+      let near = 0;
+      let covered = 0;
+      for (const g of groups) {
+        const here = matchIn(bag, g);
+        const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
+        own += here;
+        near += around;
+        if (content.includes(g)) covered += here + NEIGHBOUR * around;
+      }
+      // The passage is about what the question names when the sentence or one near it names it.
+      const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
+      if (own === 0) continue;
+      let score = own + NEIGHBOUR * near + form(text);
+      if (question.position && unit.position !== undefined)
+        score += edgeBonus(question.position === "end" ? unit.position : 1 - unit.position);
+      raw.push({
+        text,
+        unit: unit.id,
+        score,
+        coverage: covered / total,
+        order: order++,
+        named,
+        next: list[i + 1]?.trim(),
+      });
+    }
+  }
+  raw.sort((a, b) => b.score - a.score || a.order - b.order);
+  const top = raw.slice(0, limit * 2);
+  addCandidates(top, question, typesOf, units);
+  top.sort((a, b) => b.score - a.score || a.order - b.order);
+  return top.slice(0, limit).map(({ next: _n, ...p }) => p);
+}
+
+type Raw = Passage & { next?: string };
+
+/** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
+function edgeBonus(position: number): number {
+  return position < 0.9 ? 0 : (position - 0.9) * 10;
+}
+
+/** The weight a term group earns in a bag of stems: its best stem's. */
+function matchIn(bag: Set<string> | undefined, g: TermGroup): number {
+  if (!bag) return 0;
+  let best = 0;
+  for (const [s, factor] of g.stems) if (factor > best && bag.has(s)) best = factor;
+  return best * g.weight;
+}
+
+/** A complete, readable sentence states a fact better than a question, a heading or a page-long list. */
+function form(text: string): number {
+  let score = 0;
+  if (/\?["'’”)_]*$/.test(text)) score -= 0.5;
+  else if (!/[.!;]["'’”)_]*$/.test(text)) score -= 0.4;
+  // "said Bob, with a sudden declension…": the tail of a quotation.
+  if (/^[a-z]/.test(text)) score -= 0.2;
+  if (text.length > 350) score -= 0.2;
+  if (text.length > 600) score -= 0.3;
+  return score;
+}
+
+/**
+ * Finds in each sentence a candidate of the wanted type that the question does not already name. A
+ * sentence that asks ("Have you had many brothers, Spirit?") may be answered by the next one ("More than
+ * eighteen hundred," said the Ghost): then the passage is both.
+ */
+function addCandidates(passages: Raw[], question: Question, typesOf: NameTypes, units: PassageUnit[]) {
+  const type = question.type;
+  if (type === "thing" && !question.wantsName) return;
+  const asked = new Set(question.terms.map(stem));
+  const finder = candidateFinder(question, asked, typesOf, units, passages);
+  for (const p of passages) {
+    let found = finder(p.text);
+    if (!found && p.next && /\?["'’”)_]*$/.test(p.text)) {
+      found = finder(p.next);
+      if (found) p.text = `${p.text} ${p.next}`;
+    }
+    if (!found) continue;
+    p.candidate = found.name;
+    p.weak = !found.strong;
+    p.score += found.strong ? TYPE_BONUS : WEAK_BONUS;
+  }
+}
+
+type Finder = (text: string) => { name: string; strong: boolean } | undefined;
+
+function candidateFinder(
+  question: Question,
+  asked: Set<string>,
+  typesOf: NameTypes,
+  units: PassageUnit[],
+  passages: Raw[],
+): Finder {
+  const type = question.type;
+  if (type === "number")
+    return (text) => {
+      const found = numbersIn(text).filter((n) => !asked.has(stem(n.split(/[\s-]/)[0] ?? "")));
+      // A number counted in what the question asks about ("eight feet" for "how tall"), or ending its
+      // clause ("more than eighteen hundred,"), answers; one counting something else is a guess.
+      const measure = (n: string) => {
+        const unit = n.match(/ ([\p{L}'’]+)$/u)?.[1]?.toLowerCase();
+        return unit === undefined || NUMBER_PART.test(unit) ? undefined : unit;
+      };
+      const fitting = found.find((n) => {
+        const unit = measure(n);
+        return unit !== undefined && (question.measures?.has(unit) || question.measures?.has(stem(unit)));
+      });
+      if (fitting) return { name: fitting, strong: true };
+      const bare = found.find((n) => measure(n) === undefined);
+      const first = bare ?? found[0];
+      if (!first) return undefined;
+      const counted =
+        question.measures !== undefined && !/^how (much|long|far|tall|high|old)/i.test(question.text);
+      return { name: first, strong: bare !== undefined && counted ? true : !question.measures };
+    };
+  if (type === "date")
+    return (text) => {
+      const found = dateIn(text);
+      return found && !asked.has(stem(found.split(" ")[0] ?? "")) ? { name: found, strong: true } : undefined;
+    };
+  // Names: typed by what the index knows of them, else by the cues around the mention.
+  const stats = caseStats(units.map((u) => u.text).join("\n"));
+  const mentionsOf = (text: string) =>
+    mentionsIn(text, stats).filter(
+      (m) => !m.core.some((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
+    );
+  const texts = passages.flatMap((p) => (p.next ? [p.text, p.next] : [p.text]));
+  const names = [...new Set(texts.flatMap(mentionsOf).flatMap((m) => [m.name, m.core.join(" ")]))];
+  const known = names.length > 0 ? typesOf(names) : new Map<string, string>();
+  return (text) => {
+    let weak: string | undefined;
+    for (const m of mentionsOf(text)) {
+      const typed = known.get(m.name) ?? known.get(m.core.join(" ")) ?? cueType(m);
+      if (typed !== undefined && fits(type, typed)) return { name: m.name, strong: true };
+      if (!weak && (typed === undefined || type === "thing")) weak = m.name;
+    }
+    return weak ? { name: weak, strong: false } : undefined;
+  };
+}
+
+function fits(wanted: Question["type"], typed: string): boolean {
+  if (wanted === "place") return typed === "geo";
+  if (wanted === "organization") return typed === "organization" || typed === "geo";
+  if (wanted === "thing") return typed !== "person";
+  return typed === wanted;
+}
+
+function cueType(m: ReturnType<typeof mentionsIn>[number]): string | undefined {
+  if (m.honorific || m.cues.includes("speech") || m.cues.includes("adjective")) return "person";
+  if (m.core.some((w) => ORGANIZATION_WORDS.has(w))) return "organization";
+  if (m.core.some((w) => PLACE_WORDS.has(w)) || m.core.every((w) => GAZETTEER.has(w))) return "geo";
+  if (m.cues.includes("locative")) return "geo";
+  if (m.core.some((w) => EVENT_WORDS.has(w))) return "event";
+  return undefined;
+}
+
+const NUMBER_WORD =
+  "(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half|dozen|score)";
+const NUMBER = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:\\d[\\d,.]*|${NUMBER_WORD}(?:(?:[- ]|,? and (?:a )?)${NUMBER_WORD})*)(?![\\p{L}\\p{N}])(?: (?!(?:and|or|of|the|a|to|in|that|which|he|she|it|i|we|they|as|at|by|for|with|on)\\b)[\\p{L}'’]+)?`,
+  "giu",
+);
+
+const NUMBER_PART = new RegExp(`^${NUMBER_WORD}$`, "i");
+
+/** The numbers a sentence holds, each with the word after it ("eight feet", "ten shillings", "1,500"). */
+export function numbersIn(text: string): string[] {
+  return [...text.matchAll(NUMBER)].map((m) => m[0].trim());
+}
+
+const MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December";
+const DATE = new RegExp(
+  `\\b(?:(?:\\d{1,2}(?:st|nd|rd|th)? )?(?:${MONTHS})\\b(?: \\d{1,2}(?:st|nd|rd|th)?)?(?:,? \\d{4})?|\\d{4}\\b|(?:Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday)|(?:spring|summer|autumn|winter)\\b|\\w+ o'clock|(?:${NUMBER_WORD}(?:[- ]${NUMBER_WORD})*) (?:years?|months?|weeks?|days?) (?:ago|before|after|later))`,
+  "i",
+);
+
+/** A date or time ("March", "the 5th of May 1791", "winter", "seven years ago"), if the sentence has one. */
+export function dateIn(text: string): string | undefined {
+  const m = text.match(DATE);
+  if (!m) return undefined;
+  // "May" and "March" are verbs too: only a capitalised month counts.
+  if (/^(may|march)$/i.test(m[0]) && !/^[A-Z]/.test(m[0])) return undefined;
+  return m[0].trim();
+}

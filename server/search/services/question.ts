@@ -1,0 +1,238 @@
+/**
+ * Question analysis for the offline answerers: what kind of answer a question wants (a person, a place,
+ * an organisation, a date, a number, or a thing) and the question's own terms.
+ *
+ * The type comes from the question word ("who", "where", "when", "how many") or, after "which"/"what",
+ * from the head noun that follows it ("which county" wants a place, "which month" a date, "what sum" a
+ * number, "whose wife" a person); the noun lists are plain English, not any book's words. The terms are
+ * the question's content words, stemmed for matching; how rare each is in the index is weighed later.
+ */
+import { queryTerms, stem } from "./terms.ts";
+
+export type AnswerType = "person" | "place" | "organization" | "date" | "number" | "thing";
+
+export interface Question {
+  text: string;
+  type: AnswerType;
+  /** Content words of the question, lower case (the words a passage is matched on). */
+  terms: string[];
+  /** The noun after "which"/"what" ("which county" → county), when there is one. */
+  focus?: string;
+  /** The question asks for a name ("the name of…", "which books"): a proper name is the answer. */
+  wantsName: boolean;
+  /** "at the end", "in the beginning": where in the material the answer lies. */
+  position?: "start" | "end";
+  /** Terms the question writes capitalised mid-sentence (names): they find the passage, not the fact. */
+  names: string[];
+  /** For a number: the words a fitting one is counted in ("how far" → miles, leagues, …). */
+  measures?: Set<string>;
+  /** Everyday words for the question's terms ("born" → birth, native), weighed a little less. */
+  related: Map<string, string[]>;
+}
+
+const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
+
+const PERSON_NOUNS = words(`man men woman women person people persons friend friends brother brothers
+  sister sisters father mother parent parents son sons daughter daughters wife husband uncle aunt cousin
+  nephew niece child children boy girl lady gentleman gentlemen king queen prince princess lord duke earl
+  governor captain master mistress servant servants officer officers doctor author writer poet clerk
+  partner apprentice employer owner tenant guest visitor stranger character characters hero heroine
+  neighbour neighbor companion lover suitor relative relation relations family creator murderer victim
+  member members sailor sailors soldier soldiers minister priest judge king's colonel general ancestor
+  grandfather grandmother teacher professor student pupil heir heiress widow widower bride bridegroom`);
+const PLACE_NOUNS = words(`place places city cities town towns village country countries county counties
+  port ports harbour harbor island islands state states street streets house home land lands nation region
+  province colony river rivers mountain mountains lake sea coast shore beach estate estates park inn
+  parish kingdom continent capital district neighbourhood neighborhood spot location destination
+  birthplace residence address room building castle church hall`);
+const ORGANIZATION_NOUNS = words(`university universities college school company firm bank society
+  regiment army navy newspaper paper journal church party club institution organisation organization
+  business shop`);
+const DATE_NOUNS = words(`year years month months day days date dates time season seasons century
+  centuries hour age era week weeks morning evening night`);
+const NUMBER_NOUNS = words(`number sum amount price cost height length distance age size weight count
+  income fortune salary wage wages value worth`);
+/** Nouns whose answer is a title or a name ("which books", "what ship", "which newspaper"). */
+const NAMED_THINGS = words(`book books title titles name names ship ships vessel vessels newspaper
+  journal play plays poem poems work works song songs`);
+
+/** Analyses a question: its answer type, its terms, its focus noun. */
+export function analyseQuestion(text: string): Question {
+  const q = text.trim().toLowerCase().replace(/\s+/g, " ");
+  const focus = focusNoun(q);
+  const wantsName =
+    /\bname[ds]?\b/.test(q) || (focus !== undefined && NAMED_THINGS.has(focus)) || /^(who|whom)\b/.test(q);
+  return {
+    text,
+    type: answerType(q, focus),
+    terms: contentTerms(text, q),
+    focus,
+    wantsName,
+    position: positionCue(q),
+    names: namesIn(text),
+    measures: measuresOf(q),
+    related: relatedTerms(queryTerms(text)),
+  };
+}
+
+/** Words capitalised after the question's first word: names. */
+function namesIn(text: string): string[] {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/(?<=\S\s+)([A-Z][\p{L}’']*)/gu))
+    out.add((m[1] as string).toLowerCase().replace(/['’]s$/, ""));
+  return [...out];
+}
+
+const MONEY =
+  "pound pounds shilling shillings pence penny guinea guineas dollar dollars crown crowns franc francs sovereign sovereigns cents year a-year";
+/** The words a number of each kind is counted in, by the question word. */
+const MEASURES: [RegExp, string][] = [
+  [/^how old\b|\bwhat age\b/, "year years old age"],
+  [
+    /^how (far|distant)\b|\bwhat distance\b/,
+    "mile miles league leagues yard yards rod rods feet foot furlong furlongs off distant",
+  ],
+  [/^how (tall|high)\b|\bwhat height\b/, "feet foot inch inches height high tall yards"],
+  [
+    /^how long\b/,
+    "year years month months week weeks day days hour hours minute minutes feet foot mile miles yards",
+  ],
+  [/^how much\b|\bwhat (sum|price|amount)\b|\bworth\b|\bearn|\bcost/, MONEY],
+];
+
+function measuresOf(q: string): Set<string> | undefined {
+  for (const [pattern, list] of MEASURES) if (pattern.test(q)) return words(list);
+  // "How many children": a number of children, not of girls.
+  const counted = q.match(/^how many (\w+)/)?.[1];
+  return counted ? new Set([counted, stem(counted)]) : undefined;
+}
+
+/** Plain English equivalents (a question seldom uses the book's own word); no book's vocabulary. */
+const RELATED: Record<string, string> = {
+  born: "birth native",
+  birth: "born native",
+  die: "death dead died",
+  died: "death dead die",
+  death: "die died dead",
+  kill: "killed murder murdered death",
+  killed: "kill murder murdered death",
+  marry: "married marriage wife husband",
+  married: "marry marriage wife husband",
+  wife: "married husband",
+  husband: "married wife",
+  live: "lived home house dwelt dwelling resided",
+  lived: "live home house dwelt dwelling resided",
+  employ: "employed employer clerk master service",
+  employs: "employed employer clerk master service",
+  work: "worked employed business office",
+  study: "student studied studies",
+  studied: "student study",
+  write: "wrote written author",
+  wrote: "write written author",
+  eat: "ate dinner supper meal",
+  dinner: "supper meal feast",
+  earn: "wages salary paid",
+  tall: "height high",
+  old: "age",
+  shape: "form figure outline",
+  feel: "felt feeling feelings",
+  ask: "asked begged entreated demanded",
+  asks: "asked begged entreated demanded",
+  warn: "warning beware",
+  warning: "warn beware",
+  change: "changed altered",
+  changed: "change altered",
+  father: "papa",
+  mother: "mamma mama",
+};
+
+function relatedTerms(terms: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const t of terms) {
+    const list = RELATED[t];
+    if (list) out.set(t, list.split(" "));
+  }
+  return out;
+}
+
+/**
+ * The words a passage is matched on: not the words that frame the question ("name", "kind"), nor those
+ * that mean the material itself ("the story", "the author": the book says "I"), nor the words of a
+ * position cue ("by the end of the story").
+ */
+function contentTerms(text: string, q: string): string[] {
+  const cue = q.match(POSITION)?.[0] ?? "";
+  const dropped = new Set(cue.match(/[a-z]+/g) ?? []);
+  return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
+}
+
+/** Words for the material and its writer. */
+const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales essay narrative narrator
+  author author's writer's novella chapter`);
+
+/** Words that frame a question rather than say what it is about. */
+const QUESTION_WORDS = words(
+  "name named names called first kind sort type way many much think thinks thought describe describes give gives opinion view",
+);
+
+function answerType(q: string, focus: string | undefined): AnswerType {
+  if (/^how (many|much|old|long|far|tall|high|big|large|often|deep|wide|heavy)\b/.test(q)) return "number";
+  if (/\b(what|which) (sum|amount|price|number)\b/.test(q)) return "number";
+  if (/^(when|at what time)\b|\bin what year\b/.test(q)) return "date";
+  if (/^(where|whence|whither)\b|\bwhere (does|did|is|was|do|were|are)\b/.test(q)) return "place";
+  if (/^(who|whom|whose)\b|\b(by|from|to|with|for) whom\b|\bwhose\b/.test(q)) return "person";
+  if (focus) {
+    if (PERSON_NOUNS.has(focus)) return "person";
+    if (PLACE_NOUNS.has(focus)) return "place";
+    if (ORGANIZATION_NOUNS.has(focus)) return "organization";
+    if (DATE_NOUNS.has(focus)) return "date";
+    if (NUMBER_NOUNS.has(focus)) return "number";
+  }
+  // "the name of the mother…": what is named decides.
+  const named = q.match(/\bname of (?:the |his |her |their |its |[\w’']+'s )?(\w+)/)?.[1];
+  if (named && PERSON_NOUNS.has(named)) return "person";
+  if (named && PLACE_NOUNS.has(named)) return "place";
+  return "thing";
+}
+
+/** The noun a "which"/"what" question is about: "In which county is…" → county. */
+function focusNoun(q: string): string | undefined {
+  const m = q.match(/\b(?:which|what)\s+((?:[a-z’'-]+\s+){0,2}?)([a-z’'-]+)\b/);
+  if (!m) return undefined;
+  const candidates = [...(m[1] ?? "").trim().split(/\s+/).filter(Boolean), m[2] as string];
+  for (const word of candidates) {
+    if (AUXILIARIES.has(word)) return undefined;
+    const bare = word.replace(/['’]s$/, "");
+    if (
+      PERSON_NOUNS.has(bare) ||
+      PLACE_NOUNS.has(bare) ||
+      ORGANIZATION_NOUNS.has(bare) ||
+      DATE_NOUNS.has(bare) ||
+      NUMBER_NOUNS.has(bare) ||
+      NAMED_THINGS.has(bare)
+    )
+      return bare;
+  }
+  const first = candidates[0];
+  return first && !AUXILIARIES.has(first) ? first : undefined;
+}
+
+/** After "what"/"which", a verb or pronoun means no noun follows ("what did…", "which was…"). */
+const AUXILIARIES = words(`is was are were do does did has have had will would can could should shall
+  may might must he she it they we you i his her their its the a an of this that these those`);
+
+const END =
+  /\b(?:by|at|towards?|near) the (?:very )?end\b(?: of (?:the|this) \w+)?|\bin the end\b|\bfinally\b|\bultimately\b/;
+const START = /\b(?:at|in) the (?:very )?(?:beginning|start|opening)\b(?: of (?:the|this) \w+)?|\bat first\b/;
+const POSITION = new RegExp(`${END.source}|${START.source}`);
+
+function positionCue(q: string): Question["position"] {
+  if (END.test(q)) return "end";
+  if (START.test(q)) return "start";
+  return undefined;
+}
+
+/** The stems of a question's terms, for matching against sentence words. */
+export function termStems(question: Question): string[] {
+  return [...new Set(question.terms.map(stem))];
+}

@@ -1,0 +1,82 @@
+/**
+ * Passage retrieval for one question over one index: the candidate text units (BM25 over the units on
+ * the question's terms, plus any the caller brings: the units of the matched entities), the question's
+ * term weights from how many units hold each term, and the scored sentences (passages.ts).
+ */
+
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import type { IndexRow, UnitRow } from "../types.ts";
+import { type Passage, scorePassages, termGroups } from "./passages.ts";
+import type { Question } from "./question.ts";
+
+/** Document frequencies are counted up to this: beyond it a term is simply common. */
+const DF_CAP = 400;
+/** Units BM25 brings into the pool. */
+const BM25_UNITS = 16;
+/** Units read at a document's end (or start) when the question says where. */
+const EDGE_UNITS = 2;
+
+/** The search family's SQL stores, as the retrieval and context builders read them. */
+export interface SearchStores {
+  search: SearchStore;
+  graph: SearchGraphStore;
+}
+
+export interface Retrieved {
+  passages: Passage[];
+  /** The pool's units by id, with their document title. */
+  units: Map<number, UnitRow & { title: string }>;
+  /** Unit ids, best passage first. */
+  ranked: number[];
+}
+
+export function retrievePassages(
+  stores: SearchStores,
+  index: IndexRow,
+  question: Question,
+  extraUnits: number[] = [],
+  options: { bm25Units?: number; poolLimit?: number } = {},
+): Retrieved {
+  const { search, graph } = stores;
+  const terms = question.terms.slice(0, 12);
+  const total = search.countUnits(index);
+  const counted = terms.map((term) => ({
+    term,
+    df: search.unitTermCount(index, term, DF_CAP),
+    name: question.names.includes(term),
+    related: question.related.get(term),
+  }));
+  const groups = termGroups(counted, total);
+  // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice).
+  const present = counted.filter((t) => t.df > 0).map((t) => t.term);
+  const bm25 =
+    present.length > 0
+      ? search.searchUnits(index, present.map((t) => `"${t}"`).join(" OR "), options.bm25Units ?? BM25_UNITS)
+      : [];
+  let ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
+  let rows = search.units(index, ids);
+  if (question.position) {
+    // "By the end of the story": the first documents' last (or first) pages join the pool.
+    const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
+    const edges = documents
+      .slice(0, 3)
+      .flatMap((d) => search.edgeUnits(index, d, question.position as "start" | "end", EDGE_UNITS))
+      .filter((id) => !ids.includes(id));
+    ids = [...ids, ...edges];
+    rows = [...rows, ...search.units(index, edges)];
+  }
+  const sizes = search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
+  const units = new Map(rows.map((u) => [u.id, u]));
+  const pool = ids.flatMap((id) => {
+    const u = units.get(id);
+    if (!u) return [];
+    const n = sizes.get(u.document_id) ?? 1;
+    return [{ id, text: u.text, position: n > 1 ? u.ordinal / (n - 1) : 0.5 }];
+  });
+  const passages = scorePassages(pool, question, groups, (names) => graph.entityTypes(index, names));
+  const ranked: number[] = [];
+  for (const p of passages) if (!ranked.includes(p.unit)) ranked.push(p.unit);
+  for (const id of ids) if (!ranked.includes(id) && units.has(id)) ranked.push(id);
+  return { passages, units, ranked };
+}

@@ -1,0 +1,119 @@
+/**
+ * The documents of the chosen index, each with Remove (DELETE …/documents/{name}: its units and what only
+ * it supported go, without a rebuild) and Replace (a text file picked is indexed under the same name, so
+ * only it is re-extracted). The summary of the last change is shown, with its warnings.
+ */
+import type { JSX } from "preact";
+import { useState } from "preact/hooks";
+import { api } from "../../lib/api.ts";
+import { ErrorLine, useLoad } from "../common.tsx";
+
+interface DocumentInfo {
+  name: string;
+  chars: number;
+  units: number;
+}
+interface ChangeSummary {
+  documents: number;
+  entities: number;
+  relationships: number;
+  warnings: string[];
+}
+
+export function IndexDocuments(props: { index: string; onChanged: () => void }): JSX.Element {
+  const path = `/search/indexes/${encodeURIComponent(props.index)}/documents`;
+  const docs = useLoad<{ documents: DocumentInfo[] }>(path);
+  const [busy, setBusy] = useState<string>();
+  const [done, setDone] = useState<string>();
+  const [error, setError] = useState<unknown>();
+
+  const change = async (name: string, verb: string, run: () => Promise<ChangeSummary>) => {
+    setBusy(name);
+    setError(undefined);
+    setDone(undefined);
+    try {
+      const s = await run();
+      const notes = s.warnings.length > 0 ? ` ${s.warnings.join(" ")}` : "";
+      setDone(
+        `${verb} ${name}: ${s.documents} documents, ${s.entities} entities, ${s.relationships} relationships.${notes}`,
+      );
+      await docs.reload();
+      props.onChanged();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(undefined);
+    }
+  };
+  const remove = (name: string) =>
+    change(name, "Removed", () =>
+      api<ChangeSummary>(`${path}/${encodeURIComponent(name)}`, { method: "DELETE" }),
+    );
+  const replace = (name: string, file: File) =>
+    change(name, "Replaced", async () =>
+      api<ChangeSummary>("/search/index", {
+        method: "POST",
+        body: { name: props.index, documents: [{ name, text: await file.text() }] },
+      }),
+    );
+
+  const list = docs.data?.documents ?? [];
+  return (
+    <section class="panel" aria-labelledby="docs-title" data-testid="index-documents">
+      <h3 id="docs-title">Documents in "{props.index}"</h3>
+      <ErrorLine error={docs.error ?? error} />
+      {list.length === 0 && docs.data ? <p class="empty">No documents.</p> : null}
+      {list.length > 0 ? (
+        <table class="context-table">
+          <thead>
+            <tr>
+              <th scope="col">Document</th>
+              <th scope="col">Characters</th>
+              <th scope="col">Units</th>
+              <th scope="col">Change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((d) => (
+              <tr key={d.name}>
+                <td>{d.name}</td>
+                <td>{d.chars}</td>
+                <td>{d.units}</td>
+                <td class="row">
+                  <button
+                    type="button"
+                    class="btn"
+                    aria-label={`Remove ${d.name}`}
+                    disabled={busy !== undefined}
+                    onClick={() => void remove(d.name)}
+                  >
+                    Remove
+                  </button>
+                  <label class="btn">
+                    Replace<span class="sr-only"> {d.name}</span>
+                    <input
+                      type="file"
+                      class="sr-only"
+                      accept=".txt,.md,.markdown,.html,.htm"
+                      disabled={busy !== undefined}
+                      onChange={(e) => {
+                        const file = e.currentTarget.files?.[0];
+                        e.currentTarget.value = "";
+                        if (file) void replace(d.name, file);
+                      }}
+                    />
+                  </label>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {done ? (
+        <p class="notice" role="status" data-testid="documents-status">
+          {done}
+        </p>
+      ) : null}
+    </section>
+  );
+}
