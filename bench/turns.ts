@@ -105,7 +105,7 @@ async function turnOpen() {
     const whole: number[] = [];
     for (let i = 0; i < turns; i++) {
       // Let the pool refill: this measures a turn that finds a warm interpreter, as the pool intends.
-      while ((server.family("turns").sandbox.pool?.readyCount ?? 0) < 1) await Bun.sleep(50);
+      while ((server.family("turns").runtime.sandbox.pool?.readyCount ?? 0) < 1) await Bun.sleep(50);
       const t0 = performance.now();
       const response = await fetch(`${server.url}/api/sessions/${session.id}/turns`, {
         method: "POST",

@@ -21,6 +21,11 @@ export const COMMANDS: Record<string, Command> = {
     // Migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
     load: () => import("./pi-package.ts").then(() => import("./user-command.ts")),
   },
+  routes: {
+    summary: "every route's method, path, family and source file: routes [--markdown]",
+    // The app's modules include pi's: pi-package.ts first, as for index.
+    load: () => import("./pi-package.ts").then(() => import("./routes-command.ts")),
+  },
   backup: {
     summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
     load: () => import("./backup-command.ts"),

@@ -3,9 +3,10 @@
  * /execute, /refine [TEXT], /help, /quit. A failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
-import type { Mode } from "../../schemas/chat.ts";
+import type { ChatRequest, Mode } from "../../schemas/chat.ts";
+import type { TerminalApp } from "../app.ts";
 import { clean, style } from "../style.ts";
-import type { ChatApp } from "./interactive.ts";
+import type { ChatClient } from "./client.ts";
 import { ChatView } from "./view.ts";
 
 const MODES: Mode[] = ["agent", "plan", "harness"];
@@ -32,7 +33,19 @@ const HELP = `${SLASH_COMMANDS.map((c) => `  /${`${c.name} ${c.argumentHint ?? "
 keys: Enter sends (while a reply runs: steers it) · Alt-Enter (or \\ then Enter) adds a line
       Ctrl-C stops the running reply · at the prompt Ctrl-C twice exits · a question: type the answer`;
 
-export async function slash(app: ChatApp, line: string): Promise<void> {
+/**
+ * What the slash commands drive: the interactive app (interactive.ts), described here so this file does
+ * not import the one that imports it.
+ */
+export type ChatSlashHost = Pick<TerminalApp, "say" | "exit" | "tui" | "transcript"> & {
+  readonly client: ChatClient;
+  sessionId: string | undefined;
+  model: string | undefined;
+  mode: Mode;
+  send(request: ChatRequest, shown?: string): Promise<void>;
+};
+
+export async function slash(app: ChatSlashHost, line: string): Promise<void> {
   const [command = ""] = line.slice(1).split(/\s+/);
   const argument = line.slice(1 + command.length).trim();
   switch (command) {

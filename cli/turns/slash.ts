@@ -4,9 +4,12 @@
  * transcript; a failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
+import type { Attachment, Session } from "../../schemas/turns.ts";
+import type { Api } from "../api.ts";
+import type { TerminalApp } from "../app.ts";
 import { bytes, clean, style } from "../style.ts";
+import type { TurnsClient } from "./client.ts";
 import { historyView } from "./history.ts";
-import type { TurnsApp } from "./interactive.ts";
 
 export const SLASH_COMMANDS: SlashCommand[] = [
   { name: "new", description: "start a new session (with your next message)" },
@@ -24,14 +27,27 @@ const HELP = `${SLASH_COMMANDS.map((c) => `  /${`${c.name} ${c.argumentHint ?? "
 keys: Enter sends · Alt-Enter (or \\ then Enter) adds a line · Up/Down recall earlier messages
       Ctrl-C cancels the running turn (again: stop following it) · at the prompt Ctrl-C twice exits`;
 
-async function showHistory(app: TurnsApp, sessionId: string): Promise<void> {
+/**
+ * What the slash commands drive: the interactive app (interactive.ts), described here so this file does
+ * not import the one that imports it.
+ */
+export type TurnsSlashHost = Pick<TerminalApp, "say" | "exit" | "tui" | "transcript"> & {
+  readonly api: Api;
+  readonly client: TurnsClient;
+  session: Session | undefined;
+  pending: Attachment[];
+  /** Sends the failed turn's message again as a new turn. */
+  retry(): Promise<void>;
+};
+
+async function showHistory(app: TurnsSlashHost, sessionId: string): Promise<void> {
   const records = await app.client.history(sessionId);
   if (!records.length) app.say(style.muted("(no turns yet)"));
   for (const record of records) app.transcript.addChild(historyView(record, app.api.baseUrl));
   app.tui.requestRender();
 }
 
-export async function slash(app: TurnsApp, line: string): Promise<void> {
+export async function slash(app: TurnsSlashHost, line: string): Promise<void> {
   const [command = "", ...rest] = line.slice(1).split(/\s+/);
   const argument = line.slice(1 + command.length).trim();
   switch (command) {

@@ -1,6 +1,7 @@
 /**
  * The agents family (graph search spec, area B): agents, fleets, memory, chat sessions over HTTP and
- * chat over the WebSocket /v1/chat. Wires stores → services → routes for one app.
+ * chat over the WebSocket /v1/chat. An instance builds its stores, then its services, then its routes
+ * (each `(ctx, services)`), like every family.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
@@ -26,11 +27,20 @@ import { MemoryStore } from "./stores/memory.ts";
 /** Largest WebSocket frame accepted; larger ones are closed with 1009 by Bun (set on the server in app.ts). */
 export const WS_MAX_FRAME_BYTES = 256 * 1024;
 
-function agentsServices(ctx: AppContext) {
-  const agents = new AgentStore(ctx.store);
-  const fleets = new FleetStore(ctx.store);
-  const chat = new AgentChatStore(ctx.store);
-  const memory = new MemoryService({ memory: new MemoryStore(ctx.store), agents, fleets });
+/** The SQL stores over the app's database. */
+function agentsStores(ctx: AppContext) {
+  return {
+    agents: new AgentStore(ctx.store),
+    fleets: new FleetStore(ctx.store),
+    chat: new AgentChatStore(ctx.store),
+    memory: new MemoryStore(ctx.store),
+  };
+}
+
+/** The services, each given only what it uses. */
+function agentsServices(ctx: AppContext, stores: ReturnType<typeof agentsStores>) {
+  const { agents, fleets, chat } = stores;
+  const memory = new MemoryService({ memory: stores.memory, agents, fleets });
   return {
     agents: new AgentService({ agents, fleets, models: ctx.models }),
     fleets: new FleetService({ fleets, agents }),
@@ -51,15 +61,19 @@ export const agentsFamily = defineFamily({
   paths: { prefixes: ["/v1"] },
   envelope: detailEnvelope,
   create(ctx) {
-    const services = agentsServices(ctx);
-    return {
-      routes: new Elysia({ name: "atrium/agents" })
-        .use(agentRoutes(ctx.identity, services.agents))
-        .use(fleetRoutes(ctx.identity, services.fleets))
-        .use(memoryRoutes(ctx.identity, services.memory))
-        .use(agentSessionRoutes(ctx.identity, services.sessions))
-        .use(agentMessageRoutes(ctx.identity, services.chat, ctx.shutdown))
-        .use(chatSocketRoutes(ctx.identity, services.chat, ctx.log, ctx.shutdown, ctx.connections)),
-    };
+    const stores = agentsStores(ctx);
+    const services = agentsServices(ctx, stores);
+    return { routes: agentsRoutes(ctx, services) };
   },
 });
+
+/** The thin routes, each given the app's context and the services. */
+function agentsRoutes(ctx: AppContext, services: ReturnType<typeof agentsServices>) {
+  return new Elysia({ name: "atrium/agents" })
+    .use(agentRoutes(ctx, services))
+    .use(fleetRoutes(ctx, services))
+    .use(memoryRoutes(ctx, services))
+    .use(agentSessionRoutes(ctx, services))
+    .use(agentMessageRoutes(ctx, services))
+    .use(chatSocketRoutes(ctx, services));
+}

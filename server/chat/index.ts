@@ -1,29 +1,34 @@
 /**
- * The chat family (docs/chat.md): streaming chat on the pi agent runtime. Each instance has its
- * own stores, runtime host (a pool of live pi sessions) and services, stopped with the instance.
+ * The chat family (docs/chat.md): streaming chat on the pi agent runtime. Each instance builds its
+ * stores, then its runtime (the pi host: a pool of live pi sessions; the users' sandboxes), then its
+ * services, then its thin routes (each `(ctx, services)`), all stopped with the instance.
  *
  *   routes/      the Elysia plugins: validated input, one service call, the answer
- *   services/    turns, sessions, attach, provenance, catalogs, settings (no Elysia context)
+ *   services/    chat, sessions, attach, provenance, catalogs, settings (no Elysia context)
  *   stores/      the SQLite mirror: sessions, runs, provider keys
  *   runtime/     the pi host: live sessions, tools and their guards, plan mode, owner folders
+ *   workspace/   the agent workspace's contract, projection and the protected-write guard
  *   migrations/  the mirror's tables
  */
 
 import { Elysia } from "elysia";
+import { limitsFromPolicy } from "../config/sandbox-limits.ts";
 import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { messageEnvelope } from "../http/errors.ts";
 import { outboundRule } from "../http/outbound/rule.ts";
-import { limitsFromPolicy } from "../sandbox/limits.ts";
 import { QuotaWatch } from "../sandbox/quota-watch.ts";
-import { type SandboxProvider, sandboxProviderFor } from "../sandbox/users/provider.ts";
+import { sandboxProviderFor } from "../sandbox/users/provider.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
-import { deploymentRoutes } from "./routes/deployment.ts";
 import { mcpServerRoutes } from "./routes/mcp-servers.ts";
-import { runRoutes } from "./routes/runs.ts";
-import { sessionRoutes } from "./routes/sessions.ts";
-import { turnRoutes } from "./routes/turns.ts";
+import { chatRunRoutes } from "./routes/runs.ts";
+import { sandboxRoutes } from "./routes/sandbox.ts";
+import { sandboxSettingsRoutes } from "./routes/sandbox-settings.ts";
+import { chatSessionRoutes } from "./routes/sessions.ts";
+import { chatStreamRoutes } from "./routes/streams.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { workspaceRoutes } from "./routes/workspace.ts";
 import { ChatRuntimeHost } from "./runtime/host.ts";
 import { shellOptions } from "./runtime/shell.ts";
 import { ChatAttachService } from "./services/attach.ts";
@@ -34,6 +39,9 @@ import { SandboxKeyService } from "./services/sandbox-keys.ts";
 import { ChatSessionService } from "./services/sessions.ts";
 import { ChatSettingsService } from "./services/settings.ts";
 import { ChatStore } from "./stores/index.ts";
+import { SANDBOX_KEY_ID } from "./stores/provider-keys.ts";
+import { ProtectedWriteGuard } from "./workspace/csrf.ts";
+import { WorkspaceService } from "./workspace/service.ts";
 
 export const chatFamily = defineFamily({
   name: "chat",
@@ -57,56 +65,54 @@ export const chatFamily = defineFamily({
   },
   envelope: messageEnvelope,
   create(ctx) {
-    const { sandbox, storage } = ctx.config.policy.settings;
-    const sandboxKeys = new SandboxKeyService(ctx.store);
-    // What sandboxes write to a workspace counts against the owner's quota, like the Files API's writes.
-    const quota = new QuotaWatch({
-      dataDir: ctx.config.dataDir,
-      limitBytes: storage.workspace_quota_bytes,
-      maxEntries: storage.workspace_max_files,
-    });
-    const sandboxes = sandboxProviderFor(
-      ctx.env,
-      ctx.store,
-      {
-        dataDir: ctx.config.dataDir,
-        limits: limitsFromPolicy(sandbox),
-        network: sandbox.network,
-        maxSandboxes: sandbox.max_user_sandboxes,
-        uidBase: sandbox.uid_base,
-        quota,
-      },
-      sandboxKeys.keyFor,
-    );
-    // Stdio MCP servers run in the user's own sandbox: the shared MCP client uses this provider.
-    ctx.mcp.useSandbox(sandboxes);
-    const services = chatServices(ctx, sandboxes, quota);
+    const stores = chatStores(ctx);
+    const runtime = chatRuntime(ctx, stores);
+    const services = chatServices(ctx, stores, runtime);
     return {
-      /** The services behind the routes (tests reach the runtime host through them). */
+      routes: chatRoutes(ctx, services),
+      /** The pi host and the users' sandboxes (tests drive them directly). */
+      runtime,
       services,
-      routes: new Elysia({ name: "atrium/chat" })
-        .use(turnRoutes(ctx, services.chat, services.attach))
-        .use(sessionRoutes(ctx, services.sessions))
-        .use(runRoutes(ctx, services.provenance))
-        .use(catalogRoutes(ctx, services.catalogs, services.settings))
-        .use(deploymentRoutes(ctx, sandboxes, sandboxKeys))
-        .use(mcpServerRoutes(ctx)),
-      /** The users' sandboxes (tests drive them directly). */
-      sandboxes,
       /** Closes the live pi sessions, then stops every user's sandbox. */
       stop: async () => {
-        await services.host.stop();
-        await sandboxes.close();
-        quota.close();
+        await runtime.host.stop();
+        await runtime.sandboxes.close();
+        runtime.quota.close();
       },
     };
   },
 });
 
-/** Wires one instance: stores over the app's database → the runtime host → the services. */
-function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaWatch) {
-  const store = new ChatStore(ctx.store);
+/** The SQL mirror over the app's database: sessions, runs, provider keys. */
+function chatStores(ctx: AppContext) {
+  return new ChatStore(ctx.store);
+}
+
+/** What runs below the services: the quota watch, the users' sandboxes, the pi host. */
+function chatRuntime(ctx: AppContext, stores: ChatStore) {
   const { dataDir } = ctx.config;
+  const { sandbox, storage } = ctx.config.policy.settings;
+  // What sandboxes write to a workspace counts against the owner's quota, like the Files API's writes.
+  const quota = new QuotaWatch({
+    dataDir,
+    limitBytes: storage.workspace_quota_bytes,
+    maxEntries: storage.workspace_max_files,
+  });
+  const sandboxes = sandboxProviderFor(
+    ctx.env,
+    ctx.store,
+    {
+      dataDir,
+      limits: limitsFromPolicy(sandbox),
+      network: sandbox.network,
+      maxSandboxes: sandbox.max_user_sandboxes,
+      uidBase: sandbox.uid_base,
+      quota,
+    },
+    (owner) => stores.providerKeys.one(owner, SANDBOX_KEY_ID),
+  );
+  // Stdio MCP servers run in the user's own sandbox: the shared MCP client uses this provider.
+  ctx.mcp.useSandbox(sandboxes);
   // The owner's own machine: shell commands on the host, and settings that name extensions and
   // packages in the owner's pi agent dir. Protected mode has neither.
   const local = ctx.config.mode.kind === "local";
@@ -115,47 +121,80 @@ function chatServices(ctx: AppContext, sandboxes: SandboxProvider, quota: QuotaW
     models: ctx.models,
     env: ctx.env,
     log: ctx.log,
-    sessions: store.sessions,
-    runs: store.runs,
-    providerKeys: store.providerKeys,
+    sessions: stores.sessions,
+    runs: stores.runs,
+    providerKeys: stores.providerKeys,
     // Shell commands: on the owner's own machine (local mode, each command in a fresh jail: shell.ts),
     // or (protected mode) in the user's long-lived sandbox when the jail works, where the file tools
     // run too; without it protected mode refuses them.
     hostCommands: local,
     settingsCode: local,
-    shell: shellOptions(ctx.config.policy.settings.sandbox, quota),
+    shell: shellOptions(sandbox, quota),
     mcp: ctx.mcp,
     ...(!local && sandboxes.availability().available ? { sandbox: sandboxes } : {}),
   });
+  return { quota, sandboxes, host };
+}
+
+/** The services, each given only what it uses. */
+function chatServices(ctx: AppContext, stores: ChatStore, runtime: ReturnType<typeof chatRuntime>) {
+  const { dataDir } = ctx.config;
+  const { host, sandboxes } = runtime;
+  const local = ctx.config.mode.kind === "local";
   // Local mode always mirrors; protected mode mirrors when a chat database is configured (docs/design.md §5).
   const mirrorEnabled = local || ctx.env.has("APP_CHAT_DATABASE_URL");
   const settings = new ChatSettingsService({ host, models: ctx.models, dataDir, allowCode: local });
   return {
-    host,
     chat: new ChatService({
       host,
-      sessions: store.sessions,
-      runs: store.runs,
+      sessions: stores.sessions,
+      runs: stores.runs,
       models: ctx.models,
       dataDir,
       log: ctx.log,
     }),
-    sessions: new ChatSessionService({ host, mirror: store, dataDir, mirrorEnabled }),
-    attach: new ChatAttachService({ host, sessions: store.sessions, dataDir }),
-    provenance: new ChatProvenanceService(store.runs),
+    sessions: new ChatSessionService({ host, mirror: stores, dataDir, mirrorEnabled }),
+    attach: new ChatAttachService({ host, sessions: stores.sessions, dataDir }),
+    provenance: new ChatProvenanceService(stores.runs),
     catalogs: new ChatCatalogService({
       host,
-      providerKeys: store.providerKeys,
+      providerKeys: stores.providerKeys,
       models: ctx.models,
       env: ctx.env,
       dataDir,
       settings,
       outbound: outboundRule({
-        local: ctx.config.mode.kind === "local",
+        local,
         allow: ctx.config.outboundAllow,
         operatorUrls: [ctx.env.get("OLLAMA_BASE_URL")],
       }),
     }),
     settings,
+    workspace: new WorkspaceService(dataDir),
+    // One guard for the protected writes (workspace reindex, sandbox settings): they share the CSRF cookie.
+    writeGuard: new ProtectedWriteGuard({
+      protectedMode: ctx.config.mode.kind === "protected",
+      csrfToken: ctx.auth ? (key) => ctx.auth?.csrfToken(key) as string : undefined,
+      publicOrigins: ctx.config.publicOrigins,
+      limits: ctx.limits,
+    }),
+    sandboxes,
+    sandboxKeys: new SandboxKeyService(stores.providerKeys),
+    /** The MCP servers a user adds as tools (the shared client: server/mcp-client/). */
+    mcp: ctx.mcp,
   };
+}
+
+/** The thin routes, each given the app's context and the services. */
+function chatRoutes(ctx: AppContext, services: ReturnType<typeof chatServices>) {
+  return new Elysia({ name: "atrium/chat" })
+    .use(chatStreamRoutes(ctx, services))
+    .use(chatSessionRoutes(ctx, services))
+    .use(chatRunRoutes(ctx, services))
+    .use(catalogRoutes(ctx, services))
+    .use(webhookRoutes(ctx, services))
+    .use(workspaceRoutes(ctx, services))
+    .use(sandboxRoutes(ctx, services))
+    .use(sandboxSettingsRoutes(ctx, services))
+    .use(mcpServerRoutes(ctx, services));
 }

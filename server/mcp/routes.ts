@@ -20,7 +20,6 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Elysia } from "elysia";
 import type { Identity, identityPlugin } from "../auth/identity.ts";
 import type { LiveConnections } from "../auth/live-connections.ts";
-import { MCP_PATH } from "../auth/scopes.ts";
 import type { Logger } from "../log.ts";
 import { forwardedHeaders, type Handle } from "./http.ts";
 import { type CallerInfo, createMcpServer } from "./server.ts";
@@ -218,7 +217,7 @@ export function mcpRoutes(sessions: McpSessions, identity: McpOptions["identity"
   };
   return new Elysia({ name: "atrium/mcp" })
     .use(identity)
-    .post(MCP_PATH, serve, { parse: "none", detail })
-    .get(MCP_PATH, serve, { detail })
-    .delete(MCP_PATH, serve, { detail });
+    .post("/mcp", serve, { parse: "none", detail })
+    .get("/mcp", serve, { detail })
+    .delete("/mcp", serve, { detail });
 }

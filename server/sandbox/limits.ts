@@ -1,13 +1,12 @@
 /**
- * Resource limits of one sandbox (policy `[sandbox]`): the same numbers bound turns' Python interpreters
+ * Resource limits of one sandbox, in the jail's own terms (configuration maps the policy's `[sandbox]`
+ * into them: config/sandbox-limits.ts): the same numbers bound turns' Python interpreters
  * and the local-mode shell. Per-process limits are kernel rlimits set by util-linux `prlimit` right before
  * bubblewrap starts (inherited by everything inside, and a process without capabilities cannot raise a
  * hard limit again); the per-sandbox totals (memory, process count, CPU share and ceiling) come from
  * cgroups where the host offers them (cgroup.ts), else from the fallbacks isolation.ts reports (none for
  * the CPU).
  */
-import type { PolicySettings } from "../config/policy-schema.ts";
-
 const MIB = 1024 * 1024;
 
 export interface SandboxLimits {
@@ -43,20 +42,6 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   cpuWeight: 100,
   cpuCores: 2,
 };
-
-export function limitsFromPolicy(sandbox: PolicySettings["sandbox"]): SandboxLimits {
-  return {
-    memoryBytes: sandbox.memory_mb * MIB,
-    addressSpaceBytes: sandbox.address_space_mb * MIB,
-    processes: sandbox.processes,
-    cpuSeconds: sandbox.cpu_seconds,
-    fileSizeBytes: sandbox.file_size_mb * MIB,
-    openFiles: sandbox.open_files,
-    scratchBytes: sandbox.scratch_mb * MIB,
-    cpuWeight: sandbox.cpu_weight,
-    cpuCores: sandbox.cpu_cores,
-  };
-}
 
 /**
  * `prlimit` options setting soft and hard limits together. `nproc` only where the kernel applies it: never

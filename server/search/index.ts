@@ -1,8 +1,10 @@
 /**
  * The search family (graph search spec, area A): GraphRAG-style indexing and local/global graph search.
- * An instance wires its stores (SQL) into its services (queries, indexes) and those into its routes; the
- * indexing pipeline (indexing/) is what the index service and the `index` command run.
+ * An instance builds its stores (SQL), then its services (queries, indexes, the document parser), then its
+ * routes (each `(ctx, services)`), like every family; the indexing pipeline (indexing/) is what the index service and the `index` command run.
  */
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import { defineFamily } from "../family.ts";
 import { detailEnvelope } from "../http/errors.ts";
 import { policyEmbeddings } from "../models/embeddings.ts";
@@ -27,29 +29,47 @@ export const searchFamily = defineFamily({
   // `GET /` is the search service's root probe (served by server/health.ts).
   paths: { prefixes: ["/search", "/generate_questions", "/monitor-debug"], exact: ["/"] },
   envelope: detailEnvelope,
-  create: (ctx) => {
-    const search = new SearchStore(ctx.store);
-    const graph = new SearchGraphStore(ctx.store);
-    const embeddings = policyEmbeddings(ctx.config);
-    // PDF and HTML are read in a bounded subprocess per document, never on the event loop.
-    const parser = new DocumentParser(parseLimitsFromPolicy(ctx.config.policy.settings), {
-      keepOut: [ctx.config.dataDir],
-      uidBase: ctx.config.policy.settings.sandbox.uid_base,
-    });
-    const queries = new SearchQueryService({ search, graph }, ctx.models, embeddings);
-    const indexes = new SearchIndexService(
+  create(ctx) {
+    const stores = searchStores(ctx);
+    const services = searchServices(ctx, stores);
+    return {
+      routes: searchFamilyRoutes(ctx, services),
+      stop: async () => services.parser.close(),
+    };
+  },
+});
+
+/** The SQL stores over the app's database. */
+function searchStores(ctx: AppContext) {
+  return { search: new SearchStore(ctx.store), graph: new SearchGraphStore(ctx.store) };
+}
+
+/** The services, each given only what it uses (the document parser is stopped with the family). */
+function searchServices(ctx: AppContext, { search, graph }: ReturnType<typeof searchStores>) {
+  const embeddings = policyEmbeddings(ctx.config);
+  // PDF and HTML are read in a bounded subprocess per document, never on the event loop.
+  const parser = new DocumentParser(parseLimitsFromPolicy(ctx.config.policy.settings), {
+    keepOut: [ctx.config.dataDir],
+    uidBase: ctx.config.policy.settings.sandbox.uid_base,
+  });
+  return {
+    queries: new SearchQueryService({ search, graph }, ctx.models, embeddings),
+    indexes: new SearchIndexService(
       search,
       ctx.models,
       ctx.log.child({ family: "search" }),
       parser,
       embeddings,
-    );
-    const maxFileBytes = ctx.config.policy.settings.storage.max_upload_bytes;
-    return {
-      routes: searchRoutes({ queries, indexes }, ctx)
-        .use(indexStreamRoutes(indexes, ctx))
-        .use(indexUploadRoutes(indexes, parser, ctx, { maxFileBytes })),
-      stop: async () => parser.close(),
-    };
-  },
-});
+    ),
+    parser,
+    uploads: { maxFileBytes: ctx.config.policy.settings.storage.max_upload_bytes },
+  };
+}
+
+/** The thin routes, each given the app's context and the services. */
+function searchFamilyRoutes(ctx: AppContext, services: ReturnType<typeof searchServices>) {
+  return new Elysia({ name: "atrium/search" })
+    .use(searchRoutes(ctx, services))
+    .use(indexStreamRoutes(ctx, services))
+    .use(indexUploadRoutes(ctx, services));
+}

@@ -167,7 +167,7 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
   });
   server = listen(t);
   const ann = await signUp(t, "ann@example.org");
-  const pool = t.family("turns").sandbox.pool;
+  const pool = t.family("turns").runtime.sandbox.pool;
   await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
   const created = await fetch(`${server.url}/api/sessions`, postJson({ title: "loop" }, ann.bearer));
   const { id } = (await created.json()) as { id: string };
@@ -208,7 +208,7 @@ test("a disabled account's sandbox stops: what it left running ends, its preview
   t = await authApp();
   const ann = await signUp(t, "ann@example.org");
   const bob = await signUp(t, "bob@example.org");
-  const sandboxes = t.family("chat").sandboxes as LocalSandboxProvider;
+  const sandboxes = t.family("chat").runtime.sandboxes as LocalSandboxProvider;
   // Each leaves a process running in the background, as a user's server or a loop would.
   for (const user of [ann, bob]) await runIn(sandboxes, user.id, "sleep 1000 >/dev/null 2>&1 &");
   const annJail = sandboxes.jailPid(ann.id) as number;

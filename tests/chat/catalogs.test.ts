@@ -139,7 +139,7 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
   // The runtime uses it: a session's pi auth resolves the stored key; for groq the env variable wins.
   await t.request("/api/chat/providers", postJson({ provider: "groq", apiKey: "gsk-stored" }));
   const { sessionId } = (await t.json<{ sessionId: string }>("/api/chat/new", { method: "POST" })).body;
-  const live = t.family("chat").services.host.find("local", { sessionId });
+  const live = t.family("chat").runtime.host.find("local", { sessionId });
   expect(await live?.auth.authStorage.getApiKey("openai")).toBe("sk-stored-secret");
   expect(await live?.auth.authStorage.getApiKey("groq")).toBe("gsk-env");
   const groq = await t.json<Event>(

@@ -136,9 +136,9 @@ test("the offline reply's instructions work as written: a stored key is used at 
     expect(models.body.selectedModelKey).toStartWith("openai/");
     expect(models.body.diagnostics.join("\n")).not.toContain("No provider is configured");
     const session = events[0]?.sessionId;
-    const live = t.family("chat").services.host.find("local", { sessionId: session });
+    const live = t.family("chat").runtime.host.find("local", { sessionId: session });
     expect(live?.session.model?.provider).toBe("offline");
-    expect(t.family("chat").services.host.defaultModel(live?.settings, "local").provider).toBe("openai");
+    expect(t.family("chat").runtime.host.defaultModel(live?.settings, "local").provider).toBe("openai");
   } finally {
     await t.close();
   }

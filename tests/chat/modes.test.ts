@@ -39,7 +39,7 @@ test("plan → execute with todos, progress and completion; the plan survives ev
   const sessionId = planned[0]?.sessionId;
 
   // Evicted between planning and executing: the plan comes back from the session file.
-  t.family("chat").services.host.sweep(Date.now() + 24 * 3600_000);
+  t.family("chat").runtime.host.sweep(Date.now() + 24 * 3600_000);
 
   model.append([
     fauxAssistantMessage(

@@ -296,7 +296,7 @@ test("protected mode: the model is shown its sandbox's paths, never the server's
     symlinkSync(join(team.dataDir, "app.db"), join(paths.workspaceDir, ".pi/APPEND_SYSTEM.md"));
     const { events, sent } = await chat(team, { message: "hello" }, asUser("alice"));
     const system = (sent[0] as RecordedRequest).system;
-    const sandboxes = team.family("chat").sandboxes;
+    const sandboxes = team.family("chat").runtime.sandboxes;
     expect(sandboxes.availability().available).toBe(true);
     const shown = sandboxes.workspace;
     expect(system).toContain(`## ${shown}/AGENTS.md\n\nALICE-OWN-TEXT`);

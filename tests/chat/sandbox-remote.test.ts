@@ -36,7 +36,7 @@ test("SANDBOX_API_KEY selects the remote provider; a preview reaches its link wi
   });
   daytona = startFakeDaytona({ previewUrl: (port) => `http://127.0.0.1:${site?.port}/p${port}/` });
   t = await authApp({ env: { SANDBOX_API_KEY: "test-key", SANDBOX_API_URL: daytona.apiUrl } });
-  const sandboxes = t.family("chat").sandboxes;
+  const sandboxes = t.family("chat").runtime.sandboxes;
   expect(sandboxes).toBeInstanceOf(RemoteSandboxProvider);
 
   const ann = await signUp(t, "ann@example.org");

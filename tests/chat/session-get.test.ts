@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const host = () => t.family("chat").services.host;
+const host = () => t.family("chat").runtime.host;
 
 /** What a created session leaves behind for `owner`: mirror rows, live sessions, session files. */
 function footprint(owner: string) {

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const host = () => t.family("chat").services.host;
+const host = () => t.family("chat").runtime.host;
 
 test("new → chat in it → hydrate and resume show the messages; the list is newest first with titles", async () => {
   const model = scripted(t, [fauxAssistantMessage("First answer."), fauxAssistantMessage("Second answer.")]);

@@ -74,12 +74,12 @@ describe("instances", () => {
     const b = await createTestApp();
     try {
       expect(a.family("chat").services).not.toBe(b.family("chat").services);
-      expect(a.family("turns").sandbox).not.toBe(b.family("turns").sandbox);
+      expect(a.family("turns").runtime.sandbox).not.toBe(b.family("turns").runtime.sandbox);
       const model = scripted(a, [fauxAssistantMessage("Hello.")]);
       const events = await lines(await chat(a, { message: "hi", model: model.id }));
       expect(events.at(-1)?.type).toBe("done");
-      expect(a.family("chat").services.host.size).toBe(1);
-      expect(b.family("chat").services.host.size).toBe(0);
+      expect(a.family("chat").runtime.host.size).toBe(1);
+      expect(b.family("chat").runtime.host.size).toBe(0);
       model.dispose();
     } finally {
       await a.close();
@@ -89,8 +89,8 @@ describe("instances", () => {
 
   test("close() ends the shutdown signal, stops every family's runtime, then closes the database", async () => {
     const t = await createTestApp();
-    const { host } = t.family("chat").services;
-    const pool = t.family("turns").sandbox.pool;
+    const { host } = t.family("chat").runtime;
+    const pool = t.family("turns").runtime.sandbox.pool;
     expect(pool).toBeDefined();
     const model = scripted(t, [fauxAssistantMessage("Hello.")]);
     await lines(await chat(t, { message: "hi", model: model.id }));

@@ -46,7 +46,7 @@ export async function turnsApp(options: TurnsAppOptions = {}): Promise<TestApp &
   const sandbox = turnSandboxOptions(t.ctx);
   const shareable = !options.ownSandbox && !t.dataDir.startsWith(`${REPO_ROOT}/`);
   const borrowed = shareable ? borrowPool(sandbox, (options) => new SandboxPool(options)) : undefined;
-  if (borrowed) turns.sandbox.share(borrowed.pool);
+  if (borrowed) turns.runtime.sandbox.share(borrowed.pool);
   if (options.compose !== false) {
     await t.compose();
     turns.serving();

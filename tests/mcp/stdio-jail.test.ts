@@ -27,7 +27,7 @@ let bobFile: string;
 
 beforeAll(async () => {
   t = await createTestApp(twoUsers({ env: { APP_TEST_SECRET: HOST_SECRET } }));
-  expect(t.family("chat").sandboxes.availability().available).toBe(true);
+  expect(t.family("chat").runtime.sandboxes.availability().available).toBe(true);
   installInWorkspace(t.dataDir, "ann", await bundled("server-everything"), "everything.mjs");
   installInWorkspace(t.dataDir, "ann", await bundled("server-filesystem"), "filesystem.mjs");
   installInWorkspace(t.dataDir, "ann", HOSTILE_SERVER, "hostile.mjs");
@@ -68,7 +68,7 @@ describe("a stdio MCP server in the user's sandbox", () => {
     expect(env.text).toContain('"HOME": "/home/atrium"');
     expect(env.text).not.toContain(HOST_SECRET);
     // It runs as a process of ann's jail, not of the server.
-    const jail = (t.family("chat").sandboxes as LocalSandboxProvider).jailPid("ann") as number;
+    const jail = (t.family("chat").runtime.sandboxes as LocalSandboxProvider).jailPid("ann") as number;
     const inJail = descendants(jail).filter((pid) => {
       try {
         return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("everything.mjs");

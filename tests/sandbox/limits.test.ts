@@ -46,7 +46,7 @@ describe("what is in force", () => {
       expect((await (await fetch(`${server.url}/health/ready`)).json()).sandbox).toEqual(report);
       expect((await (await fetch(`${server.url}/api/settings`)).json()).sandbox).toEqual(report);
       // A pool forced to run without the jail says so in the settings view.
-      t.family("turns").sandbox.use(pool({ isolation: "none" }));
+      t.family("turns").runtime.sandbox.use(pool({ isolation: "none" }));
       expect((await (await fetch(`${server.url}/api/settings`)).json()).sandbox).toMatchObject({
         isolation: "none",
         capabilities: "unchanged",

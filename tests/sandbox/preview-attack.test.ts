@@ -28,7 +28,7 @@ let ann: SignedUser;
 beforeAll(async () => {
   t = await authApp();
   server = listen(t);
-  sandboxes = t.family("chat").sandboxes as LocalSandboxProvider;
+  sandboxes = t.family("chat").runtime.sandboxes as LocalSandboxProvider;
   ann = await signUp(t, "ann@example.org");
 });
 afterAll(async () => {

@@ -20,7 +20,7 @@ let sandboxes: LocalSandboxProvider;
 let ann: SignedUser;
 beforeAll(async () => {
   t = await authApp();
-  sandboxes = t.family("chat").sandboxes as LocalSandboxProvider;
+  sandboxes = t.family("chat").runtime.sandboxes as LocalSandboxProvider;
   ann = await signUp(t, "ann@example.org");
 });
 afterAll(() => t.close());

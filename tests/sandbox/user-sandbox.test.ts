@@ -31,7 +31,7 @@ let bob: SignedUser;
 beforeAll(async () => {
   t = await authApp({ env: { SANDBOX_WEBHOOK_SECRET: WEBHOOK_SECRET } });
   server = listen(t);
-  sandboxes = t.family("chat").sandboxes as LocalSandboxProvider;
+  sandboxes = t.family("chat").runtime.sandboxes as LocalSandboxProvider;
   ann = await signUp(t, "ann@example.org");
   bob = await signUp(t, "bob@example.org");
 });

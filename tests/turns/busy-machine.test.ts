@@ -21,7 +21,7 @@ test("20 turns from 4 owners all complete while every core is busy", async () =>
   const load = Array.from({ length: availableParallelism() }, () =>
     Bun.spawn([process.execPath, "-e", "for (;;) {}"], { stdout: "ignore", stderr: "ignore" }),
   );
-  const pool = t.family("turns").sandbox.pool as SandboxPool;
+  const pool = t.family("turns").runtime.sandbox.pool as SandboxPool;
   let mostAlive = 0;
   const sampler = setInterval(() => {
     mostAlive = Math.max(mostAlive, pool.stats().live);

@@ -46,7 +46,7 @@ describe("cancellation", () => {
     const loop = { text: "```python\nn = 0\nwhile True:\n    n += 1\n```" };
     // The turn takes a warm interpreter, one of those alive now; the pool's replacement, which starts
     // meanwhile and burns CPU while pyodide loads, is not among them.
-    const pool = t.family("turns").sandbox.pool;
+    const pool = t.family("turns").runtime.sandbox.pool;
     await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
     const warm = new Set(sandboxProcesses().keys());
     const response = await t.request(`/api/sessions/${session}/turns`, turnRequest(loop, key));
@@ -189,7 +189,7 @@ describe("isolation through a turn", () => {
       const text = blocks.map((b) => `\`\`\`python\n${b}\n\`\`\``).join("\n");
       const session = await createSession(t);
       // The turn takes a warm interpreter (APP_SANDBOX_WARM=1): one of those alive now.
-      const pool = t.family("turns").sandbox.pool;
+      const pool = t.family("turns").runtime.sandbox.pool;
       await waitFor(() => (pool?.readyCount ?? 0) >= 1, { timeoutMs: 60_000, what: "a warm interpreter" });
       const before = sandboxProcesses();
       const response = await fetch(`${server.url}/api/sessions/${session}/turns`, turnRequest({ text }));

@@ -59,7 +59,7 @@ describe("analytics and tracing", () => {
     expect(memory.body.content).toBe("- likes short answers\n");
     const failed = await runTurn(t, "ses_missing", { text: "x" });
     expect(failed.events.find((e) => e.type === "turn_error")?.message).toBe("Session not found");
-    await t.family("turns").analytics.drain();
+    await t.family("turns").runtime.analytics.drain();
     const names = captured.map((c) => c.event);
     expect(names).toContain("session_created");
     expect(names).toContain("skill_listed");
@@ -77,7 +77,7 @@ describe("analytics and tracing", () => {
     const finish = events.find((e) => e.type === "turn_finish");
     expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(finish?.traceId).toBe(start?.traceId);
-    const spans = t.family("turns").tracer.spans("local", start?.traceId);
+    const spans = t.family("turns").runtime.tracer.spans("local", start?.traceId);
     expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
     expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
   });
@@ -91,9 +91,9 @@ describe("analytics and tracing", () => {
       const count = captured.length;
       await createSession(quiet);
       await quiet.request("/api/skills");
-      await quiet.family("turns").analytics.drain();
+      await quiet.family("turns").runtime.analytics.drain();
       expect(captured.length).toBe(count);
-      expect(quiet.family("turns").analytics.enabled).toBe(false);
+      expect(quiet.family("turns").runtime.analytics.enabled).toBe(false);
     } finally {
       await quiet.close();
     }
@@ -104,7 +104,7 @@ describe("isolation policy", () => {
   test("protected mode refuses to run code when isolation is none", async () => {
     const t = await turnsApp(twoUsers({ env: { APP_SANDBOX_WARM: "0" } }));
     try {
-      t.family("turns").sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
+      t.family("turns").runtime.sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
       const headers = asUser("alice", { "content-type": "application/json" });
       const created = await t.json<{ id: string }>("/api/sessions", {
         method: "POST",
@@ -131,7 +131,7 @@ describe("isolation policy", () => {
     const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     process.env.ATRIUM_NONE_CANARY = "canary-none-123";
     try {
-      t.family("turns").sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
+      t.family("turns").runtime.sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
       const session = await createSession(t);
       const { events } = await runTurn(t, session, {
         text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",

@@ -53,7 +53,7 @@ async function timedTurn(session: string, text: string): Promise<{ events: Ev[];
 
 describe("a burst beyond the ceiling", () => {
   test("six turns on a ceiling of two all finish, wait in line with their place, never past the ceiling", async () => {
-    const pool = t.family("turns").sandbox.pool as SandboxPool;
+    const pool = t.family("turns").runtime.sandbox.pool as SandboxPool;
     await waitFor(() => pool.readyCount === 2, { timeoutMs: 60_000, what: "warm interpreters" });
     let peak = 0;
     const watching = setInterval(() => {
@@ -98,7 +98,7 @@ describe("warming", () => {
     const env = createEnvSource({ APP_SANDBOX_WARM: "1" });
     const server = await startServer({ config: loadConfig(cli.options, env), env, log: silentLogger });
     try {
-      const pool = server.family("turns").sandbox.pool as SandboxPool;
+      const pool = server.family("turns").runtime.sandbox.pool as SandboxPool;
       const ready = await fetch(`${server.url}/health/ready`);
       expect(ready.status).toBe(200);
       // Ready before pyodide is: the warm interpreter is starting, not awaited.
@@ -115,7 +115,7 @@ describe("warming", () => {
     // Composed and started like a server, but never serving: its pool (warm count 1) stays cold.
     const quiet = await createTestApp({ env: { APP_SANDBOX_WARM: "1" } });
     try {
-      const pool = quiet.family("turns").sandbox.pool as SandboxPool;
+      const pool = quiet.family("turns").runtime.sandbox.pool as SandboxPool;
       expect(pool.stats()).toMatchObject({ live: 0, idle: 0 });
     } finally {
       await quiet.close();
@@ -126,7 +126,7 @@ describe("warming", () => {
 describe("a sandbox that never gets ready", () => {
   test("the turn fails with sandbox_start_timeout, and history shows it failed", async () => {
     const hung = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
-    hung.family("turns").sandbox.use(
+    hung.family("turns").runtime.sandbox.use(
       new SandboxPool({
         isolation: "none",
         command: [process.execPath, "-e", "setInterval(() => {}, 1e6)"],

@@ -20,7 +20,7 @@ test("a start that makes no progress is retried once, then fails the turn with a
   const starts = join(dir.path, "starts");
   // A sandbox that never says it is ready and uses no CPU: each start it makes is counted in a file.
   const script = `require("fs").appendFileSync(${JSON.stringify(starts)}, "x"); setInterval(() => {}, 1e6);`;
-  hung.family("turns").sandbox.use(
+  hung.family("turns").runtime.sandbox.use(
     new SandboxPool({
       warm: 0,
       isolation: "none",

@@ -8,7 +8,7 @@ import { turnsApp } from "../helpers/turns.ts";
 
 test("a span ended after the app closed is dropped: no batch timer writes into the closed database", async () => {
   const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
-  const tracer = t.family("turns").tracer;
+  const tracer = t.family("turns").runtime.tracer;
   const trace = "a".repeat(32);
   const late = tracer.start(trace, "local", "after close", null);
   await t.close();

@@ -11,7 +11,10 @@ import { pageOf } from "../../http/paging.ts";
 import type { AgentService } from "../services/agents.ts";
 import { ERRORS } from "./responses.ts";
 
-export function agentRoutes(identity: AppContext["identity"], agents: AgentService) {
+export function agentRoutes(
+  { identity }: Pick<AppContext, "identity">,
+  { agents }: { agents: AgentService },
+) {
   return new Elysia({ name: "atrium/agents/agents", detail: { tags: ["agents"] } })
     .use(identity)
     .guard({ owner: true })

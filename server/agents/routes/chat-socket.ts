@@ -5,19 +5,14 @@
  * and a 4401 close, as the protocol says, rather than an HTTP 401.
  */
 import { Elysia } from "elysia";
-import type { LiveConnections } from "../../auth/live-connections.ts";
 import type { AppContext } from "../../context.ts";
-import type { Logger } from "../../log.ts";
 import { chatSocket, type SocketChat, type SocketLike } from "../services/chat-socket.ts";
 
 export function chatSocketRoutes(
-  identity: AppContext["identity"],
-  chat: SocketChat,
-  log: Logger,
-  shutdown: AbortSignal,
-  live: LiveConnections,
+  { identity, log, shutdown, connections }: Pick<AppContext, "identity" | "log" | "shutdown" | "connections">,
+  { chat }: { chat: SocketChat },
 ) {
-  const handlers = chatSocket(chat, log, shutdown, live);
+  const handlers = chatSocket(chat, log, shutdown, connections);
   return new Elysia({ name: "atrium/agents/ws" }).use(identity).ws("/v1/chat", {
     detail: { hide: true },
     open: (ws) => handlers.open(ws as unknown as SocketLike),

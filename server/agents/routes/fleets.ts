@@ -10,7 +10,10 @@ import { pageOf } from "../../http/paging.ts";
 import type { FleetService } from "../services/fleets.ts";
 import { ERRORS } from "./responses.ts";
 
-export function fleetRoutes(identity: AppContext["identity"], fleets: FleetService) {
+export function fleetRoutes(
+  { identity }: Pick<AppContext, "identity">,
+  { fleets }: { fleets: FleetService },
+) {
   return new Elysia({ name: "atrium/agents/fleets", detail: { tags: ["agents"] } })
     .use(identity)
     .guard({ owner: true })

@@ -10,7 +10,10 @@ import { pageOf } from "../../http/paging.ts";
 import type { MemoryService } from "../services/memory.ts";
 import { ERRORS } from "./responses.ts";
 
-export function memoryRoutes(identity: AppContext["identity"], memory: MemoryService) {
+export function memoryRoutes(
+  { identity }: Pick<AppContext, "identity">,
+  { memory }: { memory: MemoryService },
+) {
   return new Elysia({ name: "atrium/agents/memory", detail: { tags: ["agents"] } })
     .use(identity)
     .guard({ owner: true })

@@ -13,9 +13,8 @@ import type { AgentChatService } from "../services/chat.ts";
 import { ERRORS } from "./responses.ts";
 
 export function agentMessageRoutes(
-  identity: AppContext["identity"],
-  chat: AgentChatService,
-  shutdown: AbortSignal,
+  { identity, shutdown }: Pick<AppContext, "identity" | "shutdown">,
+  { chat }: { chat: AgentChatService },
 ) {
   return new Elysia({ name: "atrium/agents/messages", detail: { tags: ["agents"] } })
     .use(identity)

@@ -24,7 +24,10 @@ function cursor(value: string | undefined, name: string): string | undefined {
   return new Date(ms).toISOString();
 }
 
-export function agentSessionRoutes(identity: AppContext["identity"], sessions: AgentSessionService) {
+export function agentSessionRoutes(
+  { identity }: Pick<AppContext, "identity">,
+  { sessions }: { sessions: AgentSessionService },
+) {
   return new Elysia({ name: "atrium/agents/sessions", detail: { tags: ["agents"] } })
     .use(identity)
     .guard({ owner: true })

@@ -36,7 +36,10 @@ function providerOf(body: { provider?: string; providerId?: string }): string {
   return provider;
 }
 
-export function catalogRoutes(ctx: AppContext, catalogs: ChatCatalogService, settings: ChatSettingsService) {
+export function catalogRoutes(
+  ctx: AppContext,
+  { catalogs, settings }: { catalogs: ChatCatalogService; settings: ChatSettingsService },
+) {
   return new Elysia({ name: "atrium/chat/catalogs" })
     .use(ctx.identity)
     .guard({ owner: true })

@@ -14,11 +14,11 @@ import {
   McpServerTools,
 } from "../../../schemas/mcp-servers.ts";
 import type { AppContext } from "../../context.ts";
+import type { McpClients } from "../../mcp-client/clients.ts";
 
 const tags = ["chat"];
 
-export function mcpServerRoutes(ctx: AppContext) {
-  const { mcp } = ctx;
+export function mcpServerRoutes(ctx: AppContext, { mcp }: { mcp: McpClients }) {
   return new Elysia({ name: "atrium/chat/mcp-servers" })
     .use(ctx.identity)
     .guard({ owner: true })

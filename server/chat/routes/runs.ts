@@ -8,7 +8,7 @@ import type { ChatProvenanceService } from "../services/provenance.ts";
 
 const tags = ["chat"];
 
-export function runRoutes(ctx: AppContext, provenance: ChatProvenanceService) {
+export function chatRunRoutes(ctx: AppContext, { provenance }: { provenance: ChatProvenanceService }) {
   return new Elysia({ name: "atrium/chat/runs" })
     .use(ctx.identity)
     .guard({ owner: true })

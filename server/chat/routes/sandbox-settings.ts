@@ -16,12 +16,16 @@ import {
 import type { AppContext } from "../../context.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import type { SandboxKeyService } from "../services/sandbox-keys.ts";
-import { csrfGuard, issueCsrfToken } from "./csrf-token.ts";
+import type { ProtectedWriteGuard } from "../workspace/csrf.ts";
+import { issueCsrfToken } from "./csrf-token.ts";
 
 const tags = ["chat"];
 
-export function sandboxSettingsRoutes(ctx: AppContext, sandboxes: SandboxProvider, keys: SandboxKeyService) {
-  const guard = csrfGuard(ctx);
+export function sandboxSettingsRoutes(
+  ctx: AppContext,
+  services: { sandboxes: SandboxProvider; sandboxKeys: SandboxKeyService; writeGuard: ProtectedWriteGuard },
+) {
+  const { sandboxes, sandboxKeys: keys, writeGuard: guard } = services;
   return new Elysia({ name: "atrium/chat/sandbox-settings" })
     .use(ctx.identity)
     .guard({ owner: true })

@@ -34,7 +34,7 @@ function restOf(request: Request): string {
   return `/${url.pathname.split("/").slice(5).join("/")}${url.search}`;
 }
 
-export function sandboxRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
+export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: SandboxProvider }) {
   const signer = new PreviewSigner(ctx.config.auth.secret);
   /**
    * The claim and the upstream of a preview URL, or the answer refusing it. The signed token is the

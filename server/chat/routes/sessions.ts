@@ -24,7 +24,7 @@ import type { ChatSessionService } from "../services/sessions.ts";
 
 const tags = ["chat"];
 
-export function sessionRoutes(ctx: AppContext, sessions: ChatSessionService) {
+export function chatSessionRoutes(ctx: AppContext, { sessions }: { sessions: ChatSessionService }) {
   return new Elysia({ name: "atrium/chat/sessions" })
     .use(ctx.identity)
     .guard({ owner: true })

@@ -18,7 +18,7 @@ const tags = ["chat"];
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
-export function webhookRoutes(ctx: AppContext, sandboxes: SandboxProvider) {
+export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: SandboxProvider }) {
   const registry = sandboxes.registry;
   const replays = new ReplayGuard();
   const received = () => json(200, { received: true });

@@ -18,14 +18,17 @@ import {
   WorkspaceTree,
 } from "../../../schemas/workspace.ts";
 import type { AppContext } from "../../context.ts";
-import { WorkspaceService } from "../workspace/service.ts";
-import { csrfGuard, issueCsrfToken } from "./csrf-token.ts";
+import type { ProtectedWriteGuard } from "../workspace/csrf.ts";
+import type { WorkspaceService } from "../workspace/service.ts";
+import { issueCsrfToken } from "./csrf-token.ts";
 
 const tags = ["chat"];
 
-export function workspaceRoutes(ctx: AppContext) {
-  const workspace = new WorkspaceService(ctx.config.dataDir);
-  const guard = csrfGuard(ctx);
+export function workspaceRoutes(
+  ctx: AppContext,
+  services: { workspace: WorkspaceService; writeGuard: ProtectedWriteGuard },
+) {
+  const { workspace, writeGuard: guard } = services;
   const errors = { 400: ChatError, 403: ChatError, 404: ChatError, 503: ChatError };
   return new Elysia({ name: "atrium/chat/workspace" })
     .use(ctx.identity)

@@ -9,10 +9,11 @@
  * sees only what a command needs to run, and HOME is the owner's workspace.
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";
+import { limitsFromPolicy } from "../../config/sandbox-limits.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import { confinementFor } from "../../sandbox/confinement.ts";
 import { detectSandbox, type Isolation } from "../../sandbox/isolation.ts";
-import { DEFAULT_LIMITS, limitsFromPolicy, type SandboxLimits } from "../../sandbox/limits.ts";
+import { DEFAULT_LIMITS, type SandboxLimits } from "../../sandbox/limits.ts";
 import type { QuotaWatch } from "../../sandbox/quota-watch.ts";
 import { jailedExec, type ShellJail } from "../../sandbox/shell-jail.ts";
 

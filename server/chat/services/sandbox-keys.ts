@@ -2,15 +2,10 @@
  * A user's own sandbox provider key ("bring your own key"), kept beside their model provider keys under
  * the id `sandbox` (never handed to pi with them) and never read back into a response. The remote provider asks `keyFor` per owner.
  */
-import type { Store } from "../../storage/store.ts";
-import { ChatProviderKeyStore, SANDBOX_KEY_ID } from "../stores/provider-keys.ts";
+import { type ChatProviderKeyStore, SANDBOX_KEY_ID } from "../stores/provider-keys.ts";
 
 export class SandboxKeyService {
-  private readonly keys: ChatProviderKeyStore;
-
-  constructor(store: Store) {
-    this.keys = new ChatProviderKeyStore(store);
-  }
+  constructor(private readonly keys: Pick<ChatProviderKeyStore, "one" | "set" | "clear">) {}
 
   keyFor = (owner: string): string | undefined => this.keys.one(owner, SANDBOX_KEY_ID);
 

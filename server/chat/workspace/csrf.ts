@@ -1,5 +1,6 @@
 /**
- * The reindex protection of protected deployments. A cookie-authenticated caller first GETs a CSRF
+ * The protected writes' guard (workspace reindex, sandbox settings) on protected deployments: a CSRF
+ * check on every such write, and a rate limit on reindexing. A cookie-authenticated caller first GETs a CSRF
  * token (also set as the `app_csrf` cookie: HttpOnly, SameSite=Strict), then POSTs with it in
  * `x-app-csrf-token` and a same-origin `Origin` (or `Referer`). The token is an HMAC of the caller's
  * session under the server secret: it cannot be forged, and another user's (or another session's) token
@@ -20,7 +21,7 @@ export const CSRF_HEADER = "x-app-csrf-token";
 const REINDEX_LIMIT = 5;
 const REINDEX_WINDOW_MS = 60_000;
 
-export interface ReindexGuardOptions {
+export interface ProtectedWriteGuardOptions {
   protectedMode: boolean;
   /** The server's CSRF HMAC (session auth's, keyed by APP_AUTH_SECRET), when there is one. */
   csrfToken?: (sessionKey: string) => string;
@@ -29,11 +30,11 @@ export interface ReindexGuardOptions {
   limits: LimitStore;
 }
 
-export class ReindexGuard {
+export class ProtectedWriteGuard {
   private readonly window: SlidingWindow;
   private readonly fallbackKey = randomBytes(32);
 
-  constructor(private readonly options: ReindexGuardOptions) {
+  constructor(private readonly options: ProtectedWriteGuardOptions) {
     this.window = new SlidingWindow("reindex", REINDEX_LIMIT, REINDEX_WINDOW_MS, options.limits);
   }
 

@@ -88,8 +88,8 @@ export function indexEvents(
   );
 }
 
-export function indexStreamRoutes(indexes: SearchIndexService, ctx: SearchRoutesContext) {
-  return new Elysia({ name: "atrium/search-index-stream" })
+export function indexStreamRoutes(ctx: SearchRoutesContext, { indexes }: { indexes: SearchIndexService }) {
+  return new Elysia({ name: "atrium/search/index-stream" })
     .use(ctx.identity)
     .guard({ owner: true })
     .post(

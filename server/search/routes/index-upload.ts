@@ -26,12 +26,14 @@ export interface UploadLimits {
 }
 
 export function indexUploadRoutes(
-  indexes: SearchIndexService,
-  reader: OwnedReader,
   ctx: SearchRoutesContext,
-  limits: UploadLimits,
+  {
+    indexes,
+    parser: reader,
+    uploads: limits,
+  }: { indexes: SearchIndexService; parser: OwnedReader; uploads: UploadLimits },
 ) {
-  return new Elysia({ name: "atrium/search-index-upload" })
+  return new Elysia({ name: "atrium/search/index-upload" })
     .use(ctx.identity)
     .guard({ owner: true })
     .post(

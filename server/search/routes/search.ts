@@ -47,7 +47,7 @@ export interface SearchServices {
 /** What the routes need of the app: the identity plugin, the shutdown signal, the logger. */
 export type SearchRoutesContext = Pick<AppContext, "identity" | "shutdown" | "log">;
 
-export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRoutesContext) {
+export function searchRoutes(ctx: SearchRoutesContext, { queries, indexes }: SearchServices) {
   const signalOf = (request: Request) => requestOrShutdown(request, ctx.shutdown);
   const respond = async (answer: Answer, signal: AbortSignal) => ({
     response: await drain(answer, signal).catch(modelFailure),
@@ -74,7 +74,7 @@ export function searchRoutes({ queries, indexes }: SearchServices, ctx: SearchRo
       },
     );
 
-  return new Elysia({ name: "atrium/search" })
+  return new Elysia({ name: "atrium/search/search" })
     .use(ctx.identity)
     .guard({ owner: true })
     .post(

@@ -8,12 +8,11 @@
  * near an answer of the type it asks for), so the fact a model needs is in what fits the budget.
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
-import type { SearchStore } from "../stores/search-store.ts";
 import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
 import type { Passage } from "./passages.ts";
 import { analyseQuestion, type Question } from "./question.ts";
-import { retrievePassages } from "./retrieve.ts";
+import { retrievePassages, type SearchStores } from "./retrieve.ts";
 import { subjectOf } from "./subject.ts";
 import { ftsMatch } from "./terms.ts";
 
@@ -52,10 +51,7 @@ export interface LocalContext {
 }
 
 /** The two stores a query reads: units and sources, and the graph. */
-export interface SearchStores {
-  search: SearchStore;
-  graph: SearchGraphStore;
-}
+export type { SearchStores } from "./retrieve.ts";
 
 export function emptyTables(): ContextTables {
   return { reports: [], entities: [], relationships: [], claims: [], sources: [] };

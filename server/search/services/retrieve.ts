@@ -3,8 +3,10 @@
  * the question's terms, plus any the caller brings: the units of the matched entities), the question's
  * term weights from how many units hold each term, and the scored sentences (passages.ts).
  */
+
+import type { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
-import type { SearchStores } from "./local-context.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
 import type { Question } from "./question.ts";
 
@@ -14,6 +16,12 @@ const DF_CAP = 400;
 const BM25_UNITS = 16;
 /** Units read at a document's end (or start) when the question says where. */
 const EDGE_UNITS = 2;
+
+/** The search family's SQL stores, as the retrieval and context builders read them. */
+export interface SearchStores {
+  search: SearchStore;
+  graph: SearchGraphStore;
+}
 
 export interface Retrieved {
   passages: Passage[];

@@ -13,7 +13,7 @@ import type { TurnAssetService } from "../services/assets.ts";
 
 const tags = ["turns"];
 
-export function assetRoutes(ctx: AppContext, assets: TurnAssetService) {
+export function assetRoutes(ctx: AppContext, { assets }: { assets: TurnAssetService }) {
   return new Elysia({ name: "atrium/turns/assets" })
     .use(ctx.identity)
     .guard({ owner: true })

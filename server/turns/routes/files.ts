@@ -22,7 +22,7 @@ import type { TurnFileService } from "../services/files.ts";
 const tags = ["turns"];
 const errors = { 404: TurnsError, 409: TurnsError, 413: TurnsError, 422: TurnsError };
 
-export function filesRoutes(ctx: AppContext, files: TurnFileService) {
+export function filesRoutes(ctx: AppContext, { files }: { files: TurnFileService }) {
   return new Elysia({ name: "atrium/turns/files" })
     .use(ctx.identity)
     .guard({ owner: true })

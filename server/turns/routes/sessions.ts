@@ -16,7 +16,7 @@ import type { TurnSessionService } from "../services/sessions.ts";
 
 const tags = ["turns"];
 
-export function sessionRoutes(ctx: AppContext, sessions: TurnSessionService) {
+export function turnSessionRoutes(ctx: AppContext, { sessions }: { sessions: TurnSessionService }) {
   return new Elysia({ name: "atrium/turns/sessions" })
     .use(ctx.identity)
     .guard({ owner: true })

@@ -20,7 +20,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
-export function settingsRoutes(ctx: AppContext, settings: TurnSettingsService) {
+export function settingsRoutes(ctx: AppContext, { settings }: { settings: TurnSettingsService }) {
   const protectedMode = ctx.config.mode.kind === "protected";
   const loopbackOnly = ({
     request,

@@ -19,10 +19,7 @@ import {
 import type { AppContext } from "../../context.ts";
 import { AppError } from "../../http/errors.ts";
 import { sseResponse } from "../../http/sse.ts";
-import { type CancellationDeps, cancelRun } from "../services/cancellation.ts";
-import { turnFrames } from "../services/turn-frames.ts";
-import { turnInput } from "../services/turn-input.ts";
-import type { TurnOpener } from "../services/turn-opener.ts";
+import type { TurnService } from "../services/turn-start.ts";
 
 const tags = ["turns"];
 
@@ -42,25 +39,22 @@ function refuseArrayLikeSelections(body: unknown): void {
     throw new AppError("invalid", "skill_selections must be an array", { code: "invalid_skill_selection" });
 }
 
-export function turnRoutes(ctx: AppContext, opener: TurnOpener, cancellation: CancellationDeps) {
+export function turnRoutes(ctx: AppContext, { turns }: { turns: TurnService }) {
   return new Elysia({ name: "atrium/turns/turns" })
     .use(ctx.identity)
     .guard({ owner: true })
     .post(
       "/api/sessions/:session_id/turns",
       ({ owner, params, headers, body, query, request }) => {
-        const submission = {
-          owner,
-          sessionId: params.session_id,
-          key: headers["idempotency-key"],
-          input: turnInput(body),
-        };
+        const frames = turns.start(
+          { owner, sessionId: params.session_id, key: headers["idempotency-key"], body },
+          query.format ?? "events",
+          ctx.shutdown,
+        );
         // Not ended by the server's shutdown signal: at shutdown the turn fails with `server_stopping`
         // and the stream ends with that terminal event and [DONE], within the server's grace period.
-        const signal = request.signal;
-        const events = opener.open(submission, signal, ctx.shutdown);
-        return sseResponse(turnFrames(events, query.format ?? "events"), {
-          signal,
+        return sseResponse(frames, {
+          signal: request.signal,
           done: true,
           headers: { "x-ai-ui-message-stream": "v1" },
           onError: (error) => {
@@ -102,7 +96,7 @@ export function turnRoutes(ctx: AppContext, opener: TurnOpener, cancellation: Ca
     .put(
       "/api/runs/:run_id/cancellation",
       ({ owner, params, set }) => {
-        const { accepted, view } = cancelRun(cancellation, owner, params.run_id);
+        const { accepted, view } = turns.cancel(owner, params.run_id);
         if (accepted) set.status = 202;
         return view;
       },

@@ -6,8 +6,8 @@
  * pool between the apps of a file): the family then uses it but leaves closing it to its owner.
  */
 import { join } from "node:path";
+import { limitsFromPolicy } from "../../config/sandbox-limits.ts";
 import type { AppContext } from "../../context.ts";
-import { limitsFromPolicy } from "../../sandbox/limits.ts";
 import { defaultMaxInterpreters, type SandboxOptions, SandboxPool } from "../../sandbox/pool.ts";
 
 /** The pool options of an app: what its policy, data dir and environment ask for. */

@@ -3,7 +3,7 @@
  * workspace: one Markdown file per category. A failure is logged, never the turn's.
  */
 import type { Logger } from "../../log.ts";
-import type { TurnWorkspaceFiles } from "../stores/workspace-files.ts";
+import type { TurnFileService } from "./files.ts";
 
 export interface Memory {
   category: string;
@@ -11,13 +11,13 @@ export interface Memory {
 }
 
 export function promoteMemories(
-  deps: { files: (owner: string) => Pick<TurnWorkspaceFiles, "append">; log: Logger },
+  deps: { files: Pick<TurnFileService, "forOwner">; log: Logger },
   owner: string,
   memories: Memory[],
 ): void {
   if (memories.length === 0) return;
   try {
-    const files = deps.files(owner);
+    const files = deps.files.forOwner(owner);
     for (const m of memories)
       files.append(`memories/${m.category}.md`, `- ${m.text.replaceAll("\n", " ")}\n`);
   } catch (error) {

@@ -1,13 +1,20 @@
 /**
- * What preparing a turn works with, step after step (turn-preparation.ts): the submission, its resolved
- * skills, attachments and model, the claimed run, and the failure every step may end with.
+ * What starting a turn works with, step after step (turn-start.ts, turn-preparation.ts): the submission
+ * and its input, its resolved skills, attachments and model, the claimed run, the turn's place in the
+ * sandbox line, and the failure every step may end with.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { TurnEvent } from "../runtime/events.ts";
 import type { LiveRun } from "../runtime/live-run.ts";
 import { SKILLS, type Skill } from "../skills/catalog.ts";
 import type { AttachmentRow } from "../stores/assets.ts";
-import type { TurnInput } from "./turn-input.ts";
+
+/** A turn's input once checked (turn-start.ts): what its Idempotency-Key fingerprint covers. */
+export interface TurnInput {
+  text: string;
+  attachment_ids: string[];
+  skill_selections: { id: string; expected_version: string }[];
+}
 
 /** A preparation failure: the stream answers `turn_error` (this message and code) then `turn_finish`. */
 export class TurnPreparationError extends Error {
@@ -52,4 +59,41 @@ export interface TurnClaim {
   run: { id: string; owner_id: string; session_id: string };
   live: LiveRun;
   traceId: string | null;
+}
+
+/** A turn's place in the sandbox line, as the pool reports it; the keep-alives tell it (turn-start.ts). */
+export class SandboxLine {
+  /** Turns ahead of this one; undefined while not in line. */
+  ahead: number | undefined;
+  /** The interpreter this turn got is still starting. */
+  starting = false;
+  private enteredAt = 0;
+  private waited = 0;
+  private wake: (() => void) | undefined;
+
+  /** The pool's report: `ahead` turns before this one, or undefined once out of the line. */
+  readonly report = (ahead: number | undefined): void => {
+    if (ahead !== undefined && this.ahead === undefined) this.enteredAt = Date.now();
+    if (ahead === undefined && this.ahead !== undefined) this.waited += Date.now() - this.enteredAt;
+    this.ahead = ahead;
+    this.wake?.();
+  };
+
+  /** The pool's report that the interpreter handed to this turn is still starting. */
+  readonly reportStarting = (): void => {
+    this.starting = true;
+    this.wake?.();
+  };
+
+  /** Milliseconds spent in line so far. */
+  waitedMs(now = Date.now()): number {
+    return this.waited + (this.ahead === undefined ? 0 : now - this.enteredAt);
+  }
+
+  /** Resolves at the next report. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
 }

@@ -12,6 +12,8 @@
 import { basename, dirname } from "node:path";
 import { AppError } from "../../http/errors.ts";
 import { Beneath } from "../../workspace/beneath.ts";
+import { ownerFolders } from "../../workspace/owner-folders.ts";
+import type { TurnAssetStore } from "../stores/assets.ts";
 
 /**
  * Bytes of the regular files under `root`, symlinks not followed. Walked through descriptors beneath
@@ -29,17 +31,26 @@ export function bytesUnder(root: string): number {
   return total;
 }
 
-export class TurnQuota {
-  /** `filesRoot(owner)` is the owner's workspace folder; `stored(owner)`, the bytes of its assets. */
-  constructor(
-    private readonly filesRoot: (owner: string) => string,
-    private readonly stored: (owner: string) => number,
-    readonly limitBytes: number,
-  ) {}
+export interface TurnQuotaDeps {
+  dataDir: string;
+  /** The bytes of the owner's attachments and artifacts. */
+  assets: Pick<TurnAssetStore, "bytesUsed">;
+  limitBytes: number;
+}
 
-  /** Bytes the owner stores now: workspace files, attachments, artifacts not discarded. */
+export class TurnQuota {
+  readonly limitBytes: number;
+
+  constructor(private readonly deps: TurnQuotaDeps) {
+    this.limitBytes = deps.limitBytes;
+  }
+
+  /**
+   * Bytes the owner stores now: the whole workspace folder (what the chat agent's shell and the user's
+   * sandbox write counts too), attachments, artifacts not discarded.
+   */
   used(owner: string): number {
-    return bytesUnder(this.filesRoot(owner)) + this.stored(owner);
+    return bytesUnder(ownerFolders(this.deps.dataDir, owner).workspace) + this.deps.assets.bytesUsed(owner);
   }
 
   /** Throws 413 `workspace_quota_exceeded` unless `adding` bytes (replacing `replacing`) fit. */

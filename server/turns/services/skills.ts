@@ -3,16 +3,17 @@ import { AppError } from "../../http/errors.ts";
 import type { TurnAnalytics } from "../runtime/analytics.ts";
 import { SKILLS, skillById, skillCard } from "../skills/catalog.ts";
 
-/** What listing skills reports to analytics. */
-export type SkillsAnalytics = Pick<TurnAnalytics, "capture">;
+export class TurnSkillService {
+  constructor(private readonly deps: { analytics: Pick<TurnAnalytics, "capture"> }) {}
 
-export function listSkills(deps: { analytics: SkillsAnalytics }) {
-  deps.analytics.capture("skill_listed", { count: SKILLS.length });
-  return { items: SKILLS.map(skillCard) };
-}
+  list() {
+    this.deps.analytics.capture("skill_listed", { count: SKILLS.length });
+    return { items: SKILLS.map(skillCard) };
+  }
 
-export function skillCardOf(id: string) {
-  const skill = skillById(id);
-  if (!skill) throw AppError.notFound("Skill not found");
-  return skillCard(skill);
+  card(id: string) {
+    const skill = skillById(id);
+    if (!skill) throw AppError.notFound("Skill not found");
+    return skillCard(skill);
+  }
 }

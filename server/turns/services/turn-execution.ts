@@ -20,7 +20,8 @@ import type { TurnTracer } from "../runtime/tracing.ts";
 import type { UsageMeter } from "../runtime/usage.ts";
 import type { TurnAssetStore } from "../stores/assets.ts";
 import type { TurnRunStore } from "../stores/runs.ts";
-import type { Memory } from "./memories.ts";
+import type { TurnFileService } from "./files.ts";
+import { type Memory, promoteMemories } from "./memories.ts";
 import type { Emit, RecordedRun } from "./turn-recorder.ts";
 
 export interface TurnExecutionDeps {
@@ -33,8 +34,8 @@ export interface TurnExecutionDeps {
   tracer: Pick<TurnTracer, "start">;
   analytics: Pick<TurnAnalytics, "capture">;
   log: Logger;
-  /** Best effort, after a completed commit. */
-  promoteMemories: (owner: string, memories: Memory[]) => void;
+  /** Where a completed turn's memory proposals are promoted (best effort: memories.ts). */
+  files: Pick<TurnFileService, "forOwner">;
 }
 
 /** A turn claimed, its interpreter open: what executing it needs. */
@@ -149,7 +150,7 @@ export async function executeTurn(deps: TurnExecutionDeps, turn: ClaimedTurn, em
       }
       return done;
     });
-    if (committed) deps.promoteMemories(run.owner_id, turn.memories);
+    if (committed) promoteMemories(deps, run.owner_id, turn.memories);
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
     // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,

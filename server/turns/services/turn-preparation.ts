@@ -1,36 +1,39 @@
 /**
- * Preparing a turn, in the spec's order, one named step each: the session and the Idempotency-Key (a
- * known key replays or follows its run), whether a sandbox may run code here, the turn's skills,
- * attachments and model, claiming the session for the run, acquiring the sandbox (its interpreter open
- * with the host tools), and starting the run in the background. Each step takes only what it uses; a
- * failure is a TurnPreparationError with the message and code the stream ends with.
+ * Preparing a turn, in the order of docs/turns.md "A turn's stream", one named step each: the session
+ * and the Idempotency-Key (a known key replays or follows its run), whether a sandbox may run code here,
+ * the turn's skills, attachments and model, claiming the session for the run, acquiring the sandbox (its
+ * interpreter open with the host tools: turn-sandbox.ts), and starting the run in the background
+ * (turn-execution.ts). Each step takes only what it uses; a failure is a TurnPreparationError with the
+ * message and code the stream ends with. turn-start.ts streams what this prepares.
  */
+import { createHash } from "node:crypto";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import { newId } from "../../lib/ids.ts";
 import { UnknownModelError } from "../../models/service.ts";
 import type { SandboxPool } from "../../sandbox/pool.ts";
-import type { TurnEvent } from "../runtime/events.ts";
+import { expandStored } from "../runtime/event-budget.ts";
+import { TERMINAL_TYPES, type TurnEvent } from "../runtime/events.ts";
 import { LiveRun, type LiveRuns } from "../runtime/live-run.ts";
 import { systemPrompt } from "../runtime/prompt.ts";
 import type { TurnSandbox } from "../runtime/sandbox.ts";
 import type { TurnTracer } from "../runtime/tracing.ts";
 import { type Skill, skillById } from "../skills/catalog.ts";
 import type { TurnAssetStore } from "../stores/assets.ts";
-import type { TurnRunStore } from "../stores/runs.ts";
+import type { RunRow, TurnRunStore } from "../stores/runs.ts";
 import type { TurnSessionStore } from "../stores/sessions.ts";
-import type { SandboxLine } from "./keep-alive.ts";
 import {
   loadableSkills,
   type Prepared,
   type ResolvedTurn,
+  type SandboxLine,
   type TurnClaim,
+  type TurnInput,
   TurnPreparationError,
   type TurnSubmission,
 } from "./prepared-turn.ts";
-import { replayable } from "./replay.ts";
 import { type ClaimedTurn, executeTurn, type TurnExecutionDeps } from "./turn-execution.ts";
-import { fingerprint, type TurnInput } from "./turn-input.ts";
+import { type TurnModelDeps, turnModel } from "./turn-model.ts";
 import { type Emit, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
 import { type OpenedSandbox, type TurnSandboxDeps, turnSandbox } from "./turn-sandbox.ts";
 
@@ -101,6 +104,45 @@ function knownTurn(
   return { kind: "replay", events: replayable(runs.events(existing.id), existing) };
 }
 
+/** SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. */
+function fingerprint(input: TurnInput): string {
+  const canonical = JSON.stringify({
+    attachment_ids: input.attachment_ids,
+    skill_selections: input.skill_selections.map((s) => ({ expected_version: s.expected_version, id: s.id })),
+    text: input.text,
+  });
+  return createHash("sha256").update(canonical).digest("hex");
+}
+
+/**
+ * A committed run replayed for a repeated Idempotency-Key: its stored events, always closed by the
+ * terminal shape of docs/turns.md, also for a run that failed in preparation (turn_error, then
+ * turn_finish) or was cut by a crash (no terminal event was stored).
+ */
+function replayable(stored: TurnEvent[], run: RunRow): TurnEvent[] {
+  const out = expandStored(stored);
+  const last = out.at(-1);
+  if (!last || !TERMINAL_TYPES.has(last.type)) {
+    out.push({
+      type: "turn_error",
+      message: run.error_message ?? "The turn did not finish",
+      code: run.error_code ?? "execution_failed",
+      durationMs: run.duration_ms ?? 0,
+    });
+  }
+  if (out[0]?.type !== "turn_start") {
+    out.push({
+      type: "turn_finish",
+      finishReason: "error",
+      status: "failed",
+      checkpointVersion: 0,
+      durationMs: run.duration_ms ?? 0,
+      traceId: null,
+    });
+  }
+  return out;
+}
+
 interface AvailabilityDeps {
   settings: Pick<PolicySettings, "runtime">;
   sandbox: Pick<TurnSandbox, "pool">;
@@ -122,12 +164,16 @@ const TEXT_MEDIA = /^(text\/|application\/(json|xml|x-ndjson|csv|yaml|x-yaml|tom
 
 interface ResolveDeps {
   assets: Pick<TurnAssetStore, "attachment" | "attachmentBytes">;
-  /** The turn model (turn-model.ts); throws UnknownModelError when the policy names none. */
-  turnModel: () => Model<Api>;
+  models: TurnModelDeps["models"];
+  /** Read per turn: the policy's model. */
+  settings: Pick<PolicySettings, "model">;
+  /** The policy's OpenAI-compatible endpoint, if any (turn-model.ts). */
+  endpoint: TurnModelDeps["endpoint"];
 }
 
 /** Step 3: the selected skills at their expected versions, the owner's attachments, the turn model. */
-function resolveTurn({ assets, turnModel }: ResolveDeps, { owner, input }: TurnSubmission): ResolvedTurn {
+function resolveTurn(deps: ResolveDeps, { owner, input }: TurnSubmission): ResolvedTurn {
+  const { assets, models, settings, endpoint } = deps;
   const selected = selectedSkills(input.skill_selections);
   const attachments = input.attachment_ids.map((id) => {
     const row = assets.attachment(owner, id);
@@ -136,7 +182,7 @@ function resolveTurn({ assets, turnModel }: ResolveDeps, { owner, input }: TurnS
   });
   let model: Model<Api>;
   try {
-    model = turnModel();
+    model = turnModel({ models, model: settings.model, endpoint });
   } catch (error) {
     if (error instanceof UnknownModelError)
       throw new TurnPreparationError("Turn is unavailable", "model_unavailable");

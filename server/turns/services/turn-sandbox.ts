@@ -17,17 +17,22 @@ import { Repl } from "../runtime/repl.ts";
 import { UsageMeter } from "../runtime/usage.ts";
 import type { TurnAssetStore } from "../stores/assets.ts";
 import type { TurnRunStore } from "../stores/runs.ts";
-import type { TurnWorkspaceFiles } from "../stores/workspace-files.ts";
-import type { SandboxLine } from "./keep-alive.ts";
+import type { TurnFileService } from "./files.ts";
 import type { Memory } from "./memories.ts";
-import { loadableSkills, type ResolvedTurn, type TurnClaim, TurnPreparationError } from "./prepared-turn.ts";
+import {
+  loadableSkills,
+  type ResolvedTurn,
+  type SandboxLine,
+  type TurnClaim,
+  TurnPreparationError,
+} from "./prepared-turn.ts";
 import type { Emit } from "./turn-recorder.ts";
 
 export interface TurnSandboxDeps {
   /** Read per turn: the loop's caps, the queue deadline, the artifact size limit. */
   settings: Pick<PolicySettings, "rlm" | "runtime" | "storage">;
   models: ModelService;
-  files: (owner: string) => TurnWorkspaceFiles;
+  files: Pick<TurnFileService, "forOwner">;
   assets: Pick<TurnAssetStore, "addArtifactCandidate">;
   quota: { check(owner: string, bytes: number): void };
   runs: Pick<TurnRunStore, "tx" | "commit">;
@@ -140,7 +145,7 @@ function hostTools(
     root: {
       runId,
       owner,
-      files: deps.files(owner),
+      files: deps.files.forOwner(owner),
       assets: deps.assets,
       maxArtifactBytes: storage.max_artifact_bytes,
       checkQuota: (bytes: number) => deps.quota.check(owner, bytes),

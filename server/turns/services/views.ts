@@ -7,7 +7,7 @@ import type { Part } from "../runtime/parts.ts";
 import type { ArtifactRow, AttachmentRow } from "../stores/assets.ts";
 import type { RunRow } from "../stores/runs.ts";
 import type { SessionRow } from "../stores/sessions.ts";
-import type { TurnInput } from "./turn-input.ts";
+import type { TurnInput } from "./prepared-turn.ts";
 
 export const sessionView = (r: SessionRow) => ({
   id: r.id,

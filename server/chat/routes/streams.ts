@@ -1,5 +1,5 @@
 /**
- * Chat turn routes, the ones that answer with a stream: POST /api/chat and its companion
+ * The chat routes that answer with a stream: POST /api/chat and its companion
  * /api/post-chat (one handler, NDJSON), POST /api/chat/run (re-run a recorded run, NDJSON) and
  * /api/attach (a session's live events, SSE). Thin: validated input, one service call, the stream.
  */
@@ -15,13 +15,16 @@ import type { ChatEvent, ChatOutcome, ChatService } from "../services/chat.ts";
 
 const tags = ["chat"];
 
-interface TurnSubmission {
+interface ChatSubmission {
   body: Static<typeof ChatRequest>;
   owner: string;
   request: Request;
 }
 
-export function turnRoutes(ctx: AppContext, chat: ChatService, attach: ChatAttachService) {
+export function chatStreamRoutes(
+  ctx: AppContext,
+  { chat, attach }: { chat: ChatService; attach: ChatAttachService },
+) {
   // A queued request answers its one `queue` event; a run streams until its terminal event, and an
   // error escaping the run becomes the stream's last `error` line.
   const streamOf = (outcome: ChatOutcome, request: Request) => {
@@ -39,7 +42,7 @@ export function turnRoutes(ctx: AppContext, chat: ChatService, attach: ChatAttac
     });
   };
   const streamDoc = { 200: ChatStream, 400: ChatError, 409: ChatError };
-  const submitTurn = async ({ body, owner, request }: TurnSubmission) =>
+  const submitTurn = async ({ body, owner, request }: ChatSubmission) =>
     streamOf(await chat.chat(owner, body), request);
 
   return new Elysia({ name: "atrium/chat/turns" })

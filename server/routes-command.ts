@@ -1,0 +1,144 @@
+/**
+ * `atrium routes`: every route of the composed app (method, path, family, source file), one hop from a
+ * URL to its code. `--markdown` prints docs/routes.md, which tests/routes-list.test.ts keeps fresh.
+ *
+ * The app is composed as a team server would be (session sign-in on, so /api/auth/* is listed too) over
+ * a throw-away data directory, and never started: composing only declares the routes. The source file
+ * of a route is the one file under server/ that declares its path literally (`.get("/api/...")`), or
+ * failing that the one file naming the longest prefix of it.
+ */
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import type { AnyElysia } from "elysia";
+import { createApp } from "./app.ts";
+import { parseCli } from "./config/cli.ts";
+import { createEnvSource } from "./config/env.ts";
+import { loadConfig } from "./config/index.ts";
+import { createContext } from "./context.ts";
+import { createLogger } from "./log.ts";
+
+export interface RouteRow {
+  method: string;
+  path: string;
+  /** The family whose folder declares the route, or `app` (health, docs, UI, auth). */
+  family: string;
+  /** Relative to the repository, or `-` when no file under server/ names the path. */
+  source: string;
+}
+
+const SERVER_DIR = import.meta.dir;
+const VERB: Record<string, string> = { ALL: "all", WS: "ws" };
+
+/** Every `.ts` file under server/, relative to the repository, with its text. */
+function serverSources(): { file: string; text: string }[] {
+  const files = readdirSync(SERVER_DIR, { recursive: true, encoding: "utf8" }).filter(
+    (f) => f.endsWith(".ts") && !f.endsWith(".d.ts"),
+  );
+  return files.map((f) => ({
+    file: relative(join(SERVER_DIR, ".."), join(SERVER_DIR, f)),
+    text: readFileSync(join(SERVER_DIR, f), "utf8"),
+  }));
+}
+
+const regexLiteral = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The one file that declares METHOD path literally; else the one file naming the longest prefix of the
+ * path as a string (a plugin that builds its paths, as the API docs do); else `-`.
+ */
+function sourceOf(sources: { file: string; text: string }[], method: string, path: string): string {
+  const verb = VERB[method] ?? method.toLowerCase();
+  const declared = new RegExp(`\\.${verb}\\(\\s*"${regexLiteral(path)}"`);
+  const found = sources.filter((s) => declared.test(s.text));
+  if (found.length === 1) return (found[0] as { file: string }).file;
+  const segments = path.split("/");
+  for (let n = segments.length; n > 1; n--) {
+    const prefix = `"${segments.slice(0, n).join("/")}"`;
+    const naming = sources.filter((s) => s.text.includes(prefix));
+    if (naming.length === 1) return (naming[0] as { file: string }).file;
+    if (naming.length > 1) break;
+  }
+  return "-";
+}
+
+/**
+ * The routes of a composed app, in mounting order (each once), with their source file and family: the
+ * family whose folder holds the source, else `app` (what app.ts mounts itself: health, docs, UI, auth).
+ */
+export function routeRows(routes: AnyElysia["routes"]): RouteRow[] {
+  const sources = serverSources();
+  const seen = new Set<string>();
+  const rows: RouteRow[] = [];
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const source = sourceOf(sources, route.method, route.path);
+    const family = /^server\/(chat|turns|search|agents)\//.exec(source)?.[1] ?? "app";
+    rows.push({ method: route.method, path: route.path, family, source });
+  }
+  return rows;
+}
+
+/** The composed app's routes, over a throw-away data directory that is removed again. */
+export async function listRoutes(): Promise<RouteRow[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), "atrium-routes-"));
+  try {
+    // The checkout's own policy (config/policy.toml), as tests compose the app.
+    const cli = parseCli(["--data-dir", dataDir], {}, join(SERVER_DIR, ".."));
+    if (cli.kind !== "serve") throw new Error("the data directory could not be resolved");
+    // Any secret will do: the app is never started, only composed to declare its routes.
+    const env = createEnvSource({ APP_AUTH_SECRET: "routes-listing-only-0123456789abcdef" });
+    const ctx = createContext({
+      config: loadConfig(cli.options, env),
+      env,
+      log: createLogger({ level: "error" }),
+    });
+    try {
+      return routeRows(createApp(ctx).elysia.routes);
+    } finally {
+      ctx.db.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** docs/routes.md: the table, generated (`atrium routes --markdown > docs/routes.md`). */
+export function routesMarkdown(rows: RouteRow[]): string {
+  const lines = [
+    "# Routes",
+    "",
+    "Every route of the server: method, path, the family that owns it and the file that declares it.",
+    "Generated by `atrium routes --markdown > docs/routes.md` (`bun server/main.ts routes --markdown`);",
+    "tests/routes-list.test.ts fails when it is out of date. The family is the one whose folder declares the route; `app` is what app.ts mounts itself.",
+    "",
+    "| Method | Path | Family | Source |",
+    "| --- | --- | --- | --- |",
+    ...rows.map(
+      (r) => `| ${r.method} | \`${r.path}\` | ${r.family} | ${r.source === "-" ? "-" : `\`${r.source}\``} |`,
+    ),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** The table for a terminal: aligned columns. */
+export function routesTable(rows: RouteRow[]): string {
+  const header: RouteRow = { method: "METHOD", path: "PATH", family: "FAMILY", source: "SOURCE" };
+  const all = [header, ...rows];
+  const width = (key: keyof RouteRow) => Math.max(...all.map((r) => r[key].length));
+  const [m, p, f] = [width("method"), width("path"), width("family")];
+  return `${all.map((r) => `${r.method.padEnd(m)}  ${r.path.padEnd(p)}  ${r.family.padEnd(f)}  ${r.source}`).join("\n")}\n`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help")) {
+    process.stdout.write("routes [--markdown]: every route's method, path, family and source file\n");
+    return 0;
+  }
+  const rows = await listRoutes();
+  process.stdout.write(argv.includes("--markdown") ? routesMarkdown(rows) : routesTable(rows));
+  return 0;
+}
