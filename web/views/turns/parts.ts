@@ -18,7 +18,6 @@ export type DisplayPart =
   | { kind: "result"; key: string; value: unknown };
 
 const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v));
-const num = (v: unknown): number => (typeof v === "number" ? v : 0);
 
 /** A committed turn's assistant parts, in order. */
 export function partsFromHistory(turn: TurnRecord): DisplayPart[] {
