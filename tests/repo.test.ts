@@ -39,6 +39,8 @@ test("the default install needs nothing outside the npm registry", () => {
   }
 });
 
+const INSPECTOR = "node_modules/@modelcontextprotocol/inspector";
+
 test("the engines field is true for every installed package, and the README names it", () => {
   const range: string = JSON.parse(read("package.json")).engines.node;
   // The lowest version of each range the field admits, and the Node running this test.
@@ -50,9 +52,15 @@ test("the engines field is true for every installed package, and the README name
   for (const version of versions)
     expect({ version, ok: Bun.semver.satisfies(version, range) }).toEqual({ version, ok: true });
   const lock = JSON.parse(read("package-lock.json"));
-  for (const [path, entry] of Object.entries<{ engines?: { node?: string } }>(lock.packages)) {
+  for (const [path, entry] of Object.entries<{ engines?: { node?: string }; dev?: boolean }>(lock.packages)) {
     const wanted = entry.engines?.node;
     if (!path || !wanted) continue;
+    // The one exception, named in the README: the MCP inspector (tests drive its CLI unchanged) asks for
+    // Node 22.19 in every version; it is a dev dependency only, and works on the Node 20 that runs CI.
+    if (path.startsWith(INSPECTOR)) {
+      expect({ path, dev: entry.dev }).toEqual({ path, dev: true });
+      continue;
+    }
     for (const version of versions)
       expect({ path, version, ok: Bun.semver.satisfies(version, wanted) }).toEqual({
         path,
@@ -61,4 +69,5 @@ test("the engines field is true for every installed package, and the README name
       });
   }
   expect(read("README.md")).toContain(`\`${range}\``);
+  expect(read("README.md")).toContain("@modelcontextprotocol/inspector");
 });

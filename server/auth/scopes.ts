@@ -37,16 +37,16 @@ export function covers(granted: readonly string[], needed: string): boolean {
  * does, before serving), the way the upload routes learn theirs.
  */
 export class ScopeRules {
-  private ownerOf: (path: string) => string | undefined = () => undefined;
+  private familyOf: (path: string) => string | undefined = () => undefined;
 
   learn(families: readonly { name: string; paths: FamilyPaths }[]): void {
-    this.ownerOf = pathOwners(families.map((f) => ({ paths: f.paths, value: f.name })));
+    this.familyOf = pathOwners(families.map((f) => ({ paths: f.paths, value: f.name })));
   }
 
   /** The scope a request needs, or undefined when none does. */
   needed(request: Request, path: string): Scope | undefined {
     if (path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)) return "mcp";
-    const family = this.ownerOf(path);
+    const family = this.familyOf(path);
     if (!family || !(FAMILY_SCOPES as readonly string[]).includes(family)) return undefined;
     const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
     const reads = (request.method === "GET" || request.method === "HEAD") && !upgrade;

@@ -14,25 +14,24 @@ import type { Identity, identityPlugin } from "./identity.ts";
 
 const tags = ["chat"];
 
-/** The owner of the caller's tokens, or the refusal. */
-function ownerOf(caller: Identity | undefined): string {
-  if (!caller) throw new AppError("unauthorized", "Authentication required");
-  if (caller.kind === "token")
+/** A token never manages tokens (the `owner` guard has already refused a caller without a credential). */
+function sessionOnly(caller: Identity | undefined): void {
+  if (caller?.kind === "token")
     throw new AppError(
       "forbidden",
       "Access tokens are managed by a signed-in user (the web UI, or `atrium token` after `atrium login`), not with a token",
       { code: "session_required" },
     );
-  return caller.id;
 }
 
 export function tokenRoutes(tokens: AccessTokens, identity: ReturnType<typeof identityPlugin>) {
   return new Elysia({ name: "atrium/auth/tokens" })
     .use(identity)
+    .guard({ owner: true })
     .post(
       "/api/auth/tokens",
-      ({ body, identity: caller, set }) => {
-        const owner = ownerOf(caller);
+      ({ body, owner, identity: caller, set }) => {
+        sessionOnly(caller);
         set.headers["cache-control"] = "no-store";
         return tokens.create(owner, body);
       },
@@ -46,14 +45,22 @@ export function tokenRoutes(tokens: AccessTokens, identity: ReturnType<typeof id
         },
       },
     )
-    .get("/api/auth/tokens", ({ identity: caller }) => ({ tokens: tokens.list(ownerOf(caller)) }), {
-      response: { 200: TokenList, 401: ChatError, 403: ChatError },
-      detail: { summary: "The caller's access tokens (never the tokens themselves)", tags },
-    })
+    .get(
+      "/api/auth/tokens",
+      ({ owner, identity: caller }) => {
+        sessionOnly(caller);
+        return { tokens: tokens.list(owner) };
+      },
+      {
+        response: { 200: TokenList, 401: ChatError, 403: ChatError },
+        detail: { summary: "The caller's access tokens (never the tokens themselves)", tags },
+      },
+    )
     .delete(
       "/api/auth/tokens/:id",
-      ({ params, identity: caller }) => {
-        tokens.revoke(ownerOf(caller), params.id);
+      ({ params, owner, identity: caller }) => {
+        sessionOnly(caller);
+        tokens.revoke(owner, params.id);
         return { success: true };
       },
       {

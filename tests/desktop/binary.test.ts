@@ -155,8 +155,8 @@ describe("the compiled server binary", () => {
     const events = (await turn.text())
       .split("\n")
       .filter((line) => line.startsWith("data: {"))
-      .map((line) => JSON.parse(line.slice(6)) as { type: string; output?: string });
-    expect(events.find((e) => e.type === "output")?.output).toBe("42\n");
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; output?: string; isDelta?: boolean });
+    expect(events.find((e) => e.type === "output" && !e.isDelta)?.output).toBe("42\n");
     expect(events.some((e) => e.type === "turn_finish")).toBe(true);
     // No pyodide folder ships beside the binary: the embedded copy was written to the cache.
     expect(existsSync(join(resources, "server", "pyodide"))).toBe(false);

@@ -35,7 +35,8 @@ afterAll(async () => {
   everything.stop();
 });
 
-const outputs = (events: Ev[]) => events.filter((e) => e.type === "output").map((e) => e.output as string);
+const outputs = (events: Ev[]) =>
+  events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output as string);
 
 test("Python calls an MCP tool; the call shows as a host tool call", async () => {
   const session = await createSession(t);

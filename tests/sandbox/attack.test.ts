@@ -150,7 +150,7 @@ test("model code as native code in a root-started jail: every escape is refused,
   const { events } = await runTurn(t, session, {
     text: blocks.map((b) => `\`\`\`python\n${b}\n\`\`\``).join("\n"),
   });
-  const outputs = events.filter((e) => e.type === "output").map((e) => e.output as string);
+  const outputs = events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output as string);
   expect(outputs).toHaveLength(blocks.length);
   const [mounts, calls, forked, buffer, bytearray, filled, sysctls, found] = outputs;
 

@@ -60,7 +60,7 @@ describe("attachments", () => {
       phase: "bound",
       filename: "data.csv",
     });
-    const outputs = events.filter((e) => e.type === "output").map((e) => e.output);
+    const outputs = events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output);
     expect(outputs).toEqual(["3 a,b\n", "no memory tool\n"]);
   });
 });
@@ -167,7 +167,7 @@ describe("skills", () => {
       ["data-analysis", "loaded"],
     ]);
     expect(skills[0]).toMatchObject({ version: "1.0.0", trust: "system" });
-    const outputs = events.filter((e) => e.type === "output").map((e) => e.output);
+    const outputs = events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output);
     expect(outputs[0]).toBe("# Data analysis\n\nUse\n");
     expect(outputs[1]).toBe("refused: skill 'long-context' is not available in this turn\n");
   });
@@ -178,7 +178,7 @@ describe("skills", () => {
         "for s in ['data-analysis', 'atrium-rlm', 'long-context', 'report-builder', 'workspace-files']:\n    try:\n        load_skill(s)\n        print('ok', s)\n    except RuntimeError as e:\n        print('refused', s)",
       ),
     });
-    expect(events.find((e) => e.type === "output")?.output).toBe(
+    expect(events.find((e) => e.type === "output" && !e.isDelta)?.output).toBe(
       "ok data-analysis\nok atrium-rlm\nok long-context\nok report-builder\nrefused workspace-files\n",
     );
   });

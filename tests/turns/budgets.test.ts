@@ -41,7 +41,8 @@ afterEach(() => {
 });
 
 const blocks = (...code: string[]) => code.map((c) => `\`\`\`python\n${c}\n\`\`\``).join("\n");
-const outputs = (events: Ev[]) => events.filter((e) => e.type === "output").map((e) => e.output as string);
+const outputs = (events: Ev[]) =>
+  events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output as string);
 const warnings = (events: Ev[]) => events.filter((e) => e.type === "warning").map((e) => e.code as string);
 const terminal = (events: Ev[]) =>
   events.filter((e) => e.type === "turn_finish" || e.type === "turn_error" || e.type === "turn_cancelled");

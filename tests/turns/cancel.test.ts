@@ -154,7 +154,7 @@ describe("disconnect", () => {
     const replay = specEvents(
       await readFrames(await t.request(`/api/sessions/${session}/turns`, turnRequest(body, key))),
     );
-    expect(replay.filter((e) => e.type === "output").map((e) => e.output)).toEqual([
+    expect(replay.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output)).toEqual([
       "first\n",
       "4499998500000\n",
     ]);
@@ -194,7 +194,7 @@ describe("isolation through a turn", () => {
       const before = sandboxProcesses();
       const response = await fetch(`${server.url}/api/sessions/${session}/turns`, turnRequest({ text }));
       const events = specEvents(await readFrames(response));
-      const outputs = events.filter((e) => e.type === "output").map((e) => e.output as string);
+      const outputs = events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output as string);
       expect(outputs).toHaveLength(blocks.length);
       const all = outputs.join("\n");
       expect(all).not.toContain(canary);

@@ -46,7 +46,7 @@ test("a bare model id is served by the policy's OpenAI-compatible endpoint", asy
   const session = await createSession(t);
   const { events } = await runTurn(t, session, { text: "What is 6 times 7?" });
   expect(events.find((e) => e.type === "reasoning")?.text).toBe("I will compute.");
-  expect(events.find((e) => e.type === "output")?.output).toBe("42\n");
+  expect(events.find((e) => e.type === "output" && !e.isDelta)?.output).toBe("42\n");
   expect(events.find((e) => e.type === "text")?.text).toBe("wired 42");
   expect(seen).toEqual([
     { authorization: "Bearer sk-wire-key", model: "local-model" },

@@ -54,7 +54,7 @@ describe("analytics and tracing", () => {
       text: "```python\nprint(propose_memory('preferences', 'likes short answers'))\n```",
     });
     // propose_memory exists because a category is configured; the proposal is promoted after commit.
-    expect(events.find((e) => e.type === "output")?.output).toContain("'accepted': True");
+    expect(events.find((e) => e.type === "output" && !e.isDelta)?.output).toContain("'accepted': True");
     const memory = await t.json<{ content: string }>("/api/files/content?path=memories/preferences.md");
     expect(memory.body.content).toBe("- likes short answers\n");
     const failed = await runTurn(t, "ses_missing", { text: "x" });
@@ -136,7 +136,7 @@ describe("isolation policy", () => {
       const { events } = await runTurn(t, session, {
         text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",
       });
-      const output = events.find((e) => e.type === "output")?.output as string;
+      const output = events.find((e) => e.type === "output" && !e.isDelta)?.output as string;
       expect(output).toBeDefined();
       expect(output).not.toContain("canary-none-123");
       expect(events.at(-1)).toMatchObject({ type: "turn_finish", status: "completed" });

@@ -88,7 +88,7 @@ describe("RLM loop", () => {
     expect(firstStep.at(-1)).toMatchObject({ final: true, text: "Sum first.\n\nLet me compute." });
     expect(firstStep.map((e) => e.delta).join("")).toBe("Sum first.\n\nLet me compute.");
     expect(reasoning.filter((e) => e.final).map((e) => e.step)).toEqual([1, 2]);
-    expect(events.filter((e) => e.type === "output").map((e) => e.output)).toEqual([
+    expect(events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output)).toEqual([
       "45\n",
       "forty-five\n",
       "",
@@ -206,7 +206,7 @@ describe("caps", () => {
     try {
       const session = await createSession(capped);
       const { events } = await runTurn(capped, session, { text: "loop" });
-      const outputs = events.filter((e) => e.type === "output").map((e) => e.output);
+      const outputs = events.filter((e) => e.type === "output" && !e.isDelta).map((e) => e.output);
       expect(outputs[0]).toBe("ok\nok\nrefused: the model-call limit of 3 is reached\n");
       expect(events.filter((e) => e.type === "step_start")).toHaveLength(1);
       expect(events.find((e) => e.type === "warning")).toMatchObject({ code: "llm_call_limit" });

@@ -86,7 +86,7 @@ describe("atrium turns -m (one-shot)", () => {
       "usage",
       "turn_finish",
     ]);
-    expect(events.find((e) => e.type === "output")?.output).toBe("45\n");
+    expect(events.find((e) => e.type === "output" && !e.isDelta)?.output).toBe("45\n");
     expect(events.find((e) => e.type === "text")?.text).toBe("forty-five");
     const start = events.find((e) => e.type === "turn_start") as Ev;
     expect(start).toMatchObject({ sessionId: shared, delivery: "live" });

@@ -47,7 +47,7 @@ describe("turn stream", () => {
       "turn_finish",
     ]);
     expect(types.at(-1)).toBe("turn_finish");
-    const outputs = events.filter((e) => e.type === "output");
+    const outputs = events.filter((e) => e.type === "output" && !e.isDelta);
     expect(outputs.map((o) => o.step)).toEqual([1, 2, 3]);
     expect(outputs[0]?.output).toBe("42\n");
     // Python that raises: the traceback is the step's output and the turn goes on.
