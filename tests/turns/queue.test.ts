@@ -62,7 +62,9 @@ describe("a burst beyond the ceiling", () => {
     const sessions = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => createSession(t, `burst ${i}`)));
     const turns = await Promise.all(
       sessions.map((session) =>
-        timedTurn(session, "```python\nimport time\ntime.sleep(6)\nprint('done')\n```"),
+        // Two rounds of 8 s ahead of the last pair put its start past the preparation timeout (15 s) by
+        // the sleeps alone, however fast interpreters start (from a snapshot, about a second).
+        timedTurn(session, "```python\nimport time\ntime.sleep(8)\nprint('done')\n```"),
       ),
     );
     clearInterval(watching);
