@@ -139,6 +139,8 @@ export const PolicySettingsSchema = Type.Object(
         Closed,
       ),
     ),
+    /** The OpenAI-compatible endpoint (server/openai/): the most tokens one reply may ask for. */
+    openai: Type.Optional(Type.Object({ max_completion_tokens: PositiveInt }, Closed)),
     /**
      * MCP servers every user's chat, agents and turns may use (server/mcp-client/, docs/mcp-tools.md):
      * an HTTP server by `url` (the operator names it, so any address) or a stdio server by `command`
