@@ -28,11 +28,11 @@ async function sessionFor(http: AtriumHttp, key: string | undefined): Promise<st
     return (await http.json<{ id: string }>("POST", "/api/sessions", { title: "OpenAI rlm" })).id;
   const digest = new Bun.CryptoHasher("sha256").update(key).digest("hex").slice(0, 24);
   const title = `OpenAI rlm ${digest}`;
-  const list = await http.json<{ sessions?: { id: string; title?: string }[] }>(
+  const list = await http.json<{ items?: { id: string; title?: string }[] }>(
     "GET",
     "/api/sessions?limit=200",
   );
-  const found = list.sessions?.find((s) => s.title === title);
+  const found = list.items?.find((s) => s.title === title);
   return found?.id ?? (await http.json<{ id: string }>("POST", "/api/sessions", { title })).id;
 }
 
