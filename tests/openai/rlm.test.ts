@@ -5,6 +5,8 @@
  * the turn instead of running it twice, and a client that abandons the stream does not stop it.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, streamText } from "ai";
 import OpenAI from "openai";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
@@ -96,4 +98,22 @@ test("an Idempotency-Key replays the turn; abandoned midway, the turn still comp
   );
   expect((replay.choices[0]?.message as WithReasoning | undefined)?.reasoning_content).toContain("slow 42");
   expect(await turnsIn()).toBe(before + 1);
+});
+
+test("the AI SDK's openai-compatible provider runs rlm: generateText's answer, streamText's reasoning", async () => {
+  const atrium = createOpenAICompatible({ name: "atrium", baseURL: `${server.url}/v1`, apiKey: "local" });
+  const generated = await generateText({
+    model: atrium.chatModel("rlm"),
+    prompt: "```python\nprint(3 * 3)\n```",
+    maxRetries: 0,
+  });
+  expect(generated.reasoningText).toContain("9");
+  const streamed = streamText({
+    model: atrium.chatModel("rlm"),
+    prompt: "```python\nprint(4 * 4)\n```",
+    maxRetries: 0,
+  });
+  let reasoning = "";
+  for await (const part of streamed.fullStream) if (part.type === "reasoning-delta") reasoning += part.text;
+  expect(reasoning).toContain("16");
 });
