@@ -231,7 +231,7 @@ for (const engine of ["sqlite", "postgres"] as const) {
       await db.tx(async (tx) => {
         kept = tx;
       });
-      expect(kept?.all("SELECT 1 AS one")).rejects.toBeInstanceOf(DatabaseUsageError);
+      await expect(kept?.all("SELECT 1 AS one")).rejects.toBeInstanceOf(DatabaseUsageError);
     });
 
     test("another caller's write during an open transaction is not swallowed by its rollback", async () => {
