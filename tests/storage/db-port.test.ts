@@ -63,6 +63,8 @@ for (const engine of ["sqlite", "postgres"] as const) {
       expect(await db.get("SELECT title FROM notes WHERE owner = ?", ["nobody"])).toBeUndefined();
       expect((await db.run("DELETE FROM notes WHERE owner = ?", ["crud"])).changes).toBe(1);
       expect(await count("crud")).toBe(0);
+      // A placeholder without its value is refused before it reaches the engine's protocol.
+      await expect(db.get("SELECT ? AS a, ? AS b", [1])).rejects.toThrow();
     });
 
     test("counts, sums and big integers come back as numbers; bytes, booleans and NULLs as on SQLite", async () => {

@@ -52,13 +52,13 @@ export const postgresDialect: Dialect = {
   jsonText: (column, key) => `((${column})::text::json ->> '${checkKey(key)}')`,
 };
 
-const translated = new Map<string, string>();
+const translated = new Map<string, { text: string; count: number }>();
 
 /**
- * `?` placeholders → `$1, $2, …` for PostgreSQL. Question marks inside '…' strings, "…" identifiers,
+ * `?` placeholders → `$1, $2, …` for PostgreSQL, with how many there are. Question marks inside '…' strings, "…" identifiers,
  * `--` and `/* *\/` comments and $tag$…$tag$ bodies stay as written. Cached per statement text.
  */
-export function toPostgresPlaceholders(sql: string): string {
+export function toPostgresPlaceholders(sql: string): { text: string; count: number } {
   const cached = translated.get(sql);
   if (cached !== undefined) return cached;
   let out = "";
@@ -95,8 +95,9 @@ export function toPostgresPlaceholders(sql: string): string {
   // Statement texts come from code, so the set is bounded; the cap only guards against a store that
   // builds texts from data (an IN list per length is fine).
   if (translated.size > 5000) translated.clear();
-  translated.set(sql, out);
-  return out;
+  const result = { text: out, count: n };
+  translated.set(sql, result);
+  return result;
 }
 
 /** An error's engine code: bun:sqlite's `code` (SQLITE_CONSTRAINT_UNIQUE), PostgreSQL's SQLSTATE. */

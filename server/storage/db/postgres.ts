@@ -11,6 +11,7 @@ import { SQL } from "bun";
 import { postgresDialect, toPostgresPlaceholders } from "./dialect.ts";
 import {
   type Connection,
+  DatabaseUsageError,
   type Db,
   normaliseParams,
   type Row,
@@ -65,8 +66,14 @@ function convert(result: Result): Row[] {
 }
 
 function connectionOf(target: Unsafe): Connection {
-  const query = async (sql: string, params: SqlValue[]) =>
-    (await target.unsafe(toPostgresPlaceholders(sql), params)) as Result;
+  const query = async (sql: string, params: SqlValue[]) => {
+    const { text, count } = toPostgresPlaceholders(sql);
+    // Bun.SQL would send the statement anyway and the server answer with a protocol error.
+    if (count !== params.length) {
+      throw new DatabaseUsageError(`the statement has ${count} placeholders and ${params.length} values`);
+    }
+    return (await target.unsafe(text, params)) as Result;
+  };
   return {
     all: async (sql, params) => convert(await query(sql, params)),
     run: async (sql, params) => ({ changes: (await query(sql, params)).count ?? 0 }),
