@@ -163,6 +163,62 @@ approval = "allow"
     );
     expect(taken.status).toBe(409);
     expect(taken.body.message).toContain("configured by the operator");
+    // Read-only for a user: no change, no removal.
+    const changed = await t.json<{ message: string }>("/api/chat/mcp-servers/company", {
+      method: "PATCH",
+      headers: { ...asUser("ann"), "content-type": "application/json" },
+      body: JSON.stringify({ approval: "ask" }),
+    });
+    expect(changed.status).toBe(409);
+    expect(changed.body.message).toContain("configured by the operator");
+    const after = await t.json<{ servers: { approval: string }[] }>("/api/chat/mcp-servers", {
+      headers: asUser("ann"),
+    });
+    expect(after.body.servers[0]?.approval).toBe("allow");
+  });
+
+  test("PATCH sets approval or enabled and keeps the stored secrets; bad input changes nothing", async () => {
+    const t = await app(twoUsers());
+    const patch = (name: string, body: unknown, user = "ann") =>
+      t.json<Record<string, unknown> & { message: string }>(`/api/chat/mcp-servers/${name}`, {
+        method: "PATCH",
+        headers: { ...asUser(user), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const added = await t.json(
+      "/api/chat/mcp-servers",
+      postJson(
+        { name: "web", transport: "http", url: "https://mcp.example.com/mcp", token: SECRET },
+        asUser("ann"),
+      ),
+    );
+    expect(added.status).toBe(200);
+    const allowed = await patch("web", { approval: "allow" });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toMatchObject({ approval: "allow", enabled: true, hasToken: true });
+    expect(JSON.stringify(allowed.body)).not.toContain(SECRET);
+    expect((await patch("web", { enabled: false })).body).toMatchObject({
+      approval: "allow",
+      enabled: false,
+    });
+    // The secret is still stored (what a call would send), never shown.
+    expect(t.ctx.mcp.config("ann", "web").headers).toEqual({ Authorization: `Bearer ${SECRET}` });
+    for (const [body, status] of [
+      [{}, 400],
+      [{ approval: "sometimes" }, 400],
+      [{ url: "https://evil.example/mcp" }, 400],
+      [{ enabled: "yes" }, 400],
+    ] as const) {
+      const answer = await patch("web", body);
+      expect({ body, status: answer.status }).toEqual({ body, status });
+    }
+    expect((await patch("nope", { approval: "ask" })).status).toBe(404);
+    expect((await patch("web", { approval: "ask" }, "bob")).status).toBe(404);
+    expect(t.ctx.mcp.config("ann", "web")).toMatchObject({
+      url: "https://mcp.example.com/mcp",
+      approval: "allow",
+      enabled: false,
+    });
   });
 });
 
