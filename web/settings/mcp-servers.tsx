@@ -271,7 +271,7 @@ export function McpServersPanel(): JSX.Element {
       return;
     }
     setStates((s) => ({ ...s, [server.name]: { state: "connecting" } }));
-    api<{ tools: McpToolInfo[] }>(`${path(server.name)}/tools`)
+    void api<{ tools: McpToolInfo[] }>(`${path(server.name)}/tools`)
       .then((r) => ({ state: "connected", tools: r.tools }) as const)
       .catch((e: Error) => ({ state: "failed", reason: e.message }) as const)
       .then((state) => setStates((s) => ({ ...s, [server.name]: state })));
