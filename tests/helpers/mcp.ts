@@ -44,7 +44,8 @@ export function installInWorkspace(dataDir: string, owner: string, file: string,
   copyFileSync(file, join(workspace, name));
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free now (for a server whose URL must be known before it starts). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
