@@ -6,12 +6,10 @@
  * operator's server (policy) is listed read-only. axe-core passes.
  */
 import { afterAll, expect } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser } from "playwright";
-import { createTestApp, REPO_ROOT } from "../helpers/app.ts";
+import { createTestApp } from "../helpers/app.ts";
 import { bundled, installInWorkspace } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { policyVariant } from "../helpers/turns.ts";
 import { axeCheck, type LiveUi, liveUi, pageTest, uiSuite } from "../helpers/ui.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -22,26 +20,26 @@ uiSuite("MCP servers in Settings", () => {
   let t: LiveUi["t"];
   let server: LiveUi["server"];
   let browser: Browser;
-  let dir: ReturnType<typeof tempDir> | undefined;
-  afterAll(() => dir?.remove());
+  let policy: ReturnType<typeof policyVariant> | undefined;
+  afterAll(() => policy?.remove());
   liveUi(
     (live) => {
       ({ t, server, browser } = live);
     },
     async () => {
-      dir = tempDir();
-      const policy = join(dir.path, "policy.toml");
-      writeFileSync(
-        policy,
-        `${await Bun.file(join(REPO_ROOT, "config/policy.toml")).text()}
-[[defaults.mcp.servers]]
+      policy = policyVariant(
+        [],
+        `[[defaults.mcp.servers]]
 name = "company"
 url = "http://127.0.0.1:1/mcp"
 token_env = "COMPANY_MCP_TOKEN"
 approval = "allow"
 `,
       );
-      const app = await createTestApp({ policyPath: policy, env: { COMPANY_MCP_TOKEN: OPERATOR_TOKEN } });
+      const app = await createTestApp({
+        policyPath: policy.path,
+        env: { COMPANY_MCP_TOKEN: OPERATOR_TOKEN },
+      });
       installInWorkspace(app.dataDir, "local", await bundled("server-everything"), "everything.mjs");
       return app;
     },

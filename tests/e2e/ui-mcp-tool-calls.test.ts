@@ -9,9 +9,8 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { Browser } from "playwright";
 import { as } from "../helpers/agents.ts";
-import { postJson } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
-import { everythingOverHttp } from "../helpers/mcp.ts";
+import { addHttpServers, everythingOverHttp } from "../helpers/mcp.ts";
 import { axeCheck, type LiveUi, liveUi, openChat, pageTest, sendMessage, uiSuite } from "../helpers/ui.ts";
 
 uiSuite("MCP tool calls in the web UI", () => {
@@ -26,20 +25,11 @@ uiSuite("MCP tool calls in the web UI", () => {
   liveUi((live) => {
     ({ t, server, browser } = live);
   });
-  const addServers = async () => {
-    for (const [name, approval] of [
+  const addServers = () =>
+    addHttpServers(t, everything.url, [
       ["everything", "allow"],
       ["asking", "ask"],
-    ] as const)
-      expect(
-        (
-          await t.json(
-            "/api/chat/mcp-servers",
-            postJson({ name, transport: "http", url: everything.url, approval }),
-          )
-        ).status,
-      ).toBe(200);
-  };
+    ]);
 
   pageTest(
     "chat: an 'ask' server's call waits on the question; allowed, it shows with its result like any tool",

@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { as, chat } from "../helpers/agents.ts";
-import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
-import { everythingOverHttp } from "../helpers/mcp.ts";
+import { addHttpServers, everythingOverHttp } from "../helpers/mcp.ts";
 
 setDefaultTimeout(60_000);
 
@@ -23,14 +23,10 @@ beforeAll(async () => {
   everything = await everythingOverHttp();
   t = await createTestApp();
   server = listen(t);
-  for (const [name, approval] of [
+  await addHttpServers(t, everything.url, [
     ["everything", "allow"],
     ["asking", "ask"],
-  ] as const)
-    await t.json(
-      "/api/chat/mcp-servers",
-      postJson({ name, transport: "http", url: everything.url, approval }),
-    );
+  ]);
 });
 afterAll(async () => {
   await server.stop();

@@ -6,12 +6,10 @@
  * connecting on a team server (a listening server sees no connection) unless APP_OUTBOUND_ALLOW names it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
-import { createTestApp, memoryLogger, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { createTestApp, memoryLogger, postJson, type TestApp } from "../helpers/app.ts";
 import { everythingOverHttp } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { policyVariant } from "../helpers/turns.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
 
 const apps: TestApp[] = [];
@@ -125,20 +123,17 @@ describe("the MCP server API", () => {
   });
 
   test("the operator's servers (policy mcp.servers) are everyone's, secrets by variable, names reserved", async () => {
-    const dir = tempDir();
-    stops.push(() => dir.remove());
-    const policy = join(dir.path, "policy.toml");
-    writeFileSync(
-      policy,
-      `${await Bun.file(join(REPO_ROOT, "config/policy.toml")).text()}
-[[defaults.mcp.servers]]
+    const policy = policyVariant(
+      [],
+      `[[defaults.mcp.servers]]
 name = "company"
 url = "https://mcp.company.example/mcp"
 token_env = "COMPANY_MCP_TOKEN"
 approval = "allow"
 `,
     );
-    const t = await app(twoUsers({ policyPath: policy, env: { COMPANY_MCP_TOKEN: SECRET } }));
+    stops.push(policy.remove);
+    const t = await app(twoUsers({ policyPath: policy.path, env: { COMPANY_MCP_TOKEN: SECRET } }));
     for (const user of ["ann", "bob"]) {
       const listed = await t.request("/api/chat/mcp-servers", { headers: asUser(user) });
       const text = await listed.text();
