@@ -22,6 +22,11 @@ const APPROVALS = [
   { value: "allow", label: "Allow every call" },
 ] as const;
 
+const TRANSPORTS = [
+  { value: "http", label: "HTTP (Streamable HTTP, by URL)" },
+  { value: "stdio", label: "stdio (a command run in your own sandbox)" },
+] as const;
+
 const path = (name: string) => `/api/chat/mcp-servers/${encodeURIComponent(name)}`;
 
 /** "Name: value" lines as headers; a line without a colon is refused here with the line named. */
@@ -86,26 +91,18 @@ function NewServer({ onAdded }: { onAdded(): void }): JSX.Element {
       </div>
       <fieldset class="field">
         <legend>Transport</legend>
-        <label class="row">
-          <input
-            type="radio"
-            name="mcp-transport"
-            value="http"
-            checked={transport === "http"}
-            onChange={() => setTransport("http")}
-          />
-          HTTP (Streamable HTTP, by URL)
-        </label>
-        <label class="row">
-          <input
-            type="radio"
-            name="mcp-transport"
-            value="stdio"
-            checked={transport === "stdio"}
-            onChange={() => setTransport("stdio")}
-          />
-          stdio (a command run in your own sandbox)
-        </label>
+        {TRANSPORTS.map((t) => (
+          <label class="row" key={t.value}>
+            <input
+              type="radio"
+              name="mcp-transport"
+              value={t.value}
+              checked={transport === t.value}
+              onChange={() => setTransport(t.value)}
+            />
+            {t.label}
+          </label>
+        ))}
       </fieldset>
       {transport === "http" ? (
         <>
