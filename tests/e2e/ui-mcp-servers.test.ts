@@ -3,7 +3,7 @@
  * server (bundled into their workspace, run in their own sandbox), sees it connected with its tools,
  * sets it to "allow" and back to "ask", disables it, and removes it; an HTTP server added with a token
  * that cannot be reached shows "failed" with the reason, and the token is never shown back; the
- * operator's server (policy) is listed read-only. axe-core passes.
+ * operator's server (policy) is listed read-only. axe-core passes, in the dark theme too.
  */
 import { afterAll, expect } from "bun:test";
 import type { Browser } from "playwright";
@@ -106,6 +106,9 @@ approval = "allow"
       expect(html).not.toContain(OPERATOR_TOKEN);
       expect(html).not.toContain("blue");
       expect(await axeCheck(page)).toEqual([]);
+      await page.emulateMedia({ colorScheme: "dark" });
+      expect(await axeCheck(page)).toEqual([]);
+      await page.emulateMedia({ colorScheme: "light" });
 
       // Ask / allow, kept across a reload, its stored state what the server uses.
       await page.selectOption("#mcp-approval-everything", "allow");
