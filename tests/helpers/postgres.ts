@@ -90,8 +90,22 @@ async function startCluster(): Promise<Cluster> {
     "-c max_connections=200",
   ].join(" ");
   asPostgres([`${BIN}/pg_ctl`, "-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
-  // A run that dies without its afterAll still stops its cluster.
+  // A run that dies without its afterAll (an uncaught error, kill -9) still stops its cluster: a watchdog
+  // shell outlives it, sees it gone and stops the cluster.
   process.once("exit", () => stopSync(dir));
+  const watchdog = Bun.spawn(
+    [
+      "sh",
+      "-c",
+      'while kill -0 "$1" 2>/dev/null; do sleep 1; done; runuser -u postgres -- "$2/pg_ctl" -D "$3/data" -m immediate stop; rm -rf "$3"',
+      "watchdog",
+      String(process.pid),
+      BIN,
+      dir,
+    ],
+    { stdin: "ignore", stdout: "ignore", stderr: "ignore" },
+  );
+  watchdog.unref();
   const admin = new SQL({ url: `postgres://${USER}@127.0.0.1:${port}/postgres`, max: 2 });
   await admin.unsafe(`CREATE DATABASE ${TEMPLATE}`);
   return { dir, port, admin };
