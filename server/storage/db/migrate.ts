@@ -53,7 +53,7 @@ export function loadMigrationDir(scope: string, dir: string): PortMigrationSet {
   const files = readdirSync(dir).filter((f) => f.endsWith(".sql"));
   const migrations: PortMigration[] = [];
   for (const file of files.filter((f) => !f.endsWith(".pg.sql")).sort()) {
-    const match = /^(\d{4})_([a-z0-9_]+)\.sql$/.exec(file);
+    const match = /^(\d{4})_([a-z0-9_-]+)\.sql$/.exec(file);
     if (!match) throw new MigrationError(`${scope}: '${file}' is not named NNNN_name.sql`);
     const twin = `${file.slice(0, -".sql".length)}.pg.sql`;
     migrations.push({
