@@ -3,19 +3,30 @@
  * a free loopback port, stopped when the run ends: tests/helpers/preload.ts), a template database, and a
  * fresh database per caller copied from the template (`CREATE DATABASE … TEMPLATE`, ~0.2 s).
  *
- * Debian's PostgreSQL 15 lives in /usr/lib/postgresql/15/bin, off PATH; `initdb` refuses root, so the
+ * Debian's PostgreSQL lives in /usr/lib/postgresql/<major>/bin, off PATH (the newest installed major is used); `initdb` refuses root, so the
  * cluster's programs run as the `postgres` user (`runuser`), and its folders are that user's. The
  * cluster trades durability for speed (no fsync): a crash of the test machine loses nothing of value.
  *
  * `ATRIUM_TEST_PG_BIN` overrides the programs' folder (another version or distribution).
  */
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 
-const BIN = process.env.ATRIUM_TEST_PG_BIN ?? "/usr/lib/postgresql/15/bin";
+const BIN = process.env.ATRIUM_TEST_PG_BIN ?? debianBin();
+
+/** The newest major version's programs under /usr/lib/postgresql (15 on Debian 12, 17 on Debian 13). */
+function debianBin(): string {
+  const root = "/usr/lib/postgresql";
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((name) => /^\d+$/.test(name) && existsSync(join(root, name, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  return join(root, majors[0] ?? "15", "bin");
+}
 const USER = "atrium";
 const TEMPLATE = "atrium_template";
 
