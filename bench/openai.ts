@@ -38,7 +38,8 @@ const headers = { "content-type": "application/json" };
 async function post(path: string, body: unknown, last: string) {
   const response = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
   const text = await response.text();
-  if (!response.ok || !text.includes(last)) throw new Error(`${path}: ${response.status} ${text.slice(-200)}`);
+  if (!response.ok || !text.includes(last))
+    throw new Error(`${path}: ${response.status} ${text.slice(-200)}`);
 }
 
 const openai = () =>
@@ -53,7 +54,9 @@ const chat = () => post("/api/chat", { message: "hello", model: "offline/offline
 await sample(openai, 20);
 await sample(chat, 20);
 
-console.log(`streaming /v1/chat/completions ÷ POST /api/chat, offline model (${N} requests × ${ROUNDS} rounds)`);
+console.log(
+  `streaming /v1/chat/completions ÷ POST /api/chat, offline model (${N} requests × ${ROUNDS} rounds)`,
+);
 const a: number[] = [];
 const b: number[] = [];
 const ratios: number[] = [];
