@@ -117,3 +117,36 @@ test("the AI SDK's openai-compatible provider runs rlm: generateText's answer, s
   for await (const part of streamed.fullStream) if (part.type === "reasoning-delta") reasoning += part.text;
   expect(reasoning).toContain("16");
 });
+
+test("without an Idempotency-Key, a client that abandons the stream cancels the turn", async () => {
+  const abort = new AbortController();
+  const response = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "rlm",
+      messages: python("import time\ntime.sleep(30)\nprint('never')"),
+      stream: true,
+    }),
+    signal: abort.signal,
+  });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let seen = "";
+  while (!seen.includes("time.sleep(30)")) seen += new TextDecoder().decode((await reader.read()).value);
+  abort.abort();
+  const status = await waitFor(
+    async () => {
+      const sessions = await t.json<{ items: { id: string; title: string }[] }>("/api/sessions?limit=200");
+      for (const s of sessions.body.items.filter((x) => x.title === "OpenAI rlm")) {
+        const turns = await t.json<{ items: { status: string; text?: string }[] }>(
+          `/api/sessions/${s.id}/turns`,
+        );
+        const record = turns.body.items.find((r) => JSON.stringify(r).includes("time.sleep(30)"));
+        if (record) return record.status;
+      }
+      return undefined;
+    },
+    { timeoutMs: 25_000, intervalMs: 200, what: "the abandoned turn's record" },
+  );
+  expect(status).toBe("cancelled");
+});
