@@ -4,7 +4,13 @@
  * app's AppError as everywhere; the parameter at fault travels as the first issue's location
  * (`["body", "n"]` → `param: "n"`), the OpenAI code as the error's code.
  */
-import { AppError, type ErrorEnvelope, type ErrorInfo, type ErrorKind } from "../http/errors.ts";
+import {
+  AppError,
+  type ErrorEnvelope,
+  type ErrorInfo,
+  type ErrorKind,
+  statusOfKind,
+} from "../http/errors.ts";
 
 /** OpenAI's `type` per kind of error, as its API and SDKs name them. */
 const TYPE: Record<ErrorKind, string> = {
@@ -32,7 +38,8 @@ function paramOf(info: ErrorInfo): string | null {
 }
 
 export const openaiEnvelope: ErrorEnvelope = {
-  status: (info) => info.status ?? STATUS[info.kind],
+  // As the other envelopes, but validation is 400 (OpenAI's status for a bad request).
+  status: (info) => info.status ?? (info.kind === "invalid" ? 400 : statusOfKind(info.kind)),
   body: (info) => ({
     error: {
       message: info.message,
@@ -41,21 +48,6 @@ export const openaiEnvelope: ErrorEnvelope = {
       code: info.code ?? null,
     },
   }),
-};
-
-/** As the other envelopes, but validation is 400 (OpenAI's status for a bad request). */
-const STATUS: Record<ErrorKind, number> = {
-  invalid: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_large: 413,
-  rate_limited: 429,
-  not_ready: 503,
-  unavailable: 503,
-  not_implemented: 501,
-  internal: 500,
 };
 
 /** A 400 about one body parameter (`param` is its dotted path below the body). */
