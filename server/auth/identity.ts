@@ -13,6 +13,7 @@ import { Elysia } from "elysia";
 import type { Mode } from "../config/index.ts";
 import { AppError } from "../http/errors.ts";
 import { pathOf } from "../http/path.ts";
+import { RoutePolicies } from "../http/route-policy.ts";
 import { carriesDesktopToken } from "./desktop-token.ts";
 import { missingScope, ScopeRules } from "./scopes.ts";
 
@@ -49,8 +50,11 @@ export type CredentialResolver = (
   client: ClientContext,
 ) => Identity | undefined | Promise<Identity | undefined>;
 
-/** Routes that need no identity in protected mode. */
-export function isPublicRoute(method: string, path: string): boolean {
+/**
+ * The app's own surfaces that need no identity in protected mode: the UI, health, API docs and sign-in.
+ * A family's route that needs none declares it (`routePolicy: { public: true }`, http/route-policy.ts).
+ */
+function isPublicSurface(method: string, path: string): boolean {
   if (path === "/" && method === "GET") return true;
   if (path === "/health" || path.startsWith("/health/")) return true;
   if (path === "/api/health") return true;
@@ -58,11 +62,12 @@ export function isPublicRoute(method: string, path: string): boolean {
   if (path === "/app" || path.startsWith("/app/")) return method === "GET" || method === "HEAD";
   // The app icon, like the UI's files: a browser asks for it before anyone has signed in.
   if (path === "/favicon.ico") return method === "GET" || method === "HEAD";
-  if (path.startsWith("/api/auth/")) return true;
-  // A signed preview URL carries its own credential (owner, port, expiry under the server's HMAC): a
-  // previewed page runs in an opaque origin and its own requests carry no session cookie.
-  if (path.startsWith("/api/sandbox/preview/")) return true;
-  return path === "/api/webhooks/sandbox" && method === "POST";
+  return path.startsWith("/api/auth/");
+}
+
+/** A lookup of whether METHOD path needs no identity: the app's surfaces, and routes declared public. */
+export function publicRoutes(policies: RoutePolicies): (method: string, path: string) => boolean {
+  return (method, path) => isPublicSurface(method, path) || policies.of(method, path).public === true;
 }
 
 export interface IdentityOptions {
@@ -77,6 +82,8 @@ export interface IdentityOptions {
   clientOf?: (request: Request, peer: string | undefined) => ClientContext;
   /** Which scope each route needs of an access token (learned from the families by createApp). */
   scopes?: ScopeRules;
+  /** The routes' declared policies (learned from the composed app by createApp): which are public. */
+  policies?: RoutePolicies;
 }
 
 /**
@@ -85,7 +92,9 @@ export interface IdentityOptions {
  * after it see `owner: string`, the id every row and folder of the caller is keyed by, and in protected
  * mode a request without an identity gets 401 there even if the route were listed as public.
  */
-export function identityPlugin({ mode, resolvers = [], desktopToken, clientOf, scopes }: IdentityOptions) {
+export function identityPlugin(options: IdentityOptions) {
+  const { mode, resolvers = [], desktopToken, clientOf, scopes } = options;
+  const isPublicRoute = publicRoutes(options.policies ?? new RoutePolicies());
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
     base.onRequest(({ request }) => {
@@ -105,7 +114,7 @@ export function identityPlugin({ mode, resolvers = [], desktopToken, clientOf, s
   }
   const client =
     clientOf ?? ((request, peer) => ({ address: peer, https: request.url.startsWith("https:") }));
-  return protectedIdentity(base, resolvers, client, scopes ?? new ScopeRules());
+  return protectedIdentity(base, resolvers, client, scopes ?? new ScopeRules(), isPublicRoute);
 }
 
 function protectedIdentity(
@@ -113,6 +122,7 @@ function protectedIdentity(
   resolvers: CredentialResolver[],
   clientOf: NonNullable<IdentityOptions["clientOf"]>,
   scopes: ScopeRules,
+  isPublicRoute: (method: string, path: string) => boolean,
 ) {
   const resolved = new WeakMap<Request, Identity>();
   return base

@@ -34,15 +34,21 @@ export function summarize(issues: Issue[]): string {
   return `Invalid request: ${where}: ${first.msg}${more}`;
 }
 
-/** `envelopeOf` names the envelope of the family that owns a path (undefined outside every family). */
-export function errorHandling(log: Logger, envelopeOf: (path: string) => ErrorEnvelope | undefined) {
+/**
+ * `envelopeOf` names the envelope of METHOD path: the route's declared one, else that of the family that
+ * owns the path (undefined outside every family).
+ */
+export function errorHandling(
+  log: Logger,
+  envelopeOf: (method: string, path: string) => ErrorEnvelope | undefined,
+) {
   return new Elysia({ name: "atrium/errors" }).onError({ as: "global" }, ({ code, error, request, path }) => {
     const requestId = requestIdOf(request);
     const info = toErrorInfo(code, error, request, path);
     if (info.kind === "internal") {
       log.error("request failed", { requestId, method: request.method, path, error });
     }
-    return errorResponse(info, envelopeOf(path) ?? codeEnvelope, requestId);
+    return errorResponse(info, envelopeOf(request.method, path) ?? codeEnvelope, requestId);
   });
 }
 
