@@ -130,7 +130,7 @@ export function createContext(options: ContextOptions): AppContext {
       mode: config.mode,
       resolvers: credentials,
       desktopToken: config.auth.desktopToken,
-      clientOf: (request, peer) => proxies.clientOf(request, peer),
+      proxies,
       scopes,
       policies: routePolicies,
     }),

@@ -15,6 +15,7 @@ import { AppError } from "../http/errors.ts";
 import { pathOf } from "../http/path.ts";
 import { RoutePolicies } from "../http/route-policy.ts";
 import { carriesDesktopToken } from "./desktop-token.ts";
+import { type ClientInfo, ProxyTrust } from "./proxies.ts";
 import { missingScope, ScopeRules } from "./scopes.ts";
 
 export interface Identity {
@@ -35,19 +36,10 @@ export interface Identity {
 
 export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });
 
-/**
- * What the identity plugin knows of the client beyond the request: whether it came over HTTPS, and its
- * address (a trusted proxy's forwarded one; undefined when handled in process), which limits key on.
- */
-export interface ClientContext {
-  https: boolean;
-  address?: string;
-}
-
 /** Recognises one kind of credential; undefined when the request does not carry it (or it is invalid). */
 export type CredentialResolver = (
   request: Request,
-  client: ClientContext,
+  client: ClientInfo,
 ) => Identity | undefined | Promise<Identity | undefined>;
 
 /**
@@ -76,10 +68,10 @@ export interface IdentityOptions {
   /** The desktop launch token (`APP_DESKTOP_TOKEN`), when the desktop shell started this server. */
   desktopToken?: string;
   /**
-   * The client behind the request and the socket's peer: its address and whether it came over HTTPS (a
-   * trusted proxy's `X-Forwarded-For` and `X-Forwarded-Proto` count); default: the peer and the URL's scheme.
+   * Which proxies' `X-Forwarded-For` and `X-Forwarded-Proto` are believed for the client's address and
+   * scheme (limits key on the address); default: none, the socket's peer and the URL's scheme.
    */
-  clientOf?: (request: Request, peer: string | undefined) => ClientContext;
+  proxies?: ProxyTrust;
   /** Which scope each route needs of an access token (learned from the families by createApp). */
   scopes?: ScopeRules;
   /** The routes' declared policies (learned from the composed app by createApp): which are public. */
@@ -93,7 +85,7 @@ export interface IdentityOptions {
  * mode a request without an identity gets 401 there even if the route were listed as public.
  */
 export function identityPlugin(options: IdentityOptions) {
-  const { mode, resolvers = [], desktopToken, clientOf, scopes } = options;
+  const { mode, resolvers = [], desktopToken, scopes } = options;
   const isPublicRoute = publicRoutes(options.policies ?? new RoutePolicies());
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
@@ -112,22 +104,21 @@ export function identityPlugin(options: IdentityOptions) {
       .decorate({ identity: LOCAL_IDENTITY as Identity | undefined, owner: LOCAL_IDENTITY.id })
       .macro({ owner: {} }) as unknown as ReturnType<typeof protectedIdentity>;
   }
-  const client =
-    clientOf ?? ((request, peer) => ({ address: peer, https: request.url.startsWith("https:") }));
-  return protectedIdentity(base, resolvers, client, scopes ?? new ScopeRules(), isPublicRoute);
+  const proxies = options.proxies ?? new ProxyTrust([]);
+  return protectedIdentity(base, resolvers, proxies, scopes ?? new ScopeRules(), isPublicRoute);
 }
 
 function protectedIdentity(
   base: Elysia<"">,
   resolvers: CredentialResolver[],
-  clientOf: NonNullable<IdentityOptions["clientOf"]>,
+  proxies: ProxyTrust,
   scopes: ScopeRules,
   isPublicRoute: (method: string, path: string) => boolean,
 ) {
   const resolved = new WeakMap<Request, Identity>();
   return base
     .onRequest(async ({ request, server }) => {
-      const client = clientOf(request, server?.requestIP(request)?.address);
+      const client = proxies.client(request, server);
       const path = pathOf(request);
       for (const candidate of [request, queryTokenRequest(request)]) {
         if (!candidate) continue;

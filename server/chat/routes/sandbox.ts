@@ -24,7 +24,6 @@ const ERRORS = { envelope: errorTextEnvelope } as const;
  * sends no session cookie, `Origin: null`), and it forwards any body to the user's own sandbox.
  */
 const SIGNED_URL = { ...ERRORS, public: true, anyOrigin: true, bodies: "any" } as const;
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
 
 const error = (status: number, text: string) =>
   new Response(JSON.stringify({ error: text }), { status, headers: { "content-type": "application/json" } });
@@ -156,8 +155,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
           await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
         if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
         const { token, expiresAt } = signer.sign(owner, port);
-        const peer = (server as Peer)?.requestIP(request)?.address;
-        const scheme = ctx.proxies.clientOf(request, peer).https ? "https" : "http";
+        const scheme = ctx.proxies.client(request, server).https ? "https" : "http";
         const host = request.headers.get("host") ?? new URL(request.url).host;
         // Async handlers answer one type: the 200 body as a Response too (the schema still documents it).
         return Response.json({
