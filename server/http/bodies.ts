@@ -13,7 +13,7 @@
  *   depth, numbers a double holds exactly, no prototype keys.
  */
 import { Elysia } from "elysia";
-import { AppError } from "./errors.ts";
+import { AppError, invalidRequest } from "./errors.ts";
 import { inspectJson } from "./json-body.ts";
 import { pathOf } from "./path.ts";
 import type { RoutePolicies } from "./route-policy.ts";
@@ -48,9 +48,7 @@ export function requestBodies(policies: RoutePolicies) {
       if (body === undefined) return;
       const issue = inspectJson(body);
       if (issue) {
-        throw new AppError("invalid", `Invalid request: ${issue.loc.join(".")}: ${issue.msg}`, {
-          issues: [issue],
-        });
+        throw invalidRequest([issue]);
       }
     });
 }

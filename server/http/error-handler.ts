@@ -15,6 +15,7 @@ import {
   type ErrorInfo,
   errorInfo,
   errorResponse,
+  summarize,
 } from "./errors.ts";
 import { type Issue, issuesFrom } from "./validation.ts";
 
@@ -24,14 +25,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export function requestIdOf(request: Request): string {
   const incoming = request.headers.get("x-request-id");
   return incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-}
-
-export function summarize(issues: Issue[]): string {
-  const first = issues[0];
-  if (!first) return "Invalid request";
-  const where = first.loc.join(".");
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  return `Invalid request: ${where}: ${first.msg}${more}`;
 }
 
 /**
