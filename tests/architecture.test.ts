@@ -247,3 +247,31 @@ describe("the shared layers read a route's policy, never its path", () => {
     expect(found).toEqual([]);
   });
 });
+
+/** Every name a file of server/ exports by declaration (functions, classes, constants, types). */
+function exportedNames(source: string): string[] {
+  return [
+    ...source.matchAll(
+      /^export (?:declare )?(?:default )?(?:async )?(?:function\*?|class|const|let|var|interface|type|enum|abstract class) ([A-Za-z_$][\w$]*)/gm,
+    ),
+  ].map((m) => m[1] as string);
+}
+
+describe("exported names are unique across server/", () => {
+  test("the check reads every kind of export", () => {
+    const planted =
+      "export async function main() {}\nexport const refusal = 1;\nexport interface RunOptions {}\nexport type A = 1;\nexport class B {}\nconst hidden = 2;\n";
+    expect(exportedNames(planted)).toEqual(["main", "refusal", "RunOptions", "A", "B"]);
+  });
+
+  test("no two files of server/ export the same name (a newcomer greps one name, finds one thing)", () => {
+    const files = new Map<string, string[]>();
+    for (const file of sources("server"))
+      for (const name of exportedNames(readFileSync(join(REPO_ROOT, file), "utf8")))
+        files.set(name, [...(files.get(name) ?? []), file]);
+    const twice = [...files]
+      .filter(([, where]) => where.length > 1)
+      .map(([name, where]) => `${name}: ${where.join(", ")}`);
+    expect(twice).toEqual([]);
+  });
+});
