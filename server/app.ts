@@ -26,6 +26,8 @@ import { atriumMcp, MCP_TAG } from "./mcp/index.ts";
 import { mcpClientMigrations } from "./mcp-client/migrations/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
+import { fromSqliteSet, requireMigrationHead } from "./storage/db/migrate.ts";
+import { sqlitePort } from "./storage/db/sqlite.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
@@ -118,8 +120,13 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     elysia: app,
     family: (name) => instances[name],
     async compose() {
-      const applied = migrate(ctx.db, migrationSets());
-      if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      // Managed profiles never migrate at startup: a database behind the head stops it (`atrium migrate`).
+      if (ctx.config.policy.settings.database.migrations === "require_head") {
+        await requireMigrationHead(sqlitePort(ctx.db), migrationSets().map(fromSqliteSet));
+      } else {
+        const applied = migrate(ctx.db, migrationSets());
+        if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      }
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
       migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();

@@ -60,7 +60,15 @@ export const PolicySettingsSchema = Type.Object(
       },
       Closed,
     ),
-    database: Type.Object({ url_env: EnvName, required: Type.Boolean() }, Closed),
+    database: Type.Object(
+      {
+        url_env: EnvName,
+        required: Type.Boolean(),
+        // What startup does with pending migrations: apply them, or refuse to start (`atrium migrate`).
+        migrations: Type.Union([Type.Literal("apply"), Type.Literal("require_head")]),
+      },
+      Closed,
+    ),
     storage: Type.Object(
       {
         max_upload_bytes: PositiveInt,
