@@ -34,7 +34,8 @@ export const COMMANDS: Record<string, Command> = {
     summary:
       "apply pending database migrations (app.db or APP_DATABASE_URL): migrate [--check] [--data-dir D] [--policy FILE]",
     // The migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
-    load: () => import("./pi-package.ts").then(() => import("./migrate-command.ts")),
+    load: () =>
+      import("./pi-package.ts").then(() => import("./migrate-command.ts").then((m) => m.migrateCommandMain)),
   },
   backup: {
     summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
