@@ -30,11 +30,8 @@ export interface AuthRouteDeps {
   proxies: ProxyTrust;
 }
 
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
-
 export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
-  const client = (request: Request, server: Peer) =>
-    proxies.clientOf(request, server?.requestIP(request)?.address ?? undefined);
+  const client = (request: Request, server: unknown) => proxies.client(request, server);
   const setSession = (
     set: { headers: Record<string, unknown> },
     secure: boolean,
@@ -49,7 +46,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
   };
   const signedIn = (set: { headers: Record<string, unknown> }, secure: boolean, signed: Signed) =>
     setSession(set, secure, signed.token, SESSION_LIFETIME_MS);
-  const presented = (request: Request, server: Peer) =>
+  const presented = (request: Request, server: unknown) =>
     bearerOf(request) ??
     readCookie(request.headers.get("cookie"), sessionCookieName(client(request, server).https));
 
@@ -59,7 +56,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     set,
   }: {
     request: Request;
-    server: Peer;
+    server: unknown;
     set: { headers: Record<string, unknown> };
   }) => {
     const token = presented(request, server);

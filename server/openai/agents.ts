@@ -6,8 +6,8 @@
  * client can continue the conversation in the UI.
  */
 import type { AtriumHttp } from "../mcp/http.ts";
+import { fromFamily } from "./errors.ts";
 import type { Piece } from "./output.ts";
-import { fromFamily } from "./targets.ts";
 
 interface AgentReply {
   session_id: string;

@@ -23,8 +23,8 @@ import {
 } from "../../../schemas/chat.ts";
 import { ChatError } from "../../../schemas/common.ts";
 import type { AppContext } from "../../context.ts";
+import { invalidValue } from "../../http/errors.ts";
 import type { ChatCatalogService } from "../services/catalogs.ts";
-import { invalidValue } from "../services/invalid.ts";
 import type { ChatSettingsService } from "../services/settings.ts";
 
 const tags = ["chat"];

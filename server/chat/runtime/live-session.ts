@@ -30,8 +30,8 @@ import {
   isPlanState,
   modeInstructions,
   PLAN_ENTRY_TYPE,
+  planRefusal,
   QUESTIONNAIRE_TOOL,
-  refusal,
 } from "./plan.ts";
 import { modelFacingPrompt } from "./prompt-paths.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
@@ -224,7 +224,7 @@ export class LiveChatSession {
             ? undefined
             : { block: true, reason: `MCP tools are not available in ${this.plan.mode} mode.` };
         const reason =
-          refusal(this.plan, event.toolName) ??
+          planRefusal(this.plan, event.toolName) ??
           (this.sandbox
             ? sandboxPathRefusal(this.sandbox.workspace, event.toolName, event.input)
             : toolRefusal(

@@ -3,7 +3,7 @@
  * sees other clients' turns, compaction and queue changes live; `Last-Event-ID` replays what it missed
  * from the session's bounded buffer. Only sessions the caller owns can be attached (else 404).
  */
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { Producer } from "../../http/stream.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
@@ -28,11 +28,9 @@ export class ChatAttachService {
     // Not a schema rule: an empty sessionFile means "none" on every chat route, so this is checked
     // after it was read, and the message names both fields.
     if (!target.sessionId && !target.sessionFile)
-      throw new AppError("invalid", "Invalid request: body: sessionId or sessionFile is required", {
-        issues: [
-          { loc: ["body", "sessionId"], msg: "sessionId or sessionFile is required", type: "missing" },
-        ],
-      });
+      throw invalidRequest([
+        { loc: ["body", "sessionId"], msg: "sessionId or sessionFile is required", type: "missing" },
+      ]);
     // Any mirrored session of the caller may be attached, by id or (when the id is unknown) by file.
     const known =
       host.find(owner, target) ??

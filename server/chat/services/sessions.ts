@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import type { SessionInfo } from "@mariozechner/pi-coding-agent";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidValue } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
@@ -21,7 +21,6 @@ import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../stores/index.ts";
 import type { ChatSessionRow } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
-import { invalidValue } from "./invalid.ts";
 
 export type DeleteResult =
   | { ok: true; sessionId: string; sessionFile: string }
