@@ -88,12 +88,10 @@ browserTest(
       expect(await entries.last().locator("code").textContent()).toBe("done");
 
       // The transcript overflows and shows its end: the new reply is in view.
-      const position = await page
-        .locator(".agent-transcript")
-        .evaluate((el) => ({
-          overflows: el.scrollHeight > el.clientHeight,
-          gap: el.scrollHeight - el.scrollTop - el.clientHeight,
-        }));
+      const position = await page.locator(".agent-transcript").evaluate((el) => ({
+        overflows: el.scrollHeight > el.clientHeight,
+        gap: el.scrollHeight - el.scrollTop - el.clientHeight,
+      }));
       expect(position.overflows).toBe(true);
       expect(position.gap).toBeLessThan(2);
       expect(await entries.last().isVisible()).toBe(true);
