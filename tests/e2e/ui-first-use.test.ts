@@ -2,14 +2,19 @@
  * What a new user hit in the UI (issue 25), each checked in real Chromium against a real listening
  * server, grouped by page so one browser serves them all: the agents chat follows new replies to the
  * bottom, renders Markdown, leaves no empty bubble after a reply, labels a sequential fleet's members by
- * their place in the pattern (the last one gives the answer) and has a placeholder in its message box.
+ * their place in the pattern (the last one gives the answer) and has a placeholder in its message box;
+ * the chat and turns session lists show when each session was last used (four "hello" chats were
+ * indistinguishable), and a turns session started from the terminal is titled by its text, not by the
+ * code fence it opens with.
  */
 import { afterAll, beforeAll, expect } from "bun:test";
 import type { Browser } from "playwright";
+import { titleOf } from "../../cli/turns/client.ts";
 import { agentModel, as } from "../helpers/agents.ts";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { listen } from "../helpers/listen.ts";
+import { lines } from "../helpers/streams.ts";
 import { ensureWebBuild } from "../helpers/web.ts";
 import { browserTest, skipBrowser, withPage } from "./views-harness.ts";
 
@@ -95,6 +100,43 @@ browserTest(
       expect(position.overflows).toBe(true);
       expect(position.gap).toBeLessThan(2);
       expect(await entries.last().isVisible()).toBe(true);
+    });
+  },
+  60_000,
+);
+
+browserTest(
+  "session lists: chats with the same title show when they were used; a terminal turn session is titled by its text",
+  async () => {
+    for (let i = 0; i < 2; i++) {
+      const events = await lines(await t.request("/api/chat", postJson({ message: "hello" })));
+      expect(events.at(-1)?.type).toBe("done");
+    }
+    // What the terminal client names a session whose first message opens with a code fence.
+    const message = "```python\nprint(6 * 7)\n```";
+    expect(titleOf(message)).toBe("print(6 * 7)");
+    expect(titleOf("~~~\n\n  x = 1\n~~~")).toBe("x = 1");
+    expect(titleOf("```\n```")).toBe("terminal session");
+    const created = await t.request("/api/sessions", postJson({ title: titleOf(message) }));
+    expect(created.status).toBe(200);
+    const year = String(new Date().getFullYear());
+
+    await withPage(browser, "session-lists", async (page) => {
+      await page.goto(`${server.url}/app/`);
+      const hellos = page.locator(".sessions .session-open", { hasText: "hello" });
+      await hellos.nth(1).waitFor();
+      for (const item of await hellos.all()) {
+        expect(await item.locator(".session-title").textContent()).toBe("hello");
+        const date = item.locator("time.session-date");
+        expect(Number.isNaN(Date.parse((await date.getAttribute("datetime")) ?? ""))).toBe(false);
+        expect(await date.textContent()).toContain(year);
+      }
+
+      await page.goto(`${server.url}/app/#/turns`);
+      const turn = page.locator(".session-list button", { hasText: "print(6 * 7)" });
+      await turn.waitFor();
+      expect(await page.locator(".session-list").textContent()).not.toContain("```");
+      expect(await turn.locator("time.session-date").textContent()).toContain(year);
     });
   },
   60_000,
