@@ -144,8 +144,14 @@ uiSuite("first run, settings and providers UI", () => {
       await page.goto(`${server.url}/app/#/settings`);
       const row = page.locator('li.provider[data-provider="ollama"]');
       await row.waitFor();
+      // Ollama is reached at an address: its field asks for a base URL, in plain text, not an API key.
+      const field = row.getByLabel("Ollama base URL");
+      expect(await field.getAttribute("type")).toBe("url");
+      expect(await row.locator("input[type=password]").count()).toBe(0);
+      expect(await row.getByText("API key").count()).toBe(0);
+      expect(await page.getByLabel("Groq API key").getAttribute("type")).toBe("password");
       // The typed URL is tested before it is saved: a closed port.
-      await row.locator("input[type=password]").fill(`http://127.0.0.1:${closedPort}`);
+      await field.fill(`http://127.0.0.1:${closedPort}`);
       await row.locator("button:has-text('Test connection')").click();
       await row
         .locator(
@@ -153,7 +159,7 @@ uiSuite("first run, settings and providers UI", () => {
         )
         .waitFor();
       // A server that refuses: its own message.
-      await row.locator("input[type=password]").fill(`http://127.0.0.1:${guarded.port}`);
+      await field.fill(`http://127.0.0.1:${guarded.port}`);
       await row.locator("button:has-text('Test connection')").click();
       await row
         .locator(
@@ -161,7 +167,7 @@ uiSuite("first run, settings and providers UI", () => {
         )
         .waitFor();
       // Nothing typed: the configured one (the environment's URL) answers.
-      await row.locator("input[type=password]").fill("");
+      await field.fill("");
       await row.locator("button:has-text('Test connection')").click();
       await row.locator('.test-result:not(.error):has-text("Connected to Ollama")').waitFor();
       // A provider without a key says how to give one.
