@@ -26,7 +26,7 @@ const ModelId = t.String({
 
 export const SearchQuery = t.Object(
   {
-    query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who is Scrooge?"] }),
+    query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who was Marley?"] }),
     index: t.Optional(IndexName),
     community_level: t.Optional(
       t.Integer({
@@ -40,7 +40,8 @@ export const SearchQuery = t.Object(
   {
     description:
       "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
-    examples: [{ query: "Who is Scrooge?" }],
+    // The index docs/search.md's "Try it" builds from docs/demo-corpus/, so Swagger's example answers.
+    examples: [{ query: "Who was Marley?", index: "carol" }],
   },
 );
 /** A validated search request, as the query service takes it. */

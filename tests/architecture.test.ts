@@ -7,6 +7,8 @@
  * imports (which cost the bundle nothing), and they never declare a type of their own under a name
  * schemas/ exports (such a copy is how the clients' types drifted from the wire). The shared layers
  * never name a family's route path: what a route needs of them it declares (server/http/route-policy.ts).
+ * common/ is runtime code every side may import (the one stream reader): it imports nothing of the
+ * repository, so importing it never pulls server/ into the UI's bundle.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -48,6 +50,11 @@ const RULES: IForbiddenRuleType[] = [
   { name: "the-terminal-client-is-an-http-client", from: { path: "^cli/" }, to: { path: "^server/" } },
   { name: "the-web-ui-is-an-http-client", from: { path: "^web/" }, to: { path: "^server/" } },
   {
+    name: "common-stands-alone",
+    from: { path: "^common/" },
+    to: { path: "^(server|schemas|cli|web|tests|scripts|bench|desktop)/" },
+  },
+  {
     name: "clients-take-wire-types-only",
     from: { path: "^(web|cli)/" },
     to: { path: "^schemas/", dependencyTypesNot: ["type-only"] },
@@ -56,7 +63,7 @@ const RULES: IForbiddenRuleType[] = [
 
 async function violations(rules: IForbiddenRuleType[]): Promise<string[]> {
   const result = await cruise(
-    ["server", "schemas", "cli", "web"],
+    ["server", "schemas", "common", "cli", "web"],
     {
       baseDir: REPO_ROOT,
       tsPreCompilationDeps: true,
@@ -78,7 +85,7 @@ async function violations(rules: IForbiddenRuleType[]): Promise<string[]> {
 }
 
 describe("the import graph", () => {
-  test("server/, schemas/, cli/ and web/ follow every layering rule", async () => {
+  test("server/, schemas/, common/, cli/ and web/ follow every layering rule", async () => {
     expect(await violations(RULES)).toEqual([]);
   });
 
@@ -100,6 +107,7 @@ describe("the import graph", () => {
         to: { path: "^schemas/", dependencyTypes: ["type-only"] },
       },
       { name: "probe-mcp", from: { path: "^server/mcp/" }, to: { path: "^server/auth/" } },
+      { name: "probe-common", from: { path: "^(web|cli)/" }, to: { path: "^common/" } },
     ]);
     for (const rule of [
       "probe-family-to-http",
@@ -108,6 +116,7 @@ describe("the import graph", () => {
       "probe-cli",
       "probe-web",
       "probe-mcp",
+      "probe-common",
     ])
       expect({ rule, found: found.some((line) => line.startsWith(`${rule}:`)) }).toEqual({
         rule,

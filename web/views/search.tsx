@@ -12,6 +12,7 @@ import { BuildIndex } from "./search/build-index.tsx";
 import { ContextTables } from "./search/context-tables.tsx";
 import { IndexDocuments } from "./search/documents.tsx";
 import "./views.css";
+import { count } from "../../common/words.ts";
 
 interface IndexInfo {
   name: string;
@@ -97,7 +98,7 @@ export default function SearchView(): JSX.Element {
               >
                 {list.map((i) => (
                   <option key={i.name} value={i.name}>
-                    {i.name} ({i.documents} documents)
+                    {i.name} ({count(i.documents, "document")})
                   </option>
                 ))}
               </select>
