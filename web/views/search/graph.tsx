@@ -10,6 +10,9 @@ import { api } from "../../lib/api.ts";
 import { ErrorLine, useLoad } from "../common.tsx";
 import type { DrawnGraph, GraphColumns } from "./graph-canvas.ts";
 
+/** graph-canvas.ts's DRAWN_EDGES, known here without loading the chunk. */
+const DRAWN_EDGES = 5000;
+
 interface EntityDetails {
   id: number;
   name: string;
@@ -87,6 +90,9 @@ export function IndexGraph(props: { index: string; onAsk: (question: string) => 
         <p class="muted">
           {data.entities} entities, {data.relationships} relationships; colour is community, size is
           connections.{data.note ? ` ${data.note}` : ""}
+          {data.edges.source.length > DRAWN_EDGES
+            ? ` Drawing the ${DRAWN_EDGES} heaviest of the ${data.edges.source.length} relationships sent.`
+            : ""}
         </p>
       ) : null}
       {data && count === 0 ? <p class="empty">No entities to draw yet.</p> : null}
