@@ -347,6 +347,40 @@ export const ChatMessageRequest = t.Object({
   ),
 });
 
+/**
+ * Server frames of /v1/chat beyond the spec's (Atrium extensions; a client that knows only `stream`
+ * and `response` can ignore them): an agent's MCP tool call and its result, and a notice saying why an
+ * MCP server its config lists gave it no tools. All carry the reply's `message_id` and the speaking
+ * agent in `metadata` (agent_id, agent_name, phase, step) like its `stream` frames.
+ */
+export const AgentToolCallFrame = t.Object({
+  type: t.Literal("tool_call"),
+  message_id: t.String(),
+  tool_call_id: t.String(),
+  name: t.String({ description: "<server>__<tool>, as the model called it" }),
+  arguments: t.Record(t.String(), t.Unknown()),
+  metadata: t.Record(t.String(), t.Unknown()),
+  timestamp: t.String({ format: "date-time" }),
+});
+export const AgentToolResultFrame = t.Object({
+  type: t.Literal("tool_result"),
+  message_id: t.String(),
+  tool_call_id: t.String(),
+  name: t.String(),
+  content: t.String({ description: "what the model was given back (cut at the MCP result limit)" }),
+  is_error: t.Boolean(),
+  metadata: t.Record(t.String(), t.Unknown()),
+  timestamp: t.String({ format: "date-time" }),
+});
+export const AgentNoticeFrame = t.Object({
+  type: t.Literal("notice"),
+  message_id: t.String(),
+  code: t.Literal("mcp_server_unavailable"),
+  message: t.String(),
+  metadata: t.Record(t.String(), t.Unknown()),
+  timestamp: t.String({ format: "date-time" }),
+});
+
 export const ChatMessageReply = t.Object({
   session_id: t.String(),
   message_id: t.String(),
@@ -358,10 +392,18 @@ export const ChatMessageReply = t.Object({
     ),
     { description: "who spoke, in order" },
   ),
+  notices: t.Optional(
+    t.Array(t.String(), {
+      description: "why an MCP server an agent's config lists gave it no tools (an 'ask' server, ...)",
+    }),
+  ),
   timestamp: t.String(),
 });
 
 // --- the types clients and the server speak (derived, so they cannot drift from the schemas) -----------
 
 export type Agent = Static<typeof Agent>;
+export type AgentToolCallFrame = Static<typeof AgentToolCallFrame>;
+export type AgentToolResultFrame = Static<typeof AgentToolResultFrame>;
+export type AgentNoticeFrame = Static<typeof AgentNoticeFrame>;
 export type Fleet = Static<typeof Fleet>;

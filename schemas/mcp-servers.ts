@@ -37,6 +37,15 @@ export const McpServerBody = t.Object(
   { additionalProperties: false },
 );
 
+export const McpServerUpdate = t.Object(
+  { approval: t.Optional(McpApproval), enabled: t.Optional(t.Boolean()) },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: "Changes one of your servers' approval or enabled flag; its secrets stay as stored",
+  },
+);
+
 export const McpServerInfo = t.Object({
   name: t.String(),
   scope: t.Union([t.Literal("user"), t.Literal("admin")]),
@@ -63,5 +72,6 @@ export const McpToolInfo = t.Object({
 export const McpServerTools = t.Object({ server: t.String(), tools: t.Array(McpToolInfo) });
 
 export type McpServerBody = typeof McpServerBody.static;
+export type McpServerUpdate = typeof McpServerUpdate.static;
 export type McpServerInfo = typeof McpServerInfo.static;
 export type McpToolInfo = typeof McpToolInfo.static;

@@ -25,8 +25,12 @@ import { readinessGate } from "./http/readiness.ts";
 import { surfaceGuard } from "./http/surface.ts";
 import { atriumMcp, MCP_TAG } from "./mcp/index.ts";
 import { mcpClientMigrations } from "./mcp-client/migrations/index.ts";
+import { openaiEnvelope } from "./openai/errors.ts";
+import { atriumOpenAi, OPENAI_PATHS, OPENAI_TAG } from "./openai/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
+import { fromSqliteSet, requireMigrationHead } from "./storage/db/migrate.ts";
+import { sqlitePort } from "./storage/db/sqlite.ts";
 import { type MigrationSet, migrate } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
 import { turnsFamily } from "./turns/index.ts";
@@ -69,13 +73,16 @@ export interface App {
 
 export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   // An access token's scope is the family that owns the path (auth/scopes.ts).
-  ctx.scopes.learn(FAMILIES);
+  // The OpenAI-compatible paths sit inside the agents family's /v1 and need no scope there: each model
+  // kind checks its own (server/openai/kinds.ts). Declared first, so they win over the /v1 prefix.
+  ctx.scopes.learn([{ name: "openai", paths: OPENAI_PATHS }, ...FAMILIES]);
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
   // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
   // the more specific prefix wins.
   const envelopeOf = pathOwners([
     { paths: { prefixes: ["/api/sandbox/preview"] }, value: errorTextEnvelope },
+    { paths: OPENAI_PATHS, value: openaiEnvelope },
     ...FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })),
   ]);
 
@@ -100,7 +107,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     )
     .use(requestBodies(uploads))
     .use(healthRoutes(ctx))
-    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG], uploads))
+    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG, OPENAI_TAG], uploads))
     .use(webRoutes()) as AnyElysia;
   // Access tokens belong to a signed-in user: protected mode only (local mode needs none on loopback).
   if (ctx.config.mode.kind === "protected") app = app.use(tokenRoutes(ctx.tokens, ctx.identity));
@@ -113,6 +120,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   // Atrium as an MCP server: its tools call the families' routes through this app, in process.
   const mcp = atriumMcp(ctx, (request) => app.handle(request));
   app = app.use(mcp.routes);
+  // The OpenAI-compatible endpoint: provider models directly, the other kinds through the families' routes.
+  app = app.use(atriumOpenAi(ctx, (request) => app.handle(request)).routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   uploads.learn(app.routes);
 
@@ -121,8 +130,13 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     elysia: app,
     family: (name) => instances[name],
     async compose() {
-      const applied = migrate(ctx.db, migrationSets());
-      if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      // Managed profiles never migrate at startup: a database behind the head stops it (`atrium migrate`).
+      if (ctx.config.policy.settings.database.migrations === "require_head") {
+        await requireMigrationHead(sqlitePort(ctx.db), migrationSets().map(fromSqliteSet));
+      } else {
+        const applied = migrate(ctx.db, migrationSets());
+        if (applied.length > 0) ctx.log.info("migrations applied", { applied });
+      }
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
       migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();

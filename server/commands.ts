@@ -26,6 +26,12 @@ export const COMMANDS: Record<string, Command> = {
     // The app's modules include pi's: pi-package.ts first, as for index.
     load: () => import("./pi-package.ts").then(() => import("./routes-command.ts")),
   },
+  migrate: {
+    summary:
+      "apply pending database migrations (app.db or APP_DATABASE_URL): migrate [--check] [--data-dir D] [--policy FILE]",
+    // The migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
+    load: () => import("./pi-package.ts").then(() => import("./migrate-command.ts")),
+  },
   backup: {
     summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
     load: () => import("./backup-command.ts"),

@@ -60,7 +60,15 @@ export const PolicySettingsSchema = Type.Object(
       },
       Closed,
     ),
-    database: Type.Object({ url_env: EnvName, required: Type.Boolean() }, Closed),
+    database: Type.Object(
+      {
+        url_env: EnvName,
+        required: Type.Boolean(),
+        // What startup does with pending migrations: apply them, or refuse to start (`atrium migrate`).
+        migrations: Type.Union([Type.Literal("apply"), Type.Literal("require_head")]),
+      },
+      Closed,
+    ),
     storage: Type.Object(
       {
         max_upload_bytes: PositiveInt,
@@ -139,6 +147,8 @@ export const PolicySettingsSchema = Type.Object(
         Closed,
       ),
     ),
+    /** The OpenAI-compatible endpoint (server/openai/): the most tokens one reply may ask for. */
+    openai: Type.Optional(Type.Object({ max_completion_tokens: PositiveInt }, Closed)),
     /**
      * MCP servers every user's chat, agents and turns may use (server/mcp-client/, docs/mcp-tools.md):
      * an HTTP server by `url` (the operator names it, so any address) or a stdio server by `command`

@@ -94,6 +94,9 @@ export interface ErrorEnvelope {
   body(info: ErrorInfo): unknown;
 }
 
+/** The status an error of this kind has where no family says otherwise. */
+export const statusOfKind = (kind: ErrorKind): number => STATUS[kind];
+
 const statusOf = (info: ErrorInfo) => info.status ?? STATUS[info.kind];
 
 /** Chat's `{message, errors?}`; validation is 400 there. */

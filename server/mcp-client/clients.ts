@@ -11,7 +11,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpServerBody, McpServerInfo, McpToolInfo } from "../../schemas/mcp-servers.ts";
+import type {
+  McpServerBody,
+  McpServerInfo,
+  McpServerUpdate,
+  McpToolInfo,
+} from "../../schemas/mcp-servers.ts";
 import { AppError } from "../http/errors.ts";
 import type { OutboundRule } from "../http/outbound/rule.ts";
 import type { Logger } from "../log.ts";
@@ -109,6 +114,24 @@ export class McpClients {
     const config = userServer(body, admin);
     this.servers.put(owner, config);
     void this.drop(key(owner, config.name));
+    return publicInfo(config);
+  }
+
+  /**
+   * Changes approval or enabled of one of the owner's servers, keeping its stored secrets (a Settings
+   * toggle never has them to send again). The operator's servers are read-only: 409.
+   */
+  update(owner: string, name: string, change: McpServerUpdate): McpServerInfo {
+    if (this.options.adminServers().some((s) => s.name === name))
+      throw new AppError(
+        "conflict",
+        `The MCP server '${name}' is configured by the operator for everyone and cannot be changed here`,
+      );
+    const found = this.servers.one(owner, name);
+    if (!found) throw AppError.notFound(`No MCP server named '${name}'`);
+    const config = { ...found, ...change };
+    this.servers.put(owner, config);
+    void this.drop(key(owner, name));
     return publicInfo(config);
   }
 

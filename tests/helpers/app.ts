@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { AnyElysia } from "elysia";
 import { type App, createApp } from "../../server/app.ts";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
-import type { PasswordQueue } from "../../server/auth/password-queue.ts";
+import { type PasswordHasher, PasswordQueue } from "../../server/auth/password-queue.ts";
 import { parseCli } from "../../server/config/cli.ts";
 import { createEnvSource, type EnvRecord } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
@@ -37,9 +37,23 @@ export interface TestAppOptions {
   args?: string[];
   /** An existing data dir (a restart on the same data): kept on close. Default: a fresh temp dir. */
   dataDir?: string;
-  /** The app's password queue (a counting hasher, a small line); default: the server's own. */
+  /**
+   * The app's password queue (a counting hasher, a small line). Default: the server's queue over
+   * CHEAP_ARGON2ID, so the suite's sign-ups do not each spend a quarter second of a busy core.
+   */
   passwords?: PasswordQueue;
 }
+
+/**
+ * argon2id at its smallest cost (1 MiB, one pass): the same algorithm, hash format and verification
+ * path as production, about 150× cheaper. Only tests use it; the production cost (`ARGON2ID`, Bun's
+ * default: 64 MiB, two passes) is checked in tests/auth/password-cost.test.ts, and servers the tests
+ * spawn as processes keep it.
+ */
+export const CHEAP_ARGON2ID: PasswordHasher = {
+  hash: (password) => Bun.password.hash(password, { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 }),
+  verify: (password, hash) => Bun.password.verify(password, hash),
+};
 
 export interface TestApp {
   /** The Elysia app (listen.ts serves it on a port). */
@@ -72,7 +86,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     env,
     log: options.log ?? silentLogger,
     resolvers: options.resolvers,
-    passwords: options.passwords,
+    passwords: options.passwords ?? new PasswordQueue({ hasher: CHEAP_ARGON2ID }),
     shutdown: shutdown.signal,
   });
   const composed = createApp(ctx, { plugins: options.plugins });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
-import { REPO_ROOT } from "./app.ts";
+import { postJson, REPO_ROOT, type TestApp } from "./app.ts";
 import { waitFor } from "./wait.ts";
 
 const bundles = new Map<string, Promise<string>>();
@@ -44,7 +44,8 @@ export function installInWorkspace(dataDir: string, owner: string, file: string,
   copyFileSync(file, join(workspace, name));
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free now (for a server whose URL must be known before it starts). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
@@ -76,4 +77,21 @@ export async function everythingOverHttp(): Promise<{ url: string; stop(): void 
     { timeoutMs: 20_000, intervalMs: 50, what: "server-everything to listen" },
   );
   return { url, stop: () => proc.kill("SIGKILL") };
+}
+
+/** Adds HTTP MCP servers at `url` (local mode), each `[name, approval]`; a refusal fails the test. */
+export async function addHttpServers(
+  t: TestApp,
+  url: string,
+  servers: [string, "ask" | "allow"][],
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  for (const [name, approval] of servers) {
+    const added = await t.json(
+      "/api/chat/mcp-servers",
+      postJson({ name, transport: "http", url, approval, ...extra }),
+    );
+    if (added.status !== 200)
+      throw new Error(`adding ${name}: ${added.status} ${JSON.stringify(added.body)}`);
+  }
 }

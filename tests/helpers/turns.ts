@@ -14,8 +14,8 @@ import { borrowPool } from "./sandbox-pools.ts";
 import { type Frame, readFrames } from "./streams.ts";
 import { tempDir } from "./tmp.ts";
 
-/** The committed policy with `[from, to]` text replacements, written to a temp file. */
-export function policyVariant(edits: [string, string][]): { path: string; remove(): void } {
+/** The committed policy with `[from, to]` text replacements and `append` at its end, in a temp file. */
+export function policyVariant(edits: [string, string][], append = ""): { path: string; remove(): void } {
   let text = readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8");
   for (const [from, to] of edits) {
     if (!text.includes(from)) throw new Error(`policy has no '${from}'`);
@@ -23,7 +23,7 @@ export function policyVariant(edits: [string, string][]): { path: string; remove
   }
   const dir = tempDir("atrium-policy-");
   const path = join(dir.path, "policy.toml");
-  writeFileSync(path, text);
+  writeFileSync(path, `${text}\n${append}`);
   return { path, remove: dir.remove };
 }
 

@@ -2,15 +2,17 @@
  * An agent calls the MCP tools of the servers its config lists (`mcp_servers`): a scripted tool-calling
  * model behind the agent, over the real /v1/chat WebSocket, sees `everything__echo` (server-everything
  * over Streamable HTTP on loopback, local mode), calls it, and gets the result back in its next round.
- * An agent whose config lists no server sees no MCP tool; a server set to "ask" gives an agent none.
+ * The call and its result stream as `tool_call` / `tool_result` frames. An agent whose config lists no
+ * server sees no MCP tool; a server set to "ask" gives an agent none (it replies unattended), and a
+ * `notice` frame (over HTTP: the reply's `notices`) says so.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { as, chat } from "../helpers/agents.ts";
-import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { listen } from "../helpers/listen.ts";
-import { everythingOverHttp } from "../helpers/mcp.ts";
+import { addHttpServers, everythingOverHttp } from "../helpers/mcp.ts";
 
 setDefaultTimeout(60_000);
 
@@ -21,14 +23,10 @@ beforeAll(async () => {
   everything = await everythingOverHttp();
   t = await createTestApp();
   server = listen(t);
-  for (const [name, approval] of [
+  await addHttpServers(t, everything.url, [
     ["everything", "allow"],
     ["asking", "ask"],
-  ] as const)
-    await t.json(
-      "/api/chat/mcp-servers",
-      postJson({ name, transport: "http", url: everything.url, approval }),
-    );
+  ]);
 });
 afterAll(async () => {
   await server.stop();
@@ -76,6 +74,54 @@ test("an agent calls a listed server's tool and reads its result", async () => {
   expect(seen[0]?.tools).toContain("everything__echo");
   expect(seen[0]?.tools.some((name) => name.startsWith("asking__"))).toBe(false);
   expect(seen[1]?.results.join("")).toContain("Echo: agent here");
+  // The call and its result are frames on the socket, labelled with the agent like its stream frames.
+  const call = frames.find((f) => f.type === "tool_call");
+  expect(call).toMatchObject({
+    tool_call_id: "e1",
+    name: "everything__echo",
+    arguments: { message: "agent here" },
+    metadata: { agent_id: agent.id, agent_name: "Toolful", phase: "answer" },
+  });
+  const result = frames.find((f) => f.type === "tool_result");
+  expect(result).toMatchObject({
+    tool_call_id: "e1",
+    name: "everything__echo",
+    content: "Echo: agent here",
+    is_error: false,
+  });
+  expect(result?.message_id).toBe(call?.message_id);
+  expect(frames.indexOf(call as never)).toBeLessThan(frames.indexOf(result as never));
+  // The "ask" server is refused visibly: a notice says why, and the final frame lists it.
+  const notice = frames.find((f) => f.type === "notice");
+  expect(notice).toMatchObject({ code: "mcp_server_unavailable" });
+  expect(String(notice?.message)).toContain("The MCP server 'asking' asks before each call");
+  expect(String(notice?.message)).toContain('Set it to "allow"');
+  expect(JSON.stringify(frames.at(-1))).toContain("asks before each call");
+  model.dispose();
+});
+
+test("over HTTP an agent's reply names the servers it could not use, and why", async () => {
+  const model = scripted(t, [fauxAssistantMessage("Without tools.")]);
+  const api = as(t);
+  const agent = (
+    await api.post("/v1/agents", {
+      name: "Listing",
+      role: "caller",
+      model: model.id,
+      config: { mcp_servers: ["asking", "nowhere"] },
+    })
+  ).body;
+  const reply = await api.post("/v1/chat/messages", {
+    target_id: agent.id,
+    target_type: "agent",
+    content: "hi",
+  });
+  expect(reply.status).toBe(200);
+  expect(reply.body.content).toBe("Without tools.");
+  expect(reply.body.notices).toEqual([
+    expect.stringContaining("The MCP server 'asking' asks before each call"),
+    "The MCP server 'nowhere' this agent lists is not configured.",
+  ]);
   model.dispose();
 });
 

@@ -6,12 +6,10 @@
  * connecting on a team server (a listening server sees no connection) unless APP_OUTBOUND_ALLOW names it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
-import { createTestApp, memoryLogger, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { createTestApp, memoryLogger, postJson, type TestApp } from "../helpers/app.ts";
 import { everythingOverHttp } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { policyVariant } from "../helpers/turns.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
 
 const apps: TestApp[] = [];
@@ -125,20 +123,17 @@ describe("the MCP server API", () => {
   });
 
   test("the operator's servers (policy mcp.servers) are everyone's, secrets by variable, names reserved", async () => {
-    const dir = tempDir();
-    stops.push(() => dir.remove());
-    const policy = join(dir.path, "policy.toml");
-    writeFileSync(
-      policy,
-      `${await Bun.file(join(REPO_ROOT, "config/policy.toml")).text()}
-[[defaults.mcp.servers]]
+    const policy = policyVariant(
+      [],
+      `[[defaults.mcp.servers]]
 name = "company"
 url = "https://mcp.company.example/mcp"
 token_env = "COMPANY_MCP_TOKEN"
 approval = "allow"
 `,
     );
-    const t = await app(twoUsers({ policyPath: policy, env: { COMPANY_MCP_TOKEN: SECRET } }));
+    stops.push(policy.remove);
+    const t = await app(twoUsers({ policyPath: policy.path, env: { COMPANY_MCP_TOKEN: SECRET } }));
     for (const user of ["ann", "bob"]) {
       const listed = await t.request("/api/chat/mcp-servers", { headers: asUser(user) });
       const text = await listed.text();
@@ -163,6 +158,62 @@ approval = "allow"
     );
     expect(taken.status).toBe(409);
     expect(taken.body.message).toContain("configured by the operator");
+    // Read-only for a user: no change, no removal.
+    const changed = await t.json<{ message: string }>("/api/chat/mcp-servers/company", {
+      method: "PATCH",
+      headers: { ...asUser("ann"), "content-type": "application/json" },
+      body: JSON.stringify({ approval: "ask" }),
+    });
+    expect(changed.status).toBe(409);
+    expect(changed.body.message).toContain("configured by the operator");
+    const after = await t.json<{ servers: { approval: string }[] }>("/api/chat/mcp-servers", {
+      headers: asUser("ann"),
+    });
+    expect(after.body.servers[0]?.approval).toBe("allow");
+  });
+
+  test("PATCH sets approval or enabled and keeps the stored secrets; bad input changes nothing", async () => {
+    const t = await app(twoUsers());
+    const patch = (name: string, body: unknown, user = "ann") =>
+      t.json<Record<string, unknown> & { message: string }>(`/api/chat/mcp-servers/${name}`, {
+        method: "PATCH",
+        headers: { ...asUser(user), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const added = await t.json(
+      "/api/chat/mcp-servers",
+      postJson(
+        { name: "web", transport: "http", url: "https://mcp.example.com/mcp", token: SECRET },
+        asUser("ann"),
+      ),
+    );
+    expect(added.status).toBe(200);
+    const allowed = await patch("web", { approval: "allow" });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body).toMatchObject({ approval: "allow", enabled: true, hasToken: true });
+    expect(JSON.stringify(allowed.body)).not.toContain(SECRET);
+    expect((await patch("web", { enabled: false })).body).toMatchObject({
+      approval: "allow",
+      enabled: false,
+    });
+    // The secret is still stored (what a call would send), never shown.
+    expect(t.ctx.mcp.config("ann", "web").headers).toEqual({ Authorization: `Bearer ${SECRET}` });
+    for (const [body, status] of [
+      [{}, 400],
+      [{ approval: "sometimes" }, 400],
+      [{ url: "https://evil.example/mcp" }, 400],
+      [{ enabled: "yes" }, 400],
+    ] as const) {
+      const answer = await patch("web", body);
+      expect({ body, status: answer.status }).toEqual({ body, status });
+    }
+    expect((await patch("nope", { approval: "ask" })).status).toBe(404);
+    expect((await patch("web", { approval: "ask" }, "bob")).status).toBe(404);
+    expect(t.ctx.mcp.config("ann", "web")).toMatchObject({
+      url: "https://mcp.example.com/mcp",
+      approval: "allow",
+      enabled: false,
+    });
   });
 });
 

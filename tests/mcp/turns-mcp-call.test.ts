@@ -6,8 +6,8 @@
  * with a sentence saying why.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { postJson, type TestApp } from "../helpers/app.ts";
-import { everythingOverHttp } from "../helpers/mcp.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { addHttpServers, everythingOverHttp } from "../helpers/mcp.ts";
 import { createSession, type Ev, runTurn, turnsApp } from "../helpers/turns.ts";
 
 setDefaultTimeout(120_000);
@@ -17,18 +17,15 @@ let everything: { url: string; stop(): void };
 beforeAll(async () => {
   everything = await everythingOverHttp();
   t = await turnsApp();
-  for (const [name, approval] of [
-    ["everything", "allow"],
-    ["asking", "ask"],
-  ] as const)
-    expect(
-      (
-        await t.json(
-          "/api/chat/mcp-servers",
-          postJson({ name, transport: "http", url: everything.url, approval, token: "never-in-python-5a1" }),
-        )
-      ).status,
-    ).toBe(200);
+  await addHttpServers(
+    t,
+    everything.url,
+    [
+      ["everything", "allow"],
+      ["asking", "ask"],
+    ],
+    { token: "never-in-python-5a1" },
+  );
 });
 afterAll(async () => {
   await t.close();

@@ -1,11 +1,13 @@
 /**
  * Settings: the chat settings (`/api/chat/settings`, with what an update means for open chats) and the
  * provider keys (`/api/chat/providers`: which are configured; set or clear a key; a key is write-only,
- * never shown back), and on a team server the user's access tokens (tokens.tsx).
+ * never shown back), the MCP servers used as tools (mcp-servers.tsx), and on a team server the user's
+ * access tokens (tokens.tsx).
  */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../lib/api.ts";
+import { McpServersPanel } from "./mcp-servers.tsx";
 import { ProvidersPanel } from "./providers.tsx";
 import { TokensPanel } from "./tokens.tsx";
 
@@ -139,6 +141,7 @@ export function SettingsView(): JSX.Element {
       <h1>Settings</h1>
       <ProvidersPanel />
       <ChatSettings />
+      <McpServersPanel />
       <TokensPanel />
     </div>
   );

@@ -2,7 +2,7 @@
  * One agent speaking: its model (its own, else the server default) streamed with a system prompt made
  * of who it is, its instructions, the memory it recalls for the prompt and the conversation so far.
  * Narrow dependencies in (the model layer, a recall function, a clock), chunks out through `onChunk`,
- * the whole text returned. A model error becomes a `model_error` refusal that ends the reply, not the
+ * MCP tool calls, their results and notices through `onEvent`, the whole text returned. A model error becomes a `model_error` refusal that ends the reply, not the
  * socket.
  */
 import type { Message, Tool } from "@mariozechner/pi-ai";
@@ -41,10 +41,16 @@ export function agentMcpServers(config: Record<string, unknown>): string[] {
   return Array.isArray(listed) ? listed.filter((s): s is string => typeof s === "string") : [];
 }
 
+/** What an agent's reply does besides speaking: its MCP tool calls and why a listed server gave none. */
+export type AgentCallEvent =
+  | { type: "tool_call"; toolCallId: string; name: string; arguments: Record<string, unknown> }
+  | { type: "tool_result"; toolCallId: string; name: string; content: string; isError: boolean }
+  | { type: "notice"; message: string };
+
 export interface AgentCallDeps {
   models: AgentModels;
   /** The tools of these MCP servers (only those set to "allow": nobody is asked mid-reply). */
-  mcpTools?: (servers: string[]) => Promise<AgentTool[]>;
+  mcpTools?: (servers: string[]) => Promise<{ tools: AgentTool[]; notices: string[] }>;
   /** The memory entries of these holders that fit the prompt, at most `limit`. */
   recall(holders: { id: string; type: string }[], prompt: string, limit: number): MemoryRecord[];
   now: Clock;
@@ -66,6 +72,7 @@ export async function callAgent(
   call: AgentCall,
   signal: AbortSignal,
   onChunk: (chunk: string) => void,
+  onEvent: (event: AgentCallEvent) => void = () => {},
 ): Promise<string> {
   const { agent, prompt } = call;
   const model = deps.models.resolve(effectiveModel(agent, deps.models));
@@ -83,7 +90,9 @@ export async function callAgent(
     .filter(Boolean)
     .join("\n\n");
   const servers = agentMcpServers(agent.config);
-  const tools = servers.length > 0 && deps.mcpTools ? await deps.mcpTools(servers) : [];
+  const offered = servers.length > 0 && deps.mcpTools ? await deps.mcpTools(servers) : undefined;
+  const tools = offered?.tools ?? [];
+  for (const message of offered?.notices ?? []) onEvent({ type: "notice", message });
   const messages: Message[] = [{ role: "user", content: prompt, timestamp: deps.now() }];
   let text = "";
   for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
@@ -119,11 +128,14 @@ export async function callAgent(
     messages.push(reply);
     for (const toolCall of calls) {
       const tool = tools.find((t) => t.name === toolCall.name);
+      const { id: toolCallId, name } = toolCall;
+      onEvent({ type: "tool_call", toolCallId, name, arguments: toolCall.arguments });
       const result = tool
         ? await tool
             .run(toolCall.arguments, signal)
             .catch((error: Error) => ({ text: error.message, isError: true }))
         : { text: `No tool named ${toolCall.name}`, isError: true };
+      onEvent({ type: "tool_result", toolCallId, name, content: result.text, isError: result.isError });
       messages.push({
         role: "toolResult",
         toolCallId: toolCall.id,

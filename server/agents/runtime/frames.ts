@@ -8,9 +8,16 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { ValueErrorIterator } from "@sinclair/typebox/errors";
 import type { Static } from "elysia";
-import { ClientEndFrame, ClientMessageFrame } from "../../../schemas/agents.ts";
+import {
+  type AgentNoticeFrame,
+  type AgentToolCallFrame,
+  type AgentToolResultFrame,
+  ClientEndFrame,
+  ClientMessageFrame,
+} from "../../../schemas/agents.ts";
 import { issuesFrom } from "../../http/validation.ts";
 import { isoNow } from "../../lib/clock.ts";
+import type { AgentCallEvent } from "./agent-call.ts";
 
 export type Frame = Record<string, unknown> & { type: string };
 export type Send = (frame: Frame) => void;
@@ -29,6 +36,37 @@ export class AgentChatError extends Error {
 
 export function errorFrame(code: string, message: string, extra: Record<string, unknown> = {}): Frame {
   return { type: "error", code, message, timestamp: isoNow(), ...extra };
+}
+
+/** An agent's MCP tool call, its result or a notice (agent-call.ts) as its frame (schemas/agents.ts). */
+export function eventFrame(
+  event: AgentCallEvent,
+  messageId: string,
+  metadata: Record<string, unknown>,
+  timestamp: string,
+): AgentToolCallFrame | AgentToolResultFrame | AgentNoticeFrame {
+  const common = { message_id: messageId, metadata, timestamp };
+  switch (event.type) {
+    case "tool_call":
+      return {
+        type: "tool_call",
+        tool_call_id: event.toolCallId,
+        name: event.name,
+        arguments: event.arguments,
+        ...common,
+      };
+    case "tool_result":
+      return {
+        type: "tool_result",
+        tool_call_id: event.toolCallId,
+        name: event.name,
+        content: event.content,
+        is_error: event.isError,
+        ...common,
+      };
+    case "notice":
+      return { type: "notice", code: "mcp_server_unavailable", message: event.message, ...common };
+  }
 }
 
 const messageFrame = TypeCompiler.Compile(ClientMessageFrame);

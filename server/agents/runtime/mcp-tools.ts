@@ -1,23 +1,48 @@
 /**
  * The MCP tools an agent may call: those of the servers its config lists (`mcp_servers`) that are set
- * to "allow" (nobody is asked in the middle of an agent's reply), named `<server>__<tool>` as in chat,
- * called through the shared MCP client (server/mcp-client/) as the owner. A listed server that is
- * missing, asks, or cannot be reached gives no tools; the reply goes on without them.
+ * to "allow", named `<server>__<tool>` as in chat, called through the shared MCP client
+ * (server/mcp-client/) as the owner. A listed server set to "ask before each call" gives no tools: an
+ * agent replies unattended (over HTTP, through /mcp's ask_agent, inside a fleet), so there is nobody
+ * whose answer a call could wait for. That, a missing or disabled server, or one that cannot be reached
+ * is said in a notice (a `notice` frame on the socket); the reply goes on without those tools.
  */
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { AgentTool } from "./agent-call.ts";
+
+export interface AgentMcpTools {
+  tools: AgentTool[];
+  /** Why a listed server gave no tools, one sentence each. */
+  notices: string[];
+}
 
 export async function agentMcpTools(
   mcp: Pick<McpClients, "configs" | "tools" | "call">,
   owner: string,
   servers: string[],
-): Promise<AgentTool[]> {
-  const usable = mcp
-    .configs(owner)
-    .filter((s) => s.enabled && s.approval === "allow" && servers.includes(s.name));
+): Promise<AgentMcpTools> {
+  const configs = mcp.configs(owner);
   const tools: AgentTool[] = [];
-  for (const server of usable) {
-    const listed = await mcp.tools(owner, server.name).catch(() => []);
+  const notices: string[] = [];
+  for (const name of new Set(servers)) {
+    const server = configs.find((s) => s.name === name);
+    if (!server) {
+      notices.push(`The MCP server '${name}' this agent lists is not configured.`);
+      continue;
+    }
+    if (!server.enabled) {
+      notices.push(`The MCP server '${name}' is disabled.`);
+      continue;
+    }
+    if (server.approval !== "allow") {
+      notices.push(
+        `The MCP server '${name}' asks before each call, and an agent replies unattended: its tools are not offered to agents. Set it to "allow" in Settings to let agents use it.`,
+      );
+      continue;
+    }
+    const listed = await mcp.tools(owner, server.name).catch((error: Error) => {
+      notices.push(`The MCP server '${name}' could not be reached: ${error.message}`);
+      return [];
+    });
     for (const tool of listed)
       tools.push({
         name: `${server.name}__${tool.name.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64),
@@ -27,5 +52,5 @@ export async function agentMcpTools(
         run: (args, signal) => mcp.call(owner, server.name, tool.name, args, { signal }),
       });
   }
-  return tools;
+  return { tools, notices };
 }

@@ -50,12 +50,13 @@ export async function askOnce(
         message: String(failed?.message ?? "No reply"),
       });
     }
-    const metadata = (reply.metadata ?? {}) as { agents?: Reply["agents"] };
+    const metadata = (reply.metadata ?? {}) as { agents?: Reply["agents"]; notices?: string[] };
     return {
       session_id: session.id,
       message_id: String(reply.message_id),
       content: String(reply.content),
       agents: metadata.agents ?? [],
+      ...(metadata.notices ? { notices: metadata.notices } : {}),
       timestamp: String(reply.timestamp),
     };
   } catch (error) {

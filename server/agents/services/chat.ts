@@ -16,7 +16,7 @@ import { newId } from "../../lib/ids.ts";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import { type AgentModels, callAgent, num } from "../runtime/agent-call.ts";
 import { type CoordinationPhase, coordinate } from "../runtime/coordination.ts";
-import { AgentChatError, type MessageContext, type Send } from "../runtime/frames.ts";
+import { AgentChatError, eventFrame, type MessageContext, type Send } from "../runtime/frames.ts";
 import { agentMcpTools } from "../runtime/mcp-tools.ts";
 import type { AgentRecord, AgentStore } from "../stores/agents.ts";
 import type { AgentChatStore, MessageRecord, SessionRecord } from "../stores/chat.ts";
@@ -156,6 +156,7 @@ export class AgentChatService implements SocketChat {
     const replyId = newId("msg", "uuid");
     const streaming = context.stream !== false;
     const spoke: { agent_id: string; agent_name: string; phase: CoordinationPhase }[] = [];
+    const notices: string[] = [];
     const conversation = this.conversation(owner, session.id, userMessage.id);
     let step = 0;
     // The reply stops when the socket closes (signal) or when one agent fails (run: parallel members
@@ -176,6 +177,10 @@ export class AgentChatService implements SocketChat {
         (chunk) => {
           if (streaming && !stopped.aborted)
             send({ type: "stream", message_id: replyId, chunk, is_complete: false, metadata: meta });
+        },
+        (event) => {
+          if (event.type === "notice") notices.push(event.message);
+          if (!stopped.aborted) send(eventFrame(event, replyId, meta, isoNow(this.now)));
         },
       );
       spoke.push({ agent_id: agent.id, agent_name: agent.name, phase });
@@ -218,7 +223,12 @@ export class AgentChatService implements SocketChat {
       }
       throw error;
     }
-    const metadata = { pattern: plan.pattern, agents: spoke, user_message_id: userMessage.id };
+    const metadata = {
+      pattern: plan.pattern,
+      agents: spoke,
+      user_message_id: userMessage.id,
+      ...(notices.length ? { notices } : {}),
+    };
     if (streaming) send({ type: "stream", message_id: replyId, chunk: "", is_complete: true, metadata });
     else
       send({

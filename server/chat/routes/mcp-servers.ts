@@ -1,6 +1,6 @@
 /**
  * The MCP servers a user adds as tools (docs/mcp-tools.md): list (the operator's and their own, never a
- * secret), add or replace, remove, and list one server's tools (connecting to it: a check that it works).
+ * secret), add or replace, change approval or enabled (secrets kept), remove, and list one server's tools (connecting to it: a check that it works).
  * Thin: the shared MCP client service (server/mcp-client/) does the work.
  */
 import { Elysia } from "elysia";
@@ -12,6 +12,7 @@ import {
   McpServerParams,
   McpServerRemoved,
   McpServerTools,
+  McpServerUpdate,
 } from "../../../schemas/mcp-servers.ts";
 import type { AppContext } from "../../context.ts";
 import type { McpClients } from "../../mcp-client/clients.ts";
@@ -32,6 +33,15 @@ export function mcpServerRoutes(ctx: AppContext, { mcp }: { mcp: McpClients }) {
       detail: {
         summary:
           "Add or replace one of your MCP servers: http by url (headers or token stored, never shown again) or stdio by command (run in your sandbox)",
+        tags,
+      },
+    })
+    .patch("/api/chat/mcp-servers/:name", ({ params, body, owner }) => mcp.update(owner, params.name, body), {
+      params: McpServerParams,
+      body: McpServerUpdate,
+      response: { 200: McpServerInfo, 400: ChatError, 404: ChatError, 409: ChatError },
+      detail: {
+        summary: "Set one of your MCP servers to ask or allow, or enable or disable it (secrets stay stored)",
         tags,
       },
     })

@@ -2,7 +2,9 @@
  * The chat pane over the agents WebSocket (`/v1/chat?target_id=…&target_type=agent|fleet`): connects
  * when a target is picked, sends `{type: "message", content}`, and groups the streamed reply into one
  * contribution per agent and step, each labelled with the agent's name and phase (a fleet's members
- * answer in turn). Error frames are shown in place; "End session" sends `end_session`.
+ * answer in turn). An agent's MCP tool calls (`tool_call`, completed by `tool_result`) show as collapsible
+ * tool entries, notices (an MCP server it could not use) and error frames in place; "End session" sends
+ * `end_session`.
  */
 import type { JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -16,7 +18,17 @@ export interface ChatTarget {
 type Entry =
   | { kind: "user"; key: string; text: string }
   | { kind: "agent"; key: string; agent: string; phase: string; text: string; complete: boolean }
-  | { kind: "error"; key: string; text: string };
+  | { kind: "error"; key: string; text: string }
+  | { kind: "notice"; key: string; text: string }
+  | {
+      kind: "tool";
+      key: string;
+      agent: string;
+      name: string;
+      args: unknown;
+      result?: string;
+      isError?: boolean;
+    };
 
 interface Frame {
   type: string;
@@ -27,7 +39,30 @@ interface Frame {
   is_complete?: boolean;
   code?: string;
   message?: string;
+  tool_call_id?: string;
+  name?: string;
+  arguments?: unknown;
+  is_error?: boolean;
   metadata?: { agent_id?: string; agent_name?: string; phase?: string; step?: number };
+}
+
+/** An MCP tool call starts an entry; its result (same tool_call_id) completes it. */
+function addToolFrame(entries: Entry[], frame: Frame): Entry[] {
+  const key = `tool|${frame.message_id}|${frame.tool_call_id}`;
+  if (frame.type === "tool_call")
+    return [
+      ...entries,
+      {
+        kind: "tool",
+        key,
+        agent: frame.metadata?.agent_name ?? "agent",
+        name: frame.name ?? "",
+        args: frame.arguments,
+      },
+    ];
+  return entries.map((e) =>
+    e.key === key && e.kind === "tool" ? { ...e, result: frame.content ?? "", isError: frame.is_error } : e,
+  );
 }
 
 function socketUrl(target: ChatTarget): string {
@@ -64,7 +99,7 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
     const ws = new WebSocket(socketUrl(target));
     socket.current = ws;
     let count = 0;
-    const push = (entry: Omit<Entry, "key">) =>
+    const push = (entry: { kind: "error" | "notice"; text: string }) =>
       setEntries((list) => [...list, { ...entry, key: `e${count++}` } as Entry]);
     ws.onmessage = (event) => {
       const frame = JSON.parse(String(event.data)) as Frame;
@@ -72,6 +107,10 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
       else if (frame.type === "stream" || frame.type === "response") {
         setEntries((list) => addFrame(list, frame));
         if (frame.type === "response" || frame.is_complete) setWaiting(false);
+      } else if (frame.type === "tool_call" || frame.type === "tool_result") {
+        setEntries((list) => addToolFrame(list, frame));
+      } else if (frame.type === "notice") {
+        push({ kind: "notice", text: frame.message ?? "" });
       } else if (frame.type === "error") {
         push({ kind: "error", text: `${frame.code}: ${frame.message}` });
         setWaiting(false);
@@ -121,7 +160,18 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
             class={`agent-entry agent-entry-${e.kind}`}
             data-agent={e.kind === "agent" ? e.agent : undefined}
           >
-            {e.kind === "agent" ? (
+            {e.kind === "tool" ? (
+              <details class="tool" data-state={e.isError ? "output-error" : "output-available"}>
+                <summary>
+                  {e.agent} <span class="muted">called</span> <code>{e.name}</code>{" "}
+                  <span class="badge">
+                    {e.result === undefined ? "running" : e.isError ? "error" : "done"}
+                  </span>
+                </summary>
+                <pre class="pre-wrap">{JSON.stringify(e.args, null, 2)}</pre>
+                {e.result !== undefined && <pre class="pre-wrap">{e.result}</pre>}
+              </details>
+            ) : e.kind === "agent" ? (
               <div class="agent-label">
                 {e.agent}
                 {e.phase ? <span class="muted"> · {e.phase}</span> : null}
@@ -129,7 +179,11 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
             ) : e.kind === "user" ? (
               <div class="agent-label">You</div>
             ) : null}
-            <div class={`pre-wrap${e.kind === "error" ? " error" : ""}`}>{e.text}</div>
+            {e.kind !== "tool" && (
+              <div class={`pre-wrap${e.kind === "error" ? " error" : e.kind === "notice" ? " muted" : ""}`}>
+                {e.text}
+              </div>
+            )}
           </li>
         ))}
       </ol>

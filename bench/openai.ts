@@ -1,0 +1,76 @@
+/**
+ * The overhead of the OpenAI-compatible endpoint: a streaming `POST /v1/chat/completions` on the offline
+ * model ÷ `POST /api/chat` (chat's own NDJSON stream) on the same model, measured in the same run against
+ * the same live server on loopback, interleaved per round, each request read to its end, one at a time
+ * (latency, not throughput); ratios are of medians. Aim: ≤ 1.1.
+ *
+ *   bun bench/openai.ts [--n 100] [--rounds 5]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createApp } from "../server/app.ts";
+import { parseCli } from "../server/config/cli.ts";
+import { createEnvSource } from "../server/config/env.ts";
+import { loadConfig } from "../server/config/index.ts";
+import { createContext } from "../server/context.ts";
+import { silentLogger } from "../server/log.ts";
+import { fmt, median, percentile, sample } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: { n: { type: "string", default: "100" }, rounds: { type: "string", default: "5" } },
+});
+const N = Number(values.n);
+const ROUNDS = Number(values.rounds);
+
+const dir = mkdtempSync(join(tmpdir(), "atrium-bench-openai-"));
+const cli = parseCli(["--port", "0", "--data-dir", dir], {}, join(import.meta.dir, ".."));
+if (cli.kind !== "serve") throw new Error("bad bench arguments");
+const env = createEnvSource({ APP_SANDBOX_WARM: "0" });
+const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger });
+const app = createApp(ctx);
+await app.compose();
+app.elysia.listen({ hostname: "127.0.0.1", port: 0 });
+const base = `http://127.0.0.1:${app.elysia.server?.port}`;
+const headers = { "content-type": "application/json" };
+
+async function post(path: string, body: unknown, last: string) {
+  const response = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok || !text.includes(last))
+    throw new Error(`${path}: ${response.status} ${text.slice(-200)}`);
+}
+
+const openai = () =>
+  post(
+    "/v1/chat/completions",
+    { model: "offline/offline", messages: [{ role: "user", content: "hello" }], stream: true },
+    "[DONE]",
+  );
+const chat = () => post("/api/chat", { message: "hello", model: "offline/offline" }, '"type":"done"');
+
+// Warm both paths (JIT, SQLite's statement cache, chat's first session).
+await sample(openai, 20);
+await sample(chat, 20);
+
+console.log(
+  `streaming /v1/chat/completions ÷ POST /api/chat, offline model (${N} requests × ${ROUNDS} rounds)`,
+);
+const a: number[] = [];
+const b: number[] = [];
+const ratios: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const x = await sample(openai, N);
+  const y = await sample(chat, N);
+  a.push(...x);
+  b.push(...y);
+  ratios.push(median(x) / median(y));
+}
+console.log(
+  `openai p50 ${fmt(median(a), 2)} ms p99 ${fmt(percentile(a, 99), 2)} ms | chat p50 ${fmt(median(b), 2)} ms p99 ${fmt(percentile(b, 99), 2)} ms | ratio ${fmt(median(a) / median(b), 2)} (rounds ${ratios.map((r) => fmt(r, 2)).join(" ")})`,
+);
+
+await app.elysia.server?.stop(true);
+await app.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,132 @@
+/**
+ * `rlm`: the last user message runs as a turn of the turns family (`POST /api/sessions/{id}/turns`, SSE):
+ * the model writes Python that runs in the user's jail, step by step. The turn's final text is the
+ * message; each step's code and output stream as `reasoning_content`, so clients that show thinking
+ * show the work. A turn is durable: without an idempotency key, a client that goes away cancels it
+ * (`PUT /api/runs/{id}/cancellation`); with one (`Idempotency-Key` header), it completes, and the same
+ * request again replays it from the turns family's own record instead of running twice.
+ */
+import { AppError } from "../http/errors.ts";
+import { type AtriumHttp, sseFrames } from "../mcp/http.ts";
+import { badParam } from "./errors.ts";
+import type { Piece, Pieces } from "./output.ts";
+import { fromFamily } from "./targets.ts";
+
+interface TurnEvent {
+  runId?: string;
+  output?: string;
+  code?: string;
+  text?: string;
+  final?: boolean;
+  step?: number;
+  message?: string;
+}
+
+/** The session an idempotency key's turn runs in: found again by its title, so a retry replays. */
+async function sessionFor(http: AtriumHttp, key: string | undefined): Promise<string> {
+  if (key === undefined)
+    return (await http.json<{ id: string }>("POST", "/api/sessions", { title: "OpenAI rlm" })).id;
+  const digest = new Bun.CryptoHasher("sha256").update(key).digest("hex").slice(0, 24);
+  const title = `OpenAI rlm ${digest}`;
+  const list = await http.json<{ items?: { id: string; title?: string }[] }>(
+    "GET",
+    "/api/sessions?limit=200",
+  );
+  const found = list.items?.find((s) => s.title === title);
+  return found?.id ?? (await http.json<{ id: string }>("POST", "/api/sessions", { title })).id;
+}
+
+export async function rlmPieces(
+  http: AtriumHttp,
+  kind: { root?: string },
+  question: string,
+  idempotencyKey?: string,
+): Promise<Pieces> {
+  if (kind.root !== undefined)
+    throw badParam(
+      "model",
+      "'rlm/<provider/model>' is not available yet: a turn's root model is the server policy's; use 'rlm'",
+      "model_not_found",
+    );
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey))
+    throw new AppError("invalid", "The Idempotency-Key header must be 1 to 200 visible ASCII characters", {
+      issues: [{ loc: ["header", "idempotency-key"], msg: "invalid", type: "value_error" }],
+    });
+  let session: string;
+  try {
+    session = await sessionFor(http, idempotencyKey);
+  } catch (error) {
+    throw fromFamily(error);
+  }
+  // Durable with a key: the turn outlives the request. Without one, it ends with it.
+  const turnHttp = idempotencyKey !== undefined ? http.detached() : http;
+  return (signal) =>
+    turnPieces(
+      turnHttp,
+      http,
+      session,
+      question,
+      idempotencyKey ?? crypto.randomUUID(),
+      idempotencyKey === undefined ? signal : undefined,
+    );
+}
+
+async function* turnPieces(
+  http: AtriumHttp,
+  callerHttp: AtriumHttp,
+  session: string,
+  text: string,
+  key: string,
+  cancelWith: AbortSignal | undefined,
+): AsyncGenerator<Piece> {
+  let response: Response;
+  try {
+    response = await http.send(
+      "POST",
+      `/api/sessions/${encodeURIComponent(session)}/turns`,
+      { text },
+      {
+        "idempotency-key": key,
+        accept: "text/event-stream",
+      },
+    );
+  } catch (error) {
+    throw fromFamily(error);
+  }
+  let runId: string | undefined;
+  let answer = "";
+  let finished = false;
+  try {
+    for await (const frame of sseFrames(response.body as ReadableStream<Uint8Array>)) {
+      const event = frame.data as TurnEvent;
+      if (!frame.event || typeof event !== "object" || event === null) continue;
+      if (frame.event === "turn_start") runId = event.runId;
+      else if (frame.event === "code" && event.final && event.code)
+        yield { type: "reasoning", text: `\n[step ${event.step ?? "?"}] code:\n${event.code}\n` };
+      else if (frame.event === "output" && event.final && event.output)
+        yield { type: "reasoning", text: `[step ${event.step ?? "?"}] output:\n${event.output}\n` };
+      else if (frame.event === "text" && event.final) answer = event.text ?? answer;
+      else if (frame.event === "turn_error")
+        throw new AppError("unavailable", `The turn failed: ${event.message ?? "no answer"}`, {
+          status: 502,
+          code: "turn_failed",
+        });
+      else if (frame.event === "turn_cancelled")
+        throw new AppError("conflict", "The turn was cancelled", { code: "turn_cancelled" });
+      else if (frame.event === "turn_finish") finished = true;
+    }
+  } finally {
+    // The client left before the turn ended and there is no key to come back with: stop the run.
+    if (cancelWith?.aborted && runId && !finished) await cancel(callerHttp, runId);
+  }
+  yield { type: "text", text: answer };
+  yield { type: "finish", reason: "stop" };
+}
+
+async function cancel(http: AtriumHttp, runId: string): Promise<void> {
+  try {
+    await http.detached().send("PUT", `/api/runs/${encodeURIComponent(runId)}/cancellation`);
+  } catch {
+    // already finished
+  }
+}
