@@ -240,11 +240,11 @@ export const GraphEntity = t.Object({
   }),
 });
 
-/** `/monitor-debug` never answers 200; the origin's document listed one of unspecified schema. */
+/** `/monitor-debug` never answers 200; the reference client's document listed one of unspecified schema. */
 export const MonitorDebugOk = t.Object(
   {},
   {
     description:
-      "never sent: the route always fails with a logged 500 (the origin listed a 200 of unspecified schema)",
+      "never sent: the route always fails with a logged 500 (the reference client listed a 200 of unspecified schema)",
   },
 );

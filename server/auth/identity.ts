@@ -152,7 +152,7 @@ function protectedIdentity(
 
 /**
  * Browsers cannot set headers on a WebSocket, so a WebSocket upgrade may carry its credential in the
- * `auth_token` query parameter (the agents spec's connection parameter). The resolvers see it as a
+ * `auth_token` query parameter (the agents contract's connection parameter). The resolvers see it as a
  * bearer token. Only upgrades: on plain HTTP a token in the URL would end up in logs and histories.
  */
 function queryTokenRequest(request: Request): Request | undefined {

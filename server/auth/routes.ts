@@ -1,6 +1,6 @@
 /**
  * `/api/auth/*` for session auth (mounted when `APP_AUTH_SECRET` is set): sign-up, sign-in, sign-out,
- * the current session (both the Better Auth path the origin's client calls and the origin's own), and
+ * the current session (both the Better Auth path the reference client calls and the reference client's own), and
  * invites for admins. Thin: the work is in session-auth.ts. These paths are public (DESIGN ruling 4),
  * so each route decides itself what it needs.
  */
@@ -62,7 +62,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     const token = presented(request, server);
     const found = token ? auth.validate(token) : undefined;
     set.headers["cache-control"] = "no-store";
-    // JSON `null` (what the origin's client expects when signed out); Elysia sends nothing for a bare null.
+    // JSON `null` (what the reference client expects when signed out); Elysia sends nothing for a bare null.
     if (!found || !token) {
       return new Response("null", {
         headers: { "content-type": "application/json", "cache-control": "no-store" },

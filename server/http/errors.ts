@@ -128,7 +128,7 @@ export const messageEnvelope: ErrorEnvelope = {
     info.issues?.length ? { message: info.message, errors: info.issues } : { message: info.message },
 };
 
-/** The chat spec's sandbox routes: `{error: "<text>"}`. */
+/** The chat contract's sandbox routes: `{error: "<text>"}`. */
 export const errorTextEnvelope: ErrorEnvelope = {
   status: (info) => info.status ?? (info.kind === "invalid" ? 400 : STATUS[info.kind]),
   body: (info) => ({ error: info.message }),

@@ -14,7 +14,7 @@
  *   unread) and again while reading (a file growing meanwhile stops at the cap).
  * - `resolveFollowing` walks a path one name at a time, following a symlink only where its target stays
  *   beneath the anchor (relative targets, or absolute ones naming the anchor's own path), for the
- *   readers that follow links inside the workspace as the origin does (the workspace `file` route, local
+ *   readers that follow links inside the workspace as the reference client does (the workspace `file` route, local
  *   mode's file tools); `whereInside` says where such a path leads, for a write to go there.
  */
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, type Stats } from "node:fs";

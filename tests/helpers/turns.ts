@@ -80,7 +80,7 @@ export function turnRequest(body: unknown, key: string | null = crypto.randomUUI
 // biome-ignore lint/suspicious/noExplicitAny: test payloads are inspected field by field
 export type Ev = { type: string } & Record<string, any>;
 
-/** The spec events of a default-form stream (frames with an `event:` line). */
+/** The contract's events of a default-form stream (frames with an `event:` line). */
 export function specEvents(frames: Frame[]): Ev[] {
   return frames.filter((f) => f.event).map((f) => JSON.parse(f.data) as Ev);
 }

@@ -1,6 +1,6 @@
 /**
  * A turn whose Python sandbox never starts: the start is tried twice (one retry), then the turn fails
- * with the spec's message, its code and a sentence saying why; the history keeps that sentence and the
+ * with the contract's message, its code and a sentence saying why; the history keeps that sentence and the
  * time the turn really took; the server log has one line with the run, the owner, the code and the time.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";

@@ -3,8 +3,8 @@
  * URL into the caller's running sandbox (started when the caller has none yet); the URL itself
  * (`/api/sandbox/preview/<token>/...`, any method, and WebSocket upgrades) is checked (signature, expiry,
  * owner) before anything is forwarded to the port inside the sandbox (preview-proxy.ts says how a
- * previewed page is confined). Errors are `{error}` with the chat spec's texts; the checks of the URL
- * request run in the spec's order: 401, 503, 400, 404.
+ * previewed page is confined). Errors are `{error}` with the chat contract's texts; the checks of the URL
+ * request run in the contract's order: 401, 503, 400, 404.
  */
 import { Elysia } from "elysia";
 import { Preview, PreviewQuery, SandboxError } from "../../../schemas/sandbox.ts";

@@ -116,7 +116,7 @@ export class ChatCatalogService {
     };
   }
 
-  /** What a provider offers now, as catalog entries (`providerId` is the origin's name of `provider`). */
+  /** What a provider offers now, as catalog entries (`providerId` is the reference client's name of `provider`). */
   async discover(owner: string, provider?: string) {
     const stored = this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);

@@ -15,7 +15,7 @@ import { confineSessionFile } from "../runtime/owner-paths.ts";
 export type ChatInput = typeof ChatRequest.static;
 export type SessionQuery = typeof SessionRef.static;
 type RequestedLevel = NonNullable<Exclude<ChatInput["model"], string | undefined>["thinkingLevel"]>;
-/** pi's levels: a request's `max` (the origin's highest) is pi's highest, `xhigh`. */
+/** pi's levels: a request's `max` (the reference client's highest) is pi's highest, `xhigh`. */
 export type ThinkingLevel = Exclude<RequestedLevel, "max">;
 
 export interface PreparedChat {

@@ -45,7 +45,7 @@ export class ChatSessionService {
     return ownerPaths(this.deps.dataDir, owner).sessionsDir;
   }
 
-  /** The spec's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
+  /** The contract's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
   async create(owner: string) {
     const { live } = await this.deps.host.open(owner, {});
     const ref = { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
@@ -209,7 +209,7 @@ export class ChatSessionService {
 
 /**
  * A mirror read or write; SQLite failing under it (locked by another process, read-only, an I/O error)
- * is the spec's 503 "mirror unavailable", not a 500.
+ * is the contract's 503 "mirror unavailable", not a 500.
  */
 function mirrorCall<T>(fn: () => T): T {
   try {

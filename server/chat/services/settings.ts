@@ -86,7 +86,7 @@ export class ChatSettingsService {
     const current = effective(await this.manager(owner));
     refuseResourcePathsOutside(request, current);
     const update = withoutRefusedCode(request, current, policy, diagnostics);
-    // The origin's highest level; pi's highest is xhigh.
+    // The reference client's highest level; pi's highest is xhigh.
     if (update.defaultThinkingLevel === "max") update.defaultThinkingLevel = "xhigh";
     const keys = Object.keys(update).filter((k) => update[k] !== undefined);
     const file = settingsFile(policy.agentDir);

@@ -114,7 +114,7 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
       parts: [{ type: "data-status", data: { phase: "preparation", status: "failed", message: sentence } }],
       usage: usage.snapshot(),
       errorCode: failure.code,
-      // The history shows the sentence; the stream's `message` keeps the spec's words beside it.
+      // The history shows the sentence; the stream's `message` keeps the contract's words beside it.
       errorMessage: sentence,
       durationMs,
     });
@@ -170,7 +170,7 @@ function hostTools(
 }
 
 /**
- * Why the turn's interpreter could not be opened: the spec's message and code, and a sentence a person
+ * Why the turn's interpreter could not be opened: the contract's message and code, and a sentence a person
  * understands (what the sandbox was doing, what the machine lacked).
  */
 function openingFailure(reason: "timeout" | Error, stopping: boolean): TurnPreparationError {
