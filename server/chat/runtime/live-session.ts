@@ -19,11 +19,11 @@ import type { McpClients } from "../../mcp-client/clients.ts";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
+import type { ChatFolders } from "./chat-folders.ts";
 import { type ChatEvent, ChatEventMapper } from "./events.ts";
 import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
 import { chatMcpTools } from "./mcp-tools.ts";
-import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
   initialPlanState,
@@ -73,7 +73,7 @@ export class LiveChatSession {
 
   constructor(
     readonly owner: string,
-    readonly paths: OwnerPaths,
+    readonly paths: ChatFolders,
     readonly auth: PiAuth,
     /** Whether shell commands may run on the host (local mode). */
     private readonly hostCommands: boolean,

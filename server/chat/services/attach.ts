@@ -6,9 +6,9 @@
 import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { Producer } from "../../http/stream.ts";
+import { chatFolders, publicSessionFile } from "../runtime/chat-folders.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { BufferedEvent } from "../runtime/live-session.ts";
-import { ownerPaths, publicSessionFile } from "../runtime/owner-paths.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
@@ -24,7 +24,7 @@ export class ChatAttachService {
 
   async attach(owner: string, query: SessionQuery, lastEventId?: number): Promise<Producer<SseFrame>> {
     const { host, sessions, dataDir } = this.deps;
-    const target = sessionTarget(ownerPaths(dataDir, owner).sessionsDir, query);
+    const target = sessionTarget(chatFolders(dataDir, owner).sessionsDir, query);
     // Not a schema rule: an empty sessionFile means "none" on every chat route, so this is checked
     // after it was read, and the message names both fields.
     if (!target.sessionId && !target.sessionFile)

@@ -9,8 +9,8 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ChatRequest, SessionRef } from "../../../schemas/chat.ts";
 import { invalidValue } from "../../http/errors.ts";
 import { parseModelId } from "../../models/ids.ts";
+import { confineSessionFile } from "../runtime/chat-folders.ts";
 import type { SessionTarget } from "../runtime/host.ts";
-import { confineSessionFile } from "../runtime/owner-paths.ts";
 
 export type ChatInput = typeof ChatRequest.static;
 export type SessionQuery = typeof SessionRef.static;

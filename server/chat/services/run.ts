@@ -11,9 +11,9 @@ import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-ag
 import { ensureModelAuth } from "../../models/pi-bridge.ts";
 import { replyText } from "../../models/reply.ts";
 import type { ModelService } from "../../models/service.ts";
+import { publicSessionFile } from "../runtime/chat-folders.ts";
 import { type ChatEvent, planEvent } from "../runtime/events.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
-import { publicSessionFile } from "../runtime/owner-paths.ts";
 import { finishExecution, markDone, planFromReply, startExecution } from "../runtime/plan.ts";
 import { turnMessage } from "../runtime/ui-messages.ts";
 import type { ChatRunStore } from "../stores/runs.ts";

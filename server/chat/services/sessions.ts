@@ -7,15 +7,15 @@ import type { SessionInfo } from "@mariozechner/pi-coding-agent";
 import { AppError, invalidValue } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
-import type { ChatRuntimeHost } from "../runtime/host.ts";
-import type { LiveChatSession } from "../runtime/live-session.ts";
 import {
+  chatFolders,
   confineSessionFile,
-  ownerPaths,
   publicPath,
   publicSessionFile,
   scrubPaths,
-} from "../runtime/owner-paths.ts";
+} from "../runtime/chat-folders.ts";
+import type { ChatRuntimeHost } from "../runtime/host.ts";
+import type { LiveChatSession } from "../runtime/live-session.ts";
 import { AnswerError, type QuestionnaireAnswer } from "../runtime/questionnaire.ts";
 import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../stores/index.ts";
@@ -42,7 +42,7 @@ export class ChatSessionService {
   constructor(private readonly deps: ChatSessionServiceDeps) {}
 
   private sessionsDir(owner: string): string {
-    return ownerPaths(this.deps.dataDir, owner).sessionsDir;
+    return chatFolders(this.deps.dataDir, owner).sessionsDir;
   }
 
   /** The contract's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
@@ -91,7 +91,7 @@ export class ChatSessionService {
     return {
       session: describe(live, this.deps.mirror.sessions.get(owner, live.sessionId)),
       messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
-        scrubPaths(ownerPaths(this.deps.dataDir, owner), this.deps.dataDir, text),
+        scrubPaths(chatFolders(this.deps.dataDir, owner), this.deps.dataDir, text),
       ),
       sessionReset,
     };
@@ -103,7 +103,7 @@ export class ChatSessionService {
    */
   async list(owner: string, { limit, offset }: Page) {
     const rows = this.deps.mirror.sessions.list(owner, limit, offset);
-    const paths = ownerPaths(this.deps.dataDir, owner);
+    const paths = chatFolders(this.deps.dataDir, owner);
     const files = new Map<string, SessionInfo>();
     if (rows.some((row) => row.session_file)) {
       const { SessionManager } = await loadPi();
