@@ -1,7 +1,7 @@
 /**
  * `/api/auth/*` for session auth (mounted when `APP_AUTH_SECRET` is set): sign-up, sign-in, sign-out,
  * the current session (both the Better Auth path the reference client calls and the reference client's own), and
- * invites for admins. Thin: the work is in session-auth.ts. These paths are public (DESIGN ruling 4),
+ * invites for admins. Thin: the work is in session-auth.ts. These paths are public (docs/design.md §4),
  * so each route decides itself what it needs.
  */
 import { Elysia } from "elysia";

@@ -2,7 +2,7 @@
  * How the MCP server reaches the families: through their HTTP routes, in process (`app.handle`), with
  * the credential of the MCP request that asked forwarded on each call. So a tool sees exactly what the
  * caller would over HTTP: the same identity, owner scoping, scopes of an access token, validation and
- * limits, and no family is imported here (DESIGN ruling 14). Failures become `ToolError`s carrying the
+ * limits, and no family is imported here (docs/design.md §14). Failures become `ToolError`s carrying the
  * family's own message, whatever its envelope.
  */
 import { sseEvents } from "../../common/streams.ts";
