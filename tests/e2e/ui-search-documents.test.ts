@@ -64,12 +64,12 @@ browserTest(
 
       await page.getByRole("button", { name: "Remove curie.txt" }).click();
       const status = page.locator('[data-testid="documents-status"]');
-      await status.getByText(/^Removed curie\.txt: 1 documents, 3 entities/).waitFor();
+      await status.getByText(/^Removed curie\.txt: 1 document, 3 entities/).waitFor();
       await docs.getByRole("cell", { name: "curie.txt", exact: true }).waitFor({ state: "detached" });
       // The index list reloads after the removal: wait for its new count rather than read it at once.
       await page
         .getByLabel("Index", { exact: true })
-        .locator("option", { hasText: "people (1 documents)" })
+        .locator("option", { hasText: "people (1 document)" })
         .waitFor({ state: "attached" });
 
       await docs
@@ -80,7 +80,7 @@ browserTest(
           mimeType: "text/plain",
           buffer: Buffer.from(story("Isaac Newton", "Edmond Halley", "Cambridge")),
         });
-      await status.getByText(/^Replaced ada\.txt: 1 documents, 3 entities/).waitFor();
+      await status.getByText(/^Replaced ada\.txt: 1 document, 3 entities/).waitFor();
       const names = (
         await t.json<{ documents: { name: string }[] }>("/search/indexes/people/documents")
       ).body.documents.map((d) => d.name);

@@ -29,11 +29,11 @@ test("the document is valid OpenAPI 3.1", async () => {
   expect(doc.openapi).toStartWith("3.1");
 });
 
-test("titled Atrium at the app version, one tag per family, and the MCP server's", async () => {
+test("titled Atrium at the app version, one tag per family, the MCP server's and the OpenAI-compatible endpoint's", async () => {
   const pkg = await Bun.file(new URL("../../package.json", import.meta.url)).json();
   expect(doc.info.title).toBe("Atrium");
   expect(doc.info.version).toBe(pkg.version);
-  expect(doc.tags.map((tag) => tag.name)).toEqual(["chat", "turns", "search", "agents", "mcp"]);
+  expect(doc.tags.map((tag) => tag.name)).toEqual(["chat", "turns", "search", "agents", "mcp", "openai"]);
 });
 
 test("every documented route has a summary, a family tag and a response schema", () => {

@@ -65,50 +65,55 @@ export function IndexDocuments(props: { index: string; onChanged: () => void }):
       <ErrorLine error={docs.error ?? error} />
       {list.length === 0 && docs.data ? <p class="empty">No documents.</p> : null}
       {list.length > 0 ? (
-        <table class="context-table">
-          <thead>
-            <tr>
-              <th scope="col">Document</th>
-              <th scope="col">Characters</th>
-              <th scope="col">Units</th>
-              <th scope="col">Change</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((d) => (
-              <tr key={d.name}>
-                <td>{d.name}</td>
-                <td>{d.chars}</td>
-                <td>{d.units}</td>
-                <td class="row">
-                  <button
-                    type="button"
-                    class="btn"
-                    aria-label={`Remove ${d.name}`}
-                    disabled={busy !== undefined}
-                    onClick={() => void remove(d.name)}
-                  >
-                    Remove
-                  </button>
-                  <label class="btn">
-                    Replace<span class="sr-only"> {d.name}</span>
-                    <input
-                      type="file"
-                      class="sr-only"
-                      accept=".txt,.md,.markdown,.html,.htm"
-                      disabled={busy !== undefined}
-                      onChange={(e) => {
-                        const file = e.currentTarget.files?.[0];
-                        e.currentTarget.value = "";
-                        if (file) void replace(d.name, file);
-                      }}
-                    />
-                  </label>
-                </td>
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a wide table scrolls, so keyboard users must reach it
+        <section class="table-wrap" tabIndex={0} aria-label={`Documents in ${props.index}`}>
+          <table class="context-table">
+            <thead>
+              <tr>
+                <th scope="col">Document</th>
+                <th scope="col">Characters</th>
+                <th scope="col">Units</th>
+                <th scope="col">Change</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.map((d) => (
+                <tr key={d.name}>
+                  <td>{d.name}</td>
+                  <td>{d.chars}</td>
+                  <td>{d.units}</td>
+                  <td>
+                    <div class="row">
+                      <button
+                        type="button"
+                        class="btn"
+                        aria-label={`Remove ${d.name}`}
+                        disabled={busy !== undefined}
+                        onClick={() => void remove(d.name)}
+                      >
+                        Remove
+                      </button>
+                      <label class="btn">
+                        Replace<span class="sr-only"> {d.name}</span>
+                        <input
+                          type="file"
+                          class="sr-only"
+                          accept=".txt,.md,.markdown,.html,.htm"
+                          disabled={busy !== undefined}
+                          onChange={(e) => {
+                            const file = e.currentTarget.files?.[0];
+                            e.currentTarget.value = "";
+                            if (file) void replace(d.name, file);
+                          }}
+                        />
+                      </label>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
       ) : null}
       {done ? (
         <p class="notice" role="status" data-testid="documents-status">
