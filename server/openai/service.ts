@@ -195,6 +195,6 @@ export class OpenAiService {
 
 function base64Of(vector: Float32Array): string {
   const bytes = new DataView(new ArrayBuffer(vector.length * 4));
-  vector.forEach((value, i) => bytes.setFloat32(i * 4, value, true));
+  for (let i = 0; i < vector.length; i++) bytes.setFloat32(i * 4, vector[i] as number, true);
   return Buffer.from(bytes.buffer).toString("base64");
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sseFrames } from "../../server/mcp/http.ts";
-import { agentModel, as } from "../helpers/agents.ts";
+import { agentModel, as, type Frame } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { twoUsers, USER_HEADER } from "../helpers/users.ts";
 
@@ -100,8 +100,9 @@ test("Accept: text/event-stream streams the frames as they come, each member nam
     });
   const response = await ask({ target_id: fleet.id, target_type: "fleet", content: "write it" });
   expect(response.headers.get("content-type")).toStartWith("text/event-stream");
-  const frames: { event?: string; data: any }[] = [];
-  for await (const frame of sseFrames(response.body as ReadableStream<Uint8Array>)) frames.push(frame);
+  const frames: { event?: string; data: Frame }[] = [];
+  for await (const frame of sseFrames(response.body as ReadableStream<Uint8Array>))
+    frames.push(frame as { event?: string; data: Frame });
   const chunks = frames.filter((f) => f.event === "stream");
   const speakers = chunks.map((f) => f.data.metadata.agent_name);
   expect(speakers.indexOf("Editor")).toBeGreaterThan(speakers.lastIndexOf("Drafter"));
