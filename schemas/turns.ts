@@ -284,7 +284,12 @@ export const RunsByKey = t.Object({
     t.Object({
       runId: t.String(),
       sessionId: t.String(),
-      status: t.Union([t.Literal("running"), t.Literal("completed"), t.Literal("failed"), t.Literal("cancelled")]),
+      status: t.Union([
+        t.Literal("running"),
+        t.Literal("completed"),
+        t.Literal("failed"),
+        t.Literal("cancelled"),
+      ]),
       createdAt: t.String(),
     }),
   ),

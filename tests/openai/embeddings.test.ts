@@ -6,13 +6,12 @@
  * naming the parameter, and no route at all (404 in OpenAI's envelope) when no endpoint is configured.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { type FakeServer, startFakeOpenAi } from "../search/openai-fake.ts";
+import { type FakeServer, startFakeOpenAi, writeEmbeddingsPolicy } from "../search/openai-fake.ts";
 
 /** A vector that says which text it came from: its length and its first character code. */
 const vectorOf = (text: string) => [text.length, text.charCodeAt(0), 0.5];
@@ -27,14 +26,7 @@ let bare: OpenAI;
 
 beforeAll(async () => {
   fake = startFakeOpenAi({ reply: () => ({ text: "unused" }), embed: (texts) => texts.map(vectorOf) });
-  const policy = join(dir.path, "policy.toml");
-  writeFileSync(
-    policy,
-    readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
-      'embeddings_model = ""',
-      'embeddings_model = "fake-embed"',
-    ),
-  );
+  const policy = writeEmbeddingsPolicy(join(dir.path, "policy.toml"));
   withEndpoint = await createTestApp({
     policyPath: policy,
     env: { APP_EMBEDDINGS_BASE_URL: `${fake.url}/v1` },
