@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { SandboxPool } from "../server/sandbox/pool.ts";
+import { InterpreterPool } from "../server/sandbox/interpreter-pool.ts";
 import { fmt, percentile } from "./lib/stats.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "8" } } });
@@ -18,8 +18,8 @@ const runs = Number(values.runs);
 
 const cache = mkdtempSync(join(tmpdir(), "atrium-bench-snapshot-"));
 // warm 0: every acquire below is a start measured from spawn.
-const fromSnapshot = new SandboxPool({ warm: 0, snapshotDir: cache });
-const cold = new SandboxPool({ warm: 0 });
+const fromSnapshot = new InterpreterPool({ warm: 0, snapshotDir: cache });
+const cold = new InterpreterPool({ warm: 0 });
 try {
   const made = performance.now();
   await fromSnapshot.warm();

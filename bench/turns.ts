@@ -23,8 +23,8 @@ import { loadConfig } from "../server/config/index.ts";
 import { startServer } from "../server/lifecycle.ts";
 import { silentLogger } from "../server/log.ts";
 import { Interpreter } from "../server/sandbox/interpreter.ts";
+import { InterpreterPool } from "../server/sandbox/interpreter-pool.ts";
 import { pyodideDir, sandboxCommand } from "../server/sandbox/isolation.ts";
-import { SandboxPool } from "../server/sandbox/pool.ts";
 import { coldStart, rssMiB } from "./lib/process.ts";
 import { fmt, median, percentile } from "./lib/stats.ts";
 
@@ -41,7 +41,7 @@ const burstSize = Number(values.burst);
 const repo = join(import.meta.dir, "..");
 
 async function stepRoundTrip() {
-  const pool = new SandboxPool({ warm: 1 });
+  const pool = new InterpreterPool({ warm: 1 });
   await pool.warm();
   const py = await pool.acquire();
   await py.init([], {}, 10_000);
@@ -73,7 +73,7 @@ async function stepRoundTrip() {
 }
 
 async function coldInterpreter(runs = 3) {
-  const command = sandboxCommand(new SandboxPool({ warm: 0 }).isolation);
+  const command = sandboxCommand(new InterpreterPool({ warm: 0 }).isolation);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();

@@ -348,7 +348,7 @@ export const ChatMessageRequest = t.Object({
 });
 
 /**
- * Server frames of /v1/chat beyond the spec's (Atrium extensions; a client that knows only `stream`
+ * Server frames of /v1/chat beyond the contract's (Atrium extensions; a client that knows only `stream`
  * and `response` can ignore them): an agent's MCP tool call and its result, and a notice saying why an
  * MCP server its config lists gave it no tools. All carry the reply's `message_id` and the speaking
  * agent in `metadata` (agent_id, agent_name, phase, step) like its `stream` frames.

@@ -1,6 +1,6 @@
 /**
  * Session auth (`/api/auth/*`): bodies and answers. The paths and shapes follow the Better Auth routes
- * the origin's web client calls (sign-up/email, sign-in/email, sign-out, get-session), plus invites.
+ * the reference client calls (sign-up/email, sign-in/email, sign-out, get-session), plus invites.
  * Schemas only: no runtime code.
  */
 import { t } from "elysia";

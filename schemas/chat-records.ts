@@ -1,16 +1,16 @@
 /**
- * The chat family's response records, in the shapes the origin's web client parses (its protocol
+ * The chat family's response records, in the shapes the reference client parses (its protocol
  * package validates every response): UI messages and their parts, model, provider and resource entries,
- * session list entries, settings, and one NDJSON stream event per line. Where the chat spec fixes a
- * field, the spec's field is here too. Optional fields are left out of the JSON, never sent as null: the
- * origin's client refuses null where a field is optional. Records marked open keep Atrium's extra
+ * session list entries, settings, and one NDJSON stream event per line. Where the chat contract fixes a
+ * field, the contract's field is here too. Optional fields are left out of the JSON, never sent as null: the
+ * reference client's client refuses null where a field is optional. Records marked open keep Atrium's extra
  * fields (Elysia drops every key a closed record does not name).
  */
 import { type Static, t } from "elysia";
 
 export const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
 
-/** pi's levels plus the origin's `max`, which Atrium maps to pi's highest (`xhigh`). */
+/** pi's levels plus the reference client's `max`, which Atrium maps to pi's highest (`xhigh`). */
 export const ThinkingLevel = t.Union([
   t.Literal("off"),
   t.Literal("minimal"),
@@ -220,7 +220,7 @@ export const ProviderInfo = t.Object({
   name: t.String(),
   envVarName: t.String(),
   configured: t.Boolean(),
-  isConfigured: t.Boolean({ description: "the same as configured, under the origin client's name" }),
+  isConfigured: t.Boolean({ description: "the same as configured, under the reference client's name" }),
   authType: t.Optional(t.Literal("apiKey")),
 });
 export const ResourceInfo = t.Object(

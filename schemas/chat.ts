@@ -1,6 +1,6 @@
 /**
  * Schemas of the chat family (chat, events, errors, companion routes; behaviour in docs/chat.md). Request
- * bodies validate; responses validate too, in the shapes the origin's web client parses (the records
+ * bodies validate; responses validate too, in the shapes the reference client parses (the records
  * are in chat-records.ts), so a client built on that protocol works against Atrium unchanged.
  */
 import { type Static, t } from "elysia";
@@ -25,7 +25,7 @@ const SessionFile = t.String({
 });
 const SessionId = t.String({ minLength: 1, maxLength: 200 });
 
-/** The spec's eight providers (server/models/catalog.ts; tests/chat/catalogs.test.ts keeps the two equal). */
+/** The contract's eight providers (server/models/catalog.ts; tests/chat/catalogs.test.ts keeps the two equal). */
 export const ProviderId = t.Union(
   [
     t.Literal("amazon-bedrock"),
@@ -83,7 +83,7 @@ export const QuestionAnswer = t.Object({
   }),
 });
 
-/** A settings list entry: not blank (the origin's client refuses a blank one in the answer). */
+/** A settings list entry: not blank (the reference client refuses a blank one in the answer). */
 const Entry = (maxLength: number) => t.String({ minLength: 1, maxLength, pattern: "\\S" });
 
 export const ChatSettingsUpdate = t.Object(
@@ -163,7 +163,7 @@ const ProjectSettings = t.Object(ChatSettingsUpdate.properties, { additionalProp
 export const ProviderUpdate = t.Object({
   provider: t.Optional(ProviderId),
   providerId: t.Optional(
-    t.Union(ProviderId.anyOf, { description: "the same as provider (the origin's name)" }),
+    t.Union(ProviderId.anyOf, { description: "the same as provider (the reference client's name)" }),
   ),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {

@@ -3,7 +3,7 @@ import { t } from "elysia";
 
 export const WebhookReceived = t.Object({ received: t.Literal(true) });
 
-/** The sandbox routes' error body is `{error}` (the chat spec's texts), not chat's `{message}`. */
+/** The sandbox routes' error body is `{error}` (the chat contract's texts), not chat's `{message}`. */
 export const WebhookError = t.Object({ error: t.String() }, { description: "sandbox route error body" });
 export const SandboxError = WebhookError;
 

@@ -26,7 +26,7 @@ const ModelId = t.String({
 
 export const SearchQuery = t.Object(
   {
-    query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who is Scrooge?"] }),
+    query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who was Marley?"] }),
     index: t.Optional(IndexName),
     community_level: t.Optional(
       t.Integer({
@@ -40,7 +40,8 @@ export const SearchQuery = t.Object(
   {
     description:
       "SearchQuery: `query` is required; `index`, `community_level` and `model` are Atrium extensions",
-    examples: [{ query: "Who is Scrooge?" }],
+    // The index docs/search.md's "Try it" builds from docs/demo-corpus/, so Swagger's example answers.
+    examples: [{ query: "Who was Marley?", index: "carol" }],
   },
 );
 /** A validated search request, as the query service takes it. */
@@ -162,11 +163,88 @@ export const DocumentList = t.Object({
   ),
 });
 
-/** `/monitor-debug` never answers 200; the origin's document listed one of unspecified schema. */
+/** The most entities `GET /search/indexes/{index}/graph` sends (the most connected first). */
+export const MAX_GRAPH_ENTITIES = 20000;
+/** Entities it sends when the request names no limit. */
+export const DEFAULT_GRAPH_ENTITIES = 10000;
+
+export const GraphQuery = t.Object({
+  limit: t.Optional(
+    t.Numeric({
+      minimum: 1,
+      maximum: MAX_GRAPH_ENTITIES,
+      multipleOf: 1,
+      description: `most entities to send, the most connected first (default ${DEFAULT_GRAPH_ENTITIES})`,
+    }),
+  ),
+});
+
+/**
+ * The graph as columns (one array per field, position i is entity i), so 10,000 entities stay a few
+ * hundred KB of JSON; positions are computed on the server, so the browser only draws.
+ */
+export const IndexGraph = t.Object({
+  index: t.String(),
+  entities: t.Integer({ description: "entities in the index" }),
+  relationships: t.Integer({ description: "relationships in the index" }),
+  note: t.Optional(
+    t.String({ description: "what was left out when the graph is larger than the limit, and why" }),
+  ),
+  nodes: t.Object(
+    {
+      id: t.Array(t.Integer(), { description: "citation ids ([Data: Entities (id)])" }),
+      name: t.Array(t.String()),
+      type: t.Array(t.String()),
+      degree: t.Array(t.Integer()),
+      community: t.Array(t.Integer(), {
+        description: "the coarsest (level 0) community's id, -1 for an entity in none",
+      }),
+      x: t.Array(t.Number()),
+      y: t.Array(t.Number()),
+    },
+    { description: "the entities sent, most connected first, laid out by community (circle packing)" },
+  ),
+  edges: t.Object(
+    {
+      source: t.Array(t.Integer(), { description: "position in `nodes`" }),
+      target: t.Array(t.Integer(), { description: "position in `nodes`" }),
+      weight: t.Array(t.Number()),
+    },
+    { description: "the relationships between entities sent, heaviest first" },
+  ),
+});
+
+/** `/search/indexes/{index}/graph/entities/{id}`: one entity by citation id. */
+export const GraphEntityParams = t.Object({
+  index: IndexName,
+  id: t.Numeric({ minimum: 0, maximum: 2 ** 31, multipleOf: 1, description: "the entity's citation id" }),
+});
+
+export const GraphEntity = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  type: t.String(),
+  description: t.String(),
+  degree: t.Integer(),
+  mentions: t.Integer(),
+  sources: t.Array(
+    t.Object({
+      id: t.Integer({ description: "the text unit ([Data: Sources (id)])" }),
+      document: t.String(),
+      text: t.String({ description: "the passage that mentions it, clipped at whole words" }),
+    }),
+    { description: "up to 5 text units that mention the entity" },
+  ),
+  related: t.Array(t.Object({ id: t.Integer(), name: t.String(), weight: t.Number() }), {
+    description: "up to 10 neighbours, by relationship weight",
+  }),
+});
+
+/** `/monitor-debug` never answers 200; the reference client's document listed one of unspecified schema. */
 export const MonitorDebugOk = t.Object(
   {},
   {
     description:
-      "never sent: the route always fails with a logged 500 (the origin listed a 200 of unspecified schema)",
+      "never sent: the route always fails with a logged 500 (the reference client listed a 200 of unspecified schema)",
   },
 );

@@ -1,4 +1,4 @@
-/** The agent workspace routes (`/api/workspace/*`): shapes follow the origin web app's. Schemas only. */
+/** The agent workspace routes (`/api/workspace/*`): shapes follow the reference client's. Schemas only. */
 import { t } from "elysia";
 
 export const WorkspaceHealth = t.Object({

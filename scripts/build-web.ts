@@ -39,6 +39,8 @@ export async function buildWeb(outdir = WEB_BUILD_DIR): Promise<WebBuild> {
     outdir: join(staging, "assets"),
     target: "browser",
     minify: true,
+    // A view's heavy library (the search graph's sigma) loads as its own chunk when the view needs it.
+    splitting: true,
     naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
     define: { "process.env.NODE_ENV": '"production"' },
   });
@@ -50,7 +52,8 @@ export async function buildWeb(outdir = WEB_BUILD_DIR): Promise<WebBuild> {
   const theme = `assets/theme-boot-${new Bun.CryptoHasher("sha256").update(boot).digest("hex").slice(0, 8)}.js`;
   writeFileSync(join(staging, theme), boot);
   const assets = [...result.outputs.map((o) => `assets/${basename(o.path)}`), theme];
-  const script = assets.find((a) => a.endsWith(".js") && a !== theme);
+  const entry = result.outputs.find((o) => o.kind === "entry-point");
+  const script = entry ? `assets/${basename(entry.path)}` : undefined;
   const style = assets.find((a) => a.endsWith(".css"));
   if (!script || !style) throw new Error(`web build lacks a script or a stylesheet: ${assets.join(", ")}`);
   const html = readFileSync(WEB_TEMPLATE, "utf8")

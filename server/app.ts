@@ -15,10 +15,9 @@ import { chatFamily } from "./chat/index.ts";
 import type { AppContext } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
 import { healthRoutes } from "./health.ts";
-import { requestBodies, UploadRoutes } from "./http/bodies.ts";
+import { requestBodies } from "./http/bodies.ts";
 import { docs } from "./http/docs.ts";
 import { errorHandling } from "./http/error-handler.ts";
-import { errorTextEnvelope } from "./http/errors.ts";
 import { pathOwners } from "./http/families.ts";
 import { bodyLimit } from "./http/limits.ts";
 import { readinessGate } from "./http/readiness.ts";
@@ -78,22 +77,22 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   ctx.scopes.learn([{ name: "openai", paths: OPENAI_PATHS }, ...FAMILIES]);
   const instances = Object.fromEntries(FAMILIES.map((f) => [f.name, f.create(ctx)])) as FamilyInstances;
   const mounted: FamilyInstance[] = FAMILIES.map((f) => instances[f.name]);
-  // The chat spec gives its sandbox preview `{error}` bodies (401 included): declared before the families,
-  // the more specific prefix wins.
-  const envelopeOf = pathOwners([
-    { paths: { prefixes: ["/api/sandbox/preview"] }, value: errorTextEnvelope },
+  // A route's declared envelope (routePolicy) wins over its family's; the OpenAI-compatible paths are
+  // listed before the families, so they win over the agents family's /v1 prefix.
+  const familyEnvelope = pathOwners([
     { paths: OPENAI_PATHS, value: openaiEnvelope },
     ...FAMILIES.map((f) => ({ paths: f.paths, value: f.envelope })),
   ]);
+  const envelopeOf = (method: string, path: string) =>
+    ctx.routePolicies.of(method, path).envelope ?? familyEnvelope(path);
 
   // Bun applies one WebSocket frame limit to the whole server: larger frames are closed with 1009.
-  const uploads = new UploadRoutes();
   let app = new Elysia({ name: "atrium", websocket: { maxPayloadLength: WS_MAX_FRAME_BYTES } }).use(
     errorHandling(ctx.log, envelopeOf),
   ) as AnyElysia;
   if (options.surfaceGuard !== false) {
     const { host, publicOrigins } = ctx.config;
-    app = app.use(surfaceGuard({ host, publicOrigins }, () => app.server?.port));
+    app = app.use(surfaceGuard({ host, publicOrigins }, ctx.routePolicies, () => app.server?.port));
   }
   app = app
     .use(bodyLimit(ctx.config.bodyLimitBytes))
@@ -105,9 +104,9 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
         ? ctx.connections.holdStream(response, identity)
         : undefined,
     )
-    .use(requestBodies(uploads))
+    .use(requestBodies(ctx.routePolicies))
     .use(healthRoutes(ctx))
-    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG, OPENAI_TAG], uploads))
+    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG, OPENAI_TAG], ctx.routePolicies))
     .use(webRoutes()) as AnyElysia;
   // Access tokens belong to a signed-in user: protected mode only (local mode needs none on loopback).
   if (ctx.config.mode.kind === "protected") app = app.use(tokenRoutes(ctx.tokens, ctx.identity));
@@ -123,7 +122,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   // The OpenAI-compatible endpoint: provider models directly, the other kinds through the families' routes.
   app = app.use(atriumOpenAi(ctx, (request) => app.handle(request)).routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
-  uploads.learn(app.routes);
+  // Public routes, body types, origins and envelopes, as each route declares them (http/route-policy.ts).
+  ctx.routePolicies.learn(app.routes);
 
   let closing: Promise<void> | undefined;
   return {

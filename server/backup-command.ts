@@ -36,7 +36,7 @@ import { Beneath } from "./workspace/beneath.ts";
 
 const DATABASE_FILES = new Set(["app.db", "app.db-wal", "app.db-shm", "app.db-journal"]);
 
-export async function main(argv: string[]): Promise<number> {
+export async function backupCommandMain(argv: string[]): Promise<number> {
   let values: { "data-dir"?: string };
   let positionals: string[];
   try {

@@ -19,6 +19,7 @@ import type { EnvSource } from "./config/env.ts";
 import type { AppConfig } from "./config/index.ts";
 import { outboundRule } from "./http/outbound/rule.ts";
 import { Readiness } from "./http/readiness.ts";
+import { RoutePolicies } from "./http/route-policy.ts";
 import type { Logger } from "./log.ts";
 import { McpClients } from "./mcp-client/clients.ts";
 import { adminServers } from "./mcp-client/servers.ts";
@@ -40,6 +41,11 @@ export interface AppContext {
   tokens: AccessTokens;
   /** Which scope of an access token each route needs; createApp teaches it the families' paths. */
   scopes: ScopeRules;
+  /**
+   * What each route declares of the shared layers (public, body types, any origin, error envelope):
+   * createApp teaches it the composed app's routes (http/route-policy.ts).
+   */
+  routePolicies: RoutePolicies;
   /** Attempt limits kept in the database (sign-in, workspace reindex): shared by every instance. */
   limits: LimitStore;
   /**
@@ -104,6 +110,7 @@ export function createContext(options: ContextOptions): AppContext {
   ];
   const proxies = new ProxyTrust(config.auth.trustProxy);
   const scopes = new ScopeRules();
+  const routePolicies = new RoutePolicies();
   return {
     config,
     env,
@@ -112,6 +119,7 @@ export function createContext(options: ContextOptions): AppContext {
     auth,
     tokens,
     scopes,
+    routePolicies,
     limits,
     connections,
     proxies,
@@ -122,8 +130,9 @@ export function createContext(options: ContextOptions): AppContext {
       mode: config.mode,
       resolvers: credentials,
       desktopToken: config.auth.desktopToken,
-      clientOf: (request, peer) => proxies.clientOf(request, peer),
+      proxies,
       scopes,
+      policies: routePolicies,
     }),
     shutdown: shutdown ?? new AbortController().signal,
     mcp: new McpClients({

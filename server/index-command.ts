@@ -11,13 +11,13 @@ import { ConfigError, loadConfig } from "./config/index.ts";
 import { createContext } from "./context.ts";
 import { createLogger } from "./log.ts";
 import { policyEmbeddings } from "./models/embeddings.ts";
-import { type IndexReader, type IndexTarget, main as indexMain } from "./search/indexing/cli.ts";
+import { type IndexReader, type IndexTarget, indexCliMain } from "./search/indexing/cli.ts";
 import { DocumentParser, parseLimitsFromPolicy } from "./search/indexing/parser.ts";
 import { MigrationError, migrate } from "./storage/migrate.ts";
 
-export async function main(argv: string[]): Promise<number> {
+export async function indexCommandMain(argv: string[]): Promise<number> {
   try {
-    return await indexMain(argv, open, reader);
+    return await indexCliMain(argv, open, reader);
   } catch (error) {
     if (!(error instanceof ConfigError || error instanceof MigrationError)) throw error;
     process.stderr.write(`atrium index: ${error.message}\n`);

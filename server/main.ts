@@ -11,7 +11,7 @@ import { commandOf } from "./commands.ts";
 const argv = process.argv.slice(2);
 const sub = commandOf(argv);
 const done = sub
-  ? sub.command.load().then((m) => m.main(argv.slice(1)))
+  ? sub.command.load().then((main) => main(argv.slice(1)))
   : import("./sandbox/isolation.ts")
       .then((isolation) => {
         if (!argv.some((a) => ["--help", "-h", "--version", "-v"].includes(a)))

@@ -25,7 +25,11 @@ const stdio: MigrateIo = {
   err: (text) => void process.stderr.write(text),
 };
 
-export async function main(argv: string[], io: MigrateIo = stdio, env = process.env): Promise<number> {
+export async function migrateCommandMain(
+  argv: string[],
+  io: MigrateIo = stdio,
+  env = process.env,
+): Promise<number> {
   let values: { check?: boolean; help?: boolean; "data-dir"?: string; policy?: string };
   try {
     ({ values } = parseArgs({

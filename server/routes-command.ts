@@ -133,7 +133,7 @@ export function routesTable(rows: RouteRow[]): string {
   return `${all.map((r) => `${r.method.padEnd(m)}  ${r.path.padEnd(p)}  ${r.family.padEnd(f)}  ${r.source}`).join("\n")}\n`;
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function routesCommandMain(argv: string[]): Promise<number> {
   if (argv.includes("--help")) {
     process.stdout.write("routes [--markdown]: every route's method, path, family and source file\n");
     return 0;

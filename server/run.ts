@@ -19,13 +19,13 @@ import { MigrationError } from "./storage/migrate.ts";
 /** Set by a supervisor that holds our stdin: its closing means the supervisor is gone. */
 export const EXIT_WITH_STDIN = "APP_EXIT_WITH_STDIN";
 
-export interface RunOptions {
+export interface ServerRunOptions {
   /** Extra route plugins (test fixtures mount probe routes this way). */
   plugins?: ((ctx: AppContext) => AnyElysia)[];
 }
 
 /** Runs the server until a signal stops it; resolves with the process exit code. */
-export async function run(argv: string[], options: RunOptions = {}): Promise<number> {
+export async function run(argv: string[], options: ServerRunOptions = {}): Promise<number> {
   const cli = parseCli(argv, process.env, process.cwd());
   if (cli.kind === "help") {
     process.stdout.write(`${cli.text}\n${commandsHelp()}`);

@@ -55,7 +55,7 @@ const processIO: UserCommandIO = {
   readStdin: () => Bun.stdin.text(),
 };
 
-export async function main(argv: string[], io: UserCommandIO = processIO): Promise<number> {
+export async function userCommandMain(argv: string[], io: UserCommandIO = processIO): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

@@ -5,13 +5,19 @@
  * shared layers, never another family's internals; schemas/ is data only. The web UI and the terminal
  * client are HTTP clients: they never import server/, they take wire types from schemas/ with type-only
  * imports (which cost the bundle nothing), and they never declare a type of their own under a name
- * schemas/ exports (such a copy is how the clients' types drifted from the wire).
+ * schemas/ exports (such a copy is how the clients' types drifted from the wire). The shared layers
+ * never name a family's route path: what a route needs of them it declares (server/http/route-policy.ts).
+ * common/ is runtime code every side may import (the one stream reader): it imports nothing of the
+ * repository, so importing it never pulls server/ into the UI's bundle.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cruise, type IForbiddenRuleType } from "dependency-cruiser";
-import { REPO_ROOT } from "./helpers/app.ts";
+import type { AnyElysia } from "elysia";
+import ts from "typescript";
+import { FAMILIES } from "../server/app.ts";
+import { createTestApp, REPO_ROOT } from "./helpers/app.ts";
 
 const FAMILY = "^server/(chat|turns|search|agents)/";
 /** What a family may import besides its own folder (and packages). */
@@ -44,6 +50,11 @@ const RULES: IForbiddenRuleType[] = [
   { name: "the-terminal-client-is-an-http-client", from: { path: "^cli/" }, to: { path: "^server/" } },
   { name: "the-web-ui-is-an-http-client", from: { path: "^web/" }, to: { path: "^server/" } },
   {
+    name: "common-stands-alone",
+    from: { path: "^common/" },
+    to: { path: "^(server|schemas|cli|web|tests|scripts|bench|desktop)/" },
+  },
+  {
     name: "clients-take-wire-types-only",
     from: { path: "^(web|cli)/" },
     to: { path: "^schemas/", dependencyTypesNot: ["type-only"] },
@@ -52,7 +63,7 @@ const RULES: IForbiddenRuleType[] = [
 
 async function violations(rules: IForbiddenRuleType[]): Promise<string[]> {
   const result = await cruise(
-    ["server", "schemas", "cli", "web"],
+    ["server", "schemas", "common", "cli", "web"],
     {
       baseDir: REPO_ROOT,
       tsPreCompilationDeps: true,
@@ -74,7 +85,7 @@ async function violations(rules: IForbiddenRuleType[]): Promise<string[]> {
 }
 
 describe("the import graph", () => {
-  test("server/, schemas/, cli/ and web/ follow every layering rule", async () => {
+  test("server/, schemas/, common/, cli/ and web/ follow every layering rule", async () => {
     expect(await violations(RULES)).toEqual([]);
   });
 
@@ -96,6 +107,7 @@ describe("the import graph", () => {
         to: { path: "^schemas/", dependencyTypes: ["type-only"] },
       },
       { name: "probe-mcp", from: { path: "^server/mcp/" }, to: { path: "^server/auth/" } },
+      { name: "probe-common", from: { path: "^(web|cli)/" }, to: { path: "^common/" } },
     ]);
     for (const rule of [
       "probe-family-to-http",
@@ -104,6 +116,7 @@ describe("the import graph", () => {
       "probe-cli",
       "probe-web",
       "probe-mcp",
+      "probe-common",
     ])
       expect({ rule, found: found.some((line) => line.startsWith(`${rule}:`)) }).toEqual({
         rule,
@@ -157,5 +170,117 @@ describe("wire types have one source", () => {
       wireCopies(readFileSync(join(REPO_ROOT, file), "utf8"), names).map((name) => `${file}: ${name}`),
     );
     expect(found).toEqual([]);
+  });
+});
+
+/** The files every family goes through: they read what a route declares, never name its path. */
+const SHARED_LAYERS = [
+  ...sources("server/http"),
+  ...sources("server/auth"),
+  "server/app.ts",
+  "server/context.ts",
+];
+
+/** The literal start of each family route's path, up to its first parameter (`/api/sandbox/preview`). */
+async function familyRoutePaths(): Promise<string[]> {
+  const t = await createTestApp({ compose: false, env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1" } });
+  try {
+    const paths = FAMILIES.flatMap((f) => (t.family(f.name).routes as AnyElysia).routes).map((route) => {
+      const literal: string[] = [];
+      for (const segment of route.path.split("/").slice(1)) {
+        if (segment.startsWith(":") || segment === "*" || segment === "") break;
+        literal.push(segment);
+      }
+      return `/${literal.join("/")}`;
+    });
+    return [...new Set(paths)].filter((path) => path !== "/");
+  } finally {
+    await t.close();
+  }
+}
+
+/** The path-like string literals of a source (quotes, template pieces), without a trailing slash. */
+function pathLiterals(source: string): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node)) {
+      const text = node.text.replace(/\/+$/, "");
+      if (text.startsWith("/") && text.length > 1) found.push(text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile("source.ts", source, ts.ScriptTarget.Latest, true));
+  return found;
+}
+
+/**
+ * The literals of a source that name a family route: the route's path, a path beneath it, or a prefix
+ * of it at least two segments long (`/api/sandbox` names the sandbox routes; `/api` names no one).
+ */
+function namedFamilyPaths(source: string, routes: string[]): string[] {
+  return pathLiterals(source).filter((literal) =>
+    routes.some(
+      (route) =>
+        literal === route ||
+        literal.startsWith(`${route}/`) ||
+        (route.startsWith(`${literal}/`) && literal.split("/").length > 2),
+    ),
+  );
+}
+
+describe("the shared layers read a route's policy, never its path", () => {
+  let routes: string[] = [];
+  test("the check knows the family routes and recognises a path named in code", async () => {
+    routes = await familyRoutePaths();
+    for (const path of ["/api/sandbox/preview", "/api/webhooks/sandbox", "/v1/agents", "/search/local"])
+      expect({ path, known: routes.includes(path) }).toEqual({ path, known: true });
+    const planted = [
+      'if (path.startsWith("/api/sandbox/preview/")) return true;',
+      "const hook = `/api/webhooks/sandbox`;",
+      'const all = "/api/sandbox";',
+      '// a comment naming "/v1/agents" is not code',
+      'const own = ["/health", "/swagger", "/api/auth/"];',
+    ].join("\n");
+    expect(namedFamilyPaths(planted, routes)).toEqual([
+      "/api/sandbox/preview",
+      "/api/webhooks/sandbox",
+      "/api/sandbox",
+    ]);
+  });
+
+  test("server/http, server/auth, app.ts and context.ts name no family route path", async () => {
+    if (routes.length === 0) routes = await familyRoutePaths();
+    const found = SHARED_LAYERS.flatMap((file) =>
+      namedFamilyPaths(readFileSync(join(REPO_ROOT, file), "utf8"), routes).map((p) => `${file}: ${p}`),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
+/** Every name a file of server/ exports by declaration (functions, classes, constants, types). */
+function exportedNames(source: string): string[] {
+  return [
+    ...source.matchAll(
+      /^export (?:declare )?(?:default )?(?:async )?(?:function\*?|class|const|let|var|interface|type|enum|abstract class) ([A-Za-z_$][\w$]*)/gm,
+    ),
+  ].map((m) => m[1] as string);
+}
+
+describe("exported names are unique across server/", () => {
+  test("the check reads every kind of export", () => {
+    const planted =
+      "export async function main() {}\nexport const refusal = 1;\nexport interface RunOptions {}\nexport type A = 1;\nexport class B {}\nconst hidden = 2;\n";
+    expect(exportedNames(planted)).toEqual(["main", "refusal", "RunOptions", "A", "B"]);
+  });
+
+  test("no two files of server/ export the same name (a newcomer greps one name, finds one thing)", () => {
+    const files = new Map<string, string[]>();
+    for (const file of sources("server"))
+      for (const name of exportedNames(readFileSync(join(REPO_ROOT, file), "utf8")))
+        files.set(name, [...(files.get(name) ?? []), file]);
+    const twice = [...files]
+      .filter(([, where]) => where.length > 1)
+      .map(([name, where]) => `${name}: ${where.join(", ")}`);
+    expect(twice).toEqual([]);
   });
 });

@@ -2,6 +2,8 @@
  * The chat family's routes as the terminal uses them: the NDJSON turn stream, answering a question,
  * aborting, sessions (list, resume), models. Thin: one function a route.
  */
+
+import { ndjson } from "../../common/streams.ts";
 import type {
   ChatQuestion,
   ChatRequest,
@@ -13,7 +15,6 @@ import type {
 } from "../../schemas/chat.ts";
 import type { Api } from "../api.ts";
 import { ApiError } from "../api.ts";
-import { ndjsonObjects } from "../frames.ts";
 
 /** The answer half of `POST /api/chat/question`. */
 export type Answer = QuestionAnswer["answer"];
@@ -34,7 +35,7 @@ export const chatClient = (api: Api) => ({
   ): Promise<void> {
     const response = await api.stream("/api/chat", request, { accept: "application/x-ndjson" }, signal);
     if (!response.body) throw new ApiError("empty_stream", "the server answered without a stream");
-    const lines = ndjsonObjects(response.body);
+    const lines = ndjson(response.body);
     for (;;) {
       let next: IteratorResult<unknown>;
       try {

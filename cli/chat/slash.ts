@@ -3,6 +3,7 @@
  * /execute, /refine [TEXT], /help, /quit. A failure throws (the app shows it as `✗ code: message`).
  */
 import type { SlashCommand } from "@mariozechner/pi-tui";
+import { count } from "../../common/words.ts";
 import type { ChatRequest, Mode } from "../../schemas/chat.ts";
 import type { TerminalApp } from "../app.ts";
 import { clean, style } from "../style.ts";
@@ -66,7 +67,7 @@ export async function slash(app: ChatSlashHost, line: string): Promise<void> {
       if (!sessions.length) app.say(style.muted("(no sessions yet)"));
       const lines = sessions.map((s) => {
         const mark = s.sessionId === app.sessionId ? style.accent("*") : " ";
-        return `${mark} ${clean(`${s.sessionId}  ${s.title}`)}  ${style.muted(clean(`${s.messageCount} messages · ${s.updatedAt}`))}`;
+        return `${mark} ${clean(`${s.sessionId}  ${s.title}`)}  ${style.muted(clean(`${count(s.messageCount, "message")} · ${s.updatedAt}`))}`;
       });
       if (lines.length) app.say(`${lines.join("\n")}\n${style.muted("/resume ID continues one")}`);
       return;

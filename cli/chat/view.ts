@@ -5,6 +5,7 @@
  * from its parts, the same way a resumed session's messages are, so live and resumed look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
+import { count } from "../../common/words.ts";
 import type {
   ChatStreamEvent as ChatEvent,
   MessagePart,
@@ -109,7 +110,9 @@ export class ChatView extends Container {
     }
     last.value = text;
     const words = last.value.trim().split(/\s+/).filter(Boolean).length;
-    last.component.setText(style.thinking(`▸ thinking · ${words} words: ${preview(last.value, 60)}`));
+    last.component.setText(
+      style.thinking(`▸ thinking · ${count(words, "word")}: ${preview(last.value, 60)}`),
+    );
   }
 
   private tool(part: ToolPart): void {

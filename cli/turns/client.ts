@@ -16,9 +16,16 @@ import { type Api, ApiError } from "../api.ts";
 
 const at = (id: string) => encodeURIComponent(id);
 
-/** A title from the first line of the first message (the sessions list shows it). */
+/**
+ * A title from the first line of text of the first message (the sessions list shows it): a code fence
+ * (```python) is markup, not text, so a message that opens with code is titled by its first code line.
+ */
 export function titleOf(text: string): string {
-  const line = text.trim().split("\n")[0]?.trim() || "terminal session";
+  const line =
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l && !/^(```|~~~)/.test(l)) ?? "terminal session";
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }
 

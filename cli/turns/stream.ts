@@ -6,9 +6,9 @@
  * nothing shows twice and nothing runs twice.
  */
 
+import { sseEvents } from "../../common/streams.ts";
 import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
 import { type Api, ApiError } from "../api.ts";
-import { sseFrames } from "../frames.ts";
 
 /** The turn has ended once one of these came (a failed preparation adds turn_finish after turn_error). */
 const TERMINAL = new Set(["turn_finish", "turn_error", "turn_cancelled"]);
@@ -83,7 +83,7 @@ export async function runTurn(options: RunTurnOptions): Promise<void> {
       );
       connected = true;
       if (!response.body) throw new ApiError("empty_stream", "the server answered without a stream");
-      for await (const frame of sseFrames(response.body)) {
+      for await (const frame of sseEvents(response.body)) {
         if (frame.data === "[DONE]") {
           ended = true;
           break;

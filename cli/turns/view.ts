@@ -5,6 +5,7 @@
  * (history.ts turns its parts back into events), so live and resumed turns look alike.
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
+import { count } from "../../common/words.ts";
 import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
 import { bytes, clean, cleanDeep, highlightCode, markdownTheme, preview, style } from "../style.ts";
 
@@ -174,7 +175,6 @@ export class TurnView extends Container {
 
 export function usageLine(event: Extract<TurnEvent, { type: "usage" }>): string {
   const u = event.usage ?? {};
-  const steps = `${event.iterations} step${event.iterations === 1 ? "" : "s"}`;
   const tokens = `${u.inputTokens ?? 0} in / ${u.outputTokens ?? 0} out tokens`;
-  return `usage: ${steps} · ${tokens} · ${u.llmCalls ?? 0} model calls · ${event.durationMs} ms`;
+  return `usage: ${count(event.iterations, "step")} · ${tokens} · ${count(u.llmCalls ?? 0, "model call")} · ${event.durationMs} ms`;
 }

@@ -1,5 +1,5 @@
 /**
- * Personal access tokens (DESIGN ruling 13, docs/auth.md#personal-access-tokens): what a script, a tool
+ * Personal access tokens (docs/auth.md#personal-access-tokens): what a script, a tool
  * on another machine or an MCP client uses instead of a browser session.
  *
  * A token is `atr_<id>_<secret>`: the prefix makes a leaked one recognisable (secret scanners, logs),

@@ -15,7 +15,7 @@ export interface AccountRow {
   updated_at: string;
 }
 
-export interface SessionRow {
+export interface AuthSessionRow {
   id: string;
   user_id: string;
   secret_hash: Uint8Array;
@@ -94,8 +94,8 @@ export class AccountStore {
     return this.store.run(sql, [...params, userId]).changes > 0;
   }
 
-  session(id: string): SessionRow | undefined {
-    return this.store.get<SessionRow>("SELECT * FROM auth_sessions WHERE id = ?", [id]);
+  session(id: string): AuthSessionRow | undefined {
+    return this.store.get<AuthSessionRow>("SELECT * FROM auth_sessions WHERE id = ?", [id]);
   }
 
   /** Whether a session is still in force: not ended or expired, and its account neither disabled nor gone. */
@@ -109,7 +109,7 @@ export class AccountStore {
     );
   }
 
-  insertSession(row: SessionRow): void {
+  insertSession(row: AuthSessionRow): void {
     this.store.run(
       "INSERT INTO auth_sessions (id, user_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
       [row.id, row.user_id, row.secret_hash, row.created_at, row.expires_at],

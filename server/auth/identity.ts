@@ -13,7 +13,9 @@ import { Elysia } from "elysia";
 import type { Mode } from "../config/index.ts";
 import { AppError } from "../http/errors.ts";
 import { pathOf } from "../http/path.ts";
+import { RoutePolicies } from "../http/route-policy.ts";
 import { carriesDesktopToken } from "./desktop-token.ts";
+import { type ClientInfo, ProxyTrust } from "./proxies.ts";
 import { missingScope, ScopeRules } from "./scopes.ts";
 
 export interface Identity {
@@ -34,23 +36,17 @@ export interface Identity {
 
 export const LOCAL_IDENTITY: Identity = Object.freeze({ id: "local", kind: "local" });
 
-/**
- * What the identity plugin knows of the client beyond the request: whether it came over HTTPS, and its
- * address (a trusted proxy's forwarded one; undefined when handled in process), which limits key on.
- */
-export interface ClientContext {
-  https: boolean;
-  address?: string;
-}
-
 /** Recognises one kind of credential; undefined when the request does not carry it (or it is invalid). */
 export type CredentialResolver = (
   request: Request,
-  client: ClientContext,
+  client: ClientInfo,
 ) => Identity | undefined | Promise<Identity | undefined>;
 
-/** Routes that need no identity in protected mode. */
-export function isPublicRoute(method: string, path: string): boolean {
+/**
+ * The app's own surfaces that need no identity in protected mode: the UI, health, API docs and sign-in.
+ * A family's route that needs none declares it (`routePolicy: { public: true }`, http/route-policy.ts).
+ */
+function isPublicSurface(method: string, path: string): boolean {
   if (path === "/" && method === "GET") return true;
   if (path === "/health" || path.startsWith("/health/")) return true;
   if (path === "/api/health") return true;
@@ -58,11 +54,12 @@ export function isPublicRoute(method: string, path: string): boolean {
   if (path === "/app" || path.startsWith("/app/")) return method === "GET" || method === "HEAD";
   // The app icon, like the UI's files: a browser asks for it before anyone has signed in.
   if (path === "/favicon.ico") return method === "GET" || method === "HEAD";
-  if (path.startsWith("/api/auth/")) return true;
-  // A signed preview URL carries its own credential (owner, port, expiry under the server's HMAC): a
-  // previewed page runs in an opaque origin and its own requests carry no session cookie.
-  if (path.startsWith("/api/sandbox/preview/")) return true;
-  return path === "/api/webhooks/sandbox" && method === "POST";
+  return path.startsWith("/api/auth/");
+}
+
+/** A lookup of whether METHOD path needs no identity: the app's surfaces, and routes declared public. */
+export function publicRoutes(policies: RoutePolicies): (method: string, path: string) => boolean {
+  return (method, path) => isPublicSurface(method, path) || policies.of(method, path).public === true;
 }
 
 export interface IdentityOptions {
@@ -71,12 +68,14 @@ export interface IdentityOptions {
   /** The desktop launch token (`APP_DESKTOP_TOKEN`), when the desktop shell started this server. */
   desktopToken?: string;
   /**
-   * The client behind the request and the socket's peer: its address and whether it came over HTTPS (a
-   * trusted proxy's `X-Forwarded-For` and `X-Forwarded-Proto` count); default: the peer and the URL's scheme.
+   * Which proxies' `X-Forwarded-For` and `X-Forwarded-Proto` are believed for the client's address and
+   * scheme (limits key on the address); default: none, the socket's peer and the URL's scheme.
    */
-  clientOf?: (request: Request, peer: string | undefined) => ClientContext;
+  proxies?: ProxyTrust;
   /** Which scope each route needs of an access token (learned from the families by createApp). */
   scopes?: ScopeRules;
+  /** The routes' declared policies (learned from the composed app by createApp): which are public. */
+  policies?: RoutePolicies;
 }
 
 /**
@@ -85,7 +84,9 @@ export interface IdentityOptions {
  * after it see `owner: string`, the id every row and folder of the caller is keyed by, and in protected
  * mode a request without an identity gets 401 there even if the route were listed as public.
  */
-export function identityPlugin({ mode, resolvers = [], desktopToken, clientOf, scopes }: IdentityOptions) {
+export function identityPlugin(options: IdentityOptions) {
+  const { mode, resolvers = [], desktopToken, scopes } = options;
+  const isPublicRoute = publicRoutes(options.policies ?? new RoutePolicies());
   const base = new Elysia({ name: "atrium/identity" });
   if (desktopToken) {
     base.onRequest(({ request }) => {
@@ -103,21 +104,21 @@ export function identityPlugin({ mode, resolvers = [], desktopToken, clientOf, s
       .decorate({ identity: LOCAL_IDENTITY as Identity | undefined, owner: LOCAL_IDENTITY.id })
       .macro({ owner: {} }) as unknown as ReturnType<typeof protectedIdentity>;
   }
-  const client =
-    clientOf ?? ((request, peer) => ({ address: peer, https: request.url.startsWith("https:") }));
-  return protectedIdentity(base, resolvers, client, scopes ?? new ScopeRules());
+  const proxies = options.proxies ?? new ProxyTrust([]);
+  return protectedIdentity(base, resolvers, proxies, scopes ?? new ScopeRules(), isPublicRoute);
 }
 
 function protectedIdentity(
   base: Elysia<"">,
   resolvers: CredentialResolver[],
-  clientOf: NonNullable<IdentityOptions["clientOf"]>,
+  proxies: ProxyTrust,
   scopes: ScopeRules,
+  isPublicRoute: (method: string, path: string) => boolean,
 ) {
   const resolved = new WeakMap<Request, Identity>();
   return base
     .onRequest(async ({ request, server }) => {
-      const client = clientOf(request, server?.requestIP(request)?.address);
+      const client = proxies.client(request, server);
       const path = pathOf(request);
       for (const candidate of [request, queryTokenRequest(request)]) {
         if (!candidate) continue;
@@ -151,7 +152,7 @@ function protectedIdentity(
 
 /**
  * Browsers cannot set headers on a WebSocket, so a WebSocket upgrade may carry its credential in the
- * `auth_token` query parameter (the agents spec's connection parameter). The resolvers see it as a
+ * `auth_token` query parameter (the agents contract's connection parameter). The resolvers see it as a
  * bearer token. Only upgrades: on plain HTTP a token in the URL would end up in logs and histories.
  */
 function queryTokenRequest(request: Request): Request | undefined {

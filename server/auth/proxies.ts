@@ -5,6 +5,7 @@
  * or claim HTTPS. The client is the right-most forwarded address that is not itself a trusted proxy.
  */
 import { BlockList, isIP } from "node:net";
+import { peerAddress } from "../http/client.ts";
 
 export class ProxyTrustError extends Error {
   override name = "ProxyTrustError";
@@ -27,6 +28,7 @@ export class ProxyTrust {
   }
 
   private add(entry: string): void {
+    // The loopback rule's addresses (http/client.ts); the IPv4-mapped form is unwrapped in isTrusted.
     if (entry === "loopback") {
       this.trusted.addSubnet("127.0.0.0", 8, "ipv4");
       this.trusted.addAddress("::1", "ipv6");
@@ -54,6 +56,11 @@ export class ProxyTrust {
     const family = isIP(plain);
     if (family === 0) return false;
     return this.trusted.check(plain, family === 4 ? "ipv4" : "ipv6");
+  }
+
+  /** The client of a request, from the socket's peer that `server` reports (undefined in process). */
+  client(request: Request, server: unknown): ClientInfo {
+    return this.clientOf(request, peerAddress(server, request));
   }
 
   /** The client behind `peer` (the socket's address) for this request. */

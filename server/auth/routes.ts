@@ -1,7 +1,7 @@
 /**
  * `/api/auth/*` for session auth (mounted when `APP_AUTH_SECRET` is set): sign-up, sign-in, sign-out,
- * the current session (both the Better Auth path the origin's client calls and the origin's own), and
- * invites for admins. Thin: the work is in session-auth.ts. These paths are public (DESIGN ruling 4),
+ * the current session (both the Better Auth path the reference client calls and the reference client's own), and
+ * invites for admins. Thin: the work is in session-auth.ts. These paths are public (docs/design.md §4),
  * so each route decides itself what it needs.
  */
 import { Elysia } from "elysia";
@@ -30,11 +30,8 @@ export interface AuthRouteDeps {
   proxies: ProxyTrust;
 }
 
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
-
 export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
-  const client = (request: Request, server: Peer) =>
-    proxies.clientOf(request, server?.requestIP(request)?.address ?? undefined);
+  const client = (request: Request, server: unknown) => proxies.client(request, server);
   const setSession = (
     set: { headers: Record<string, unknown> },
     secure: boolean,
@@ -49,7 +46,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
   };
   const signedIn = (set: { headers: Record<string, unknown> }, secure: boolean, signed: Signed) =>
     setSession(set, secure, signed.token, SESSION_LIFETIME_MS);
-  const presented = (request: Request, server: Peer) =>
+  const presented = (request: Request, server: unknown) =>
     bearerOf(request) ??
     readCookie(request.headers.get("cookie"), sessionCookieName(client(request, server).https));
 
@@ -59,13 +56,13 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     set,
   }: {
     request: Request;
-    server: Peer;
+    server: unknown;
     set: { headers: Record<string, unknown> };
   }) => {
     const token = presented(request, server);
     const found = token ? auth.validate(token) : undefined;
     set.headers["cache-control"] = "no-store";
-    // JSON `null` (what the origin's client expects when signed out); Elysia sends nothing for a bare null.
+    // JSON `null` (what the reference client expects when signed out); Elysia sends nothing for a bare null.
     if (!found || !token) {
       return new Response("null", {
         headers: { "content-type": "application/json", "cache-control": "no-store" },

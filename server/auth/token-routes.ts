@@ -1,7 +1,7 @@
 /**
  * `/api/auth/tokens`: a signed-in user creates, lists and revokes their personal access tokens
  * (access-tokens.ts). Mounted in protected mode, whatever signs people in (session auth or a managed
- * service: these routes are answered here, not proxied). `/api/auth/*` is public (DESIGN ruling 4), so
+ * service: these routes are answered here, not proxied). `/api/auth/*` is public (docs/design.md §4), so
  * each route checks its caller: 401 without one, 403 for a caller who came with an access token (a token
  * never manages tokens, so a narrow one cannot mint a wider one).
  */

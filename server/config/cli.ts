@@ -82,12 +82,6 @@ function parseFlags(argv: string[]) {
   });
 }
 
-/** True for addresses that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
 function helpText(env: EnvRecord): string {
   return `${APP_NAME} ${APP_VERSION}: a local-first agent server (chat, turns, search, agents) with a chat UI and Swagger UI.
 

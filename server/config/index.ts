@@ -5,8 +5,9 @@
 
 import { ProxyTrust, ProxyTrustError } from "../auth/proxies.ts";
 import { SIGNUP_MODES, type SignupMode } from "../auth/session-auth.ts";
+import { isLoopback } from "../http/client.ts";
 import { policyFileToLoad } from "./builtin-policy.ts";
-import { type CliOptions, isLoopbackHost } from "./cli.ts";
+import type { CliOptions } from "./cli.ts";
 import type { EnvSource } from "./env.ts";
 import { loadPolicy, PolicyError, type ResolvedPolicy } from "./policy.ts";
 import { outboundAllowFrom, PublicOriginError, publicOriginsFrom } from "./public-origins.ts";
@@ -59,7 +60,7 @@ const MIB = 1024 * 1024;
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
 export function loadConfig(cli: CliOptions, env: EnvSource): AppConfig {
-  if (!isLoopbackHost(cli.host) && !cli.allowNonLoopbackBind) {
+  if (!isLoopback(cli.host) && !cli.allowNonLoopbackBind) {
     throw new ConfigError(
       `refusing to listen on ${cli.host}: it is not a loopback address. Pass --allow-non-loopback-bind to serve other machines (and set APP_CHAT_RUNTIME_REQUIRE_AUTH=1 so they must sign in).`,
     );

@@ -18,7 +18,7 @@ export const PolicySettingsSchema = Type.Object(
         heartbeat_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 300 }),
         live_enabled: Type.Boolean(),
         preparation_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 3600 }),
-        /** 0: derived from the machine's cores and memory (see server/sandbox/pool.ts). */
+        /** 0: derived from the machine's cores and memory (see server/sandbox/interpreter-pool.ts). */
         max_interpreters: Type.Integer({ minimum: 0, maximum: 1024 }),
         sandbox_queue_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 86400 }),
         sandbox_start_timeout_seconds: Type.Number({ exclusiveMinimum: 0, maximum: 3600 }),

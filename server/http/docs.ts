@@ -16,7 +16,7 @@ import { Elysia } from "elysia";
 import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { APP_NAME, APP_VERSION } from "../version.ts";
-import type { UploadRoutes } from "./bodies.ts";
+import type { RoutePolicies } from "./route-policy.ts";
 
 const ASSETS = "/swagger/assets";
 
@@ -89,12 +89,14 @@ type Operation = { requestBody?: { content?: Record<string, unknown> }; paramete
 type Document = { paths?: Record<string, Record<string, Operation>> };
 
 /** Keeps, per operation, only the body type the route takes. Idempotent: the document is cached. */
-function documentBodyTypes(document: Document, uploads: UploadRoutes): void {
+function documentBodyTypes(document: Document, policies: RoutePolicies): void {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       const content = operation.requestBody?.content;
       if (!content) continue;
-      const type = uploads.has(method.toUpperCase(), path) ? "multipart/form-data" : "application/json";
+      // The document writes parameters `{id}`; a route's `:id` matches any one segment.
+      const multipart = policies.bodies(method.toUpperCase(), path) === "json+multipart";
+      const type = multipart ? "multipart/form-data" : "application/json";
       for (const key of Object.keys(content)) if (key !== type) delete content[key];
     }
   }
@@ -114,11 +116,11 @@ function documentParameterExamples(document: Document): void {
 }
 
 /** `tags`: one per family, in the order the families are mounted. */
-export function docs(tags: { name: string; description: string }[], uploads: UploadRoutes) {
+export function docs(tags: { name: string; description: string }[], policies: RoutePolicies) {
   return new Elysia({ name: "atrium/docs" })
     .onAfterHandle(({ path, response }) => {
       if (path === "/swagger/json" && typeof response === "object" && response !== null) {
-        documentBodyTypes(response as Document, uploads);
+        documentBodyTypes(response as Document, policies);
         documentParameterExamples(response as Document);
       }
     })

@@ -15,6 +15,7 @@ import {
   type ErrorInfo,
   errorInfo,
   errorResponse,
+  summarize,
 } from "./errors.ts";
 import { type Issue, issuesFrom } from "./validation.ts";
 
@@ -26,23 +27,21 @@ export function requestIdOf(request: Request): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 
-export function summarize(issues: Issue[]): string {
-  const first = issues[0];
-  if (!first) return "Invalid request";
-  const where = first.loc.join(".");
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  return `Invalid request: ${where}: ${first.msg}${more}`;
-}
-
-/** `envelopeOf` names the envelope of the family that owns a path (undefined outside every family). */
-export function errorHandling(log: Logger, envelopeOf: (path: string) => ErrorEnvelope | undefined) {
+/**
+ * `envelopeOf` names the envelope of METHOD path: the route's declared one, else that of the family that
+ * owns the path (undefined outside every family).
+ */
+export function errorHandling(
+  log: Logger,
+  envelopeOf: (method: string, path: string) => ErrorEnvelope | undefined,
+) {
   return new Elysia({ name: "atrium/errors" }).onError({ as: "global" }, ({ code, error, request, path }) => {
     const requestId = requestIdOf(request);
     const info = toErrorInfo(code, error, request, path);
     if (info.kind === "internal") {
       log.error("request failed", { requestId, method: request.method, path, error });
     }
-    return errorResponse(info, envelopeOf(path) ?? codeEnvelope, requestId);
+    return errorResponse(info, envelopeOf(request.method, path) ?? codeEnvelope, requestId);
   });
 }
 

@@ -84,6 +84,28 @@ export interface ErrorInfo {
   headers?: Record<string, string>;
 }
 
+/** The message of a validation failure: where its first issue is, what it is, and how many more. */
+export function summarize(issues: readonly Issue[]): string {
+  const first = issues[0];
+  if (!first) return "Invalid request";
+  const where = first.loc.join(".");
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  return `Invalid request: ${where}: ${first.msg}${more}`;
+}
+
+/**
+ * Input only code can judge (a session file outside the caller's folder, an unknown agent id, a body
+ * that is not an object): the same message and issues a schema failure gives, in the family's envelope.
+ */
+export function invalidRequest(issues: Issue[]): AppError {
+  return new AppError("invalid", summarize(issues), { issues });
+}
+
+/** The usual case: one issue of type `value_error` at `loc`. */
+export function invalidValue(loc: (string | number)[], msg: string): AppError {
+  return invalidRequest([{ loc, msg, type: "value_error" }]);
+}
+
 export function errorInfo(error: AppError): ErrorInfo {
   return { kind: error.kind, message: error.message, ...error.options };
 }
@@ -106,7 +128,7 @@ export const messageEnvelope: ErrorEnvelope = {
     info.issues?.length ? { message: info.message, errors: info.issues } : { message: info.message },
 };
 
-/** The chat spec's sandbox routes: `{error: "<text>"}`. */
+/** The chat contract's sandbox routes: `{error: "<text>"}`. */
 export const errorTextEnvelope: ErrorEnvelope = {
   status: (info) => info.status ?? (info.kind === "invalid" ? 400 : STATUS[info.kind]),
   body: (info) => ({ error: info.message }),

@@ -20,6 +20,7 @@
 import { Elysia } from "elysia";
 import { AppError } from "./errors.ts";
 import { pathOf } from "./path.ts";
+import { RoutePolicies } from "./route-policy.ts";
 
 export interface SurfaceOptions {
   /** The address the server binds (`--host`); a specific address is one of its names. */
@@ -47,7 +48,10 @@ export class SurfacePolicy {
   private readonly publicHosts: string[];
   private tables: Tables | undefined;
 
-  constructor(private readonly options: SurfaceOptions) {
+  constructor(
+    private readonly options: SurfaceOptions,
+    private readonly policies: RoutePolicies = new RoutePolicies(),
+  ) {
     const bound = bracketed(options.host.toLowerCase());
     this.names = [...new Set([...LOOPBACK_NAMES, ...(WILDCARDS.has(bound) ? [] : [bound])])];
     this.publicHosts = options.publicOrigins.map((origin) => new URL(origin).host);
@@ -83,9 +87,9 @@ export class SurfacePolicy {
       return misdirected(authority, tables.own);
     }
     if (!STATE_CHANGING.has(method) && headers.get("upgrade")?.toLowerCase() !== "websocket") return;
-    // Signed preview URLs: the previewed page posts to itself from an opaque origin (`Origin: null`,
-    // CSP sandbox); the signed token, not the page's origin, is what authorizes those requests.
-    if (pathOf(request).startsWith("/api/sandbox/preview/")) return;
+    // A route whose own credential authorizes it, not the page's origin (a signed URL a previewed page in
+    // an opaque origin posts to), declares `anyOrigin` (route-policy.ts).
+    if (this.policies.of(method, pathOf(request)).anyOrigin) return;
     if (headers.get("sec-fetch-site") === "cross-site") {
       return forbidden("a page of another site sent it (Sec-Fetch-Site: cross-site)");
     }
@@ -101,8 +105,12 @@ export class SurfacePolicy {
  * `boundPort` reads the listening port (undefined while handled in process), kept once known. Elysia's
  * `server` in the hook's context would do too, but asking for it made every request ~1.5 us slower.
  */
-export function surfaceGuard(options: SurfaceOptions, boundPort: () => number | undefined) {
-  const policy = new SurfacePolicy(options);
+export function surfaceGuard(
+  options: SurfaceOptions,
+  policies: RoutePolicies,
+  boundPort: () => number | undefined,
+) {
+  const policy = new SurfacePolicy(options, policies);
   let port: number | undefined;
   return new Elysia({ name: "atrium/surface" }).onRequest(({ request }) => {
     port ??= boundPort();

@@ -7,7 +7,7 @@
 import type { McpServerBody, McpServerInfo } from "../../schemas/mcp-servers.ts";
 import type { EnvSource } from "../config/env.ts";
 import type { PolicySettings } from "../config/policy-schema.ts";
-import { AppError } from "../http/errors.ts";
+import { AppError, invalidValue } from "../http/errors.ts";
 
 export type Approval = "ask" | "allow";
 
@@ -38,12 +38,6 @@ const RESERVED_HEADERS = new Set([
 ]);
 const MAX_HEADERS = 32;
 
-function invalid(loc: (string | number)[], msg: string): AppError {
-  return new AppError("invalid", `Invalid request: ${loc.join(".")}: ${msg}`, {
-    issues: [{ loc, msg, type: "value_error" }],
-  });
-}
-
 /** A user's body checked and turned into a configuration; `adminNames` are taken. */
 export function userServer(body: McpServerBody, adminNames: ReadonlySet<string>): McpServerConfig {
   if (adminNames.has(body.name))
@@ -54,11 +48,11 @@ export function userServer(body: McpServerBody, adminNames: ReadonlySet<string>)
   const approval = body.approval ?? "ask";
   const enabled = body.enabled ?? true;
   if (body.transport === "stdio") {
-    if (!body.command) throw invalid(["body", "command"], "a stdio server needs a command");
+    if (!body.command) throw invalidValue(["body", "command"], "a stdio server needs a command");
     for (const key of ["url", "headers", "token"] as const)
-      if (body[key] !== undefined) throw invalid(["body", key], "only an http server takes this");
+      if (body[key] !== undefined) throw invalidValue(["body", key], "only an http server takes this");
     if (/[\0\n\r]/.test(body.command) || (body.args ?? []).some((a) => a.includes("\0")))
-      throw invalid(["body", "command"], "no NUL or line breaks");
+      throw invalidValue(["body", "command"], "no NUL or line breaks");
     return {
       name: body.name,
       scope: "user",
@@ -71,32 +65,32 @@ export function userServer(body: McpServerBody, adminNames: ReadonlySet<string>)
     };
   }
   if (body.command !== undefined || body.args !== undefined)
-    throw invalid(["body", "command"], "only a stdio server takes a command and args");
-  if (!body.url) throw invalid(["body", "url"], "an http server needs a url");
+    throw invalidValue(["body", "command"], "only a stdio server takes a command and args");
+  if (!body.url) throw invalidValue(["body", "url"], "an http server needs a url");
   let url: URL;
   try {
     url = new URL(body.url);
   } catch {
-    throw invalid(["body", "url"], "not a URL");
+    throw invalidValue(["body", "url"], "not a URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw invalid(["body", "url"], "only http and https URLs");
+    throw invalidValue(["body", "url"], "only http and https URLs");
   if (url.username || url.password)
-    throw invalid(["body", "url"], "no credentials in the URL (use token or headers)");
+    throw invalidValue(["body", "url"], "no credentials in the URL (use token or headers)");
   const headers: Record<string, string> = {};
   const entries = Object.entries(body.headers ?? {});
-  if (entries.length > MAX_HEADERS) throw invalid(["body", "headers"], `at most ${MAX_HEADERS} headers`);
+  if (entries.length > MAX_HEADERS) throw invalidValue(["body", "headers"], `at most ${MAX_HEADERS} headers`);
   for (const [name, value] of entries) {
-    if (!HEADER_NAME.test(name)) throw invalid(["body", "headers", name], "not a header name");
+    if (!HEADER_NAME.test(name)) throw invalidValue(["body", "headers", name], "not a header name");
     if (RESERVED_HEADERS.has(name.toLowerCase()))
-      throw invalid(["body", "headers", name], "set by the MCP transport itself");
-    if (/[\0\r\n]/.test(value)) throw invalid(["body", "headers", name], "no NUL or line breaks");
+      throw invalidValue(["body", "headers", name], "set by the MCP transport itself");
+    if (/[\0\r\n]/.test(value)) throw invalidValue(["body", "headers", name], "no NUL or line breaks");
     headers[name] = value;
   }
   if (body.token !== undefined) {
-    if (!body.token || /[\0\r\n\s]/.test(body.token)) throw invalid(["body", "token"], "not a token");
+    if (!body.token || /[\0\r\n\s]/.test(body.token)) throw invalidValue(["body", "token"], "not a token");
     if (Object.keys(headers).some((h) => h.toLowerCase() === "authorization"))
-      throw invalid(["body", "token"], "give a token or an Authorization header, not both");
+      throw invalidValue(["body", "token"], "give a token or an Authorization header, not both");
     headers.Authorization = `Bearer ${body.token}`;
   }
   return {

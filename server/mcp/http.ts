@@ -2,9 +2,10 @@
  * How the MCP server reaches the families: through their HTTP routes, in process (`app.handle`), with
  * the credential of the MCP request that asked forwarded on each call. So a tool sees exactly what the
  * caller would over HTTP: the same identity, owner scoping, scopes of an access token, validation and
- * limits, and no family is imported here (DESIGN ruling 14). Failures become `ToolError`s carrying the
+ * limits, and no family is imported here (docs/design.md §14). Failures become `ToolError`s carrying the
  * family's own message, whatever its envelope.
  */
+import { sseEvents } from "../../common/streams.ts";
 
 /** Serves one request in process: the composed app's `handle`. */
 export type Handle = (request: Request) => Promise<Response>;
@@ -108,42 +109,20 @@ async function messageOf(response: Response): Promise<string> {
   return `${response.status}: ${(message as string | undefined) ?? (text.slice(0, 200) || response.statusText)}`;
 }
 
-/** The frames of an SSE body as `{event, data}` (data parsed as JSON when it is), as they arrive. */
+/**
+ * The frames of an SSE body as `{event, data}` (data parsed as JSON when it is), as they arrive: the
+ * repository's one SSE reader (common/streams.ts) with JSON on top.
+ */
 export async function* sseFrames(
   body: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ event?: string; data: unknown }> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  const reader = body.getReader();
-  try {
-    yield* framesOf(reader);
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  async function* framesOf(reader: ReadableStreamDefaultReader<Uint8Array>) {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        let event: string | undefined;
-        const data: string[] = [];
-        for (const line of block.split("\n")) {
-          if (line.startsWith("event:")) event = line.slice(6).trim();
-          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-        }
-        if (data.length === 0) continue;
-        const text = data.join("\n");
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // `[DONE]` and other plain data stay text
-        }
-        yield { event, data: parsed };
-      }
+  for await (const { event, data } of sseEvents(body)) {
+    let parsed: unknown = data;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      // `[DONE]` and other plain data stay text
     }
+    yield { event, data: parsed };
   }
 }

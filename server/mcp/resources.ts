@@ -5,6 +5,8 @@
  * entities, relationships, communities and their modularity, embeddings). The list holds the top folder's files and every index; artifacts are reached by the links
  * `run_python` returns.
  */
+
+import { count } from "../../common/words.ts";
 import type { AtriumHttp } from "./http.ts";
 
 export const RESOURCE_TEMPLATES = [
@@ -57,7 +59,7 @@ export async function listResources(http: AtriumHttp): Promise<ResourceEntry[]> 
       uri: `atrium://indexes/${encodeURIComponent(i.name)}`,
       name: `index ${i.name}`,
       mimeType: "application/json",
-      description: `${i.documents} documents`,
+      description: count(i.documents, "document"),
     })),
   ];
 }

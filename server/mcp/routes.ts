@@ -1,5 +1,5 @@
 /**
- * Atrium as an MCP server at `/mcp` (DESIGN ruling 14, docs/mcp.md): the MCP Streamable HTTP transport
+ * Atrium as an MCP server at `/mcp` (docs/mcp.md): the MCP Streamable HTTP transport
  * of the official SDK (`WebStandardStreamableHTTPServerTransport`), the protocol version negotiated as
  * the SDK does. Everything before it is the app's: the Host/Origin guard of the local surface, the body
  * limit, and the identity (in protected mode a credential, and of an access token the `mcp` scope).

@@ -12,8 +12,8 @@
  */
 import { AppError } from "../http/errors.ts";
 import { type AtriumHttp, sseFrames } from "../mcp/http.ts";
+import { fromFamily } from "./errors.ts";
 import type { Piece } from "./output.ts";
-import { fromFamily } from "./targets.ts";
 
 interface StreamFrame {
   chunk?: string;

@@ -11,6 +11,7 @@ import {
   type ErrorKind,
   statusOfKind,
 } from "../http/errors.ts";
+import { ToolError } from "../mcp/http.ts";
 
 /** OpenAI's `type` per kind of error, as its API and SDKs name them. */
 const TYPE: Record<ErrorKind, string> = {
@@ -67,4 +68,24 @@ export function modelNotFound(model: string): AppError {
       issues: [{ loc: ["body", "model"], msg: "not found", type: "model_not_found" }],
     },
   );
+}
+
+/** A family's refusal in OpenAI's terms (its status, its message). */
+export function fromFamily(error: unknown): unknown {
+  if (!(error instanceof ToolError)) return error;
+  const kind =
+    error.status === 401
+      ? "unauthorized"
+      : error.status === 403
+        ? "forbidden"
+        : error.status === 404
+          ? "not_found"
+          : error.status === 429
+            ? "rate_limited"
+            : error.status >= 500
+              ? "unavailable"
+              : "invalid";
+  return new AppError(kind, error.message.replace(/^\d+: /, ""), {
+    status: error.status === 422 ? 400 : error.status,
+  });
 }

@@ -48,7 +48,7 @@ export interface ChatRequest {
 }
 
 /** The largest request body read (images as data URLs fit). */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const MAX_MESSAGES = 2048;
 const MAX_TOOLS = 128;
 

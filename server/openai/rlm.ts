@@ -9,9 +9,8 @@
  */
 import { AppError } from "../http/errors.ts";
 import { type AtriumHttp, sseFrames } from "../mcp/http.ts";
-import { badParam } from "./errors.ts";
+import { badParam, fromFamily } from "./errors.ts";
 import type { Piece, Pieces } from "./output.ts";
-import { fromFamily } from "./targets.ts";
 
 interface TurnEvent {
   runId?: string;

@@ -7,33 +7,13 @@
 import { AppError } from "../http/errors.ts";
 import { type AtriumHttp, ToolError } from "../mcp/http.ts";
 import { agentPieces } from "./agents.ts";
-import { modelNotFound } from "./errors.ts";
+import { fromFamily, modelNotFound } from "./errors.ts";
 import type { ModelKind } from "./kinds.ts";
 import type { Pieces } from "./output.ts";
 import { type ChatRequest, lastUserText } from "./request.ts";
 import { rlmPieces } from "./rlm.ts";
 
 type Listed = { id: string; kind: "agent" | "fleet" | "search" };
-
-/** A family's refusal in OpenAI's terms (its status, its message). */
-export function fromFamily(error: unknown): unknown {
-  if (!(error instanceof ToolError)) return error;
-  const kind =
-    error.status === 401
-      ? "unauthorized"
-      : error.status === 403
-        ? "forbidden"
-        : error.status === 404
-          ? "not_found"
-          : error.status === 429
-            ? "rate_limited"
-            : error.status >= 500
-              ? "unavailable"
-              : "invalid";
-  return new AppError(kind, error.message.replace(/^\d+: /, ""), {
-    status: error.status === 422 ? 400 : error.status,
-  });
-}
 
 async function listOf<T>(http: AtriumHttp, path: string, key: string): Promise<T[]> {
   try {

@@ -46,7 +46,7 @@ export interface StartStats {
   snapshot: boolean;
 }
 
-export interface RunOptions {
+export interface InterpreterRunOptions {
   /** Wall-clock limit of the step, host tool calls included. */
   timeoutMs: number;
   onToolCall?: ToolHandler;
@@ -87,7 +87,7 @@ export class Interpreter {
   private busy = false;
   /** Where the running step's printed text goes, with what each stream may still send. */
   private output:
-    | { id: number; sink: RunOptions["onOutput"]; left: { stdout: number; stderr: number } }
+    | { id: number; sink: InterpreterRunOptions["onOutput"]; left: { stdout: number; stderr: number } }
     | undefined;
   /** The turn's output limit (init), which bounds what a step may stream. */
   private outputLimit = 65536;
@@ -183,7 +183,7 @@ export class Interpreter {
   }
 
   /** Runs one step. Throws SandboxKilled when it times out, is cancelled or the process dies. */
-  async run(code: string, options: RunOptions): Promise<StepResult> {
+  async run(code: string, options: InterpreterRunOptions): Promise<StepResult> {
     if (this.busy) throw new Error("the interpreter is already running a step");
     await this.ready;
     this.busy = true;

@@ -173,7 +173,7 @@ function flag(argv: string[], name: string): string | undefined {
   return at !== -1 ? argv[at + 1] : undefined;
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function interpreterWorkerMain(argv: string[]): Promise<number> {
   const indexURL = flag(argv, "--pyodide");
   if (!indexURL) {
     process.stderr.write("sandbox: --pyodide DIR is required\n");

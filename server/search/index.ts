@@ -10,9 +10,11 @@ import { detailEnvelope } from "../http/errors.ts";
 import { policyEmbeddings } from "../models/embeddings.ts";
 import { DocumentParser, parseLimitsFromPolicy } from "./indexing/parser.ts";
 import { searchMigrations } from "./migrations/index.ts";
+import { graphRoutes } from "./routes/graph.ts";
 import { indexStreamRoutes } from "./routes/index-stream.ts";
 import { indexUploadRoutes } from "./routes/index-upload.ts";
 import { searchRoutes } from "./routes/search.ts";
+import { SearchGraphService } from "./services/graph.ts";
 import { SearchIndexService } from "./services/indexes.ts";
 import { SearchQueryService } from "./services/queries.ts";
 import { SearchGraphStore } from "./stores/graph-store.ts";
@@ -61,6 +63,7 @@ function searchServices(ctx: AppContext, { search, graph }: ReturnType<typeof se
       parser,
       embeddings,
     ),
+    graph: new SearchGraphService(search, graph),
     parser,
     uploads: { maxFileBytes: ctx.config.policy.settings.storage.max_upload_bytes },
   };
@@ -71,5 +74,6 @@ function searchFamilyRoutes(ctx: AppContext, services: ReturnType<typeof searchS
   return new Elysia({ name: "atrium/search" })
     .use(searchRoutes(ctx, services))
     .use(indexStreamRoutes(ctx, services))
-    .use(indexUploadRoutes(ctx, services));
+    .use(indexUploadRoutes(ctx, services))
+    .use(graphRoutes(ctx, services));
 }

@@ -3,7 +3,8 @@
  * chosen model, a user message, one completion as text, and the text or JSON of a reply. Kept here once
  * so both layers ask and read replies the same way.
  */
-import type { Api, AssistantMessage, Model, UserMessage } from "@mariozechner/pi-ai";
+import type { Api, Model, UserMessage } from "@mariozechner/pi-ai";
+import { replyFailed, replyText } from "../models/reply.ts";
 import type { ModelService } from "../models/service.ts";
 
 /** The provider failed or broke off: its fault, not the request's (routes answer 503 with what it said). */
@@ -17,15 +18,6 @@ export interface ModelChoice {
 
 export function userMessage(content: string): UserMessage {
   return { role: "user", content, timestamp: Date.now() };
-}
-
-/** A reply that ended in an error or was aborted carries no answer. */
-export function replyFailed(reply: AssistantMessage): boolean {
-  return reply.stopReason === "error" || reply.stopReason === "aborted";
-}
-
-export function replyText(message: AssistantMessage): string {
-  return message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
 /** One completion of `query` under `systemPrompt`, as text; a failed reply throws "the model failed". */

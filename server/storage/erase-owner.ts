@@ -1,6 +1,6 @@
 /**
  * Erasing one owner from the database: every row of every table that has an `owner_id` column (each
- * family keys its user data that way, DESIGN ruling 5), then the owner's `users` row (which takes the
+ * family keys its user data that way, docs/design.md §5), then the owner's `users` row (which takes the
  * sign-in account and its sessions with it). Found by schema, not by a list, so a table a family adds
  * later is erased too. One transaction; foreign keys are checked at commit, when every row of the owner
  * is gone, so the order tables are visited in does not matter. FTS5 tables that hold their own copy of

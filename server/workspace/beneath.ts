@@ -43,10 +43,10 @@ import { dirname, join } from "node:path";
 import { AT_REMOVEDIR, check, cstr, fail, type Libc, load, O_PATH, openat2Raw, RESOLVE } from "./openat2.ts";
 import {
   checkRegular,
+  fileRefusal,
   modeOf,
   readCapped,
   readLink,
-  refusal,
   reopenRegular,
   resolveFollowing,
   whereInside,
@@ -103,8 +103,8 @@ export class Beneath {
     const anchor = join(this.anchor, relative);
     if (!beneathAvailable()) {
       const stat = lstatSync(anchor);
-      if (stat.isSymbolicLink()) throw refusal("ELOOP", `ELOOP: '${relative}' is a symbolic link`);
-      if (!stat.isDirectory()) throw refusal("ENOTDIR", `ENOTDIR: '${relative}'`);
+      if (stat.isSymbolicLink()) throw fileRefusal("ELOOP", `ELOOP: '${relative}' is a symbolic link`);
+      if (!stat.isDirectory()) throw fileRefusal("ENOTDIR", `ENOTDIR: '${relative}'`);
       return new Beneath(anchor);
     }
     return this.with((c, root) => new Beneath(anchor, this.open(c, root, relative, O_RDONLY | O_DIRECTORY)));
@@ -248,7 +248,8 @@ export class Beneath {
     return this.with((c, root) => {
       const fd = this.open(c, root, relative, O_PATH | O_NOFOLLOW);
       try {
-        if (!fstatSync(fd).isSymbolicLink()) throw refusal("EINVAL", `EINVAL: '${relative}' is not a link`);
+        if (!fstatSync(fd).isSymbolicLink())
+          throw fileRefusal("EINVAL", `EINVAL: '${relative}' is not a link`);
         return readLink(c, fd, relative);
       } finally {
         closeSync(fd);

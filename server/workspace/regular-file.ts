@@ -14,7 +14,7 @@
  *   unread) and again while reading (a file growing meanwhile stops at the cap).
  * - `resolveFollowing` walks a path one name at a time, following a symlink only where its target stays
  *   beneath the anchor (relative targets, or absolute ones naming the anchor's own path), for the
- *   readers that follow links inside the workspace as the origin does (the workspace `file` route, local
+ *   readers that follow links inside the workspace as the reference client does (the workspace `file` route, local
  *   mode's file tools); `whereInside` says where such a path leads, for a write to go there.
  */
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, type Stats } from "node:fs";
@@ -24,15 +24,15 @@ const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW, O_NOCTTY, O_DIRECTORY } = constants;
 /** Linux's own limit on symlinks followed in one lookup. */
 const MAX_LINKS = 40;
 
-export const refusal = (code: string, message: string) => Object.assign(new Error(message), { code });
+export const fileRefusal = (code: string, message: string) => Object.assign(new Error(message), { code });
 
 /** Throws unless `stat` is a regular file with a single name and at most `max` bytes. */
 export function checkRegular(stat: Stats, what: string, max: number): void {
-  if (stat.isSymbolicLink()) throw refusal("ELOOP", `ELOOP: '${what}' is a symbolic link`);
-  if (stat.isDirectory()) throw refusal("EISDIR", `EISDIR: '${what}' is a folder`);
-  if (!stat.isFile()) throw refusal("ENOTREG", `not a regular file: '${what}'`);
-  if (stat.nlink > 1) throw refusal("EMLINK", `'${what}' has other names (hard links): not read`);
-  if (stat.size > max) throw refusal("EFBIG", `'${what}' is larger than ${max} bytes: not read`);
+  if (stat.isSymbolicLink()) throw fileRefusal("ELOOP", `ELOOP: '${what}' is a symbolic link`);
+  if (stat.isDirectory()) throw fileRefusal("EISDIR", `EISDIR: '${what}' is a folder`);
+  if (!stat.isFile()) throw fileRefusal("ENOTREG", `not a regular file: '${what}'`);
+  if (stat.nlink > 1) throw fileRefusal("EMLINK", `'${what}' has other names (hard links): not read`);
+  if (stat.size > max) throw fileRefusal("EFBIG", `'${what}' is larger than ${max} bytes: not read`);
 }
 
 /**
@@ -55,7 +55,7 @@ export function readCapped(fd: number, size: number, what: string, max: number):
   let length = 0;
   for (;;) {
     if (length === bytes.length) {
-      if (length > max) throw refusal("EFBIG", `'${what}' is larger than ${max} bytes: not read`);
+      if (length > max) throw fileRefusal("EFBIG", `'${what}' is larger than ${max} bytes: not read`);
       const grown = Buffer.alloc(Math.min(bytes.length * 2, max + 1));
       bytes.copy(grown);
       bytes = grown;
@@ -92,7 +92,7 @@ export function resolveFollowing(c: Libc, root: number, relative: string, roots:
     while (pending.length > 0) {
       const name = pending.shift() as string;
       if (name === "..") {
-        if (held.length === 0) throw refusal("EXDEV", `'${relative}' leads outside the folder`);
+        if (held.length === 0) throw fileRefusal("EXDEV", `'${relative}' leads outside the folder`);
         closeSync(held.pop() as number);
         continue;
       }
@@ -105,10 +105,10 @@ export function resolveFollowing(c: Libc, root: number, relative: string, roots:
         } finally {
           closeSync(fd);
         }
-        if (++links > MAX_LINKS) throw refusal("ELOOP", `'${relative}': too many symbolic links`);
+        if (++links > MAX_LINKS) throw fileRefusal("ELOOP", `'${relative}': too many symbolic links`);
         if (target.startsWith("/")) {
           const base = roots.find((r) => target === r || target.startsWith(`${r}/`));
-          if (base === undefined) throw refusal("EXDEV", `'${relative}' leads outside the folder`);
+          if (base === undefined) throw fileRefusal("EXDEV", `'${relative}' leads outside the folder`);
           while (held.length > 0) closeSync(held.pop() as number);
           target = target.slice(base.length);
         }
@@ -118,7 +118,7 @@ export function resolveFollowing(c: Libc, root: number, relative: string, roots:
       if (pending.length === 0) return fd;
       if (!stat.isDirectory()) {
         closeSync(fd);
-        throw refusal("ENOTDIR", `ENOTDIR: '${relative}'`);
+        throw fileRefusal("ENOTDIR", `ENOTDIR: '${relative}'`);
       }
       held.push(fd);
     }
@@ -145,7 +145,7 @@ export function whereInside(c: Libc, root: number, relative: string, roots: stri
     try {
       const found = readlinkSync(`/proc/self/fd/${fd}`);
       if (found === base) return "";
-      if (!found.startsWith(`${base}/`)) throw refusal("EXDEV", `'${relative}' leads outside the folder`);
+      if (!found.startsWith(`${base}/`)) throw fileRefusal("EXDEV", `'${relative}' leads outside the folder`);
       return found.slice(base.length + 1);
     } finally {
       closeSync(fd);

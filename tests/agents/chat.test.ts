@@ -135,11 +135,12 @@ describe("coordination patterns", () => {
     });
     const c = await chat(server.url, { target_id: f.id, target_type: "fleet" });
     const frames = await c.ask("write a haiku", { stream: true });
-    expect(speakers(frames)).toEqual(["Drafter:answer", "Editor:member", "Polisher:member"]);
+    // The last agent gives the answer; the ones before it are members working towards it.
+    expect(speakers(frames)).toEqual(["Drafter:member", "Editor:member", "Polisher:answer"]);
     expect(contributions(frames)).toEqual({
-      "Drafter:answer": "DRAFT-1",
+      "Drafter:member": "DRAFT-1",
       "Editor:member": "EDITED-2",
-      "Polisher:member": "POLISHED-3",
+      "Polisher:answer": "POLISHED-3",
     });
     expect(b.calls[0]?.prompt).toContain("The previous agent, Drafter (Drafter-role), produced:\nDRAFT-1");
     expect([a, b, c3].map((x) => x.calls[0]?.temperature)).toEqual([0.1, 0.1, 0.1]);
@@ -152,7 +153,7 @@ describe("coordination patterns", () => {
 
     const bounded = await chat(server.url, { target_id: f.id, target_type: "fleet", max_turns: "2" });
     const short = await bounded.ask("short one");
-    expect(speakers(short)).toEqual(["Drafter:answer", "Editor:member"]);
+    expect(speakers(short)).toEqual(["Drafter:member", "Editor:answer"]);
     bounded.close();
   });
 

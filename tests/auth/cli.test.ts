@@ -8,7 +8,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { backup } from "../../server/backup-command.ts";
-import { main as userMain } from "../../server/user-command.ts";
+import { userCommandMain as userMain } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";

@@ -142,7 +142,7 @@ describe("bearer JWTs", () => {
 
   test("key rotation: a token signed with a new key is accepted once the JWKS lists it", async () => {
     const resolver = managedResolver({ baseUrl: base, issuer: ISSUER, audience: AUDIENCE, cooldownMs: 0 });
-    const resolve = (request: Request) => resolver(request, { https: false });
+    const resolve = (request: Request) => resolver(request, { address: undefined, https: false });
     const request = (token: string) =>
       new Request("http://localhost/x", { headers: { authorization: `Bearer ${token}` } });
     expect(await resolve(request(await sign(keyA, "key-a")))).toMatchObject({ id: "managed:user-ann" });

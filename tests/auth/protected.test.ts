@@ -4,7 +4,7 @@
  * one; the WebSocket's auth_token carries a session token; policy edits need an admin.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { isPublicRoute } from "../../server/auth/identity.ts";
+import { publicRoutes } from "../../server/auth/identity.ts";
 import { chat } from "../helpers/agents.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
@@ -54,6 +54,7 @@ describe("every documented route", () => {
 
   test("answers 401 without a credential, and with forged or garbage ones, on each non-public route", async () => {
     const forged = credentialsOf("nobody", `${"a".repeat(24)}.${"b".repeat(24)}`);
+    const isPublicRoute = publicRoutes(t.ctx.routePolicies);
     const closed = operations.filter((o) => !isPublicRoute(o.method, o.path));
     expect(closed.length).toBeGreaterThan(50);
     const forgedAccess = { authorization: `Bearer atr_${"a".repeat(24)}_${"b".repeat(32)}` };

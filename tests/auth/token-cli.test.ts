@@ -5,7 +5,7 @@
  * a running server honours at once and whose open WebSocket closes.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { main as userMain } from "../../server/user-command.ts";
+import { userCommandMain as userMain } from "../../server/user-command.ts";
 import { chat as socketChat } from "../helpers/agents.ts";
 import { postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";

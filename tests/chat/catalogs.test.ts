@@ -150,7 +150,7 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
 
   const cleared = await t.json<Event>("/api/chat/providers", postJson({ provider: "openai", apiKey: null }));
   expect(cleared.body).toMatchObject({ stored: false, provider: { configured: false } });
-  // The origin's forms: {providerId, apiKey} stores, DELETE with {providerId} clears.
+  // The reference client's forms: {providerId, apiKey} stores, DELETE with {providerId} clears.
   const again = await t.json<Event>(
     "/api/chat/providers",
     postJson({ providerId: "openai", apiKey: "sk-again" }),
@@ -261,7 +261,7 @@ test("settings: pi's defaults, a partial update merges into the owner's settings
   );
   expect(bad.body.diagnostics[0]).toContain("no-such-model");
   expect((await t.json<Event>("/api/chat/settings")).body.effective.steeringMode).toBe("all");
-  // PATCH is the same update; the origin's `max` thinking level is pi's highest; enabledModels: null
+  // PATCH is the same update; the reference client's `max` thinking level is pi's highest; enabledModels: null
   // removes the override.
   const patched = await t.json<Event>("/api/chat/settings", {
     ...postJson({ settings: { defaultThinkingLevel: "max", enabledModels: ["groq/*"] } }),

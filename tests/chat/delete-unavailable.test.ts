@@ -1,5 +1,5 @@
 /**
- * DELETE /api/chat/session when the mirror database cannot be used: the spec's 503 ("mirror
+ * DELETE /api/chat/session when the mirror database cannot be used: the contract's 503 ("mirror
  * unavailable") in the chat envelope, never a 500, and nothing changed (the row, its listing and the
  * session file all stay); once the database is usable again the same delete succeeds. (501 when the
  * mirror is off: tests/chat/owners.test.ts.)

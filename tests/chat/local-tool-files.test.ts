@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
+import { chatFolders } from "../../server/chat/runtime/chat-folders.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { type Event, lines } from "../helpers/streams.ts";
@@ -33,7 +33,7 @@ afterAll(() => t.close());
 const SECRET = `HOSTSECRET${crypto.randomUUID().replaceAll("-", "")}`;
 
 test("read, edit and write never read another file's bytes, never block on a pipe, never write through a planted name", async () => {
-  const { workspaceDir: ws } = ownerPaths(t.dataDir, "local");
+  const { workspaceDir: ws } = chatFolders(t.dataDir, "local");
   Bun.spawnSync(["mkdir", "-p", ws]);
   const secret = join(t.dataDir, "host-secret.txt");
   writeFileSync(secret, `${SECRET}\n`);

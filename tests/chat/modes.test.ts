@@ -172,7 +172,7 @@ test("a question round trip: the turn pauses, malformed answers are 400, the ans
     status: 200,
     body: { ok: true, message: "Answer recorded", mode: "agent" },
   });
-  // Optional fields are left out, never null (the origin's client refuses null).
+  // Optional fields are left out, never null (the reference client refuses null).
   expect(ok.body).not.toHaveProperty("planAction");
 
   const second = await reader.until((e) => e.type === "tool" && e.part.awaitingAnswer);

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
+import { chatFolders } from "../../server/chat/runtime/chat-folders.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
 import { lines } from "../helpers/streams.ts";
@@ -177,7 +177,7 @@ test("without a chat database, protected mode answers 501 to session delete", as
 
 test("owner folders never coincide: an id cannot name the folder an encoded id gets", () => {
   const folders = ["a.b", "x612e62", "=a", `${"long-id/".repeat(20)}1`, `${"long-id/".repeat(20)}2`].map(
-    (owner) => ownerPaths("/data", owner).workspaceDir,
+    (owner) => chatFolders("/data", owner).workspaceDir,
   );
   expect(new Set(folders).size).toBe(folders.length);
   for (const folder of folders) expect(folder.startsWith("/data/workspaces/")).toBe(true);

@@ -21,7 +21,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
+import { chatFolders } from "../../server/chat/runtime/chat-folders.ts";
 import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { runIn } from "../helpers/jail.ts";
 import { RECORDER_MODEL, type RecordedRequest, recordingProvider } from "../helpers/recording-provider.ts";
@@ -65,7 +65,7 @@ let agentDir: string;
 let secretFile: string;
 beforeAll(async () => {
   t = await createTestApp();
-  ({ workspaceDir: workspace, agentDir } = ownerPaths(t.dataDir, "local"));
+  ({ workspaceDir: workspace, agentDir } = chatFolders(t.dataDir, "local"));
   mkdirSync(workspace, { recursive: true });
   provider.configure(agentDir);
   secretFile = join(t.dataDir, "host-secret.md");
@@ -288,7 +288,7 @@ test("folders and files swapped for links in a loop while chats load never reach
 test("protected mode: the model is shown its sandbox's paths, never the server's", async () => {
   const team = await createTestApp(twoUsers());
   try {
-    const paths = ownerPaths(team.dataDir, "alice");
+    const paths = chatFolders(team.dataDir, "alice");
     provider.configure(paths.agentDir);
     mkdirSync(paths.workspaceDir, { recursive: true });
     writeFileSync(join(paths.workspaceDir, "AGENTS.md"), "ALICE-OWN-TEXT\n");

@@ -60,6 +60,58 @@ test("SANDBOX_API_KEY selects the remote provider; a preview reaches its link wi
   expect(request?.headers.host).toBe(`127.0.0.1:${site.port}`);
 });
 
+test("a previewed page's own form posts (opaque origin, any body type, no session) reach its sandbox; the app's routes still refuse them", async () => {
+  const seen: { method: string; type: string | null; body: string }[] = [];
+  site = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      seen.push({
+        method: request.method,
+        type: request.headers.get("content-type"),
+        body: await request.text(),
+      });
+      return new Response("saved");
+    },
+  });
+  daytona = startFakeDaytona({ previewUrl: (port) => `http://127.0.0.1:${site?.port}/p${port}/` });
+  t = await authApp({ env: { SANDBOX_API_KEY: "test-key", SANDBOX_API_URL: daytona.apiUrl } });
+  const ann = await signUp(t, "ann@example.org");
+  const link = await t.json<{ url: string }>("/api/sandbox/preview?port=5173", { headers: ann.cookie });
+  expect(link.status).toBe(200);
+  // What a page in a CSP sandbox sends: Origin null, a form type, no cookie, no bearer.
+  const page = { origin: "null", "sec-fetch-site": "same-origin" };
+  const posted = await t.request(`${new URL(link.body.url).pathname}form`, {
+    method: "POST",
+    headers: { ...page, "content-type": "application/x-www-form-urlencoded" },
+    body: "name=ann&note=hi",
+  });
+  expect({ status: posted.status, text: await posted.text() }).toEqual({ status: 200, text: "saved" });
+  const put = await t.request(`${new URL(link.body.url).pathname}notes/1`, {
+    method: "PUT",
+    headers: { ...page, "content-type": "text/plain" },
+    body: "plain words",
+  });
+  expect(put.status).toBe(200);
+  expect(seen).toEqual([
+    { method: "POST", type: "application/x-www-form-urlencoded", body: "name=ann&note=hi" },
+    { method: "PUT", type: "text/plain", body: "plain words" },
+  ]);
+  // The same request to an app route is refused by the origin rule, then by identity and body type.
+  const app = await t.request("/api/chat/new", {
+    method: "POST",
+    headers: { ...page, ...ann.cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: "x=1",
+  });
+  expect(app.status).toBe(403);
+  const noOrigin = await t.request("/api/chat/new", {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: "x",
+  });
+  expect(noOrigin.status).toBe(401);
+});
+
 test("bring your own key: with APP_SANDBOX_PROVIDER=remote and no server key, a user's stored key enables their sandbox only", async () => {
   daytona = startFakeDaytona({ keys: ["ann-key"] });
   t = await authApp({ env: { APP_SANDBOX_PROVIDER: "remote", SANDBOX_API_URL: daytona.apiUrl } });

@@ -1,5 +1,5 @@
 /**
- * The per-user sandbox: preview URLs (the spec's checks and texts, signed, short-lived, owner-bound)
+ * The per-user sandbox: preview URLs (the contract's checks and texts, signed, short-lived, owner-bound)
  * and shell commands in protected mode (in the jail when it works, refused when sandboxes are off).
  */
 import { afterEach, describe, expect, test } from "bun:test";
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe("GET /api/sandbox/preview", () => {
-  test("401, 503, 400, 404 with the spec's texts, in that order", async () => {
+  test("401, 503, 400, 404 with the contract's texts, in that order", async () => {
     t = await authApp();
     const anonymous = await t.json("/api/sandbox/preview?port=abc");
     expect(anonymous).toMatchObject({ status: 401, body: { error: "Authentication required" } });

@@ -83,7 +83,7 @@ test("a session whose file cannot be read is 404 on GET, and the fresh one the r
   });
   expect(response.status).toBe(404);
   expect(footprint("carol")).toEqual(before);
-  // POST /api/chat/resume keeps the origin's behaviour: a fresh session with sessionReset.
+  // POST /api/chat/resume keeps the reference client's behaviour: a fresh session with sessionReset.
   const resumed = await t.json<{ sessionReset: boolean }>(
     "/api/chat/resume",
     postJson({ sessionId: carol.sessionId }, asUser("carol")),

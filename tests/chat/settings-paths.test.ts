@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
+import { chatFolders } from "../../server/chat/runtime/chat-folders.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
 
@@ -34,7 +34,7 @@ const post = (settings: Record<string, unknown>) =>
   );
 const settingsFile = () => {
   try {
-    return readFileSync(join(ownerPaths(t.dataDir, "alice").agentDir, "settings.json"), "utf8");
+    return readFileSync(join(chatFolders(t.dataDir, "alice").agentDir, "settings.json"), "utf8");
   } catch {
     return "";
   }
@@ -86,7 +86,7 @@ test("paths inside the agent dir are accepted, existing or not", async () => {
 });
 
 test("an outside entry already in the file (an older server wrote it) is never looked at", async () => {
-  const agentDir = ownerPaths(t.dataDir, "alice").agentDir;
+  const agentDir = chatFolders(t.dataDir, "alice").agentDir;
   const resources = async (entries: string[]) => {
     writeFileSync(
       join(agentDir, "settings.json"),

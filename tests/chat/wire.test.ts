@@ -1,8 +1,8 @@
 /**
- * Wire compatibility with the origin's web client: every chat route's live response (and every NDJSON
+ * Wire compatibility with the reference client: every chat route's live response (and every NDJSON
  * line of a turn) parses with Atrium's own response schemas (schemas/chat.ts, the ones Elysia validates
  * and Swagger documents) and with that client's contract (fixtures/origin-contract.ts, zod), so a client
- * built on the origin's protocol can switch to Atrium unchanged. Paths never reveal the server's.
+ * built on the reference client's protocol can switch to Atrium unchanged. Paths never reveal the server's.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Parses with both; a failure lists every mismatch. Extra keys pass the origin's plain objects. */
+/** Parses with both; a failure lists every mismatch. Extra keys pass the reference client's plain objects. */
 function conforms(value: unknown, schema: TSchema, contract: z.ZodType): void {
   const ours = [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
   expect(ours).toEqual([]);
@@ -72,7 +72,7 @@ test("POST /api/chat: every line (start, thinking, delta, tool, done) and done.m
     await chat(t, {
       message: "read it",
       model: { provider: model.id.split("/")[0], id: "scripted", thinkingLevel: "max" },
-      // What the origin's client sends besides: the server ignores them.
+      // What the reference client sends besides: the server ignores them.
       mode: "agent",
       userId: "spoofed",
     }),
@@ -184,7 +184,7 @@ test("GET /api/chat/sessions: path, id, cwd, created, modified, messageCount, fi
     firstMessage: "list me",
     sessionFile: events[0]?.sessionFile,
   });
-  // The origin's client resumes a listed session with {sessionFile: path, sessionId: id}.
+  // The reference client resumes a listed session with {sessionFile: path, sessionId: id}.
   const resumed = await t.json<Event>(
     "/api/chat/resume",
     postJson({ sessionFile: entry.path, sessionId: entry.id }),
@@ -224,7 +224,7 @@ test("GET /api/chat/resources and /api/chat/commands", async () => {
 test("GET, POST and PATCH /api/chat/settings answer the same shape; refused code fields keep the form working", async () => {
   const read = await t.json<Event>("/api/chat/settings");
   conforms(read.body, schemas.SettingsUpdated, origin.settingsResponse);
-  // The origin's resources form sends every field copied from effective, plus a refused extension.
+  // The reference client's resources form sends every field copied from effective, plus a refused extension.
   const form = { ...read.body.effective, extensions: ["/etc/evil.ts"], defaultThinkingLevel: "max" };
   const patched = await t.json<Event>("/api/chat/settings", {
     ...postJson({ settings: form }),
@@ -238,7 +238,7 @@ test("GET, POST and PATCH /api/chat/settings answer the same shape; refused code
   const posted = await t.json<Event>("/api/chat/settings", postJson({ settings: { transport: "sse" } }));
   conforms(posted.body, schemas.SettingsUpdated, origin.settingsResponse);
   expect(posted.body.projectPath).toBe("pi-agent/settings.json");
-  // What the origin's client would refuse in an answer cannot be saved: blank entries, zero token counts.
+  // What the reference client would refuse in an answer cannot be saved: blank entries, zero token counts.
   for (const settings of [{ skills: ["  "] }, { enabledModels: [""] }, { compaction: { reserveTokens: 0 } }])
     expect((await t.json("/api/chat/settings", postJson({ settings }))).status).toBe(400);
 });
@@ -260,7 +260,7 @@ test("GET, POST and DELETE /api/chat/providers", async () => {
   expect(removed.body.providers.find((p: Event) => p.id === "mistral")?.isConfigured).toBe(false);
 });
 
-test("POST /api/chat/question answers the origin's question response", async () => {
+test("POST /api/chat/question answers the reference client's question response", async () => {
   const model = scripted(t, [
     fauxAssistantMessage(
       [fauxToolCall("questionnaire", { question: "Yes?", kind: "text" }, { id: "qq" })],
@@ -281,7 +281,7 @@ test("POST /api/chat/question answers the origin's question response", async () 
   model.dispose();
 });
 
-test("the origin's routes are documented in the OpenAPI document beside Atrium's own", async () => {
+test("the reference client's routes are documented in the OpenAPI document beside Atrium's own", async () => {
   const { body } = await t.json<{ paths: Record<string, Record<string, Event>> }>("/swagger/json");
   const documented = (path: string) => Object.keys(body.paths[path] ?? {});
   expect(documented("/api/chat/settings")).toEqual(expect.arrayContaining(["get", "post", "patch"]));
@@ -308,7 +308,7 @@ test("a reply that failed hydrates as an error part, without the server's paths"
   ]);
 });
 
-test("the origin's write methods are refused from a foreign Origin like every other write", async () => {
+test("the reference client's write methods are refused from a foreign Origin like every other write", async () => {
   const foreign = { origin: "https://evil.example" };
   const before = await t.json<Event>("/api/chat/settings");
   const patch = await t.request("/api/chat/settings", {

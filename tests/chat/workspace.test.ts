@@ -155,7 +155,7 @@ describe("tree and file", () => {
     }
   });
 
-  test("file reads canonical paths and refuses everything else with the origin's texts", async () => {
+  test("file reads canonical paths and refuses everything else with the reference client's texts", async () => {
     t = await createTestApp();
     await t.request("/api/workspace/health");
     put(t, "memory/project/decisions.md", "# Decisions\n");

@@ -2,7 +2,8 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isLoopbackHost, parseCli } from "../../server/config/cli.ts";
+import { parseCli } from "../../server/config/cli.ts";
+import { isLoopback } from "../../server/http/client.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 
 const read = (file: string) => readFileSync(join(REPO_ROOT, "deploy", file), "utf8");
@@ -13,7 +14,7 @@ test("the systemd unit runs the binary with flags the CLI accepts, on loopback, 
   expect(execStart[0]).toBe("/opt/atrium/atrium");
   const cli = parseCli(execStart.slice(1), {}, "/var/lib/atrium");
   expect(cli).toMatchObject({ kind: "serve", options: { port: 8000, dataDir: "/var/lib/atrium" } });
-  if (cli.kind === "serve") expect(isLoopbackHost(cli.options.host)).toBe(true);
+  if (cli.kind === "serve") expect(isLoopback(cli.options.host)).toBe(true);
   expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
   expect(unit).toMatch(/^EnvironmentFile=\/etc\/atrium\/atrium\.env$/m);
   // bubblewrap needs user namespaces.

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright";
+import { REPO_ROOT } from "../helpers/app.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -89,9 +90,32 @@ test("turns: POST /api/sessions/{session_id}/turns runs a turn with the declared
   expect(body).toContain("45");
 }, 90_000);
 
-test("search: POST /search/local answers from the page", async () => {
+test("search: POST /search/local answers from the page, over the index docs/search.md's Try it builds", async () => {
+  // The Try it step, as written there: the index command over the demo corpus, beside the running server.
+  const built = Bun.spawnSync(
+    [
+      process.execPath,
+      "server/main.ts",
+      "index",
+      "docs/demo-corpus",
+      "--name",
+      "carol",
+      "--data-dir",
+      join(dir.path, "data"),
+    ],
+    { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" },
+  );
+  expect(built.exitCode).toBe(0);
   expect(await tryItOut("post", "/search/local")).toBe(200);
-}, 60_000);
+  const block = page.locator(".opblock-post").filter({
+    has: page.locator('.opblock-summary-path[data-path="/search/local"]'),
+  });
+  const body = await block
+    .locator(".live-responses-table tr.response .response-col_description")
+    .first()
+    .textContent();
+  expect(body).toContain("Marley");
+}, 90_000);
 
 test("agents: POST /v1/agents creates an agent from the page", async () => {
   const status = await tryItOut("post", "/v1/agents");

@@ -156,7 +156,9 @@ uiSuite("files dropped from the desktop", () => {
       await page.getByRole("button", { name: 'Build "papers" from 1 file' }).click();
       const summary = page.locator('[data-testid="build-summary"]');
       await summary.waitFor({ timeout: 30_000 });
-      expect(await summary.textContent()).toContain('Built "papers": 1 documents');
+      // One of a thing is singular everywhere: the summary and the index list.
+      expect(await summary.textContent()).toContain('Built "papers": 1 document, ');
+      await page.locator("option", { hasText: "papers (1 document)" }).waitFor({ state: "attached" });
 
       await page.getByLabel("Question").fill("Who wrote the first program for the Analytical Engine?");
       await page.getByLabel("Question").press("Enter");

@@ -65,11 +65,9 @@ uiSuite("first run, settings and providers UI", () => {
       expect(reply).toContain("Model menu");
       expect(await page.locator(".toolbar label:has-text('Model') select").count()).toBe(1);
 
-      // The card's connection test says what answered.
-      await page.click("section.setup button:has-text('Test connection')");
-      await page.waitForSelector(
-        `section.setup .test-result >> text=Connected to Ollama at http://127.0.0.1:${ollama.port}/api/tags: 0 models`,
-      );
+      // Looking for models is the card's test of Ollama: it answered, with nothing pulled yet.
+      await page.click("button:has-text('Find local Ollama models')");
+      await page.waitForSelector("section.setup >> text=Ollama answered but serves no model.");
 
       // The user pulls models in Ollama, then asks the card for them.
       pulled = [{ name: "llama3.2:latest" }, { name: "qwen3:4b" }];
@@ -146,8 +144,14 @@ uiSuite("first run, settings and providers UI", () => {
       await page.goto(`${server.url}/app/#/settings`);
       const row = page.locator('li.provider[data-provider="ollama"]');
       await row.waitFor();
+      // Ollama is reached at an address: its field asks for a base URL, in plain text, not an API key.
+      const field = row.getByLabel("Ollama base URL");
+      expect(await field.getAttribute("type")).toBe("url");
+      expect(await row.locator("input[type=password]").count()).toBe(0);
+      expect(await row.getByText("API key").count()).toBe(0);
+      expect(await page.getByLabel("Groq API key").getAttribute("type")).toBe("password");
       // The typed URL is tested before it is saved: a closed port.
-      await row.locator("input[type=password]").fill(`http://127.0.0.1:${closedPort}`);
+      await field.fill(`http://127.0.0.1:${closedPort}`);
       await row.locator("button:has-text('Test connection')").click();
       await row
         .locator(
@@ -155,7 +159,7 @@ uiSuite("first run, settings and providers UI", () => {
         )
         .waitFor();
       // A server that refuses: its own message.
-      await row.locator("input[type=password]").fill(`http://127.0.0.1:${guarded.port}`);
+      await field.fill(`http://127.0.0.1:${guarded.port}`);
       await row.locator("button:has-text('Test connection')").click();
       await row
         .locator(
@@ -163,7 +167,7 @@ uiSuite("first run, settings and providers UI", () => {
         )
         .waitFor();
       // Nothing typed: the configured one (the environment's URL) answers.
-      await row.locator("input[type=password]").fill("");
+      await field.fill("");
       await row.locator("button:has-text('Test connection')").click();
       await row.locator('.test-result:not(.error):has-text("Connected to Ollama")').waitFor();
       // A provider without a key says how to give one.

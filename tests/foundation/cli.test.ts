@@ -3,7 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMANDS } from "../../server/commands.ts";
-import { isLoopbackHost, parseCli } from "../../server/config/cli.ts";
+import { parseCli } from "../../server/config/cli.ts";
+import { isLoopback } from "../../server/http/client.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { spawn, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { readChunks } from "../helpers/streams.ts";
@@ -128,11 +129,23 @@ describe("parseCli", () => {
     for (const word of [...flags, ...vars]) expect(help.text).toContain(word);
   });
 
-  test("loopback hosts", () => {
-    for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"])
-      expect(isLoopbackHost(host)).toBe(true);
-    for (const host of ["0.0.0.0", "::", "192.168.1.10", "example.com"])
-      expect(isLoopbackHost(host)).toBe(false);
+  test("loopback hosts: the one rule of docs/security.md", () => {
+    const yes = ["127.0.0.1", "127.1.2.3", "localhost", "LocalHost", "::1", "[::1]", "::ffff:127.0.0.1"];
+    for (const host of yes) expect({ host, loopback: isLoopback(host) }).toEqual({ host, loopback: true });
+    const no = [
+      "0.0.0.0",
+      "::",
+      "192.168.1.10",
+      "example.com",
+      "127.attacker.example",
+      "127.0.0.1.nip.io",
+      "app.localhost",
+      "::ffff:10.0.0.1",
+      "128.0.0.1",
+      "",
+      undefined,
+    ];
+    for (const host of no) expect({ host, loopback: isLoopback(host) }).toEqual({ host, loopback: false });
   });
 });
 

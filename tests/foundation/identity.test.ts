@@ -1,6 +1,6 @@
 /** One identity per request: local mode, protected mode and its public routes (docs/design.md §4). */
 import { afterEach, describe, expect, test } from "bun:test";
-import { isPublicRoute } from "../../server/auth/identity.ts";
+import { publicRoutes } from "../../server/auth/identity.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { PROBE_PATHS, PUBLIC_GET_PATHS, probeRoutes } from "../helpers/probes.ts";
 
@@ -72,7 +72,9 @@ describe("protected mode", () => {
   });
 });
 
-test("the public route list is exactly docs/design.md §4's", () => {
+test("the public route list is exactly docs/design.md §4's: the app's surfaces and the routes declared public", async () => {
+  t = await createTestApp();
+  const isPublicRoute = publicRoutes(t.ctx.routePolicies);
   const open: [string, string][] = [
     ["GET", "/"],
     ["GET", "/health"],

@@ -46,7 +46,7 @@ describe("the committed policy", () => {
     );
   });
 
-  test("carries the spec's defaults", () => {
+  test("carries the contract's defaults", () => {
     const s = policy.settings;
     expect(s.runtime.live_enabled).toBe(true);
     expect(s.tracing.async_logging).toBe(true);

@@ -1,10 +1,16 @@
-/** The helpers every family shares (server/lib, server/http): ids, the clock, paging, the stream signal. */
+/**
+ * The helpers every family shares (server/lib, server/http, server/models): ids, the clock, paging, the
+ * stream signal, the "invalid request" error, a model reply's text.
+ */
 import { describe, expect, test } from "bun:test";
+import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { Paging } from "../../schemas/common.ts";
 import { requestOrShutdown } from "../../server/http/abort.ts";
+import { invalidRequest, invalidValue } from "../../server/http/errors.ts";
 import { pageOf } from "../../server/http/paging.ts";
 import { isoNow } from "../../server/lib/clock.ts";
 import { newId } from "../../server/lib/ids.ts";
+import { replyFailed, replyText, replyThinking } from "../../server/models/reply.ts";
 
 describe("newId", () => {
   test("turns' form: the prefix and 32 hex digits; agents' form keeps the UUID's dashes", () => {
@@ -55,4 +61,39 @@ describe("requestOrShutdown", () => {
     shutdown.abort();
     expect(signal.aborted).toBe(true);
   });
+});
+
+test("invalidRequest says where the first issue is and how many more, and keeps every issue", () => {
+  const one = invalidValue(["body", "model"], "not a provider/model id");
+  expect({ kind: one.kind, message: one.message, issues: one.options.issues }).toEqual({
+    kind: "invalid",
+    message: "Invalid request: body.model: not a provider/model id",
+    issues: [{ loc: ["body", "model"], msg: "not a provider/model id", type: "value_error" }],
+  });
+  const issues = [
+    { loc: ["body", "a"], msg: "missing", type: "missing" },
+    { loc: ["body", "b"], msg: "too long", type: "string_too_long" },
+  ];
+  const two = invalidRequest(issues);
+  expect(two.message).toBe("Invalid request: body.a: missing (and 1 more)");
+  expect(two.options.issues).toEqual(issues);
+});
+
+test("a reply's text is its text parts in order; thinking and tool calls stay out", () => {
+  const reply = {
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "let me see" },
+      { type: "text", text: "Hello, " },
+      { type: "toolCall", id: "c1", name: "read", arguments: {} },
+      { type: "text", text: "world" },
+      { type: "thinking", thinking: " done" },
+    ],
+    stopReason: "stop",
+  } as unknown as AssistantMessage;
+  expect(replyText(reply)).toBe("Hello, world");
+  expect(replyThinking(reply)).toBe("let me see done");
+  expect(replyFailed(reply)).toBe(false);
+  for (const stopReason of ["error", "aborted"] as const)
+    expect(replyFailed({ ...reply, stopReason })).toBe(true);
 });

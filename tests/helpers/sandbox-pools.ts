@@ -12,7 +12,7 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
+import type { InterpreterPool, InterpreterPoolOptions } from "../../server/sandbox/interpreter-pool.ts";
 
 /** The snapshot cache the tests' apps and server processes share (APP_SANDBOX_SNAPSHOT_DIR). */
 export const TEST_SNAPSHOT_DIR = join(tmpdir(), "atrium-test-snapshots");
@@ -22,7 +22,7 @@ const KEPT_UNUSED = 2;
 
 interface SharedPool {
   key: string;
-  pool: SandboxPool;
+  pool: InterpreterPool;
   users: number;
   lastUsed: number;
 }
@@ -31,9 +31,9 @@ const pools = new Map<string, SharedPool>();
 
 /** The shared pool of this configuration (made with `create` the first time); `giveBack` when done. */
 export function borrowPool(
-  options: SandboxOptions,
-  create: (options: SandboxOptions) => SandboxPool,
-): { pool: SandboxPool; giveBack(): void } {
+  options: InterpreterPoolOptions,
+  create: (options: InterpreterPoolOptions) => InterpreterPool,
+): { pool: InterpreterPool; giveBack(): void } {
   // Paths kept out of the jail matter only inside the checkout, where a sharing app's data dir never is;
   // the snapshot cache and the logger are the first app's.
   const { keepOut: _keepOut, snapshotDir: _snapshotDir, log: _log, ...configuration } = options;

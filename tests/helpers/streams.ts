@@ -1,25 +1,31 @@
 /**
- * Readers for streamed responses: raw chunks split on a separator, NDJSON events (all at once, or one at
- * a time to act in the middle of a stream), and SSE frames.
+ * The tests' views of streamed responses, over the one reader the clients use (common/streams.ts): raw
+ * lines and raw SSE blocks (for assertions on the bytes of the wire, comments included), NDJSON events
+ * (all at once, or one at a time to act in the middle of a stream), and SSE frames.
  */
+import { ndjson, type SseEvent, sseEvents, streamLines } from "../../common/streams.ts";
 
-/** Reads a streamed body line by line (or frame by frame with a custom separator). */
+/**
+ * Reads a streamed body line by line, or (with `"\n\n"`) block by block: each SSE block's lines joined,
+ * as the server wrote them, keep-alive comments included.
+ */
 export async function* readChunks(
   body: ReadableStream<Uint8Array>,
-  separator = "\n",
+  separator: "\n" | "\n\n" = "\n",
 ): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let at = buffer.indexOf(separator);
-    while (at !== -1) {
-      yield buffer.slice(0, at);
-      buffer = buffer.slice(at + separator.length);
-      at = buffer.indexOf(separator);
+  if (separator === "\n") {
+    yield* streamLines(body);
+    return;
+  }
+  let block: string[] = [];
+  for await (const line of streamLines(body)) {
+    if (line !== "") block.push(line);
+    else if (block.length) {
+      yield block.join("\n");
+      block = [];
     }
   }
-  if (buffer) yield buffer;
+  if (block.length) yield block.join("\n");
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: events are checked field by field in the tests
@@ -28,28 +34,22 @@ export type Event = Record<string, any>;
 /** Every NDJSON line of a response. */
 export async function lines(response: Response): Promise<Event[]> {
   const out: Event[] = [];
-  if (!response.body) return out;
-  for await (const line of readChunks(response.body)) if (line.trim()) out.push(JSON.parse(line));
+  if (response.body) for await (const event of ndjson<Event>(response.body)) out.push(event);
   return out;
 }
 
 /** Reads NDJSON events one at a time, so a test can act in the middle of a stream. */
 export function eventReader(response: Response) {
   if (!response.body) throw new Error("no body");
-  const iterator = readChunks(response.body)[Symbol.asyncIterator]();
+  const iterator = ndjson<Event>(response.body);
   const seen: Event[] = [];
   return {
     seen,
     async next(): Promise<Event | undefined> {
-      for (;;) {
-        const { value, done } = await iterator.next();
-        if (done) return undefined;
-        if (value.trim()) {
-          const event = JSON.parse(value) as Event;
-          seen.push(event);
-          return event;
-        }
-      }
+      const { value, done } = await iterator.next();
+      if (done) return undefined;
+      seen.push(value);
+      return value;
     },
     /** Reads until an event matches; returns it. */
     async until(match: (e: Event) => boolean): Promise<Event> {
@@ -64,31 +64,15 @@ export function eventReader(response: Response) {
       while (await this.next()) {}
       return seen;
     },
-    cancel: () => iterator.return?.(undefined),
+    cancel: () => iterator.return(undefined),
   };
 }
 
-export interface Frame {
-  event?: string;
-  data: string;
-}
+export type Frame = SseEvent;
 
 /** Every SSE frame of a response body, in order (comments skipped). */
 export async function readFrames(response: Response): Promise<Frame[]> {
-  const text = await response.text();
   const frames: Frame[] = [];
-  for (const block of text.split("\n\n")) {
-    if (!block.trim()) continue;
-    const frame: Frame = { data: "" };
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue;
-      if (line.startsWith("event: ")) frame.event = line.slice(7);
-      else if (line.startsWith("data: ")) data.push(line.slice(6));
-    }
-    if (data.length === 0) continue;
-    frame.data = data.join("\n");
-    frames.push(frame);
-  }
+  if (response.body) for await (const frame of sseEvents(response.body)) frames.push(frame);
   return frames;
 }

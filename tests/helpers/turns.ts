@@ -7,7 +7,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { turnSandboxOptions } from "../../server/turns/runtime/sandbox.ts";
 import { BASE, createTestApp, REPO_ROOT, type TestApp, type TestAppOptions } from "./app.ts";
 import { borrowPool } from "./sandbox-pools.ts";
@@ -45,7 +45,7 @@ export async function turnsApp(options: TurnsAppOptions = {}): Promise<TestApp &
   const turns = t.family("turns");
   const sandbox = turnSandboxOptions(t.ctx);
   const shareable = !options.ownSandbox && !t.dataDir.startsWith(`${REPO_ROOT}/`);
-  const borrowed = shareable ? borrowPool(sandbox, (options) => new SandboxPool(options)) : undefined;
+  const borrowed = shareable ? borrowPool(sandbox, (options) => new InterpreterPool(options)) : undefined;
   if (borrowed) turns.runtime.sandbox.share(borrowed.pool);
   if (options.compose !== false) {
     await t.compose();
@@ -80,7 +80,7 @@ export function turnRequest(body: unknown, key: string | null = crypto.randomUUI
 // biome-ignore lint/suspicious/noExplicitAny: test payloads are inspected field by field
 export type Ev = { type: string } & Record<string, any>;
 
-/** The spec events of a default-form stream (frames with an `event:` line). */
+/** The contract's events of a default-form stream (frames with an `event:` line). */
 export function specEvents(frames: Frame[]): Ev[] {
   return frames.filter((f) => f.event).map((f) => JSON.parse(f.data) as Ev);
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { homedir } from "node:os";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
 import { viaJs } from "../helpers/jail.ts";
 
@@ -24,7 +24,7 @@ const PYODIDE_DEFAULTS = [
   "USER",
 ];
 
-const pools: SandboxPool[] = [];
+const pools: InterpreterPool[] = [];
 afterAll(() => {
   for (const pool of pools) pool.close();
 });
@@ -32,7 +32,7 @@ afterAll(() => {
 for (const isolation of ["bubblewrap", "none"] as const) {
   describe(`isolation ${isolation}`, () => {
     test("os.environ, sys.executable and the process environment carry nothing of the host", async () => {
-      const pool = new SandboxPool({ warm: 0, isolation });
+      const pool = new InterpreterPool({ warm: 0, isolation });
       pools.push(pool);
       const py = await pool.acquire();
       try {

@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { detectSandbox } from "../../server/sandbox/isolation.ts";
 import { type JailPlan, jailArgs } from "../../server/sandbox/jail.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../../server/sandbox/limits.ts";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { descendants, hostUid, viaJs } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
 import { turnsApp } from "../helpers/turns.ts";
@@ -18,13 +18,13 @@ import { turnsApp } from "../helpers/turns.ts";
 setDefaultTimeout(180_000);
 
 const MIB = 1024 * 1024;
-const pools: SandboxPool[] = [];
+const pools: InterpreterPool[] = [];
 afterAll(() => {
   for (const pool of pools) pool.close();
 });
 
-function pool(options: ConstructorParameters<typeof SandboxPool>[0]): SandboxPool {
-  const created = new SandboxPool({ warm: 0, ...options });
+function pool(options: ConstructorParameters<typeof InterpreterPool>[0]): InterpreterPool {
+  const created = new InterpreterPool({ warm: 0, ...options });
   pools.push(created);
   return created;
 }

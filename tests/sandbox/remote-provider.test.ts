@@ -90,6 +90,11 @@ describe("configuration", () => {
     expect(() => url("ftp://example.com")).toThrow(/https/);
     expect(() => url("not a url")).toThrow(/not a URL/);
     expect(url("http://127.0.0.1:3000/api/")?.apiUrl).toBe("http://127.0.0.1:3000/api");
+    // Names that only look local: a public DNS name starting with 127., a name under .localhost (whether
+    // it resolves here depends on the resolver).
+    expect(() => url("http://127.attacker.example/api")).toThrow(/https/);
+    expect(() => url("http://sandboxes.localhost/api")).toThrow(/https/);
+    expect(url("http://[::1]:3000/api")?.apiUrl).toBe("http://[::1]:3000/api");
   });
 });
 

@@ -9,9 +9,9 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { detectSandbox } from "../../server/sandbox/isolation.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../../server/sandbox/limits.ts";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider, SandboxCapacityError } from "../../server/sandbox/users/provider.ts";
 import { migrate } from "../../server/storage/migrate.ts";
@@ -120,7 +120,7 @@ describe("the CPU (policy sandbox.cpu_weight, cpu_cores)", () => {
   });
 
   test("a turn's interpreter has its share and ceiling in its own cpu cgroup", async () => {
-    const pool = new SandboxPool({ warm: 0, max: 1, limits });
+    const pool = new InterpreterPool({ warm: 0, max: 1, limits });
     try {
       const interpreter = await pool.acquire();
       expect(cpuSettings(interpreter.pid)).toEqual(expected());

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import {
   checkUidRange,
   DEFAULT_UID_BASE,
@@ -152,7 +152,7 @@ describe("users' long-lived sandboxes", () => {
 
 describe("turns' interpreters", () => {
   test("two live interpreters run as different uids of the interpreters' part of the range", async () => {
-    const pool = new SandboxPool({ warm: 0, max: 2 });
+    const pool = new InterpreterPool({ warm: 0, max: 2 });
     try {
       const interpreters = await Promise.all([
         pool.acquire({ owner: "ann" }),

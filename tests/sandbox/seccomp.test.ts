@@ -10,8 +10,8 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { arch } from "node:os";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { migrate } from "../../server/storage/migrate.ts";
@@ -92,12 +92,12 @@ return {
 const dir = tempDir();
 const db = new Database(":memory:");
 let provider: LocalSandboxProvider;
-let pool: SandboxPool;
+let pool: InterpreterPool;
 
 beforeAll(() => {
   migrate(db, [sandboxMigrations]);
   provider = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, limits: DEFAULT_LIMITS });
-  pool = new SandboxPool({ warm: 0, max: 1 });
+  pool = new InterpreterPool({ warm: 0, max: 1 });
 });
 afterAll(async () => {
   pool.close();

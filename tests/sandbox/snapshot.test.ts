@@ -10,8 +10,8 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Interpreter } from "../../server/sandbox/interpreter.ts";
+import { InterpreterPool, type InterpreterPoolOptions } from "../../server/sandbox/interpreter-pool.ts";
 import { pyodideVersion } from "../../server/sandbox/isolation.ts";
-import { type SandboxOptions, SandboxPool } from "../../server/sandbox/pool.ts";
 import { SnapshotCache, snapshotKey } from "../../server/sandbox/snapshot.ts";
 import { viaJs } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -19,7 +19,7 @@ import { tempDir } from "../helpers/tmp.ts";
 setDefaultTimeout(300_000);
 
 const cache = tempDir("atrium-snapshot-test-");
-const pools: SandboxPool[] = [];
+const pools: InterpreterPool[] = [];
 afterAll(() => {
   for (const pool of pools) pool.close();
   cache.remove();
@@ -30,13 +30,13 @@ interface Logged {
   msg: string;
 }
 
-function pool(options: SandboxOptions = {}) {
+function pool(options: InterpreterPoolOptions = {}) {
   const logged: Logged[] = [];
   const log = {
     info: (msg: string) => logged.push({ level: "info", msg }),
     warn: (msg: string) => logged.push({ level: "warn", msg }),
   };
-  const p = new SandboxPool({ warm: 0, snapshotDir: cache.path, log, ...options });
+  const p = new InterpreterPool({ warm: 0, snapshotDir: cache.path, log, ...options });
   pools.push(p);
   return { pool: p, logged };
 }
@@ -47,7 +47,7 @@ async function run(py: Interpreter, code: string): Promise<string> {
   return result.stdout.trim();
 }
 
-async function opened(p: SandboxPool): Promise<Interpreter> {
+async function opened(p: InterpreterPool): Promise<Interpreter> {
   const py = await p.acquire();
   await py.init(["read_file"], { context: "the bound text" }, 20_000);
   return py;

@@ -11,7 +11,7 @@ import { createHmac } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
-import { main as userCommand } from "../../server/user-command.ts";
+import { userCommandMain as userCommand } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { authApp, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";

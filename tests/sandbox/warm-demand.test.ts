@@ -5,13 +5,13 @@
  * tests' shared snapshot cache.
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { TEST_SNAPSHOT_DIR } from "../helpers/sandbox-pools.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 setDefaultTimeout(300_000);
 
-const pool = new SandboxPool({
+const pool = new InterpreterPool({
   warm: 0,
   warmPerOwner: 1,
   warmActiveMs: 15_000,

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { UploadRoutes } from "../../server/http/bodies.ts";
 import { inspectJson, MAX_JSON_DEPTH } from "../../server/http/json-body.ts";
+import { RoutePolicies } from "../../server/http/route-policy.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { PROBE_PATHS, probeRoutes } from "../helpers/probes.ts";
 
@@ -119,19 +119,24 @@ const UPLOADS = ["POST /api/attachments", "POST /search/index/upload"];
 /** `levels` objects nested in one another around 1. */
 const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
 
-test("upload routes are learned from the routes' declared type; a :param matches one segment", () => {
-  const uploads = new UploadRoutes();
-  uploads.learn([
+test("body types are learned from the routes' declarations; a :param matches one segment, * the rest", () => {
+  const policies = new RoutePolicies();
+  policies.learn([
     { method: "POST", path: "/api/attachments", hooks: { type: "multipart/form-data" } },
     { method: "POST", path: "/api/sessions/:id/files", hooks: { type: "multipart/form-data" } },
     { method: "POST", path: "/api/files/append", hooks: {} },
-  ] as unknown as Parameters<UploadRoutes["learn"]>[0]);
-  expect(uploads.has("POST", "/api/attachments")).toBe(true);
-  expect(uploads.has("POST", "/api/sessions/s1/files")).toBe(true);
-  expect(uploads.has("POST", "/api/sessions//files")).toBe(false);
-  expect(uploads.has("POST", "/api/sessions/s1/files/x")).toBe(false);
-  expect(uploads.has("PUT", "/api/attachments")).toBe(false);
-  expect(uploads.has("POST", "/api/files/append")).toBe(false);
+    { method: "ALL", path: "/fwd/:token/*", hooks: { routePolicy: { bodies: "any" } } },
+  ] as unknown as Parameters<RoutePolicies["learn"]>[0]);
+  expect(policies.bodies("POST", "/api/attachments")).toBe("json+multipart");
+  expect(policies.bodies("POST", "/api/sessions/s1/files")).toBe("json+multipart");
+  expect(policies.bodies("POST", "/api/sessions//files")).toBe("json");
+  expect(policies.bodies("POST", "/api/sessions/s1/files/x")).toBe("json");
+  expect(policies.bodies("PUT", "/api/attachments")).toBe("json");
+  expect(policies.bodies("POST", "/api/files/append")).toBe("json");
+  expect(policies.bodies("PATCH", "/fwd/t/")).toBe("any");
+  expect(policies.bodies("PUT", "/fwd/t/a/b")).toBe("any");
+  expect(policies.bodies("PUT", "/fwd//a")).toBe("json");
+  expect(policies.bodies("PUT", "/fwd")).toBe("json");
 });
 
 describe("JSON limits", () => {

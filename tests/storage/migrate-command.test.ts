@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadPolicy } from "../../server/config/policy.ts";
-import { main } from "../../server/migrate-command.ts";
+import { migrateCommandMain as main } from "../../server/migrate-command.ts";
 import { createTestApp, REPO_ROOT } from "../helpers/app.ts";
 import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/tmp.ts";

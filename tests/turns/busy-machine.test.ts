@@ -6,7 +6,7 @@
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import type { SandboxPool } from "../../server/sandbox/pool.ts";
+import type { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { type Ev, specEvents, turnRequest, turnsApp } from "../helpers/turns.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
@@ -21,7 +21,7 @@ test("20 turns from 4 owners all complete while every core is busy", async () =>
   const load = Array.from({ length: availableParallelism() }, () =>
     Bun.spawn([process.execPath, "-e", "for (;;) {}"], { stdout: "ignore", stderr: "ignore" }),
   );
-  const pool = t.family("turns").runtime.sandbox.pool as SandboxPool;
+  const pool = t.family("turns").runtime.sandbox.pool as InterpreterPool;
   let mostAlive = 0;
   const sampler = setInterval(() => {
     mostAlive = Math.max(mostAlive, pool.stats().live);

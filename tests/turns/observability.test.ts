@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { startServerProcess } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -104,7 +104,7 @@ describe("isolation policy", () => {
   test("protected mode refuses to run code when isolation is none", async () => {
     const t = await turnsApp(twoUsers({ env: { APP_SANDBOX_WARM: "0" } }));
     try {
-      t.family("turns").runtime.sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
+      t.family("turns").runtime.sandbox.use(new InterpreterPool({ warm: 0, isolation: "none" }));
       const headers = asUser("alice", { "content-type": "application/json" });
       const created = await t.json<{ id: string }>("/api/sessions", {
         method: "POST",
@@ -131,7 +131,7 @@ describe("isolation policy", () => {
     const t = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     process.env.ATRIUM_NONE_CANARY = "canary-none-123";
     try {
-      t.family("turns").runtime.sandbox.use(new SandboxPool({ warm: 0, isolation: "none" }));
+      t.family("turns").runtime.sandbox.use(new InterpreterPool({ warm: 0, isolation: "none" }));
       const session = await createSession(t);
       const { events } = await runTurn(t, session, {
         text: "```python\nfrom pyodide.ffi import to_js\nprint(to_js({}).constructor.constructor('return JSON.stringify(process.env)')())\n```",

@@ -7,7 +7,11 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { type Interpreter, SandboxKilled } from "../../server/sandbox/interpreter.ts";
-import { defaultMaxInterpreters, SandboxPool, SandboxQueueTimeout } from "../../server/sandbox/pool.ts";
+import {
+  defaultMaxInterpreters,
+  InterpreterPool,
+  InterpreterQueueTimeout,
+} from "../../server/sandbox/interpreter-pool.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** A process that reports ready at once and then idles, like a warm interpreter. */
@@ -19,9 +23,9 @@ const READY = [
 /** A process that never reports ready (pyodide hanging at start). */
 const HANGS = [process.execPath, "-e", "setInterval(() => {}, 1e6)"];
 
-const pools: SandboxPool[] = [];
-function pool(options: ConstructorParameters<typeof SandboxPool>[0]) {
-  const p = new SandboxPool({ isolation: "none", ...options });
+const pools: InterpreterPool[] = [];
+function pool(options: ConstructorParameters<typeof InterpreterPool>[0]) {
+  const p = new InterpreterPool({ isolation: "none", ...options });
   pools.push(p);
   return p;
 }
@@ -162,7 +166,7 @@ describe("sandbox pool ceiling", () => {
     const held = await p.acquire();
     const started = Date.now();
     const error = await p.acquire({ queueTimeoutMs: 150 }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SandboxQueueTimeout);
+    expect(error).toBeInstanceOf(InterpreterQueueTimeout);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(p.stats()).toMatchObject({ live: 1, waiting: 0 });
     p.release(held);

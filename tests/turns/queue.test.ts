@@ -12,7 +12,7 @@ import { createEnvSource } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
 import { startServer } from "../../server/lifecycle.ts";
 import { silentLogger } from "../../server/log.ts";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { createTestApp, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -53,7 +53,7 @@ async function timedTurn(session: string, text: string): Promise<{ events: Ev[];
 
 describe("a burst beyond the ceiling", () => {
   test("six turns on a ceiling of two all finish, wait in line with their place, never past the ceiling", async () => {
-    const pool = t.family("turns").runtime.sandbox.pool as SandboxPool;
+    const pool = t.family("turns").runtime.sandbox.pool as InterpreterPool;
     await waitFor(() => pool.readyCount === 2, { timeoutMs: 60_000, what: "warm interpreters" });
     let peak = 0;
     const watching = setInterval(() => {
@@ -100,7 +100,7 @@ describe("warming", () => {
     const env = createEnvSource({ APP_SANDBOX_WARM: "1" });
     const server = await startServer({ config: loadConfig(cli.options, env), env, log: silentLogger });
     try {
-      const pool = server.family("turns").runtime.sandbox.pool as SandboxPool;
+      const pool = server.family("turns").runtime.sandbox.pool as InterpreterPool;
       const ready = await fetch(`${server.url}/health/ready`);
       expect(ready.status).toBe(200);
       // Ready before pyodide is: the warm interpreter is starting, not awaited.
@@ -117,7 +117,7 @@ describe("warming", () => {
     // Composed and started like a server, but never serving: its pool (warm count 1) stays cold.
     const quiet = await createTestApp({ env: { APP_SANDBOX_WARM: "1" } });
     try {
-      const pool = quiet.family("turns").runtime.sandbox.pool as SandboxPool;
+      const pool = quiet.family("turns").runtime.sandbox.pool as InterpreterPool;
       expect(pool.stats()).toMatchObject({ live: 0, idle: 0 });
     } finally {
       await quiet.close();
@@ -129,7 +129,7 @@ describe("a sandbox that never gets ready", () => {
   test("the turn fails with sandbox_start_timeout, and history shows it failed", async () => {
     const hung = await turnsApp({ env: { APP_SANDBOX_WARM: "0" } });
     hung.family("turns").runtime.sandbox.use(
-      new SandboxPool({
+      new InterpreterPool({
         isolation: "none",
         command: [process.execPath, "-e", "setInterval(() => {}, 1e6)"],
         startTimeoutMs: 300,

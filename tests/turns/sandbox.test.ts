@@ -7,15 +7,15 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SandboxKilled } from "../../server/sandbox/interpreter.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { sandboxCommand } from "../../server/sandbox/isolation.ts";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
 
-const pool = new SandboxPool({ warm: 1 });
+const pool = new InterpreterPool({ warm: 1 });
 const dir = tempDir();
 const CANARY = `canary-${crypto.randomUUID()}`;
 let hits = 0;

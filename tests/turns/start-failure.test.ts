@@ -1,12 +1,12 @@
 /**
  * A turn whose Python sandbox never starts: the start is tried twice (one retry), then the turn fails
- * with the spec's message, its code and a sentence saying why; the history keeps that sentence and the
+ * with the contract's message, its code and a sentence saying why; the history keeps that sentence and the
  * time the turn really took; the server log has one line with the run, the owner, the code and the time.
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SandboxPool } from "../../server/sandbox/pool.ts";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { memoryLogger } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
@@ -21,7 +21,7 @@ test("a start that makes no progress is retried once, then fails the turn with a
   // A sandbox that never says it is ready and uses no CPU: each start it makes is counted in a file.
   const script = `require("fs").appendFileSync(${JSON.stringify(starts)}, "x"); setInterval(() => {}, 1e6);`;
   hung.family("turns").runtime.sandbox.use(
-    new SandboxPool({
+    new InterpreterPool({
       warm: 0,
       isolation: "none",
       command: [process.execPath, "-e", script],

@@ -166,7 +166,7 @@ describe("turn stream", () => {
     expect(history.body.items.filter((i) => i.runId === runId)).toHaveLength(1);
   });
 
-  test("preparation failures end with turn_error then turn_finish, in the spec's words", async () => {
+  test("preparation failures end with turn_error then turn_finish, in the contract's words", async () => {
     const failure = async (sessionId: string, body: unknown) => {
       const { frames, events } = await runTurn(t, sessionId, body);
       expect(frames.at(-1)?.data).toBe("[DONE]");

@@ -53,7 +53,7 @@ test("errors and cancellation end the live turn with their status", () => {
     durationMs: 1,
   });
   expect(failed).toMatchObject({ status: "failed", error: "Session not found" });
-  // The sentence that says why, when the server sends one beside the spec's terse message.
+  // The sentence that says why, when the server sends one beside the contract's terse message.
   const explained = applyEvent(initialLive(), {
     type: "turn_error",
     code: "sandbox_start_timeout",

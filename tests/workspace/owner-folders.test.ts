@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import fc from "fast-check";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
-import { ownerPaths } from "../../server/chat/runtime/owner-paths.ts";
+import { chatFolders } from "../../server/chat/runtime/chat-folders.ts";
 import { ownerFolderName, ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { scripted } from "../helpers/chat.ts";
@@ -98,7 +98,7 @@ describe("ownerFolderName", () => {
       attachments: `/data/attachments/${name}`,
       artifacts: `/data/artifacts/${name}`,
     });
-    expect(ownerPaths("/data", owner)).toEqual({
+    expect(chatFolders("/data", owner)).toEqual({
       sessionsDir: `/data/sessions/${name}`,
       workspaceDir: `/data/workspaces/${name}`,
       agentDir: `/data/pi-agent/${name}`,

@@ -25,7 +25,8 @@ function show(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-class Markdown extends Component<{ text: string }> {
+/** Markdown as safe HTML, rendered again only when its text changes. */
+export class Markdown extends Component<{ text: string }> {
   private html = "";
   private source: string | undefined;
   shouldComponentUpdate(next: { text: string }) {

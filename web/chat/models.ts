@@ -17,7 +17,7 @@ export function thinkingLevels(model: PickerModel | undefined): string[] {
   return levels.length > 1 ? levels : [];
 }
 
-/** What the menu says: pi's highest level, `xhigh`, is the origin's `max`. */
+/** What the menu says: pi's highest level, `xhigh`, is the reference client's `max`. */
 export const levelLabel = (level: string) => (level === "xhigh" ? "max" : level);
 
 /** The wanted level if the model has it, else the nearest one it has below it, else its lowest. */

@@ -1,11 +1,11 @@
 /**
  * First run: no model is configured (only the built-in offline model answers). Offers the providers
- * panel and the models a local Ollama serves (`/api/chat/models/discover?provider=ollama`); the
- * provider's own words are shown when it cannot be reached, and a connection test says what answered.
+ * panel and the models a local Ollama serves (`/api/chat/models/discover?provider=ollama`). Looking for
+ * them is the card's one test of Ollama, so an unreachable Ollama is said once, in the provider's words
+ * (the card had a connection test beside it, and a new user got the same failure twice).
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
-import { ConnectionTest } from "../settings/connection-test.tsx";
 import { discover, type PickerModel } from "./models.ts";
 
 export function SetupCard({ onPick }: { onPick(model: PickerModel): Promise<void> }): JSX.Element {
@@ -40,12 +40,13 @@ export function SetupCard({ onPick }: { onPick(model: PickerModel): Promise<void
           {busy ? "Looking…" : "Find local Ollama models"}
         </button>
       </div>
-      <ConnectionTest provider="ollama" name="Ollama" />
-      {words.map((w) => (
-        <p key={w} class="error">
-          {w}
-        </p>
-      ))}
+      <div role="status" aria-live="polite">
+        {words.map((w) => (
+          <p key={w} class="error">
+            {w}
+          </p>
+        ))}
+      </div>
       {found && found.length === 0 && words.length === 0 && (
         <p class="muted">Ollama answered but serves no model.</p>
       )}

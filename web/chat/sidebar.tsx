@@ -1,6 +1,10 @@
-/** The session sidebar: new chat, the sessions newest first (title from the first message), delete with confirm. */
+/**
+ * The session sidebar: new chat, the sessions newest first (title from the first message, and when it was
+ * last used, so chats with the same first words are told apart), delete with confirm.
+ */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import { shortDate } from "../lib/format.ts";
 
 export interface SessionItem {
   sessionId: string;
@@ -63,7 +67,12 @@ export function Sidebar({ sessions, current, replying, onNew, onOpen, onDelete }
               ) : (
                 <>
                   <button type="button" class="session-open" title={s.title} onClick={() => onOpen(s)}>
-                    {s.title}
+                    <span class="session-title">{s.title}</span>
+                    {s.updated ? (
+                      <time class="session-date" dateTime={s.updated}>
+                        {shortDate(s.updated)}
+                      </time>
+                    ) : null}
                     {s.sessionId === replying && <span class="badge replying">replying…</span>}
                   </button>
                   <button

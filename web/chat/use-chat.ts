@@ -5,23 +5,16 @@
  */
 import { useRef, useState } from "preact/hooks";
 import type {
-  ChatStreamEvent as Event,
+  ChatStreamEvent,
+  Hydrated,
   Mode,
-  PlanState,
   ChatQuestion as Question,
   SessionRef,
   UiMessage,
 } from "../../schemas/chat.ts";
 import { ApiError, api, readNdjson, request } from "../lib/api.ts";
-import {
-  appendText,
-  normalizeMessages,
-  normalizePart,
-  questionFrom,
-  thinkingPart,
-  updateMessage,
-  upsertPart,
-} from "./messages.ts";
+import { applyChatEvent, type ChatView, EMPTY_QUEUE, EMPTY_VIEW } from "./chat-state.ts";
+import { normalizeMessages } from "./messages.ts";
 
 /** How the composer asks for a reply: the model, the mode, and a plan decision. */
 export interface SendOptions {
@@ -30,58 +23,36 @@ export interface SendOptions {
   planAction?: "execute" | "refine";
 }
 
-export interface Queue {
-  steering: string[];
-  followUp: string[];
-}
-
-/**
- * What one session shows. The running reply writes to its own session's view: the one on screen, or,
- * while the person looks at another session, a parked copy that keeps taking the stream's events, so
- * coming back shows the reply as far as it has got and still streaming (the request stays open: the
- * chat family aborts a run whose client disconnects).
- */
-interface View {
-  ref: SessionRef;
-  messages: UiMessage[];
-  plan?: PlanState;
-  question?: Question;
-  queue: Queue;
-  notice?: string;
-  error?: string;
-}
-
-const EMPTY_QUEUE: Queue = { steering: [], followUp: [] };
-const EMPTY: View = { ref: {}, messages: [], queue: EMPTY_QUEUE };
-
 const sameSession = (a: SessionRef, b: SessionRef) =>
   a.sessionId && b.sessionId
     ? a.sessionId === b.sessionId
     : Boolean(a.sessionFile) && a.sessionFile === b.sessionFile;
 
 export function useChat(onSessionsChanged: () => void) {
-  const [shown, setShown] = useState<View>(EMPTY);
-  const visible = useRef<View>(EMPTY);
-  /** The running reply's session while another one is on screen. */
-  const parked = useRef<View | undefined>(undefined);
+  const [shown, setShown] = useState<ChatView>(EMPTY_VIEW);
+  const visible = useRef<ChatView>(EMPTY_VIEW);
+  /**
+   * The running reply writes to its own session's view: the one on screen, or, while the person looks at
+   * another session, this parked copy that keeps taking the stream's events, so coming back shows the
+   * reply as far as it has got and still streaming (the request stays open: the chat family aborts a run
+   * whose client disconnects).
+   */
+  const parked = useRef<ChatView | undefined>(undefined);
   const [away, setAway] = useState(false);
   const [running, setRunning] = useState(false);
   const runningRef = useRef(false);
-  const assistantId = useRef<string | undefined>(undefined);
   const lastSend = useRef<{ text: string; options: SendOptions } | undefined>(undefined);
 
-  const show = (view: View) => {
+  const show = (view: ChatView) => {
     visible.current = view;
     setShown(view);
   };
-  const onScreen = (change: (v: View) => View) => show(change(visible.current));
+  const onScreen = (change: (v: ChatView) => ChatView) => show(change(visible.current));
   /** Changes the running reply's view, on screen or parked. */
-  const toRun = (change: (v: View) => View) => {
+  const toRun = (change: (v: ChatView) => ChatView) => {
     if (parked.current) parked.current = change(parked.current);
     else onScreen(change);
   };
-  const messagesOfRun = (change: (m: UiMessage[]) => UiMessage[]) =>
-    toRun((v) => ({ ...v, messages: change(v.messages) }));
 
   /** Leaving the running reply's session: its view keeps taking events out of sight. */
   const park = () => {
@@ -92,7 +63,7 @@ export function useChat(onSessionsChanged: () => void) {
 
   const reset = () => {
     park();
-    show(EMPTY);
+    show(EMPTY_VIEW);
   };
 
   const open = async (ref: SessionRef) => {
@@ -108,157 +79,42 @@ export function useChat(onSessionsChanged: () => void) {
     const query = new URLSearchParams();
     if (ref.sessionId) query.set("sessionId", ref.sessionId);
     else if (ref.sessionFile) query.set("sessionFile", ref.sessionFile);
-    const hydrated = await api<{ session: Record<string, unknown>; messages: unknown[] }>(
-      `/api/chat/session?${query}`,
-    );
-    const s = hydrated.session;
-    const pending = s.pendingQuestions as unknown[] | undefined;
+    const { session, messages } = await api<Hydrated>(`/api/chat/session?${query}`);
     show({
       ref: {
-        sessionId: (s.sessionId ?? ref.sessionId) as string,
-        sessionFile: (s.sessionFile ?? ref.sessionFile) as string,
+        sessionId: session.sessionId ?? ref.sessionId,
+        sessionFile: session.sessionFile ?? ref.sessionFile,
       },
-      messages: normalizeMessages(hydrated.messages),
-      plan: (s.plan as PlanState | undefined) ?? undefined,
-      question: pending?.[0] ? questionFrom(pending[0]) : undefined,
+      messages: normalizeMessages(messages),
+      plan: session.plan,
+      question: session.pendingQuestions?.[0],
       queue: EMPTY_QUEUE,
     });
   };
 
-  const apply = (event: Event) => {
-    const id = assistantId.current;
-    switch (event.type) {
-      case "start": {
-        assistantId.current = String(event.id ?? event.runId);
-        const message: UiMessage = { id: assistantId.current, role: "assistant", parts: [] };
-        toRun((v) => ({
-          ...v,
-          ref: { sessionId: event.sessionId as string, sessionFile: event.sessionFile as string | undefined },
-          messages: [...v.messages, message],
-          notice: event.sessionReset
-            ? "The earlier session could not be opened: this is a new one."
-            : v.notice,
-        }));
-        // A new chat is listed at once, so it can be left and come back to while it replies.
-        onSessionsChanged();
-        break;
-      }
-      case "delta":
-        if (id) messagesOfRun((m) => updateMessage(m, id, (msg) => appendText(msg, String(event.text))));
-        break;
-      case "thinking":
-        if (id)
-          messagesOfRun((m) =>
-            updateMessage(m, id, (msg) =>
-              upsertPart(msg, thinkingPart(id, String(event.text), "input-streaming")),
-            ),
-          );
-        break;
-      case "tool": {
-        const part = normalizePart(event.part as Record<string, unknown>);
-        if (id) messagesOfRun((m) => updateMessage(m, id, (msg) => upsertPart(msg, part)));
-        if (part.type === "tool-Question" && !String(part.state ?? "").startsWith("output")) {
-          const q = questionFrom(part.input, part.toolCallId);
-          if (q?.prompt) toRun((v) => ({ ...v, question: q }));
-        } else if (part.type === "tool-Question" || part.type === "tool-questionnaire") {
-          if (String(part.state ?? "").startsWith("output")) toRun((v) => ({ ...v, question: undefined }));
-        }
-        break;
-      }
-      case "plan":
-        toRun((v) => ({ ...v, plan: event.state as PlanState }));
-        break;
-      case "state": {
-        const state = event.state as Record<string, unknown>;
-        if (state.status === "awaiting-answer")
-          toRun((v) => ({ ...v, question: questionFrom(state.question) }));
-        break;
-      }
-      case "queue":
-        toRun((v) => ({
-          ...v,
-          queue: {
-            steering: (event.steering as string[]) ?? [],
-            followUp: (event.followUp as string[]) ?? [],
-          },
-        }));
-        break;
-      case "compaction":
-        toRun((v) => ({
-          ...v,
-          notice:
-            event.phase === "start"
-              ? `Compacting the conversation (${String(event.reason)})…`
-              : event.aborted
-                ? "Compaction was stopped."
-                : "Conversation compacted.",
-        }));
-        break;
-      case "retry":
-        toRun((v) => ({
-          ...v,
-          notice:
-            event.phase === "start"
-              ? `Retrying (${String(event.attempt)}/${String(event.maxAttempts ?? "?")}): ${String(event.errorMessage ?? "")}`
-              : event.success
-                ? "Retry succeeded."
-                : `Retry failed: ${String(event.finalError ?? "")}`,
-        }));
-        break;
-      case "done": {
-        const final = event.message as Record<string, unknown> | undefined;
-        const doneId = id ?? String(final?.id ?? "");
-        toRun((v) => ({
-          ...v,
-          messages: updateMessage(v.messages, doneId, (msg) => {
-            // The final message replaces the streamed one when it is a UI message; thinking is settled.
-            const base = Array.isArray(final?.parts) ? (normalizeMessages([final])[0] ?? msg) : msg;
-            return {
-              ...base,
-              id: msg.id,
-              parts: base.parts.map((p) =>
-                p.type === "tool-Thinking" ? { ...p, state: "output-available" } : p,
-              ),
-            };
-          }),
-          ref: {
-            sessionId: (event.sessionId as string) ?? v.ref.sessionId,
-            sessionFile: (event.sessionFile as string) ?? v.ref.sessionFile,
-          },
-          queue: EMPTY_QUEUE,
-        }));
-        break;
-      }
-      case "error": {
-        const message = String(event.message ?? "The request failed");
-        // Shown in the reply it belongs to (with Retry there), else below the transcript.
-        if (id)
-          messagesOfRun((m) => updateMessage(m, id, (msg) => upsertPart(msg, { type: "error", message })));
-        else toRun((v) => ({ ...v, error: message }));
-        break;
-      }
-    }
+  /** One stream event into the running reply's view; a new chat is listed at once (it can be left). */
+  const apply = (event: ChatStreamEvent) => {
+    toRun((v) => applyChatEvent(v, event));
+    if (event.type === "start") onSessionsChanged();
   };
 
   const run = async (body: Record<string, unknown>) => {
     runningRef.current = true;
     setRunning(true);
-    onScreen((v) => ({ ...v, error: undefined, notice: undefined }));
-    assistantId.current = undefined;
+    onScreen((v) => ({ ...v, error: undefined, notice: undefined, replyId: undefined }));
     try {
       const response = await request("/api/chat", { method: "POST", body });
-      for await (const event of readNdjson<Event>(response)) apply(event);
+      for await (const event of readNdjson<ChatStreamEvent>(response)) apply(event);
     } catch (e) {
       const message = e instanceof ApiError || e instanceof Error ? e.message : String(e);
       toRun((v) => ({ ...v, error: message }));
     } finally {
-      toRun((v) => ({ ...v, question: undefined }));
+      toRun((v) => ({ ...v, question: undefined, replyId: undefined }));
       // Ended out of sight: opening that session again reads it from the server.
       parked.current = undefined;
       setAway(false);
       runningRef.current = false;
       setRunning(false);
-      assistantId.current = undefined;
       onSessionsChanged();
     }
   };
@@ -288,7 +144,7 @@ export function useChat(onSessionsChanged: () => void) {
         method: "POST",
         body: body(options, { message: text, streamingBehavior: "followUp" }),
       });
-      for await (const event of readNdjson<Event>(response)) apply(event);
+      for await (const event of readNdjson<ChatStreamEvent>(response)) apply(event);
       return;
     }
     lastSend.current = { text, options };

@@ -1,9 +1,10 @@
 /**
  * The UI's one way to call the server: same-origin fetch (the browser adds Origin and the desktop token
  * cookie), JSON bodies sent as `application/json` (the server refuses other types with 415), and an
- * Error carrying the server's own message on any non-2xx. Also the two stream readers the families use:
- * NDJSON (chat, turns) and SSE (search, attach).
+ * Error carrying the server's own message on any non-2xx. Also the two stream readers the families use,
+ * NDJSON (chat) and SSE (turns, search), over the one reader in common/streams.ts.
  */
+import { ndjson, type SseEvent, sseEvents } from "../../common/streams.ts";
 
 /** An HTTP failure: `message` is what the server said; `status` and `body` for callers that branch. */
 export class ApiError extends Error {
@@ -73,65 +74,14 @@ export async function api<T>(path: string, init: ApiInit = {}): Promise<T> {
   return (await response.json()) as T;
 }
 
-/** Lines of a streamed body, decoded; the last line is yielded even without a trailing newline. */
-async function* lines(response: Response): AsyncGenerator<string> {
-  if (!response.body) return;
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let newline = buffer.indexOf("\n");
-      while (newline >= 0) {
-        yield buffer.slice(0, newline).replace(/\r$/, "");
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf("\n");
-      }
-    }
-    if (buffer) yield buffer;
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-/** Each JSON value of an NDJSON body (blank lines skipped). Throws ApiError first when not 2xx. */
+/** Each JSON value of an NDJSON body (common/streams.ts reads it). Throws ApiError first when not 2xx. */
 export async function* readNdjson<T = unknown>(response: Response): AsyncGenerator<T> {
   if (!response.ok) throw await errorFrom(response);
-  for await (const line of lines(response)) {
-    const trimmed = line.trim();
-    if (trimmed) yield JSON.parse(trimmed) as T;
-  }
+  if (response.body) yield* ndjson<T>(response.body);
 }
 
-/** One server-sent event: `data` is the joined data lines (JSON-parse it yourself when it is JSON). */
-export interface SseEvent {
-  event: string;
-  data: string;
-  id?: string;
-}
-
-/** The events of a `text/event-stream` body (comments skipped). Throws ApiError first when not 2xx. */
+/** The events of a `text/event-stream` body (common/streams.ts reads it). Throws ApiError first when not 2xx. */
 export async function* readSse(response: Response): AsyncGenerator<SseEvent> {
   if (!response.ok) throw await errorFrom(response);
-  let event = "message";
-  let data: string[] = [];
-  let id: string | undefined;
-  for await (const line of lines(response)) {
-    if (line === "") {
-      if (data.length > 0) yield { event, data: data.join("\n"), ...(id !== undefined ? { id } : {}) };
-      event = "message";
-      data = [];
-      continue;
-    }
-    if (line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "event") event = value;
-    else if (field === "data") data.push(value);
-    else if (field === "id") id = value;
-  }
-  if (data.length > 0) yield { event, data: data.join("\n"), ...(id !== undefined ? { id } : {}) };
+  if (response.body) yield* sseEvents(response.body);
 }

@@ -1,6 +1,8 @@
 /**
  * Provider keys: configured or not, set or clear a key, test the connection (the typed key before it is
- * saved, else the stored one). The key field is write-only: never filled from the server.
+ * saved, else the stored one). The key field is write-only: never filled from the server. A provider
+ * configured by an address (its variable is `*_URL`: Ollama) asks for a base URL, in plain text, not
+ * for an API key it does not have.
  */
 import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -16,19 +18,23 @@ interface Provider {
 }
 
 const configured = (p: Provider) => Boolean(p.isConfigured ?? p.configured);
+/** A provider reached at an address rather than with a key (Ollama: `OLLAMA_BASE_URL`). */
+const takesUrl = (p: Provider) => p.envVarName.endsWith("_URL");
 
 function ProviderRow({ provider, onChange }: { provider: Provider; onChange(): Promise<void> }): JSX.Element {
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | undefined>();
   const [status, setStatus] = useState<string | undefined>();
   const id = `key-${provider.id}`;
+  const url = takesUrl(provider);
   const store = async (apiKey: string) => {
     setError(undefined);
     setStatus(undefined);
     try {
       await api("/api/chat/providers", { method: "POST", body: { provider: provider.id, apiKey } });
       setKey("");
-      setStatus(apiKey ? "Key saved." : "Key cleared.");
+      const what = url ? "URL" : "Key";
+      setStatus(apiKey ? `${what} saved.` : `${what} cleared.`);
       await onChange();
     } catch (e) {
       setError((e as Error).message);
@@ -48,18 +54,29 @@ function ProviderRow({ provider, onChange }: { provider: Provider; onChange(): P
           {configured(provider) ? "configured" : "not set"}
         </span>
         <label class="sr-only" for={id}>
-          {provider.name} API key
+          {provider.name} {url ? "base URL" : "API key"}
         </label>
-        <input
-          id={id}
-          type="password"
-          autocomplete="off"
-          placeholder={provider.envVarName}
-          value={key}
-          onInput={(e) => setKey((e.target as HTMLInputElement).value)}
-        />
+        {url ? (
+          <input
+            id={id}
+            type="url"
+            autocomplete="off"
+            placeholder={`Base URL (${provider.envVarName})`}
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+          />
+        ) : (
+          <input
+            id={id}
+            type="password"
+            autocomplete="off"
+            placeholder={provider.envVarName}
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+          />
+        )}
         <button type="submit" class="btn btn-small" disabled={!key.trim()}>
-          Save key
+          {url ? "Save URL" : "Save key"}
         </button>
         {configured(provider) && (
           <button type="button" class="btn btn-small btn-danger" onClick={() => void store("")}>

@@ -11,12 +11,15 @@ import { renderAnswer } from "./search/answer-text.ts";
 import { BuildIndex } from "./search/build-index.tsx";
 import { ContextTables } from "./search/context-tables.tsx";
 import { IndexDocuments } from "./search/documents.tsx";
+import { IndexGraph } from "./search/graph.tsx";
 import "./views.css";
+import { count } from "../../common/words.ts";
 
 interface IndexInfo {
   name: string;
   documents: number;
   units: number;
+  updated_at: string;
 }
 type SearchMode = "local" | "global";
 
@@ -34,8 +37,9 @@ export default function SearchView(): JSX.Element {
 
   const list = indexes.data?.indexes ?? [];
   const index = chosen ?? list[0]?.name;
+  const version = list.find((i) => i.name === index)?.updated_at;
 
-  const ask = async () => {
+  const ask = async (question = query, kind: SearchMode = mode) => {
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
@@ -45,9 +49,9 @@ export default function SearchView(): JSX.Element {
     setCited(undefined);
     setError(undefined);
     try {
-      const response = await request(`/search/${mode}/stream`, {
+      const response = await request(`/search/${kind}/stream`, {
         method: "POST",
-        body: { query, ...(index ? { index } : {}) },
+        body: { query: question, ...(index ? { index } : {}) },
         headers: { accept: "text/event-stream" },
         signal: controller.signal,
       });
@@ -97,7 +101,7 @@ export default function SearchView(): JSX.Element {
               >
                 {list.map((i) => (
                   <option key={i.name} value={i.name}>
-                    {i.name} ({i.documents} documents)
+                    {i.name} ({count(i.documents, "document")})
                   </option>
                 ))}
               </select>
@@ -152,6 +156,18 @@ export default function SearchView(): JSX.Element {
         />
       </div>
       {index ? <IndexDocuments key={index} index={index} onChanged={() => void indexes.reload()} /> : null}
+      {index ? (
+        // A changed index (a document added or removed) is drawn again from its new graph.
+        <IndexGraph
+          key={`${index}@${version}`}
+          index={index}
+          onAsk={(question) => {
+            setQuery(question);
+            setMode("local");
+            void ask(question, "local");
+          }}
+        />
+      ) : null}
       <ErrorLine error={error} />
       {answer || context ? (
         <div class="search-result">

@@ -8,6 +8,7 @@ import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import type { Session, TurnRecord } from "../../schemas/turns.ts";
 import { api } from "../lib/api.ts";
+import { shortDate } from "../lib/format.ts";
 import { ErrorLine, randomKey, useLoad } from "./common.tsx";
 import { Composer } from "./turns/composer.tsx";
 import { FilesPanel } from "./turns/files-panel.tsx";
@@ -165,7 +166,10 @@ export default function TurnsView(): JSX.Element {
                 aria-current={s.id === openId ? "true" : undefined}
                 onClick={() => setOpenId(s.id)}
               >
-                {s.title}
+                <span class="session-title">{s.title}</span>
+                <time class="session-date" dateTime={s.updatedAt}>
+                  {shortDate(s.updatedAt)}
+                </time>
               </button>
             </li>
           ))}

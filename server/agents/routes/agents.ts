@@ -24,7 +24,7 @@ export function agentRoutes(
       detail: {
         summary: "Create an agent",
         description:
-          "An agent has a role, capabilities (the spec's enum), a model (`provider/model`; omitted or null follows the server default: settings, else the first configured provider, else the built-in offline model), instructions (its system prompt), config (`temperature`, `max_tokens`, `memory_limit`: memory entries put in its context per message, default 5) and a status. Only `active` agents take part in chats.",
+          "An agent has a role, capabilities (the contract's enum), a model (`provider/model`; omitted or null follows the server default: settings, else the first configured provider, else the built-in offline model), instructions (its system prompt), config (`temperature`, `max_tokens`, `memory_limit`: memory entries put in its context per message, default 5) and a status. Only `active` agents take part in chats.",
       },
     })
     .get("/v1/agents", ({ query, owner }) => agents.list(owner, { ...pageOf(query), status: query.status }), {

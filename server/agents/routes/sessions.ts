@@ -7,8 +7,8 @@ import { Elysia } from "elysia";
 import * as S from "../../../schemas/agents.ts";
 import { DetailError, HTTPValidationError } from "../../../schemas/common.ts";
 import type { AppContext } from "../../context.ts";
+import { invalidRequest } from "../../http/errors.ts";
 import { pageOf } from "../../http/paging.ts";
-import { invalid } from "../services/invalid.ts";
 import type { AgentSessionService } from "../services/sessions.ts";
 
 /** An ISO 8601 cursor, normalised to the stored form; anything else is a 422 naming the parameter. */
@@ -18,7 +18,7 @@ function cursor(value: string | undefined, name: string): string | undefined {
     ? Date.parse(value)
     : Number.NaN;
   if (Number.isNaN(ms))
-    throw invalid([
+    throw invalidRequest([
       { loc: ["query", name], msg: "Input should be a valid ISO 8601 datetime", type: "datetime_parsing" },
     ]);
   return new Date(ms).toISOString();

@@ -10,7 +10,7 @@ import type { Clock } from "../../lib/clock.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { AgentRecord } from "../stores/agents.ts";
 import type { MemoryRecord } from "../stores/memory.ts";
-import { AgentChatError } from "./frames.ts";
+import { type AgentCallEvent, AgentChatError } from "./frames.ts";
 
 /** Memory entries put in an agent's context per message unless its config says otherwise. */
 const DEFAULT_MEMORY_LIMIT = 5;
@@ -40,12 +40,6 @@ export function agentMcpServers(config: Record<string, unknown>): string[] {
   const listed = config.mcp_servers;
   return Array.isArray(listed) ? listed.filter((s): s is string => typeof s === "string") : [];
 }
-
-/** What an agent's reply does besides speaking: its MCP tool calls and why a listed server gave none. */
-export type AgentCallEvent =
-  | { type: "tool_call"; toolCallId: string; name: string; arguments: Record<string, unknown> }
-  | { type: "tool_result"; toolCallId: string; name: string; content: string; isError: boolean }
-  | { type: "notice"; message: string };
 
 export interface AgentCallDeps {
   models: AgentModels;

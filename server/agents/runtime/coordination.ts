@@ -48,11 +48,12 @@ export async function coordinate(input: CoordinationInput, speak: Speak): Promis
 
 async function sequential(agents: AgentRecord[], message: string, speak: Speak): Promise<string> {
   let previous: { agent: AgentRecord; text: string } | undefined;
-  for (const agent of agents) {
+  for (const [i, agent] of agents.entries()) {
     const prompt = previous
       ? `${message}\n\nThe previous agent, ${previous.agent.name} (${previous.agent.role}), produced:\n${previous.text}\n\nWork on that output as ${agent.role}: improve, extend or correct it, and give the complete result.`
       : message;
-    previous = { agent, text: await speak(agent, prompt, previous ? "member" : "answer") };
+    // The last agent's output is the answer; each one before it is a member's step towards it.
+    previous = { agent, text: await speak(agent, prompt, i === agents.length - 1 ? "answer" : "member") };
   }
   return previous?.text ?? "";
 }

@@ -17,12 +17,17 @@ import {
 } from "../../../schemas/agents.ts";
 import { issuesFrom } from "../../http/validation.ts";
 import { isoNow } from "../../lib/clock.ts";
-import type { AgentCallEvent } from "./agent-call.ts";
 
 export type Frame = Record<string, unknown> & { type: string };
 export type Send = (frame: Frame) => void;
 
 /** A refusal on the socket: an `error` frame, and a close when `closeCode` is set. */
+/** What an agent's reply does besides speaking: its MCP tool calls and why a listed server gave none. */
+export type AgentCallEvent =
+  | { type: "tool_call"; toolCallId: string; name: string; arguments: Record<string, unknown> }
+  | { type: "tool_result"; toolCallId: string; name: string; content: string; isError: boolean }
+  | { type: "notice"; message: string };
+
 export class AgentChatError extends Error {
   override name = "AgentChatError";
   constructor(

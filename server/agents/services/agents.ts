@@ -4,7 +4,7 @@
  * `effective_model`). Plain methods of (owner, input); never sees Elysia.
  */
 import type { Capability, RecordStatus } from "../../../schemas/agents.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import { isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
@@ -12,7 +12,6 @@ import type { ModelService } from "../../models/service.ts";
 import { effectiveModel } from "../runtime/agent-call.ts";
 import type { AgentRecord, AgentStore } from "../stores/agents.ts";
 import type { FleetStore } from "../stores/fleets.ts";
-import { invalid } from "./invalid.ts";
 import { pageInfo } from "./paging.ts";
 import { definedOnly } from "./partial.ts";
 
@@ -45,7 +44,7 @@ export class AgentService {
     try {
       this.deps.models.resolve(model);
     } catch (error) {
-      throw invalid([{ loc: ["body", "model"], msg: (error as Error).message, type: "value_error" }]);
+      throw invalidRequest([{ loc: ["body", "model"], msg: (error as Error).message, type: "value_error" }]);
     }
   }
 

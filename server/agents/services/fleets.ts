@@ -4,14 +4,13 @@
  * Elysia.
  */
 import type { FleetType, Pattern, RecordStatus } from "../../../schemas/agents.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import type { Issue } from "../../http/validation.ts";
 import { isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
 import type { AgentStore } from "../stores/agents.ts";
 import type { FleetRecord, FleetStore } from "../stores/fleets.ts";
-import { invalid } from "./invalid.ts";
 import { pageInfo } from "./paging.ts";
 import { definedOnly } from "./partial.ts";
 
@@ -51,7 +50,7 @@ export class FleetService {
         msg: "The lead agent must be one of agent_ids",
         type: "value_error",
       });
-    if (issues.length) throw invalid(issues);
+    if (issues.length) throw invalidRequest(issues);
   }
 
   create(owner: string, input: FleetInput): FleetRecord {

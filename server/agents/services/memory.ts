@@ -4,14 +4,13 @@
  * agent's context for a chat message. Answers in the API's shape (the holder is `owner_id`/`owner_type`).
  */
 import type { MemoryType } from "../../../schemas/agents.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import { isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
 import type { AgentStore } from "../stores/agents.ts";
 import type { FleetStore } from "../stores/fleets.ts";
 import { type MemoryRecord, type MemoryStore, matchExpression } from "../stores/memory.ts";
-import { invalid } from "./invalid.ts";
 import { pageInfo } from "./paging.ts";
 
 export interface MemoryInput {
@@ -62,7 +61,7 @@ export class MemoryService {
   private checkHolder(owner: string, id: string, type: string): void {
     const exists = type === "agent" ? this.deps.agents.get(owner, id) : this.deps.fleets.get(owner, id);
     if (!exists)
-      throw invalid([
+      throw invalidRequest([
         {
           loc: ["body", "owner_id"],
           msg: `${type === "agent" ? "Agent" : "Fleet"} ${id} does not exist`,
@@ -127,7 +126,7 @@ export class MemoryService {
     if (query.content_query !== undefined) {
       match = matchExpression(query.content_query);
       if (!match)
-        throw invalid([
+        throw invalidRequest([
           {
             loc: ["query", "content_query"],
             msg: "content_query has no searchable words",

@@ -23,13 +23,13 @@ import {
 } from "../../../schemas/chat.ts";
 import { ChatError } from "../../../schemas/common.ts";
 import type { AppContext } from "../../context.ts";
+import { invalidValue } from "../../http/errors.ts";
 import type { ChatCatalogService } from "../services/catalogs.ts";
-import { invalidValue } from "../services/invalid.ts";
 import type { ChatSettingsService } from "../services/settings.ts";
 
 const tags = ["chat"];
 
-/** The provider of an update: `provider` (Atrium's name) or `providerId` (the origin's). */
+/** The provider of an update: `provider` (Atrium's name) or `providerId` (the reference client's). */
 function providerOf(body: { provider?: string; providerId?: string }): string {
   const provider = body.provider ?? body.providerId;
   if (!provider) throw invalidValue(["body", "provider"], "Field required (provider or providerId)");
@@ -115,7 +115,7 @@ export function catalogRoutes(
     .patch("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
       body: SettingsUpdateBody,
       response: { 200: SettingsUpdated, 400: ChatError },
-      detail: { summary: "The same as POST /api/chat/settings (the origin's method)", tags },
+      detail: { summary: "The same as POST /api/chat/settings (the reference client's method)", tags },
     })
     .post("/api/chat/settings", ({ body, owner }) => settings.update(owner, body.settings), {
       body: SettingsUpdateBody,

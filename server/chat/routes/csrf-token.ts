@@ -8,8 +8,6 @@ import type { Identity } from "../../auth/identity.ts";
 import type { AppContext } from "../../context.ts";
 import { CSRF_COOKIE, type ProtectedWriteGuard } from "../workspace/csrf.ts";
 
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
-
 /** The caller's token, set as the cookie on the answer too. */
 export function issueCsrfToken(
   ctx: AppContext,
@@ -22,10 +20,9 @@ export function issueCsrfToken(
   },
 ): string {
   const csrfToken = guard.token(call.identity);
-  const peer = (call.server as Peer)?.requestIP(call.request)?.address;
   call.set.headers["set-cookie"] = cookieHeader(CSRF_COOKIE, csrfToken, {
     maxAgeSeconds: 12 * 60 * 60,
-    secure: ctx.proxies.clientOf(call.request, peer).https,
+    secure: ctx.proxies.client(call.request, call.server).https,
   });
   call.set.headers["cache-control"] = "no-store";
   return csrfToken;

@@ -3,19 +3,27 @@
  * URL into the caller's running sandbox (started when the caller has none yet); the URL itself
  * (`/api/sandbox/preview/<token>/...`, any method, and WebSocket upgrades) is checked (signature, expiry,
  * owner) before anything is forwarded to the port inside the sandbox (preview-proxy.ts says how a
- * previewed page is confined). Errors are `{error}` with the chat spec's texts; the checks of the URL
- * request run in the spec's order: 401, 503, 400, 404.
+ * previewed page is confined). Errors are `{error}` with the chat contract's texts; the checks of the URL
+ * request run in the contract's order: 401, 503, 400, 404.
  */
 import { Elysia } from "elysia";
 import { Preview, PreviewQuery, SandboxError } from "../../../schemas/sandbox.ts";
 import type { AppContext } from "../../context.ts";
+import { errorTextEnvelope } from "../../http/errors.ts";
+import { routePolicy } from "../../http/route-policy.ts";
 import { type PreviewClaim, PreviewSigner } from "../../sandbox/users/preview.ts";
 import type { PreviewUpstream, SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import type { WsLink } from "../../sandbox/users/ws-client.ts";
 import { forwardHttp, forwardWebSocket } from "./preview-proxy.ts";
 
 const tags = ["chat"];
-type Peer = { requestIP(request: Request): { address: string } | null } | null;
+/** The chat API's sandbox routes answer errors as `{error}`, 401 included (docs/chat.md). */
+const ERRORS = { envelope: errorTextEnvelope } as const;
+/**
+ * A signed preview URL: its token is its credential (a previewed page runs in an opaque origin and
+ * sends no session cookie, `Origin: null`), and it forwards any body to the user's own sandbox.
+ */
+const SIGNED_URL = { ...ERRORS, public: true, anyOrigin: true, bodies: "any" } as const;
 
 const error = (status: number, text: string) =>
   new Response(JSON.stringify({ error: text }), { status, headers: { "content-type": "application/json" } });
@@ -73,8 +81,10 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
   const links = new WeakMap<object, WsLink>();
   return new Elysia({ name: "atrium/chat/sandbox" })
     .use(ctx.identity)
+    .use(routePolicy)
     .ws("/api/sandbox/preview/:token/*", {
       detail: { hide: true },
+      routePolicy: SIGNED_URL,
       beforeHandle: async ({ params, identity }) => {
         const found = await resolve((params as Record<string, string>).token, identity?.id);
         if (found instanceof Response) return found;
@@ -117,6 +127,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
     })
     .all("/api/sandbox/preview/:token/*", forward, {
       parse: "none",
+      routePolicy: SIGNED_URL,
       detail: {
         summary: "Follow a signed preview URL (checked: signature, expiry, owner)",
         tags,
@@ -125,6 +136,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
     })
     .all("/api/sandbox/preview/:token", forward, {
       parse: "none",
+      routePolicy: SIGNED_URL,
       detail: { summary: "Follow a signed preview URL", tags, hide: true },
     })
     .guard({ owner: true })
@@ -143,8 +155,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
           await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
         if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
         const { token, expiresAt } = signer.sign(owner, port);
-        const peer = (server as Peer)?.requestIP(request)?.address;
-        const scheme = ctx.proxies.clientOf(request, peer).https ? "https" : "http";
+        const scheme = ctx.proxies.client(request, server).https ? "https" : "http";
         const host = request.headers.get("host") ?? new URL(request.url).host;
         // Async handlers answer one type: the 200 body as a Response too (the schema still documents it).
         return Response.json({
@@ -155,6 +166,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
       },
       {
         query: PreviewQuery,
+        routePolicy: ERRORS,
         response: {
           200: Preview,
           400: SandboxError,

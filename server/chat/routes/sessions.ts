@@ -1,6 +1,6 @@
 /**
  * Chat session routes: new, resume, hydrate, list, delete, abort, account erase and answering a
- * pending question. Thin: validated input, one service call, the answer (404 bodies as the spec gives).
+ * pending question. Thin: validated input, one service call, the answer (404 bodies as the contract gives).
  */
 import { Elysia } from "elysia";
 import {

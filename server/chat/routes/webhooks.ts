@@ -10,6 +10,7 @@ import { Elysia } from "elysia";
 import { WebhookError, WebhookReceived } from "../../../schemas/sandbox.ts";
 import type { AppContext } from "../../context.ts";
 import { inspectJson } from "../../http/json-body.ts";
+import { routePolicy } from "../../http/route-policy.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import { MAX_WEBHOOK_BYTES, ReplayGuard, signatureValid, stateOfEvent } from "../../sandbox/users/webhook.ts";
 
@@ -26,7 +27,7 @@ export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
     ctx.log.warn("sandbox webhook ignored", { reason, ...details });
     return received();
   };
-  return new Elysia({ name: "atrium/chat/webhooks" }).post(
+  return new Elysia({ name: "atrium/chat/webhooks" }).use(routePolicy).post(
     "/api/webhooks/sandbox",
     async ({ body, request }) => {
       const { raw, oversized } = body as { raw: string; oversized?: true };
@@ -68,6 +69,8 @@ export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
       return received();
     },
     {
+      // The provider has no user session: the signature is the credential.
+      routePolicy: { public: true },
       // The raw bytes are what the signature covers: read them as they came, bounded. (An error thrown
       // here would become a parse error; the handler answers 413 instead.)
       parse: async ({ request }) => {

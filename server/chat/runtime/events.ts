@@ -1,6 +1,6 @@
 /**
  * The chat stream's events (spec "Chat stream events") and the mapping from pi's AgentSessionEvents:
- * text delta → `delta`, thinking delta → `thinking` (the accumulated thinking text, as the origin sends
+ * text delta → `delta`, thinking delta → `thinking` (the accumulated thinking text, as the reference client sends
  * it), tool execution → `tool` (a UI tool part: `input-available` when it starts, `output-available` or
  * `output-error` with its output when it ends), queue update → `queue`, compaction start/end →
  * `compaction`, auto-retry → `retry`. `start`, `plan`, `done` and `error` are made by the run itself.

@@ -18,8 +18,8 @@ import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
+import { chatFolders, ensureChatFolders } from "./chat-folders.ts";
 import { LiveChatSession } from "./live-session.ts";
-import { ensureOwnerDirs, ownerPaths } from "./owner-paths.ts";
 import { ownerSettings, settingsModelId } from "./pi-settings.ts";
 import type { ShellOptions } from "./shell.ts";
 
@@ -116,8 +116,8 @@ export class ChatRuntimeHost {
     // pi loads on first use, not at startup (see pi-sdk.ts).
     const { SessionManager } = await loadPi();
     const named = Boolean(target.sessionFile || target.sessionId);
-    const paths = ownerPaths(this.options.dataDir, owner);
-    ensureOwnerDirs(paths);
+    const paths = chatFolders(this.options.dataDir, owner);
+    ensureChatFolders(paths);
     const { sessions, runs, providerKeys } = this.options;
     const row = sessions.find(owner, target);
     const file = row?.session_file ?? (target.sessionId ? undefined : target.sessionFile);

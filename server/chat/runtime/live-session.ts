@@ -19,19 +19,19 @@ import type { McpClients } from "../../mcp-client/clients.ts";
 import type { PiAuth } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { SandboxProvider } from "../../sandbox/users/provider-api.ts";
+import type { ChatFolders } from "./chat-folders.ts";
 import { type ChatEvent, ChatEventMapper } from "./events.ts";
 import { workspaceFileTools } from "./file-tools.ts";
 import { toolRefusal } from "./guard.ts";
 import { chatMcpTools } from "./mcp-tools.ts";
-import type { OwnerPaths } from "./owner-paths.ts";
 import {
   ALL_TOOLS,
   initialPlanState,
   isPlanState,
   modeInstructions,
   PLAN_ENTRY_TYPE,
+  planRefusal,
   QUESTIONNAIRE_TOOL,
-  refusal,
 } from "./plan.ts";
 import { modelFacingPrompt } from "./prompt-paths.ts";
 import { type Question, QuestionBroker, questionnaireTool } from "./questionnaire.ts";
@@ -73,7 +73,7 @@ export class LiveChatSession {
 
   constructor(
     readonly owner: string,
-    readonly paths: OwnerPaths,
+    readonly paths: ChatFolders,
     readonly auth: PiAuth,
     /** Whether shell commands may run on the host (local mode). */
     private readonly hostCommands: boolean,
@@ -224,7 +224,7 @@ export class LiveChatSession {
             ? undefined
             : { block: true, reason: `MCP tools are not available in ${this.plan.mode} mode.` };
         const reason =
-          refusal(this.plan, event.toolName) ??
+          planRefusal(this.plan, event.toolName) ??
           (this.sandbox
             ? sandboxPathRefusal(this.sandbox.workspace, event.toolName, event.input)
             : toolRefusal(

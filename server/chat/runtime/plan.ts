@@ -39,7 +39,7 @@ export function toolsAllowed(state: PlanState): string[] {
 }
 
 /** The reason a tool call is refused in the current mode, or undefined when it may run. */
-export function refusal(state: PlanState, toolName: string): string | undefined {
+export function planRefusal(state: PlanState, toolName: string): string | undefined {
   if (toolsAllowed(state).includes(toolName)) return undefined;
   const allowed = toolsAllowed(state).join(", ");
   return `The tool '${toolName}' is not allowed in ${state.mode} mode (allowed: ${allowed}).`;

@@ -25,7 +25,7 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import { loadPi, type PiSdk } from "../../models/pi-sdk.ts";
 import { Beneath } from "../../workspace/beneath.ts";
-import type { OwnerPaths } from "./owner-paths.ts";
+import type { ChatFolders } from "./chat-folders.ts";
 import {
   type OwnerResourceSet,
   RESOURCE_MAX_BYTES,
@@ -51,7 +51,7 @@ export class OwnerResourceLoader implements ResourceLoader {
 
   constructor(
     private readonly pi: PiSdk,
-    private readonly paths: OwnerPaths,
+    private readonly paths: ChatFolders,
     private readonly settings: SettingsManager,
     /** pi's loader, for the agent dir's extensions and the inline extension factories only. */
     private readonly code: DefaultResourceLoader,
@@ -144,7 +144,7 @@ export class OwnerResourceLoader implements ResourceLoader {
  * paths for a session, labels for API responses).
  */
 export async function loadResources(
-  paths: OwnerPaths,
+  paths: ChatFolders,
   settings: SettingsManager,
   extensionFactories: ExtensionFactory[] = [],
   shown: Shown = LABELLED,

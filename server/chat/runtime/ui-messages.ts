@@ -3,7 +3,7 @@
  * resume and GET /api/chat/session): `{id, role, parts, createdAt}` with text parts, error parts, tool
  * parts (`tool-<Name>` with `toolCallId`, `state`, `input`, `output`) and thinking parts
  * (`tool-Thinking`, `toolCallId` `<messageId>-thinking-<i>`, `input: {thought}`). Tool names, inputs and
- * outputs are normalised the way the origin's web app renders them: `read` → `tool-Read`, a `path`
+ * outputs are normalised the way the reference client renders them: `read` → `tool-Read`, a `path`
  * argument also as `file_path`, a shell result as `{output, stdout, exitCode}`.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";

@@ -15,7 +15,7 @@
 import { readSync } from "node:fs";
 import type { EditOperations, ReadOperations, WriteOperations } from "@mariozechner/pi-coding-agent";
 import { Beneath } from "../../workspace/beneath.ts";
-import { readCapped, refusal } from "../../workspace/regular-file.ts";
+import { fileRefusal, readCapped } from "../../workspace/regular-file.ts";
 import { spellings } from "./owner-resources.ts";
 
 /** Largest file a tool reads (the read tool shows far less of it; images are sent whole). */
@@ -38,7 +38,7 @@ export function workspaceIo(workspaceDir: string): WorkspaceIo {
       if (absolute === root) return "";
       if (absolute.startsWith(`${root}/`)) return absolute.slice(root.length + 1);
     }
-    throw refusal("EXDEV", "The path is outside your workspace.");
+    throw fileRefusal("EXDEV", "The path is outside your workspace.");
   };
   const open = <T>(absolute: string, max: number, use: (fd: number, size: number, rel: string) => T) => {
     const rel = relative(absolute);

@@ -3,12 +3,12 @@
  * sees other clients' turns, compaction and queue changes live; `Last-Event-ID` replays what it missed
  * from the session's bounded buffer. Only sessions the caller owns can be attached (else 404).
  */
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidRequest } from "../../http/errors.ts";
 import type { SseFrame } from "../../http/sse.ts";
 import type { Producer } from "../../http/stream.ts";
+import { chatFolders, publicSessionFile } from "../runtime/chat-folders.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { BufferedEvent } from "../runtime/live-session.ts";
-import { ownerPaths, publicSessionFile } from "../runtime/owner-paths.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
@@ -24,15 +24,13 @@ export class ChatAttachService {
 
   async attach(owner: string, query: SessionQuery, lastEventId?: number): Promise<Producer<SseFrame>> {
     const { host, sessions, dataDir } = this.deps;
-    const target = sessionTarget(ownerPaths(dataDir, owner).sessionsDir, query);
+    const target = sessionTarget(chatFolders(dataDir, owner).sessionsDir, query);
     // Not a schema rule: an empty sessionFile means "none" on every chat route, so this is checked
     // after it was read, and the message names both fields.
     if (!target.sessionId && !target.sessionFile)
-      throw new AppError("invalid", "Invalid request: body: sessionId or sessionFile is required", {
-        issues: [
-          { loc: ["body", "sessionId"], msg: "sessionId or sessionFile is required", type: "missing" },
-        ],
-      });
+      throw invalidRequest([
+        { loc: ["body", "sessionId"], msg: "sessionId or sessionFile is required", type: "missing" },
+      ]);
     // Any mirrored session of the caller may be attached, by id or (when the id is unknown) by file.
     const known =
       host.find(owner, target) ??

@@ -13,8 +13,8 @@ import type { OutboundRule } from "../../http/outbound/rule.ts";
 import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import { type ModelService, modelInfo } from "../../models/service.ts";
+import { chatFolders, ensureChatFolders, publicPath, scrubPaths } from "../runtime/chat-folders.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
-import { ensureOwnerDirs, ownerPaths, publicPath, scrubPaths } from "../runtime/owner-paths.ts";
 import { settingsModelId } from "../runtime/pi-settings.ts";
 import { loadResources, type OwnerResourceLoader, resourceDiagnostics } from "../runtime/resources.ts";
 import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
@@ -56,7 +56,7 @@ export class ChatCatalogService {
   }
 
   private paths(owner: string) {
-    return ensureOwnerDirs(ownerPaths(this.deps.dataDir, owner));
+    return ensureChatFolders(chatFolders(this.deps.dataDir, owner));
   }
 
   private settingsOf(owner: string): Promise<SettingsManager> {
@@ -116,7 +116,7 @@ export class ChatCatalogService {
     };
   }
 
-  /** What a provider offers now, as catalog entries (`providerId` is the origin's name of `provider`). */
+  /** What a provider offers now, as catalog entries (`providerId` is the reference client's name of `provider`). */
   async discover(owner: string, provider?: string) {
     const stored = this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);

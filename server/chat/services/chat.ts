@@ -13,10 +13,10 @@ import type { Logger } from "../../log.ts";
 import { resolveForOwner } from "../../models/pi-bridge.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
 import type { ModelService } from "../../models/service.ts";
+import { chatFolders, scrubPaths } from "../runtime/chat-folders.ts";
 import type { ChatEvent } from "../runtime/events.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
-import { ownerPaths, scrubPaths } from "../runtime/owner-paths.ts";
 import { AsyncQueue } from "../runtime/queue.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
@@ -44,7 +44,7 @@ export class ChatService {
   /** Validates (400 before any stream), opens the session, and either queues or starts a run. */
   async chat(owner: string, input: ChatInput): Promise<ChatOutcome> {
     const { host, models, dataDir } = this.deps;
-    const paths = ownerPaths(dataDir, owner);
+    const paths = chatFolders(dataDir, owner);
     const modelsJson = join(paths.agentDir, "models.json");
     const pi = await loadPi();
     const prepared = prepareChat(input, paths.sessionsDir, (id) =>
@@ -104,7 +104,7 @@ export class ChatService {
     const runId = crypto.randomUUID();
     // Claimed now, so a second request arriving before the stream is pulled sees the session busy.
     live.activeRunId = runId;
-    const paths = ownerPaths(dataDir, owner);
+    const paths = chatFolders(dataDir, owner);
     const scrub = (text: string) => scrubPaths(paths, dataDir, text);
     // The run starts when the response is created, not when the body is first pulled: a client that
     // disconnects before reading still aborts it (the signal) and the session is released.

@@ -7,15 +7,15 @@
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ChatRequest, SessionRef } from "../../../schemas/chat.ts";
+import { invalidValue } from "../../http/errors.ts";
 import { parseModelId } from "../../models/ids.ts";
+import { confineSessionFile } from "../runtime/chat-folders.ts";
 import type { SessionTarget } from "../runtime/host.ts";
-import { confineSessionFile } from "../runtime/owner-paths.ts";
-import { invalidValue as invalid } from "./invalid.ts";
 
 export type ChatInput = typeof ChatRequest.static;
 export type SessionQuery = typeof SessionRef.static;
 type RequestedLevel = NonNullable<Exclude<ChatInput["model"], string | undefined>["thinkingLevel"]>;
-/** pi's levels: a request's `max` (the origin's highest) is pi's highest, `xhigh`. */
+/** pi's levels: a request's `max` (the reference client's highest) is pi's highest, `xhigh`. */
 export type ThinkingLevel = Exclude<RequestedLevel, "max">;
 
 export interface PreparedChat {
@@ -35,7 +35,10 @@ export function sessionTarget(sessionsDir: string, input: SessionQuery): Session
   if (input.sessionFile) {
     const file = confineSessionFile(sessionsDir, input.sessionFile);
     if (!file)
-      throw invalid(["body", "sessionFile"], "must name a .jsonl session file inside your sessions folder");
+      throw invalidValue(
+        ["body", "sessionFile"],
+        "must name a .jsonl session file inside your sessions folder",
+      );
     target.sessionFile = file;
   }
   return target;
@@ -48,14 +51,14 @@ export function prepareChat(
 ): PreparedChat {
   const text = input.message?.trim() ?? "";
   if (!text && !input.planAction)
-    throw invalid(["body", "message"], "a non-empty message is required unless planAction is given");
+    throw invalidValue(["body", "message"], "a non-empty message is required unless planAction is given");
   const { id: modelId, thinkingLevel } = requestedModel(input.model);
   let model: Model<Api> | undefined;
   if (modelId) {
     try {
       model = resolve(modelId);
     } catch (error) {
-      throw invalid(["body", "model"], (error as Error).message);
+      throw invalidValue(["body", "model"], (error as Error).message);
     }
   }
   return {
@@ -73,12 +76,12 @@ export function prepareChat(
 function requestedModel(model: ChatInput["model"]): { id?: string; thinkingLevel?: ThinkingLevel } {
   if (typeof model === "string") {
     if (!parseModelId(model) && model !== "offline")
-      throw invalid(["body", "model"], `'${model}' is not a provider/model id (e.g. openai/gpt-5-mini)`);
+      throw invalidValue(["body", "model"], `'${model}' is not a provider/model id (e.g. openai/gpt-5-mini)`);
     return { id: model };
   }
   if (!model) return {};
   const id = `${model.provider}/${model.id}`;
-  if (!parseModelId(id)) throw invalid(["body", "model"], `'${id}' is not a provider/model id`);
+  if (!parseModelId(id)) throw invalidValue(["body", "model"], `'${id}' is not a provider/model id`);
   const level = model.thinkingLevel;
   return { id, thinkingLevel: level === "max" ? "xhigh" : level };
 }

@@ -11,12 +11,13 @@
  * probe hosts on its network. In local mode the user owns the machine: loopback and the private networks
  * are theirs to name.
  */
+
+import { invalidValue } from "../../http/errors.ts";
 import { type Connector, type Resolver, readBounded } from "../../http/outbound/connect.ts";
 import { outboundFetch } from "../../http/outbound/fetch.ts";
 import { type Namer, OutboundRefused, type OutboundRule } from "../../http/outbound/rule.ts";
 import type { ProviderInfo } from "../../models/catalog.ts";
 import { type ListRequest, refusedWords, requestFor } from "./discover.ts";
-import { invalidValue } from "./invalid.ts";
 
 export const TEST_TIMEOUT_MS = 5000;
 const MESSAGE_BYTES = 4096;

@@ -9,10 +9,11 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AgentSession, AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import { ensureModelAuth } from "../../models/pi-bridge.ts";
+import { replyText } from "../../models/reply.ts";
 import type { ModelService } from "../../models/service.ts";
+import { publicSessionFile } from "../runtime/chat-folders.ts";
 import { type ChatEvent, planEvent } from "../runtime/events.ts";
 import type { LiveChatSession } from "../runtime/live-session.ts";
-import { publicSessionFile } from "../runtime/owner-paths.ts";
 import { finishExecution, markDone, planFromReply, startExecution } from "../runtime/plan.ts";
 import { turnMessage } from "../runtime/ui-messages.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
@@ -118,7 +119,7 @@ export async function executeRun(
         usage.totalTokens += u.totalTokens;
         usage.cost += u.cost?.total ?? 0;
       }
-      if (live.plan.executing && markDone(live.plan, assistantText(event.message as AssistantMessage))) {
+      if (live.plan.executing && markDone(live.plan, replyText(event.message as AssistantMessage))) {
         live.savePlan(live.plan);
         live.emit(planEvent(live.plan));
       }
@@ -206,7 +207,7 @@ function applyMode(
 function afterRun(live: LiveChatSession, final: AssistantMessage | undefined): void {
   if (final?.stopReason !== "stop") return;
   if (live.plan.mode === "plan") {
-    live.savePlan(planFromReply(live.plan, assistantText(final)));
+    live.savePlan(planFromReply(live.plan, replyText(final)));
     live.emit(planEvent(live.plan));
   } else if (live.plan.executing) {
     live.savePlan(finishExecution(live.plan));
@@ -216,10 +217,6 @@ function afterRun(live: LiveChatSession, final: AssistantMessage | undefined): v
 
 function defaultPrompt(prepared: PreparedChat): string {
   return prepared.planAction === "execute" ? "Execute the plan." : "Refine the plan.";
-}
-
-function assistantText(message: AssistantMessage): string {
-  return message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 }
 
 function lastAssistant(session: AgentSession): AssistantMessage | undefined {

@@ -4,24 +4,23 @@
  */
 import { rmSync } from "node:fs";
 import type { SessionInfo } from "@mariozechner/pi-coding-agent";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidValue } from "../../http/errors.ts";
 import type { Page } from "../../http/paging.ts";
 import { loadPi } from "../../models/pi-sdk.ts";
-import type { ChatRuntimeHost } from "../runtime/host.ts";
-import type { LiveChatSession } from "../runtime/live-session.ts";
 import {
+  chatFolders,
   confineSessionFile,
-  ownerPaths,
   publicPath,
   publicSessionFile,
   scrubPaths,
-} from "../runtime/owner-paths.ts";
+} from "../runtime/chat-folders.ts";
+import type { ChatRuntimeHost } from "../runtime/host.ts";
+import type { LiveChatSession } from "../runtime/live-session.ts";
 import { AnswerError, type QuestionnaireAnswer } from "../runtime/questionnaire.ts";
 import { sessionMessages } from "../runtime/ui-messages.ts";
 import type { ChatStore } from "../stores/index.ts";
 import type { ChatSessionRow } from "../stores/sessions.ts";
 import { type SessionQuery, sessionTarget } from "./input.ts";
-import { invalidValue } from "./invalid.ts";
 
 export type DeleteResult =
   | { ok: true; sessionId: string; sessionFile: string }
@@ -43,10 +42,10 @@ export class ChatSessionService {
   constructor(private readonly deps: ChatSessionServiceDeps) {}
 
   private sessionsDir(owner: string): string {
-    return ownerPaths(this.deps.dataDir, owner).sessionsDir;
+    return chatFolders(this.deps.dataDir, owner).sessionsDir;
   }
 
-  /** The spec's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
+  /** The contract's `{sessionFile, sessionId}`, and the same as a hydrated session (`session`, `messages`). */
   async create(owner: string) {
     const { live } = await this.deps.host.open(owner, {});
     const ref = { sessionFile: publicSessionFile(live.sessionFile) ?? "", sessionId: live.sessionId };
@@ -92,7 +91,7 @@ export class ChatSessionService {
     return {
       session: describe(live, this.deps.mirror.sessions.get(owner, live.sessionId)),
       messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
-        scrubPaths(ownerPaths(this.deps.dataDir, owner), this.deps.dataDir, text),
+        scrubPaths(chatFolders(this.deps.dataDir, owner), this.deps.dataDir, text),
       ),
       sessionReset,
     };
@@ -104,7 +103,7 @@ export class ChatSessionService {
    */
   async list(owner: string, { limit, offset }: Page) {
     const rows = this.deps.mirror.sessions.list(owner, limit, offset);
-    const paths = ownerPaths(this.deps.dataDir, owner);
+    const paths = chatFolders(this.deps.dataDir, owner);
     const files = new Map<string, SessionInfo>();
     if (rows.some((row) => row.session_file)) {
       const { SessionManager } = await loadPi();
@@ -210,7 +209,7 @@ export class ChatSessionService {
 
 /**
  * A mirror read or write; SQLite failing under it (locked by another process, read-only, an I/O error)
- * is the spec's 503 "mirror unavailable", not a 500.
+ * is the contract's 503 "mirror unavailable", not a 500.
  */
 function mirrorCall<T>(fn: () => T): T {
   try {

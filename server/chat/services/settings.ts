@@ -24,8 +24,8 @@ import { Value } from "@sinclair/typebox/value";
 import { ChatSettingsUpdate } from "../../../schemas/chat.ts";
 import { AppError } from "../../http/errors.ts";
 import type { ModelService } from "../../models/service.ts";
+import { chatFolders, ensureChatFolders, publicPath } from "../runtime/chat-folders.ts";
 import type { ChatRuntimeHost } from "../runtime/host.ts";
-import { ensureOwnerDirs, ownerPaths, publicPath } from "../runtime/owner-paths.ts";
 import { insideAgentDir } from "../runtime/owner-resources.ts";
 import {
   CODE_KEYS,
@@ -52,7 +52,7 @@ export class ChatSettingsService {
   constructor(private readonly deps: ChatSettingsServiceDeps) {}
 
   private paths(owner: string) {
-    return ensureOwnerDirs(ownerPaths(this.deps.dataDir, owner));
+    return ensureChatFolders(chatFolders(this.deps.dataDir, owner));
   }
 
   policy(owner: string): CodePolicy {
@@ -86,7 +86,7 @@ export class ChatSettingsService {
     const current = effective(await this.manager(owner));
     refuseResourcePathsOutside(request, current);
     const update = withoutRefusedCode(request, current, policy, diagnostics);
-    // The origin's highest level; pi's highest is xhigh.
+    // The reference client's highest level; pi's highest is xhigh.
     if (update.defaultThinkingLevel === "max") update.defaultThinkingLevel = "xhigh";
     const keys = Object.keys(update).filter((k) => update[k] !== undefined);
     const file = settingsFile(policy.agentDir);

@@ -2,7 +2,7 @@
  * The agent workspace contract: `agent-workspace/` inside the owner's one workspace folder (beside the
  * turns family's `files/`), its manifest, sections, required folders and policy files, and canonical
  * paths (`agent-workspace/<relative path>`, the form every route answers and takes). The layout follows
- * the origin web app's contract (version 1), with Atrium's own `generatedBy`.
+ * the reference client's contract (version 1), with Atrium's own `generatedBy`.
  *
  * `bootstrap` creates what is missing and never overwrites a file (exclusive create); `health` runs it
  * and reports what it found: manifest version and validity, missing canonical paths, projection state.

@@ -2,7 +2,7 @@
  * Reading an owner's agent workspace, through the descriptor of the folder the request opened once
  * (contract.ts `openAgentWorkspace`): the tree (directories first, then names; only contract names at
  * the top; symlinks listed as files and never followed) and one file by canonical path (no `.` or `..`
- * segment). The file route follows symlinks that stay inside the folder, as the origin's does, but the
+ * segment). The file route follows symlinks that stay inside the folder, as the reference client's does, but the
  * kernel resolves each name beneath the held descriptor and a link is only followed where its target
  * stays beneath it (server/workspace/regular-file.ts), so a folder the sandbox swaps for a symlink to
  * /etc mid-request leads nowhere; only a regular file with one name is read, at most 256 KiB of it.
@@ -95,7 +95,7 @@ export function relativeOf(path: string | undefined): string {
   return relative;
 }
 
-/** What a refused open means for the route (the origin's status and words). */
+/** What a refused open means for the route (the reference client's status and words). */
 function refused(error: unknown): AppError {
   const code = (error as { code?: string }).code;
   if (code === "ENOENT" || code === "ENOTDIR") return fail(404, "Workspace file was not found.");

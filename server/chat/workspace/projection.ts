@@ -66,7 +66,7 @@ INSERT OR IGNORE INTO item_versions (id, item_id, version_number, parser_version
   SELECT lower(hex(randomblob(16))), id, version, 1, content_hash, content, json_object('byteSize', byte_size, 'parserKind', parser_kind), last_indexed_at
   FROM items WHERE NOT EXISTS (SELECT 1 FROM item_versions v WHERE v.item_id = items.id AND v.version_number = items.version);`;
 
-/** The parsers' version (the origin's contract starts at 1); recorded with every version row. */
+/** The parsers' version (the reference client's contract starts at 1); recorded with every version row. */
 export const PARSER_VERSION = 1;
 
 export interface ItemSummary {

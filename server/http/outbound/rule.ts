@@ -71,7 +71,12 @@ function originOf(raw: string | undefined): string | undefined {
 }
 
 /** Why `namedBy` may not reach `address` for `url`, or undefined when it may. */
-export function refusal(rule: OutboundRule, namedBy: Namer, url: URL, address: string): string | undefined {
+export function outboundRefusal(
+  rule: OutboundRule,
+  namedBy: Namer,
+  url: URL,
+  address: string,
+): string | undefined {
   if (namedBy === "operator") return undefined;
   if (namedBy === "user" && rule.allowed.has(url.origin)) return undefined;
   const why = addressRefusal(address);
@@ -101,7 +106,7 @@ export async function pinTarget(
     : await resolve(host).catch(() => []);
   if (addresses.length === 0) throw new OutboundRefused(`${host} does not resolve`, "unresolved");
   for (const { address } of addresses) {
-    const why = refusal(rule, namedBy, url, address);
+    const why = outboundRefusal(rule, namedBy, url, address);
     if (why) throw new OutboundRefused(literal ? why : `${host}: ${why}`, "address");
   }
   return addresses[0] as ResolvedAddress;

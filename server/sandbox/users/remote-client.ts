@@ -8,8 +8,9 @@
  * goes only to the API's origin or a toolbox host the configuration allows; every failure becomes a
  * `RemoteSandboxError` naming the provider, the call and the status, with the key scrubbed out.
  */
+
+import { isLoopback } from "../../http/client.ts";
 import type { RemoteSandboxConfig } from "./remote-config.ts";
-import { isLoopbackHost } from "./remote-config.ts";
 
 export class RemoteSandboxError extends Error {
   constructor(
@@ -87,7 +88,7 @@ export class DaytonaClient {
     const apiHost = this.api.hostname.toLowerCase();
     const trusted =
       host === apiHost || host.endsWith(`.${apiHost}`) || this.config.toolboxHosts.includes(host);
-    const secure = url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(host));
+    const secure = url.protocol === "https:" || (url.protocol === "http:" && isLoopback(host));
     if (!trusted || !secure || url.username || url.password)
       throw new RemoteSandboxError(
         `The ${this.label} reported a toolbox URL on ${url.protocol}//${host}, which is not the API's host: ` +

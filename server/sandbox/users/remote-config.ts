@@ -14,6 +14,7 @@
  * API, a self-hosted provider on the same machine), so a URL that would send it in clear is refused here.
  */
 import type { EnvSource } from "../../config/env.ts";
+import { isLoopback } from "../../http/client.ts";
 
 export const DAYTONA_PUBLIC_API = "https://app.daytona.io/api";
 
@@ -71,16 +72,11 @@ export function checkedApiUrl(raw: string): string {
   if (url.protocol !== "https:" && url.protocol !== "http:")
     throw new Error(`SANDBOX_API_URL must be an https:// URL (got ${url.protocol})`);
   if (url.username || url.password) throw new Error("SANDBOX_API_URL must not carry credentials");
-  if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
+  if (url.protocol === "http:" && !isLoopback(url.hostname))
     throw new Error(
       "SANDBOX_API_URL must use https:// (plain http:// is accepted only for a loopback host): the API key would travel in clear",
     );
   url.search = "";
   url.hash = "";
   return url.toString().replace(/\/+$/, "");
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\./.test(host);
 }

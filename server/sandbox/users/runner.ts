@@ -131,7 +131,7 @@ export function runCommandRunner(): void {
 }
 
 /** The `sandbox-runner` subcommand of a compiled binary (commands.ts). */
-export async function main(): Promise<number> {
+export async function sandboxRunnerMain(): Promise<number> {
   runCommandRunner();
   return new Promise<number>(() => {});
 }

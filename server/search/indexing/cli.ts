@@ -62,7 +62,7 @@ export interface IndexReader {
  * `open(dataDir)`: the data dir named by `--data-dir` (undefined: the server's default); `reader(dataDir)`
  * reads PDF and HTML within that data dir's policy limits, before the data dir is opened.
  */
-export async function main(
+export async function indexCliMain(
   argv: string[],
   open: (dataDir: string | undefined) => IndexTarget,
   reader: (dataDir: string | undefined) => IndexReader,

@@ -125,7 +125,8 @@ export function modularityOf(graph: Graph, partition: Map<string, number>): numb
   return q;
 }
 
-function mulberry32(seed: number): () => number {
+/** A small seeded random source (mulberry32): the same seed, the same sequence. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

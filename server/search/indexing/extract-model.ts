@@ -5,7 +5,8 @@
  * The prompt is ours, written after GraphRAG's method.
  */
 import type { Context } from "@mariozechner/pi-ai";
-import { type ModelChoice, ModelFailedError, replyFailed, replyText, userMessage } from "../model-calls.ts";
+import { replyFailed, replyText } from "../../models/reply.ts";
+import { type ModelChoice, ModelFailedError, userMessage } from "../model-calls.ts";
 import { ENTITY_TYPES, type Extraction } from "../types.ts";
 
 export const TUPLE = "<|>";

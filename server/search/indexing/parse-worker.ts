@@ -11,7 +11,7 @@ import { htmlText, pdfText, type ReadCaps, ReadRefused } from "./file-text.ts";
 /** Exit code of a document without text to give, the reason on stdout. */
 export const REFUSED_EXIT = 2;
 
-export async function main(argv: string[]): Promise<number> {
+export async function parseWorkerMain(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -5,7 +5,8 @@
  * extractive report built from the community's most connected entities, its heaviest relationships and
  * the sentences that describe them.
  */
-import { jsonIn, type ModelChoice, replyFailed, replyText, userMessage } from "../model-calls.ts";
+import { replyFailed, replyText } from "../../models/reply.ts";
+import { jsonIn, type ModelChoice, userMessage } from "../model-calls.ts";
 import { firstSentence } from "../text.ts";
 import type { Finding, Report } from "../types.ts";
 

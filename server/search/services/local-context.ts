@@ -29,14 +29,14 @@ export interface LocalContextOptions {
   vectorRanked?: { id: number }[];
 }
 
-export type Row = Record<string, string | number | boolean>;
+export type ContextRow = Record<string, string | number | boolean>;
 
 export interface ContextTables {
-  reports: Row[];
-  entities: Row[];
-  relationships: Row[];
-  claims: Row[];
-  sources: Row[];
+  reports: ContextRow[];
+  entities: ContextRow[];
+  relationships: ContextRow[];
+  claims: ContextRow[];
+  sources: ContextRow[];
 }
 
 export interface LocalContext {

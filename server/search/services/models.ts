@@ -3,7 +3,7 @@
  * undefined means offline (extractive answers, the NLP extractor). A name the catalog does not know is
  * the caller's mistake: a 422 on `body.model`, as FastAPI would report it.
  */
-import { AppError } from "../../http/errors.ts";
+import { invalidValue } from "../../http/errors.ts";
 import { OFFLINE_MODEL_ID } from "../../models/ids.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { ModelChoice } from "../model-calls.ts";
@@ -15,8 +15,6 @@ export function chooseModel(models: ModelService, requested?: string): ModelChoi
     return { models, model: models.resolve(id) };
   } catch (error) {
     if (!(error instanceof UnknownModelError)) throw error;
-    throw new AppError("invalid", error.message, {
-      issues: [{ loc: ["body", "model"], msg: error.message, type: "value_error" }],
-    });
+    throw invalidValue(["body", "model"], error.message);
   }
 }

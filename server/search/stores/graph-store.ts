@@ -220,6 +220,34 @@ export class SearchGraphStore {
     );
   }
 
+  /** The drawable columns of the `limit` most connected entities (the graph view). */
+  graphEntities(
+    index: IndexRow,
+    limit: number,
+  ): Pick<EntityRow, "id" | "human_id" | "name" | "type" | "degree" | "community_ids">[] {
+    return this.db.all(
+      `SELECT id, human_id, name, type, degree, community_ids FROM search_entities
+       WHERE index_id = ? AND owner_id = ? ORDER BY degree DESC, mentions DESC, human_id LIMIT ?`,
+      [index.id, index.owner_id, limit],
+    );
+  }
+
+  /** Every relationship's ends and weight, heaviest first (the graph view's edges). */
+  graphEdges(index: IndexRow): { source_id: number; target_id: number; weight: number }[] {
+    return this.db.all(
+      `SELECT source_id, target_id, weight FROM search_relationships
+       WHERE index_id = ? AND owner_id = ? ORDER BY weight DESC, human_id`,
+      [index.id, index.owner_id],
+    );
+  }
+
+  entityByHumanId(index: IndexRow, humanId: number): EntityRow | undefined {
+    return this.db.get<EntityRow>(
+      "SELECT * FROM search_entities WHERE index_id = ? AND human_id = ? AND owner_id = ?",
+      [index.id, humanId, index.owner_id],
+    );
+  }
+
   /** Relationships with either end in `ids`, heaviest first. */
   relationshipsTouching(index: IndexRow, ids: number[], limit: number): RelationshipRow[] {
     if (ids.length === 0) return [];

@@ -1,5 +1,5 @@
 /**
- * The turns family's error envelope: `{error: {code, message}}` (server/http/errors.ts), with the spec's
+ * The turns family's error envelope: `{error: {code, message}}` (server/http/errors.ts), with the contract's
  * own codes for two request checks its schemas enforce. The turn POST's headers schema (TurnHeaders)
  * failing is 400 `idempotency_key_required` (missing or empty) or 400 `invalid_idempotency_key` (too
  * long); its body schema failing only inside `skill_selections` is 422 `invalid_skill_selection`. Every
@@ -10,7 +10,7 @@ import type { Issue } from "../../http/validation.ts";
 
 const at = (issue: Issue, part: string, field: string) => issue.loc[0] === part && issue.loc[1] === field;
 
-/** The spec's code (and status) for a validation failure these checks own; the rest unchanged. */
+/** The contract's code (and status) for a validation failure these checks own; the rest unchanged. */
 export function turnsErrorInfo(info: ErrorInfo): ErrorInfo {
   const issues = info.issues;
   if (info.kind !== "invalid" || !issues?.length) return info;

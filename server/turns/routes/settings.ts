@@ -8,17 +8,11 @@ import { Elysia } from "elysia";
 import { TurnsError } from "../../../schemas/common.ts";
 import { SettingsPatch, SettingsView } from "../../../schemas/turns.ts";
 import type { AppContext } from "../../context.ts";
+import { isLoopback, peerAddress } from "../../http/client.ts";
 import { AppError } from "../../http/errors.ts";
 import type { TurnSettingsService } from "../services/settings.ts";
 
 const tags = ["turns"];
-
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (!address) return false;
-  if (address === "::1") return true;
-  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
 
 export function settingsRoutes(ctx: AppContext, { settings }: { settings: TurnSettingsService }) {
   const protectedMode = ctx.config.mode.kind === "protected";
@@ -28,7 +22,7 @@ export function settingsRoutes(ctx: AppContext, { settings }: { settings: TurnSe
     identity,
   }: {
     request: Request;
-    server: { requestIP(r: Request): { address: string } | null } | null;
+    server: unknown;
     identity: { admin?: boolean } | undefined;
   }) => {
     if (protectedMode && identity?.admin !== true) {
@@ -36,7 +30,9 @@ export function settingsRoutes(ctx: AppContext, { settings }: { settings: TurnSe
         code: "admin_required",
       });
     }
-    if (!isLoopbackAddress(server?.requestIP(request)?.address)) {
+    // The socket's own peer, never a forwarded address: a proxy on this machine does not make its
+    // clients local.
+    if (!isLoopback(peerAddress(server, request))) {
       throw new AppError("forbidden", "Settings are only available to a client on this machine (loopback)", {
         code: "loopback_required",
       });

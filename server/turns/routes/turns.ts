@@ -2,7 +2,7 @@
  * Executing turns and cancelling runs. The turn POST answers an SSE stream at once (spec "Turn
  * response"): spec events each followed by their compatibility chunks, or with `?format=ui-message-stream`
  * only UIMessageChunk shapes (docs/design.md §10). Its Idempotency-Key header and body are checked by
- * their schemas before streaming (envelope.ts gives their failures the spec's codes).
+ * their schemas before streaming (envelope.ts gives their failures the contract's codes).
  */
 import { Elysia } from "elysia";
 import { TurnsError } from "../../../schemas/common.ts";

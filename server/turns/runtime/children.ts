@@ -7,7 +7,7 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import type { ModelService } from "../../models/service.ts";
-import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { InterpreterPool } from "../../sandbox/interpreter-pool.ts";
 import type { TurnEvent } from "./events.ts";
 import { hostToolHandler, toolNames, UNTIMED_TOOLS } from "./host-tools.ts";
 import { systemPrompt } from "./prompt.ts";
@@ -16,7 +16,7 @@ import { AbortedError, runRlm } from "./rlm.ts";
 import { UsageMeter } from "./usage.ts";
 
 export interface ChildRunnerInput {
-  pool: SandboxPool;
+  pool: InterpreterPool;
   models: ModelService;
   model: Model<Api>;
   rlm: PolicySettings["rlm"];

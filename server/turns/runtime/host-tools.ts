@@ -7,6 +7,7 @@
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { McpClients } from "../../mcp-client/clients.ts";
+import { replyFailed, replyText } from "../../models/reply.ts";
 import type { ModelService } from "../../models/service.ts";
 import { type Skill, skillById } from "../skills/catalog.ts";
 import type { TurnAssetStore } from "../stores/assets.ts";
@@ -96,10 +97,9 @@ export function hostToolHandler(input: HostToolsInput) {
     );
     if (deadline.aborted && !input.signal.aborted)
       throw new Error(`the model call ran past its limit of ${input.modelCallTimeoutMs / 1000} s`);
-    if (reply.stopReason === "error" || reply.stopReason === "aborted")
-      throw new Error(reply.errorMessage ?? "model call failed");
+    if (replyFailed(reply)) throw new Error(reply.errorMessage ?? "model call failed");
     input.usage.add(reply.usage);
-    return reply.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+    return replyText(reply);
   };
 
   const implementations: Record<string, (args: unknown[]) => Promise<unknown>> = {

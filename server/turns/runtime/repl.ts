@@ -5,7 +5,7 @@
  * What a step prints is handed on while it runs (LiveOutput), for the turn's `output` deltas.
  */
 import { type Interpreter, SandboxKilled, type ToolHandler } from "../../sandbox/interpreter.ts";
-import type { AcquireOptions, SandboxPool } from "../../sandbox/pool.ts";
+import type { AcquireOptions, InterpreterPool } from "../../sandbox/interpreter-pool.ts";
 import type { StepResult } from "../../sandbox/protocol.ts";
 
 export interface ReplSetup {
@@ -25,14 +25,14 @@ export interface StepOutcome {
 
 export class Repl {
   constructor(
-    private readonly pool: SandboxPool,
+    private readonly pool: InterpreterPool,
     private interpreter: Interpreter,
     private readonly setup: ReplSetup,
     private readonly onToolCall: ToolHandler,
   ) {}
 
   static async open(
-    pool: SandboxPool,
+    pool: InterpreterPool,
     setup: ReplSetup,
     onToolCall: ToolHandler,
     acquire: AcquireOptions = {},

@@ -6,6 +6,7 @@
  */
 import type { Api, AssistantMessage, Message, Model } from "@mariozechner/pi-ai";
 import { offlineAnswer } from "../../models/offline.ts";
+import { replyFailed, replyText, replyThinking } from "../../models/reply.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { TurnEvent } from "./events.ts";
 import { pythonBlocks, splitAnswer } from "./prompt.ts";
@@ -67,16 +68,6 @@ function fieldsOf(submitted: unknown): Record<string, unknown> | undefined {
   return keys.length === 1 && keys[0] === "answer" ? undefined : (submitted as Record<string, unknown>);
 }
 
-function textOf(message: AssistantMessage): { text: string; thinking: string } {
-  let text = "";
-  let thinking = "";
-  for (const part of message.content) {
-    if (part.type === "text") text += part.text;
-    else if (part.type === "thinking") thinking += part.thinking;
-  }
-  return { text, thinking };
-}
-
 export async function runRlm(input: RlmInput): Promise<RlmResult> {
   const { limits, emit, signal } = input;
   const prefix = input.streamPrefix ?? "";
@@ -96,12 +87,13 @@ export async function runRlm(input: RlmInput): Promise<RlmResult> {
     emit({ type: "step_start", step });
     const { message: reply, streamed } = await streamStep(input, messages, step, `${prefix}r${step}`);
     if (signal.aborted) throw new AbortedError();
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") {
+    if (replyFailed(reply)) {
       throw new Error(reply.errorMessage ?? "The model call failed");
     }
     input.usage.add(reply.usage);
     messages.push(reply);
-    const { text, thinking } = textOf(reply);
+    const text = replyText(reply);
+    const thinking = replyThinking(reply);
     const { reasoning, code } = splitAnswer(text);
     const said = [thinking.trim(), reasoning].filter(Boolean).join("\n\n");
     if (said || streamed) {

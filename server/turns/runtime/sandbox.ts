@@ -8,10 +8,14 @@
 import { join } from "node:path";
 import { limitsFromPolicy } from "../../config/sandbox-limits.ts";
 import type { AppContext } from "../../context.ts";
-import { defaultMaxInterpreters, type SandboxOptions, SandboxPool } from "../../sandbox/pool.ts";
+import {
+  defaultMaxInterpreters,
+  InterpreterPool,
+  type InterpreterPoolOptions,
+} from "../../sandbox/interpreter-pool.ts";
 
 /** The pool options of an app: what its policy, data dir and environment ask for. */
-export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env" | "log">): SandboxOptions {
+export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env" | "log">): InterpreterPoolOptions {
   const { runtime, rlm } = ctx.config.policy.settings;
   // APP_SANDBOX_WARM overrides the policy's count (0: no interpreter is started before a turn needs it).
   const override = Number(ctx.env.get("APP_SANDBOX_WARM") ?? Number.NaN);
@@ -32,29 +36,29 @@ export function turnSandboxOptions(ctx: Pick<AppContext, "config" | "env" | "log
 }
 
 export class TurnSandbox {
-  private current: SandboxPool | undefined;
+  private current: InterpreterPool | undefined;
   /** Whether closing the pool is this family's job (false for a pool handed in). */
   private owned = true;
   private warming = false;
 
   /** The pool, once started; undefined when it could not start (turns answer "Turn is unavailable"). */
-  get pool(): SandboxPool | undefined {
+  get pool(): InterpreterPool | undefined {
     return this.current;
   }
 
   /** Builds this family's own pool, unless one was handed in already. Throws when the pool cannot start. */
-  start(options: SandboxOptions): void {
+  start(options: InterpreterPoolOptions): void {
     if (this.current) return;
-    this.use(new SandboxPool(options));
+    this.use(new InterpreterPool(options));
   }
 
   /** Takes `pool` as this family's own (closed at shutdown); a previous own pool is closed now. */
-  use(pool: SandboxPool): void {
+  use(pool: InterpreterPool): void {
     this.replace(pool, true);
   }
 
   /** Uses a pool owned elsewhere: never closed by this family. */
-  share(pool: SandboxPool): void {
+  share(pool: InterpreterPool): void {
     this.replace(pool, false);
   }
 
@@ -70,7 +74,7 @@ export class TurnSandbox {
     if (this.owned) this.current?.close();
   }
 
-  private replace(pool: SandboxPool, owned: boolean): void {
+  private replace(pool: InterpreterPool, owned: boolean): void {
     if (this.current !== pool && this.owned) this.current?.close();
     this.current = pool;
     this.owned = owned;

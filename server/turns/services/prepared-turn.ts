@@ -22,7 +22,7 @@ export class TurnPreparationError extends Error {
   constructor(
     message: string,
     readonly code: string,
-    /** What happened, in a sentence a person understands (the spec's `message` is terse). */
+    /** What happened, in a sentence a person understands (the contract's `message` is terse). */
     readonly detail?: string,
   ) {
     super(message);

@@ -11,7 +11,7 @@ import type { Api, Model } from "@mariozechner/pi-ai";
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import { newId } from "../../lib/ids.ts";
 import { UnknownModelError } from "../../models/service.ts";
-import type { SandboxPool } from "../../sandbox/pool.ts";
+import type { InterpreterPool } from "../../sandbox/interpreter-pool.ts";
 import { expandStored } from "../runtime/event-budget.ts";
 import { TERMINAL_TYPES, type TurnEvent } from "../runtime/events.ts";
 import { LiveRun, type LiveRuns } from "../runtime/live-run.ts";
@@ -151,7 +151,7 @@ interface AvailabilityDeps {
 }
 
 /** Step 2: live turns are on and a sandbox may run code here. */
-function availablePool({ settings, sandbox, protectedMode }: AvailabilityDeps): SandboxPool {
+function availablePool({ settings, sandbox, protectedMode }: AvailabilityDeps): InterpreterPool {
   if (!settings.runtime.live_enabled) throw new TurnPreparationError("Turn is unavailable", "live_disabled");
   const { pool } = sandbox;
   if (!pool) throw new TurnPreparationError("Turn is unavailable", "sandbox_unavailable");

@@ -10,7 +10,7 @@ import type { Logger } from "../../log.ts";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { ModelService } from "../../models/service.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
-import { type SandboxPool, SandboxQueueTimeout } from "../../sandbox/pool.ts";
+import { type InterpreterPool, InterpreterQueueTimeout } from "../../sandbox/interpreter-pool.ts";
 import { childRunner } from "../runtime/children.ts";
 import { type HostToolsInput, hostToolHandler, toolNames, UNTIMED_TOOLS } from "../runtime/host-tools.ts";
 import { Repl } from "../runtime/repl.ts";
@@ -51,7 +51,7 @@ export interface OpenedSandbox {
 }
 
 export interface SandboxRequest {
-  pool: SandboxPool;
+  pool: InterpreterPool;
   owner: string;
   resolved: ResolvedTurn;
   claim: TurnClaim;
@@ -114,7 +114,7 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
       parts: [{ type: "data-status", data: { phase: "preparation", status: "failed", message: sentence } }],
       usage: usage.snapshot(),
       errorCode: failure.code,
-      // The history shows the sentence; the stream's `message` keeps the spec's words beside it.
+      // The history shows the sentence; the stream's `message` keeps the contract's words beside it.
       errorMessage: sentence,
       durationMs,
     });
@@ -170,7 +170,7 @@ function hostTools(
 }
 
 /**
- * Why the turn's interpreter could not be opened: the spec's message and code, and a sentence a person
+ * Why the turn's interpreter could not be opened: the contract's message and code, and a sentence a person
  * understands (what the sandbox was doing, what the machine lacked).
  */
 function openingFailure(reason: "timeout" | Error, stopping: boolean): TurnPreparationError {
@@ -183,7 +183,7 @@ function openingFailure(reason: "timeout" | Error, stopping: boolean): TurnPrepa
       "The turn could not be prepared in time (policy runtime.preparation_timeout_seconds); try again.",
       "Turn preparation timed out",
     );
-  if (reason instanceof SandboxQueueTimeout)
+  if (reason instanceof InterpreterQueueTimeout)
     return failure(
       "sandbox_queue_timeout",
       `Every Python sandbox stayed busy with other turns for ${Math.round(reason.waitedMs / 1000)} s; try again in a moment.`,

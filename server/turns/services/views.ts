@@ -6,10 +6,10 @@ import type { TurnUsage } from "../../../schemas/turns.ts";
 import type { Part } from "../runtime/parts.ts";
 import type { ArtifactRow, AttachmentRow } from "../stores/assets.ts";
 import type { RunRow } from "../stores/runs.ts";
-import type { SessionRow } from "../stores/sessions.ts";
+import type { TurnSessionRow } from "../stores/sessions.ts";
 import type { TurnInput } from "./prepared-turn.ts";
 
-export const sessionView = (r: SessionRow) => ({
+export const sessionView = (r: TurnSessionRow) => ({
   id: r.id,
   title: r.title,
   archived: r.archived === 1,

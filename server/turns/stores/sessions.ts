@@ -5,7 +5,7 @@
 import { isoNow } from "../../lib/clock.ts";
 import type { Store } from "../../storage/store.ts";
 
-export interface SessionRow {
+export interface TurnSessionRow {
   id: string;
   owner_id: string;
   title: string;
@@ -17,30 +17,30 @@ export interface SessionRow {
 export class TurnSessionStore {
   constructor(private readonly store: Store) {}
 
-  create(owner: string, id: string, title: string): SessionRow {
+  create(owner: string, id: string, title: string): TurnSessionRow {
     const at = isoNow();
     this.store.run(
       "INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
       [id, owner, title, at, at],
     );
-    return this.get(owner, id) as SessionRow;
+    return this.get(owner, id) as TurnSessionRow;
   }
 
-  get(owner: string, id: string): SessionRow | undefined {
-    return this.store.get<SessionRow>("SELECT * FROM turn_sessions WHERE id = ? AND owner_id = ?", [
+  get(owner: string, id: string): TurnSessionRow | undefined {
+    return this.store.get<TurnSessionRow>("SELECT * FROM turn_sessions WHERE id = ? AND owner_id = ?", [
       id,
       owner,
     ]);
   }
 
-  list(owner: string, limit: number, offset: number, archived?: boolean): SessionRow[] {
+  list(owner: string, limit: number, offset: number, archived?: boolean): TurnSessionRow[] {
     if (archived === undefined) {
-      return this.store.all<SessionRow>(
+      return this.store.all<TurnSessionRow>(
         "SELECT * FROM turn_sessions WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
         [owner, limit, offset],
       );
     }
-    return this.store.all<SessionRow>(
+    return this.store.all<TurnSessionRow>(
       "SELECT * FROM turn_sessions WHERE owner_id = ? AND archived = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
       [owner, archived ? 1 : 0, limit, offset],
     );
@@ -57,7 +57,11 @@ export class TurnSessionStore {
     return row?.n ?? 0;
   }
 
-  update(owner: string, id: string, patch: { title?: string; archived?: boolean }): SessionRow | undefined {
+  update(
+    owner: string,
+    id: string,
+    patch: { title?: string; archived?: boolean },
+  ): TurnSessionRow | undefined {
     const current = this.get(owner, id);
     if (!current) return undefined;
     this.store.run(

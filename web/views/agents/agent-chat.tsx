@@ -1,13 +1,15 @@
 /**
  * The chat pane over the agents WebSocket (`/v1/chat?target_id=…&target_type=agent|fleet`): connects
  * when a target is picked, sends `{type: "message", content}`, and groups the streamed reply into one
- * contribution per agent and step, each labelled with the agent's name and phase (a fleet's members
- * answer in turn). An agent's MCP tool calls (`tool_call`, completed by `tool_result`) show as collapsible
- * tool entries, notices (an MCP server it could not use) and error frames in place; "End session" sends
- * `end_session`.
+ * contribution per agent and step, each labelled with the agent's name and its phase in the pattern (a
+ * fleet's members answer in turn) and rendered as Markdown. The reply's closing frame names no agent: it
+ * settles the reply and adds nothing. The transcript follows new text unless the reader scrolled up. An
+ * agent's MCP tool calls (`tool_call`, completed by `tool_result`) show as collapsible tool entries,
+ * notices (an MCP server it could not use) and error frames in place; "End session" sends `end_session`.
  */
 import type { JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { Markdown } from "../../chat/message-view.tsx";
 
 export interface ChatTarget {
   id: string;
@@ -77,6 +79,11 @@ function addFrame(entries: Entry[], frame: Frame): Entry[] {
   const key = `${frame.message_id}|${meta.agent_id ?? ""}|${meta.step ?? ""}`;
   const piece = frame.chunk ?? frame.content ?? "";
   const complete = frame.type === "response" || frame.is_complete === true;
+  if (!meta.agent_name && !piece)
+    // The reply's last frame (who spoke, the pattern) closes every contribution of its message.
+    return entries.map((e) =>
+      e.kind === "agent" && e.key.startsWith(`${frame.message_id}|`) ? { ...e, complete: true } : e,
+    );
   const at = entries.findIndex((e) => e.key === key);
   if (at >= 0) {
     const found = entries[at] as Extract<Entry, { kind: "agent" }>;
@@ -94,6 +101,18 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
   const [waiting, setWaiting] = useState(false);
   const [text, setText] = useState("");
   const socket = useRef<WebSocket | undefined>(undefined);
+  const transcript = useRef<HTMLOListElement>(null);
+  /** Set when the person sends: their message and the reply come into view even if they scrolled up. */
+  const follow = useRef(false);
+
+  // Follow new text to the bottom unless the reader scrolled up to read something earlier.
+  useEffect(() => {
+    const el = transcript.current;
+    if (!el) return;
+    if (follow.current || el.scrollHeight - el.scrollTop - el.clientHeight < 200)
+      el.scrollTop = el.scrollHeight;
+    follow.current = false;
+  }, [entries]);
 
   useEffect(() => {
     const ws = new WebSocket(socketUrl(target));
@@ -132,6 +151,7 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
     setEntries((list) => [...list, { kind: "user", key: `u${list.length}-${Date.now()}`, text: content }]);
     setText("");
     setWaiting(true);
+    follow.current = true;
   };
 
   return (
@@ -153,7 +173,7 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
         </button>
       </div>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the transcript scrolls, so keyboard users must reach it */}
-      <ol class="agent-transcript" aria-live="polite" aria-label="Conversation" tabIndex={0}>
+      <ol class="agent-transcript" aria-live="polite" aria-label="Conversation" tabIndex={0} ref={transcript}>
         {entries.map((e) => (
           <li
             key={e.key}
@@ -179,10 +199,14 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
             ) : e.kind === "user" ? (
               <div class="agent-label">You</div>
             ) : null}
-            {e.kind !== "tool" && (
-              <div class={`pre-wrap${e.kind === "error" ? " error" : e.kind === "notice" ? " muted" : ""}`}>
-                {e.text}
-              </div>
+            {e.kind === "agent" ? (
+              <Markdown text={e.text} />
+            ) : (
+              e.kind !== "tool" && (
+                <div class={`pre-wrap${e.kind === "error" ? " error" : e.kind === "notice" ? " muted" : ""}`}>
+                  {e.text}
+                </div>
+              )
             )}
           </li>
         ))}
@@ -200,6 +224,7 @@ export function AgentChat({ target }: { target: ChatTarget }): JSX.Element {
         <textarea
           id="agent-message"
           rows={2}
+          placeholder={`Message ${target.name}…`}
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => {

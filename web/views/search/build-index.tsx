@@ -7,6 +7,7 @@
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import { count } from "../../../common/words.ts";
 import { readSse, request } from "../../lib/api.ts";
 import { DropZone, ErrorLine } from "../common.tsx";
 
@@ -135,7 +136,7 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
             ? "Building…"
             : files.length === 0
               ? "Build (add files first)"
-              : `Build "${name}" from ${files.length} file${files.length === 1 ? "" : "s"}`}
+              : `Build "${name}" from ${count(files.length, "file")}`}
         </button>
       </div>
       {progress && building ? (
@@ -149,9 +150,10 @@ export function BuildIndex({ onBuilt }: { onBuilt: (name: string) => void }): JS
       ) : null}
       {summary ? (
         <p class="notice" role="status" data-testid="build-summary">
-          Built "{summary.index}": {summary.documents} documents, {summary.entities} entities,{" "}
-          {summary.relationships} relationships, {summary.communities} communities, {summary.reports} reports
-          in {summary.seconds.toFixed(1)} s.
+          Built "{summary.index}": {count(summary.documents, "document")},{" "}
+          {count(summary.entities, "entity", "entities")}, {count(summary.relationships, "relationship")},{" "}
+          {count(summary.communities, "community", "communities")}, {count(summary.reports, "report")} in{" "}
+          {summary.seconds.toFixed(1)} s.
           {summary.skipped.length > 0
             ? ` Not indexed: ${summary.skipped.map((f) => `${f.path} (${f.reason})`).join("; ")}.`
             : ""}

@@ -5,6 +5,7 @@
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
+import { count } from "../../../common/words.ts";
 import { api } from "../../lib/api.ts";
 import { ErrorLine, useLoad } from "../common.tsx";
 
@@ -35,7 +36,7 @@ export function IndexDocuments(props: { index: string; onChanged: () => void }):
       const s = await run();
       const notes = s.warnings.length > 0 ? ` ${s.warnings.join(" ")}` : "";
       setDone(
-        `${verb} ${name}: ${s.documents} documents, ${s.entities} entities, ${s.relationships} relationships.${notes}`,
+        `${verb} ${name}: ${count(s.documents, "document")}, ${count(s.entities, "entity", "entities")}, ${count(s.relationships, "relationship")}.${notes}`,
       );
       await docs.reload();
       props.onChanged();

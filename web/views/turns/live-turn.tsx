@@ -45,7 +45,7 @@ export function LiveTurn(props: { turn: LiveTurnRequest; onDone: () => void }): 
         });
         for await (const frame of readSse(response)) {
           // Spec events carry their name; the AI SDK compat chunks between them do not.
-          if (frame.event === "message") continue;
+          if (!frame.event) continue;
           live = applyEvent(live, JSON.parse(frame.data));
           runId.current = live.runId;
           setState(live);

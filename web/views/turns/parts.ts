@@ -187,7 +187,7 @@ export function applyEvent(state: LiveState, e: TurnStreamEvent): LiveState {
       break;
     case "turn_error":
       next.status = "failed";
-      // The sentence that says why (`detail`) when the server knows more than the spec's terse message.
+      // The sentence that says why (`detail`) when the server knows more than the contract's terse message.
       next.error = str(e.detail ?? e.message ?? e.code);
       break;
     case "turn_cancelled":

@@ -44,7 +44,7 @@ export function defaultMaxInterpreters(cores = availableParallelism(), memory = 
   return Math.max(2, Math.min(2 * cores, Math.floor(memory / 4 / INTERPRETER_BYTES)));
 }
 
-export interface SandboxOptions {
+export interface InterpreterPoolOptions {
   /** Interpreters kept started and ready while no one is active (default 1, never more than the ceiling). */
   warm?: number;
   /** Kept warm in addition for each owner active within `warmActiveMs` (default 0). */
@@ -83,7 +83,7 @@ export interface AcquireOptions {
   owner?: string;
   /** Gives up waiting in line (rejects with the signal's reason). */
   signal?: AbortSignal;
-  /** Longest time in line; then SandboxQueueTimeout. Default: no limit. */
+  /** Longest time in line; then InterpreterQueueTimeout. Default: no limit. */
   queueTimeoutMs?: number;
   /**
    * Told how many are ahead (0: next) when the wait starts and each time the line moves, and
@@ -95,8 +95,8 @@ export interface AcquireOptions {
 }
 
 /** No interpreter became free within the queue deadline. */
-export class SandboxQueueTimeout extends Error {
-  override name = "SandboxQueueTimeout";
+export class InterpreterQueueTimeout extends Error {
+  override name = "InterpreterQueueTimeout";
   constructor(readonly waitedMs: number) {
     super(`No sandbox became free within ${Math.round(waitedMs / 1000)} s`);
   }
@@ -111,7 +111,7 @@ interface Waiter {
   lastAhead?: number;
 }
 
-export class SandboxPool {
+export class InterpreterPool {
   readonly isolation: Isolation;
   readonly max: number;
   /** The command of a sandbox in uid slot `slot` (the slot is ignored where no uid is dropped to). */
@@ -144,7 +144,7 @@ export class SandboxPool {
   private refillTimer: ReturnType<typeof setTimeout> | undefined;
   private trimTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(options: SandboxOptions = {}) {
+  constructor(options: InterpreterPoolOptions = {}) {
     this.isolation = options.isolation ?? detectIsolation();
     const limits = options.limits ?? DEFAULT_LIMITS;
     const keepOut = (options.keepOut ?? []).map((p) => resolve(p));
@@ -306,7 +306,7 @@ export class SandboxPool {
       options.signal?.addEventListener("abort", onAbort, { once: true });
       if (options.queueTimeoutMs !== undefined) {
         timer = setTimeout(
-          () => waiter.fail(new SandboxQueueTimeout(performance.now() - started)),
+          () => waiter.fail(new InterpreterQueueTimeout(performance.now() - started)),
           options.queueTimeoutMs,
         );
       }

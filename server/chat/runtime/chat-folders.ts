@@ -12,19 +12,19 @@ import { mkdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { ownerFolders } from "../../workspace/owner-folders.ts";
 
-export interface OwnerPaths {
+export interface ChatFolders {
   sessionsDir: string;
   workspaceDir: string;
   agentDir: string;
 }
 
-export function ownerPaths(dataDir: string, owner: string): OwnerPaths {
+export function chatFolders(dataDir: string, owner: string): ChatFolders {
   const folders = ownerFolders(dataDir, owner);
   return { sessionsDir: folders.sessions, workspaceDir: folders.workspace, agentDir: folders.piAgent };
 }
 
 /** Creates the owner's folders where missing (private to the server's user); returns the paths. */
-export function ensureOwnerDirs(paths: OwnerPaths): OwnerPaths {
+export function ensureChatFolders(paths: ChatFolders): ChatFolders {
   for (const dir of [paths.sessionsDir, paths.workspaceDir, paths.agentDir])
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   return paths;
@@ -39,7 +39,7 @@ export function publicSessionFile(sessionFile: string | undefined): string | und
 }
 
 /** Labels of the owner's folders in responses: `workspace/AGENTS.md`, `pi-agent/extensions/x.ts`. */
-function labelled(paths: OwnerPaths): [string, string][] {
+function labelled(paths: ChatFolders): [string, string][] {
   const roots: [string, string][] = [
     [paths.sessionsDir, "sessions"],
     [paths.workspaceDir, "workspace"],
@@ -57,7 +57,7 @@ function labelled(paths: OwnerPaths): [string, string][] {
  * A path as responses show it: relative to the owner's folder it is in (`workspace/…`, `pi-agent/…`,
  * `sessions/…`), or its bare file name when it lies in none of them.
  */
-export function publicPath(paths: OwnerPaths, path: string): string {
+export function publicPath(paths: ChatFolders, path: string): string {
   for (const [dir, label] of labelled(paths)) {
     if (path === dir) return label;
     if (path.startsWith(`${dir}/`)) return `${label}/${path.slice(dir.length + 1)}`;
@@ -66,7 +66,7 @@ export function publicPath(paths: OwnerPaths, path: string): string {
 }
 
 /** A message with every occurrence of the owner's folders (and the data dir) replaced by its label. */
-export function scrubPaths(paths: OwnerPaths, dataDir: string, text: string): string {
+export function scrubPaths(paths: ChatFolders, dataDir: string, text: string): string {
   let out = text;
   for (const [dir, label] of labelled(paths)) out = out.replaceAll(dir, label);
   for (const dir of new Set([dataDir, realPath(dataDir)])) out = out.replaceAll(dir, "<data dir>");

@@ -1,0 +1,24 @@
+/**
+ * Reading a model's reply (pi-ai's AssistantMessage), the same way in every family: whether it failed,
+ * and its text.
+ */
+import type { AssistantMessage } from "@mariozechner/pi-ai";
+
+/** A reply that ended in an error or was aborted carries no answer. */
+export function replyFailed(reply: AssistantMessage): boolean {
+  return reply.stopReason === "error" || reply.stopReason === "aborted";
+}
+
+/** The reply's text parts, joined as they came (thinking and tool calls left out). */
+export function replyText(reply: AssistantMessage): string {
+  let text = "";
+  for (const part of reply.content) if (part.type === "text") text += part.text;
+  return text;
+}
+
+/** The reply's thinking parts, joined as they came. */
+export function replyThinking(reply: AssistantMessage): string {
+  let thinking = "";
+  for (const part of reply.content) if (part.type === "thinking") thinking += part.thinking;
+  return thinking;
+}
