@@ -126,7 +126,7 @@ test("fleet/<name> streaming: each member's contribution streams as reasoning, i
   expect(deltas.slice(0, firstContent).every((d) => d.kind === "reasoning")).toBe(true);
   expect(reasoning.length).toBeGreaterThan(4);
   const transcript = reasoning.join("");
-  expect(transcript).toMatch(/^\[sa · answer\]\nAlpha found three facts\.\n\n\[sb · member\]\nBeta wrote/);
+  expect(transcript).toMatch(/^\[sa · \w+\]\nAlpha found three facts\.\n\n\[sb · \w+\]\nBeta wrote/);
   expect(transcript.indexOf("Alpha found")).toBeLessThan(transcript.indexOf("Beta wrote"));
   // The synthesis (the sequential pattern's last output) is the message.
   const content = deltas.slice(firstContent).map((d) => d.text);
