@@ -275,6 +275,26 @@ export const TurnHistory = t.Object({ items: t.Array(TurnRecord), limit: t.Integ
 
 export const RunParams = t.Object({ run_id: Id });
 
+export const RunsByKeyQuery = t.Object({
+  idempotency_key: t.String({ minLength: 1, maxLength: 200, description: "the turn's Idempotency-Key" }),
+});
+
+export const RunsByKey = t.Object({
+  items: t.Array(
+    t.Object({
+      runId: t.String(),
+      sessionId: t.String(),
+      status: t.Union([
+        t.Literal("running"),
+        t.Literal("completed"),
+        t.Literal("failed"),
+        t.Literal("cancelled"),
+      ]),
+      createdAt: t.String(),
+    }),
+  ),
+});
+
 export const Cancellation = t.Object({
   runId: t.String(),
   status: t.Union([

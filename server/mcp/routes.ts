@@ -20,6 +20,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Elysia } from "elysia";
 import type { Identity, identityPlugin } from "../auth/identity.ts";
 import type { LiveConnections } from "../auth/live-connections.ts";
+import { readCappedJson } from "../http/capped-body.ts";
 import type { Logger } from "../log.ts";
 import { forwardedHeaders, type Handle } from "./http.ts";
 import { type CallerInfo, createMcpServer } from "./server.ts";
@@ -172,28 +173,11 @@ const notFound = () => rpcError(404, -32001, "Session not found");
  * answer: 413 past the cap, the SDK's parse error (-32700) for what is not JSON.
  */
 async function readMessage(request: Request): Promise<unknown> {
-  const tooLarge = () => rpcError(413, -32600, `An MCP message is limited to ${MAX_MESSAGE_BYTES} bytes`);
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_MESSAGE_BYTES) return tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_MESSAGE_BYTES) {
-        reader.cancel().catch(() => {});
-        return tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return rpcError(400, -32700, "Parse error: the body is not JSON");
-  }
+  const read = await readCappedJson(request, MAX_MESSAGE_BYTES);
+  if (read.ok) return read.value;
+  return read.reason === "too_large"
+    ? rpcError(413, -32600, `An MCP message is limited to ${MAX_MESSAGE_BYTES} bytes`)
+    : rpcError(400, -32700, "Parse error: the body is not JSON");
 }
 
 export function mcpRoutes(sessions: McpSessions, identity: McpOptions["identity"]) {

@@ -6,6 +6,7 @@
  * nothing here (`user`, `seed`, `store`, `metadata`, ...) are accepted and ignored.
  */
 
+import { readCappedJson } from "../http/capped-body.ts";
 import { AppError } from "../http/errors.ts";
 import { inspectJson } from "../http/json-body.ts";
 import { badParam } from "./errors.ts";
@@ -53,31 +54,14 @@ const MAX_TOOLS = 128;
 
 /** The JSON object of a body read up to `max` bytes; 413 past it, 400 for what is not a JSON object. */
 export async function readJsonBody(request: Request, max = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
-  const tooLarge = () => new AppError("too_large", `A request body is limited to ${max} bytes`);
-  if (Number(request.headers.get("content-length") ?? 0) > max) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) {
-        reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
+  const read = await readCappedJson(request, max);
+  if (!read.ok && read.reason === "too_large")
+    throw new AppError("too_large", `A request body is limited to ${max} bytes`);
+  if (!read.ok)
     throw new AppError("invalid", "The request body is not valid JSON", {
       issues: [{ loc: ["body"], msg: "not JSON", type: "json_invalid" }],
     });
-  }
+  const body = read.value;
   const issue = inspectJson(body);
   if (issue) throw new AppError("invalid", `Invalid request body: ${issue.msg}`, { issues: [issue] });
   return body as Record<string, unknown>;

@@ -4,7 +4,8 @@
  * message; each step's code and output stream as `reasoning_content`, so clients that show thinking
  * show the work. A turn is durable: without an idempotency key, a client that goes away cancels it
  * (`PUT /api/runs/{id}/cancellation`); with one (`Idempotency-Key` header), it completes, and the same
- * request again replays it from the turns family's own record instead of running twice.
+ * request again replays it from the turns family's own record instead of running twice (the run is found
+ * by its key there, whatever else the caller has run since).
  */
 import { AppError } from "../http/errors.ts";
 import { type AtriumHttp, sseFrames } from "../mcp/http.ts";
@@ -21,18 +22,28 @@ interface TurnEvent {
   message?: string;
 }
 
-/** The session an idempotency key's turn runs in: found again by its title, so a retry replays. */
+/**
+ * The turn's own Idempotency-Key: the client's key, hashed into a namespace of its own, so it never
+ * meets a key the caller used on the turns API directly and always fits the turns family's limit.
+ */
+function turnKey(key: string): string {
+  return `openai-rlm-${new Bun.CryptoHasher("sha256").update(key).digest("hex").slice(0, 40)}`;
+}
+
+/**
+ * The session a keyed turn runs in: the one its earlier run used, found by the key in the turns
+ * family's own record (`GET /api/runs?idempotency_key=`), so a retry replays there; a new one otherwise.
+ */
 async function sessionFor(http: AtriumHttp, key: string | undefined): Promise<string> {
-  if (key === undefined)
-    return (await http.json<{ id: string }>("POST", "/api/sessions", { title: "OpenAI rlm" })).id;
-  const digest = new Bun.CryptoHasher("sha256").update(key).digest("hex").slice(0, 24);
-  const title = `OpenAI rlm ${digest}`;
-  const list = await http.json<{ items?: { id: string; title?: string }[] }>(
-    "GET",
-    "/api/sessions?limit=200",
-  );
-  const found = list.items?.find((s) => s.title === title);
-  return found?.id ?? (await http.json<{ id: string }>("POST", "/api/sessions", { title })).id;
+  if (key !== undefined) {
+    const runs = await http.json<{ items: { sessionId: string }[] }>(
+      "GET",
+      `/api/runs?idempotency_key=${encodeURIComponent(key)}`,
+    );
+    const earlier = runs.items[0]?.sessionId;
+    if (earlier) return earlier;
+  }
+  return (await http.json<{ id: string }>("POST", "/api/sessions", { title: "OpenAI rlm" })).id;
 }
 
 export async function rlmPieces(
@@ -51,9 +62,10 @@ export async function rlmPieces(
     throw new AppError("invalid", "The Idempotency-Key header must be 1 to 200 visible ASCII characters", {
       issues: [{ loc: ["header", "idempotency-key"], msg: "invalid", type: "value_error" }],
     });
+  const key = idempotencyKey === undefined ? undefined : turnKey(idempotencyKey);
   let session: string;
   try {
-    session = await sessionFor(http, idempotencyKey);
+    session = await sessionFor(http, key);
   } catch (error) {
     throw fromFamily(error);
   }
@@ -65,7 +77,7 @@ export async function rlmPieces(
       http,
       session,
       question,
-      idempotencyKey ?? crypto.randomUUID(),
+      key ?? crypto.randomUUID(),
       idempotencyKey === undefined ? signal : undefined,
     );
 }

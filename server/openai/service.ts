@@ -163,8 +163,14 @@ export class OpenAiService {
       !input.every((s) => typeof s === "string")
     )
       throw badParam("input", "'input' must be a string or an array of 1 to 2048 strings");
-    if (body.encoding_format !== undefined && body.encoding_format !== "float")
-      throw badParam("encoding_format", "only 'float' embeddings are served", "unsupported_parameter");
+    // The openai SDKs ask for base64 unless told otherwise (and decode it): both are served.
+    const format = body.encoding_format ?? "float";
+    if (format !== "float" && format !== "base64")
+      throw badParam(
+        "encoding_format",
+        "'encoding_format' must be 'float' or 'base64'",
+        "unsupported_parameter",
+      );
     let vectors: Float32Array[];
     try {
       vectors = await client.embed(input as string[], caller.request.signal);
@@ -175,9 +181,20 @@ export class OpenAiService {
     const tokens = (input as string[]).reduce((n, s) => n + Math.ceil(s.length / 4), 0);
     return {
       object: "list",
-      data: vectors.map((v, index) => ({ object: "embedding", index, embedding: Array.from(v) })),
+      data: vectors.map((v, index) => ({
+        object: "embedding",
+        index,
+        // base64: the float32 values' bytes, little-endian, as OpenAI sends them.
+        embedding: format === "base64" ? base64Of(v) : Array.from(v),
+      })),
       model: client.model,
       usage: { prompt_tokens: tokens, total_tokens: tokens },
     };
   }
+}
+
+function base64Of(vector: Float32Array): string {
+  const bytes = new DataView(new ArrayBuffer(vector.length * 4));
+  for (let i = 0; i < vector.length; i++) bytes.setFloat32(i * 4, vector[i] as number, true);
+  return Buffer.from(bytes.buffer).toString("base64");
 }

@@ -5,9 +5,10 @@
  * 409 a target that does not match the session, 422 bad input), each changing nothing.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { agentModel, as } from "../helpers/agents.ts";
+import { sseFrames } from "../../server/mcp/http.ts";
+import { agentModel, as, type Frame } from "../helpers/agents.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
-import { twoUsers } from "../helpers/users.ts";
+import { twoUsers, USER_HEADER } from "../helpers/users.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -71,4 +72,56 @@ test("refusals are the family's errors and change nothing", async () => {
   }
   expect((await ann.get("/v1/chat/sessions")).body.total).toBe(before);
   expect((await bob.get("/v1/chat/sessions")).body.total).toBe(0);
+});
+
+test("Accept: text/event-stream streams the frames as they come, each member named, then the reply", async () => {
+  const ann = as(t, "ann");
+  const a = agentModel(t, () => "first draft here");
+  const b = agentModel(t, (prompt) => `improved: ${prompt.includes("first draft here")}`);
+  const ids: string[] = [];
+  for (const [name, model] of [
+    ["Drafter", a.id],
+    ["Editor", b.id],
+  ])
+    ids.push((await ann.post("/v1/agents", { name, role: "r", model })).body.id);
+  const fleet = (
+    await ann.post("/v1/fleets", {
+      name: "Pair",
+      type: "RESEARCH",
+      agent_ids: ids,
+      coordination_pattern: "sequential",
+    })
+  ).body;
+  const ask = (body: Record<string, unknown>, user = "ann") =>
+    t.request("/v1/chat/messages", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", [USER_HEADER]: user },
+      body: JSON.stringify(body),
+    });
+  const response = await ask({ target_id: fleet.id, target_type: "fleet", content: "write it" });
+  expect(response.headers.get("content-type")).toStartWith("text/event-stream");
+  const frames: { event?: string; data: Frame }[] = [];
+  for await (const frame of sseFrames(response.body as ReadableStream<Uint8Array>))
+    frames.push(frame as { event?: string; data: Frame });
+  const chunks = frames.filter((f) => f.event === "stream");
+  const speakers = chunks.map((f) => f.data.metadata.agent_name);
+  expect(speakers.indexOf("Editor")).toBeGreaterThan(speakers.lastIndexOf("Drafter"));
+  expect(
+    chunks
+      .filter((f) => f.data.metadata.agent_name === "Drafter")
+      .map((f) => f.data.chunk)
+      .join(""),
+  ).toBe("first draft here");
+  const reply = frames.at(-1);
+  expect(reply?.event).toBe("reply");
+  expect(reply?.data).toMatchObject({
+    content: "improved: true",
+    session_id: expect.stringMatching(/^chat_/),
+  });
+  expect(reply?.data.agents.map((x: { agent_name: string }) => x.agent_name)).toEqual(["Drafter", "Editor"]);
+  // Refusals before any work are the HTTP errors of the JSON form; another user's fleet is not found.
+  expect((await ask({ target_id: fleet.id, target_type: "fleet", content: "x" }, "bob")).status).toBe(404);
+  expect((await ask({ target_id: "flt_nope", target_type: "fleet", content: "x" })).status).toBe(404);
+  a.dispose();
+  b.dispose();
 });

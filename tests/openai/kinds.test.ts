@@ -91,6 +91,51 @@ test("fleet/<name>: the fleet's pattern runs and its final answer is the message
   expect(sessions.body.sessions.length).toBe(1);
 });
 
+test("fleet/<name> streaming: each member's contribution streams as reasoning, in order, before the synthesis", async () => {
+  const a = agentModel(t, () => "Alpha found three facts.");
+  const b = agentModel(t, () => "Beta wrote the final summary.");
+  const ids: string[] = [];
+  for (const [name, model] of [
+    ["sa", a.id],
+    ["sb", b.id],
+  ] as const) {
+    const created = await t.json<{ id: string }>("/v1/agents", postJson({ name, role: "worker", model }));
+    ids.push(created.body.id);
+  }
+  const fleet = await t.json<{ id: string }>(
+    "/v1/fleets",
+    postJson({ name: "relay", type: "RESEARCH", agent_ids: ids, coordination_pattern: "sequential" }),
+  );
+  expect(fleet.status).toBe(200);
+  const stream = await client.chat.completions.create({
+    model: "fleet/relay",
+    messages: user("work on this"),
+    stream: true,
+  });
+  const deltas: { kind: "reasoning" | "content"; text: string }[] = [];
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta as
+      | { content?: string | null; reasoning_content?: string }
+      | undefined;
+    if (delta?.reasoning_content) deltas.push({ kind: "reasoning", text: delta.reasoning_content });
+    if (delta?.content) deltas.push({ kind: "content", text: delta.content });
+  }
+  const firstContent = deltas.findIndex((d) => d.kind === "content");
+  const reasoning = deltas.slice(0, firstContent).map((d) => d.text);
+  // Every contribution came before the answer, as several deltas (streamed, not one block at the end).
+  expect(deltas.slice(0, firstContent).every((d) => d.kind === "reasoning")).toBe(true);
+  expect(reasoning.length).toBeGreaterThan(4);
+  const transcript = reasoning.join("");
+  expect(transcript).toMatch(/^\[sa · \w+\]\nAlpha found three facts\.\n\n\[sb · \w+\]\nBeta wrote/);
+  expect(transcript.indexOf("Alpha found")).toBeLessThan(transcript.indexOf("Beta wrote"));
+  // The synthesis (the sequential pattern's last output) is the message.
+  const content = deltas.slice(firstContent).map((d) => d.text);
+  expect(content.join("")).toBe("Beta wrote the final summary.");
+  expect(b.calls.at(-1)?.prompt).toContain("Alpha found three facts.");
+  a.dispose();
+  b.dispose();
+});
+
 test("search/<index> and search/<index>/global answer with the context tables in context_data", async () => {
   const ids = (await client.models.list()).data.map((m) => m.id);
   expect(ids).toEqual(expect.arrayContaining(["search/default", "search/default/global"]));

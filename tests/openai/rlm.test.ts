@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
-import type { TestApp } from "../helpers/app.ts";
+import { postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { turnsApp } from "../helpers/turns.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -61,9 +61,7 @@ test("an Idempotency-Key replays the turn; abandoned midway, the turn still comp
   const key = `k-${crypto.randomUUID()}`;
   const turnsIn = async () => {
     const sessions = await t.json<{ items: { id: string; title: string }[] }>("/api/sessions?limit=200");
-    const mine = sessions.body.items.filter(
-      (s) => s.title.startsWith("OpenAI rlm ") && s.title !== "OpenAI rlm",
-    );
+    const mine = sessions.body.items.filter((s) => s.title === "OpenAI rlm");
     const counts = await Promise.all(
       mine.map(
         async (s) => (await t.json<{ items: unknown[] }>(`/api/sessions/${s.id}/turns`)).body.items.length,
@@ -98,6 +96,26 @@ test("an Idempotency-Key replays the turn; abandoned midway, the turn still comp
   );
   expect((replay.choices[0]?.message as WithReasoning | undefined)?.reasoning_content).toContain("slow 42");
   expect(await turnsIn()).toBe(before + 1);
+});
+
+test("a keyed retry replays after hundreds of newer sessions: the run is found by its key", async () => {
+  const key = `k-${crypto.randomUUID()}`;
+  const ask = async () => {
+    const reply = await client.chat.completions.create(
+      { model: "rlm", messages: python("import time\nprint('at', time.time_ns())") },
+      { headers: { "idempotency-key": key } },
+    );
+    return (reply.choices[0]?.message as WithReasoning | undefined)?.reasoning_content?.match(/at \d+/)?.[0];
+  };
+  const first = await ask();
+  expect(first).toMatch(/^at \d+$/);
+  // More sessions than any listing's page: the keyed turn's session is no longer among the recent ones.
+  for (let i = 0; i < 210; i++)
+    expect((await t.request("/api/sessions", postJson({ title: `other ${i}` }))).ok).toBe(true);
+  // Replayed from the record (the same output), not run again (a new time).
+  expect(await ask()).toBe(first);
+  // The turns family's lookup by key refuses an empty key.
+  expect((await t.request("/api/runs?idempotency_key=")).status).toBe(422);
 });
 
 test("the AI SDK's openai-compatible provider runs rlm: generateText's answer, streamText's reasoning", async () => {

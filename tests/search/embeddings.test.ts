@@ -5,15 +5,15 @@
  * no endpoint is named, when it fails, or when the extension cannot load.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddingsClient, EmbeddingsError } from "../../server/models/embeddings.ts";
 import { loadVectorExtension } from "../../server/search/stores/vector-store.ts";
-import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { cleanEnv, finished, MAIN } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { fixtureDocuments } from "./fixtures.ts";
-import { type FakeServer, startFakeOpenAi } from "./openai-fake.ts";
+import { type FakeServer, startFakeOpenAi, writeEmbeddingsPolicy } from "./openai-fake.ts";
 
 /** A toy semantic space: one dimension per concept, counted from the words that express it. */
 const CONCEPTS: string[][] = [
@@ -103,14 +103,7 @@ describe("search with an embeddings endpoint named in the policy", () => {
   let bm25Only: TestApp;
   const documents = fixtureDocuments().map((d) => ({ name: d.title, text: d.text }));
   beforeAll(async () => {
-    const policy = join(dir.path, "policy.toml");
-    writeFileSync(
-      policy,
-      readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
-        'embeddings_model = ""',
-        'embeddings_model = "fake-embed"',
-      ),
-    );
+    const policy = writeEmbeddingsPolicy(join(dir.path, "policy.toml"));
     withVectors = await createTestApp({
       policyPath: policy,
       env: { APP_EMBEDDINGS_BASE_URL: `${fake.url}/v1` },
@@ -195,13 +188,7 @@ describe("the index command with an embeddings endpoint named in the policy", ()
     // The command reads ./config/policy.toml of its working directory, as the server does.
     const cwd = join(dir.path, "cli-cwd");
     mkdirSync(join(cwd, "config"), { recursive: true });
-    writeFileSync(
-      join(cwd, "config", "policy.toml"),
-      readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8").replace(
-        'embeddings_model = ""',
-        'embeddings_model = "fake-embed"',
-      ),
-    );
+    writeEmbeddingsPolicy(join(cwd, "config", "policy.toml"));
     const corpus = join(cwd, "corpus");
     mkdirSync(corpus);
     for (const d of fixtureDocuments()) writeFileSync(join(corpus, `${d.title}.txt`), d.text);

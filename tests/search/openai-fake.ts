@@ -3,6 +3,17 @@
  * chunks (or fails) as a test's `reply(request)` decides, and `POST /v1/embeddings` answers vectors from
  * a test's `embed(texts)`. Every request is recorded, so tests see what the app really sent.
  */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../helpers/app.ts";
+
+/** Writes the repository's policy naming `model` as the embeddings model at `path` (the endpoint's
+ * address is the environment's `APP_EMBEDDINGS_BASE_URL`). */
+export function writeEmbeddingsPolicy(path: string, model = "fake-embed"): string {
+  const policy = readFileSync(join(REPO_ROOT, "config", "policy.toml"), "utf8");
+  writeFileSync(path, policy.replace('embeddings_model = ""', `embeddings_model = "${model}"`));
+  return path;
+}
 
 export interface ChatRequest {
   model: string;

@@ -2,15 +2,22 @@
  * `POST /v1/chat/messages` (Atrium extension): one message to an agent or a fleet and its whole reply
  * as JSON, for programs that do not speak the WebSocket (scripts, Atrium's MCP server). The same session,
  * storage and coordination as the socket (services/ask.ts); the session can be continued with
- * `session_id` here or over the socket.
+ * `session_id` here or over the socket. With `Accept: text/event-stream` the frames stream as they come.
  */
 import { Elysia } from "elysia";
 import * as S from "../../../schemas/agents.ts";
 import type { AppContext } from "../../context.ts";
 import { requestOrShutdown } from "../../http/abort.ts";
-import { askOnce } from "../services/ask.ts";
+import { sseResponse } from "../../http/sse.ts";
+import { askOnce, askStream } from "../services/ask.ts";
 import type { AgentChatService } from "../services/chat.ts";
 import { ERRORS } from "./responses.ts";
+
+/** What the stream says when the reply fails in a way the chat does not name (no internals leak). */
+const STREAM_FAILED = {
+  event: "error",
+  data: { type: "error", code: "stream_failed", message: "The reply failed" },
+};
 
 export function agentMessageRoutes(
   { identity, shutdown }: Pick<AppContext, "identity" | "shutdown">,
@@ -21,14 +28,22 @@ export function agentMessageRoutes(
     .guard({ owner: true })
     .post(
       "/v1/chat/messages",
-      ({ body, owner, request }) => askOnce(chat, owner, body, requestOrShutdown(request, shutdown)),
+      ({ body, owner, request }) => {
+        const signal = requestOrShutdown(request, shutdown);
+        if (!request.headers.get("accept")?.includes("text/event-stream"))
+          return askOnce(chat, owner, body, signal);
+        return sseResponse(askStream(chat, owner, body), {
+          signal,
+          onError: () => [STREAM_FAILED],
+        });
+      },
       {
         body: S.ChatMessageRequest,
         response: { 200: S.ChatMessageReply, ...ERRORS, 503: ERRORS[404] },
         detail: {
           summary: "Send one message to an agent or fleet and get the whole reply (Atrium extension)",
           description:
-            "The WebSocket /v1/chat's conversation over plain HTTP: `target_id` + `target_type` open a new session, `session_id` continues one. The reply is stored in the session's history like the socket's. 404 unknown target or session, 409 an ended session, a target mismatch or no active agent, 503 the model failed.",
+            "The WebSocket /v1/chat's conversation over plain HTTP: `target_id` + `target_type` open a new session, `session_id` continues one. With `Accept: text/event-stream` the reply streams as it is written: the socket's frames as `event: <type>` (`stream` chunks naming the speaking member in `metadata`, `tool_call`, `tool_result`, `notice`, `error`), then `event: reply` with this JSON reply. The reply is stored in the session's history like the socket's. 404 unknown target or session, 409 an ended session, a target mismatch or no active agent, 503 the model failed.",
         },
       },
     );

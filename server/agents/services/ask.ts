@@ -10,8 +10,9 @@ import type { ChatMessageReply, ChatMessageRequest } from "../../../schemas/agen
 type Reply = typeof ChatMessageReply.static;
 
 import { AppError } from "../../http/errors.ts";
+import type { SseFrame } from "../../http/sse.ts";
 import { AgentChatError, type Frame } from "../runtime/frames.ts";
-import type { AgentChatService } from "./chat.ts";
+import type { AgentChatService, AgentReply } from "./chat.ts";
 
 /** The HTTP answer of a refusal the socket closes with (4404 → 404, ...) or sends as an error frame. */
 function httpError(error: { code: string; message: string; closeCode?: number }): AppError {
@@ -22,45 +23,108 @@ function httpError(error: { code: string; message: string; closeCode?: number })
   return new AppError("conflict", error.message, code);
 }
 
+/** Opens the session the message goes to: a refusal here is the HTTP error, before any stream starts. */
+function open(chat: AgentChatService, owner: string, request: typeof ChatMessageRequest.static) {
+  try {
+    return chat.connect(owner, {
+      session_id: request.session_id,
+      target_id: request.target_id,
+      target_type: request.target_type,
+    }).session;
+  } catch (error) {
+    if (error instanceof AgentChatError) throw httpError(error);
+    throw error;
+  }
+}
+
+function replyOf(sessionId: string, reply: AgentReply): Reply {
+  const { agents, notices } = reply.metadata;
+  return {
+    session_id: sessionId,
+    message_id: reply.message_id,
+    content: reply.content,
+    agents,
+    ...(notices ? { notices } : {}),
+    timestamp: reply.timestamp,
+  };
+}
+
 export async function askOnce(
   chat: AgentChatService,
   owner: string,
   request: typeof ChatMessageRequest.static,
   signal: AbortSignal,
 ): Promise<Reply> {
+  const session = open(chat, owner, request);
   const frames: Frame[] = [];
   try {
-    const { session } = chat.connect(owner, {
-      session_id: request.session_id,
-      target_id: request.target_id,
-      target_type: request.target_type,
-    });
-    await chat.message(
+    const reply = await chat.message(
       owner,
       session.id,
       { content: request.content, context: { ...request.context, stream: false } },
       (frame) => frames.push(frame),
       signal,
     );
-    const reply = frames.find((f) => f.type === "response");
-    if (!reply) {
-      const failed = frames.find((f) => f.type === "error");
-      throw httpError({
-        code: String(failed?.code ?? "no_reply"),
-        message: String(failed?.message ?? "No reply"),
-      });
-    }
-    const metadata = (reply.metadata ?? {}) as { agents?: Reply["agents"]; notices?: string[] };
-    return {
-      session_id: session.id,
-      message_id: String(reply.message_id),
-      content: String(reply.content),
-      agents: metadata.agents ?? [],
-      ...(metadata.notices ? { notices: metadata.notices } : {}),
-      timestamp: String(reply.timestamp),
-    };
+    if (reply) return replyOf(session.id, reply);
+    const failed = frames.find((f) => f.type === "error");
+    throw httpError({
+      code: String(failed?.code ?? "no_reply"),
+      message: String(failed?.message ?? "No reply"),
+    });
   } catch (error) {
     if (error instanceof AgentChatError) throw httpError(error);
     throw error;
   }
+}
+
+/**
+ * The same message as a stream (`Accept: text/event-stream`): the socket's frames as they come, each as
+ * `event: <type>` (`stream` chunks with the speaking member in `metadata`, `tool_call`, `tool_result`,
+ * `notice`, `error`), then `event: reply` with the JSON reply. So a fleet's members' contributions reach
+ * a plain HTTP client while the fleet works (the OpenAI-compatible endpoint streams them).
+ */
+export function askStream(
+  chat: AgentChatService,
+  owner: string,
+  request: typeof ChatMessageRequest.static,
+): (signal: AbortSignal) => AsyncGenerator<SseFrame> {
+  const session = open(chat, owner, request);
+  return async function* frames(signal) {
+    const queue: Frame[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    let failure: unknown;
+    let reply: AgentReply | undefined;
+    const send = (frame: Frame) => {
+      queue.push(frame);
+      wake?.();
+    };
+    const content = { content: request.content, context: { ...request.context, stream: true } };
+    chat
+      .message(owner, session.id, content, send, signal)
+      .then((r) => {
+        reply = r;
+      })
+      .catch((error) => {
+        failure = error;
+      })
+      .finally(() => {
+        ended = true;
+        wake?.();
+      });
+    for (;;) {
+      for (let frame = queue.shift(); frame; frame = queue.shift())
+        // The socket's end-of-reply marker: the `reply` event says it with the answer.
+        if (!(frame.type === "stream" && frame.is_complete)) yield { event: frame.type, data: frame };
+      if (ended) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+    if (failure instanceof AgentChatError)
+      yield { event: "error", data: { type: "error", code: failure.code, message: failure.message } };
+    else if (failure) throw failure;
+    else if (reply) yield { event: "reply", data: { type: "reply", ...replyOf(session.id, reply) } };
+  };
 }

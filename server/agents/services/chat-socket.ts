@@ -51,7 +51,7 @@ export interface SocketChat {
     frame: { content: string; context?: MessageContext },
     send: Send,
     signal: AbortSignal,
-  ): Promise<void>;
+  ): Promise<unknown>;
   end(owner: string, sessionId: string): string;
 }
 
@@ -180,6 +180,7 @@ export function chatSocket(
     conn.queue = conn.queue.then(() =>
       chat
         .message(conn.owner, conn.sessionId, { content, context }, (f) => send(ws, f), conn.abort.signal)
+        .then(() => {})
         .catch((error) => {
           if (conn.abort.signal.aborted) return;
           if (error instanceof AgentChatError) return refuse(ws, error);

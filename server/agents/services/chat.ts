@@ -38,6 +38,18 @@ export interface AgentChatDeps {
   now?: Clock;
 }
 
+/** A complete reply: the answer (a fleet's synthesis) and who spoke. */
+export interface AgentReply {
+  message_id: string;
+  content: string;
+  timestamp: string;
+  metadata: {
+    pattern: string;
+    agents: { agent_id: string; agent_name: string; phase: CoordinationPhase }[];
+    notices?: string[];
+  };
+}
+
 /** Who takes part in a message and with which settings. */
 interface Plan {
   pattern: Pattern | "single";
@@ -126,14 +138,18 @@ export class AgentChatService implements SocketChat {
     return timestamp;
   }
 
-  /** Runs one user message; frames go to `send`. Resolves when the reply is complete. */
+  /**
+   * Runs one user message; frames go to `send`. Resolves with the reply when it is complete (the
+   * socket has it from the frames; `POST /v1/chat/messages` streaming needs the whole answer too), or
+   * with nothing when it ended in an `error` frame.
+   */
   async message(
     owner: string,
     sessionId: string,
     frame: { content: string; context?: MessageContext },
     send: Send,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<AgentReply | undefined> {
     const session = this.deps.chat.getSession(owner, sessionId);
     if (!session) throw new AgentChatError("session_not_found", `Session ${sessionId} not found`, 4404);
     if (session.status === "ended")
@@ -219,7 +235,7 @@ export class AgentChatService implements SocketChat {
           message_id: replyId,
           timestamp: isoNow(this.now),
         });
-        return;
+        return undefined;
       }
       throw error;
     }
@@ -229,15 +245,10 @@ export class AgentChatService implements SocketChat {
       user_message_id: userMessage.id,
       ...(notices.length ? { notices } : {}),
     };
+    const reply = { message_id: replyId, content: answer, timestamp: isoNow(this.now), metadata };
     if (streaming) send({ type: "stream", message_id: replyId, chunk: "", is_complete: true, metadata });
-    else
-      send({
-        type: "response",
-        message_id: replyId,
-        content: answer,
-        timestamp: isoNow(this.now),
-        metadata,
-      });
+    else send({ type: "response", ...reply });
+    return reply;
   }
 
   /** Who takes part and with which settings; refuses when the target has no active agent. */

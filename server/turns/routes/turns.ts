@@ -9,6 +9,8 @@ import { TurnsError } from "../../../schemas/common.ts";
 import {
   Cancellation,
   RunParams,
+  RunsByKey,
+  RunsByKeyQuery,
   SessionParams,
   TurnHeaders,
   TurnQuery,
@@ -93,6 +95,16 @@ export function turnRoutes(ctx: AppContext, { turns }: { turns: TurnService }) {
         },
       },
     )
+    .get("/api/runs", ({ owner, query }) => turns.byKey(owner, query.idempotency_key), {
+      query: RunsByKeyQuery,
+      response: { 200: RunsByKey },
+      detail: {
+        summary: "The caller's runs under an Idempotency-Key, in any session (newest first)",
+        description:
+          "Where a turn posted with this key ran: a client that keeps only its key finds the session, and posting the same key and body there again replays the turn. At most 20; an empty list when none.",
+        tags,
+      },
+    })
     .put(
       "/api/runs/:run_id/cancellation",
       ({ owner, params, set }) => {

@@ -24,7 +24,7 @@ import { prepareTurn, type TurnPreparationDeps } from "./turn-preparation.ts";
 
 /** What a turn's stream uses: preparation's dependencies, analytics and the log; cancelling, runs. */
 export type TurnServiceDeps = TurnPreparationDeps & {
-  runs: Pick<TurnRunStore, "get" | "requestCancel">;
+  runs: Pick<TurnRunStore, "get" | "requestCancel" | "allByKey">;
   /** Read per turn: the heartbeat and the preparation deadline. */
   settings: Pick<PolicySettings, "runtime">;
   analytics: Pick<TurnAnalytics, "capture">;
@@ -64,6 +64,17 @@ export class TurnService {
     const submission: TurnSubmission = { ...request, input: turnInput(request.body) };
     // `signal` is the client's: gone, the stream stops and the turn goes on.
     return (signal: AbortSignal) => turnFrames(this.events(submission, signal, shutdown), form);
+  }
+
+  /** The caller's runs under an Idempotency-Key (any session), newest first: where a keyed turn ran. */
+  byKey(owner: string, key: string) {
+    const items = this.deps.runs.allByKey(owner, key, 20).map((run) => ({
+      runId: run.id,
+      sessionId: run.session_id,
+      status: run.status,
+      createdAt: run.created_at,
+    }));
+    return { items };
   }
 
   /** Durable cancellation: recorded in the database, and a run executing here is stopped at once. */

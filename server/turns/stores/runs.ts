@@ -41,6 +41,14 @@ export class TurnRunStore {
     );
   }
 
+  /** The owner's runs under one Idempotency-Key in any session, newest first. */
+  allByKey(owner: string, key: string, limit: number): RunRow[] {
+    return this.store.all<RunRow>(
+      "SELECT * FROM turn_runs WHERE owner_id = ? AND idempotency_key = ? ORDER BY created_at DESC, id LIMIT ?",
+      [owner, key, limit],
+    );
+  }
+
   get(owner: string, id: string): RunRow | undefined {
     return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE id = ? AND owner_id = ?", [id, owner]);
   }
