@@ -227,4 +227,4 @@ test("bodies of the right shape with extreme values never get a 500", async () =
       { numRuns: 4 },
     );
   }
-}, 30_000);
+}, 120_000); // every write operation of every family, each with up to 1 MiB bodies: grows with the API

@@ -99,8 +99,9 @@ describe("cancellation", () => {
     expect(followedEvents.find((e) => e.type === "turn_start")).toMatchObject({ runId, delivery: "live" });
     expect(followedEvents.at(-1)?.type).toBe("turn_cancelled");
 
-    // The looping interpreter is gone.
-    await waitFor(() => processGone(busiest), { what: "the looping interpreter to exit" });
+    // The looping interpreter is gone (killed at once; on a machine running a second suite the exit
+    // can take longer to be reaped than the helper's default wait).
+    await waitFor(() => processGone(busiest), { what: "the looping interpreter to exit", timeoutMs: 30_000 });
 
     const history = await t.json<{
       items: {
