@@ -119,8 +119,9 @@ approval = "allow"
       await page.selectOption("#mcp-approval-everything", "ask");
       await approvalIs("ask");
 
-      // Disabled: shown so, and the server refuses to use it.
-      await row.locator("input[type=checkbox]").uncheck();
+      // Disabled: shown so, and the server refuses to use it. A click, not Playwright's uncheck(): the box
+      // shows the server's state, so it flips once the update is stored, which uncheck() may check too early.
+      await row.locator("input[type=checkbox]").click();
       await page.waitForSelector("#mcp-servers li[data-server=everything][data-state=disabled]");
       expect((await listed()).find((s) => s.name === "everything")?.enabled).toBe(false);
       expect((await t.json("/api/chat/mcp-servers/everything/tools")).status).toBe(409);
