@@ -1,31 +1,7 @@
-/**
- * The overhead of Atrium's MCP server: a tool call through `/mcp` ÷ the same call over the family's
- * own HTTP route, measured in the same run against the same live server on loopback, interleaved per
- * round. The MCP side is timed twice: with the official SDK's client over Streamable HTTP (what an MCP
- * client pays, the SDK's own work included) and as a bare JSON-RPC POST in the same session (what the
- * server adds). Two calls:
- *
- *   read_file     → GET /api/files/content?path=… (a 4 KiB file)
- *   list_indexes  → GET /search/indexes
- *
- * Each is timed one call at a time (latency, not throughput); ratios are of medians. What the MCP
- * side adds: JSON-RPC framing, the SDK's validation, the per-call SSE response, Atrium's argument
- * check, and the in-process request (app.handle) the tool makes to the same route.
- *
- *   bun bench/mcp.ts [--n 200] [--rounds 5]
- */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createApp } from "../server/app.ts";
-import { parseCli } from "../server/config/cli.ts";
-import { createEnvSource } from "../server/config/env.ts";
-import { loadConfig } from "../server/config/index.ts";
-import { createContext } from "../server/context.ts";
-import { silentLogger } from "../server/log.ts";
+import { liveApp } from "./lib/live-app.ts";
 import { fmt, median, percentile, sample } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -34,15 +10,8 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 
-const dir = mkdtempSync(join(tmpdir(), "atrium-bench-mcp-"));
-const cli = parseCli(["--port", "0", "--data-dir", dir], {}, join(import.meta.dir, ".."));
-if (cli.kind !== "serve") throw new Error("bad bench arguments");
-const env = createEnvSource({ APP_SANDBOX_WARM: "0" });
-const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger });
-const app = createApp(ctx);
-await app.compose();
-app.elysia.listen({ hostname: "127.0.0.1", port: 0 });
-const base = `http://127.0.0.1:${app.elysia.server?.port}`;
+const live = await liveApp("mcp");
+const { app, base } = live;
 
 const put = await fetch(`${base}/api/files/content`, {
   method: "PUT",
@@ -117,5 +86,4 @@ for (const pair of pairs) {
 
 await client.close();
 await app.elysia.server?.stop(true);
-await app.close();
-rmSync(dir, { recursive: true, force: true });
+await live.close();

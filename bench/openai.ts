@@ -1,21 +1,5 @@
-/**
- * The overhead of the OpenAI-compatible endpoint: a streaming `POST /v1/chat/completions` on the offline
- * model ÷ `POST /api/chat` (chat's own NDJSON stream) on the same model, measured in the same run against
- * the same live server on loopback, interleaved per round, each request read to its end, one at a time
- * (latency, not throughput); ratios are of medians. Aim: ≤ 1.1.
- *
- *   bun bench/openai.ts [--n 100] [--rounds 5]
- */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createApp } from "../server/app.ts";
-import { parseCli } from "../server/config/cli.ts";
-import { createEnvSource } from "../server/config/env.ts";
-import { loadConfig } from "../server/config/index.ts";
-import { createContext } from "../server/context.ts";
-import { silentLogger } from "../server/log.ts";
+import { liveApp } from "./lib/live-app.ts";
 import { fmt, median, percentile, sample } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -24,15 +8,8 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 
-const dir = mkdtempSync(join(tmpdir(), "atrium-bench-openai-"));
-const cli = parseCli(["--port", "0", "--data-dir", dir], {}, join(import.meta.dir, ".."));
-if (cli.kind !== "serve") throw new Error("bad bench arguments");
-const env = createEnvSource({ APP_SANDBOX_WARM: "0" });
-const ctx = createContext({ config: loadConfig(cli.options, env), env, log: silentLogger });
-const app = createApp(ctx);
-await app.compose();
-app.elysia.listen({ hostname: "127.0.0.1", port: 0 });
-const base = `http://127.0.0.1:${app.elysia.server?.port}`;
+const live = await liveApp("openai");
+const { app, base } = live;
 const headers = { "content-type": "application/json" };
 
 async function post(path: string, body: unknown, last: string) {
@@ -72,5 +49,4 @@ console.log(
 );
 
 await app.elysia.server?.stop(true);
-await app.close();
-rmSync(dir, { recursive: true, force: true });
+await live.close();
