@@ -28,10 +28,9 @@ import { openaiEnvelope } from "./openai/errors.ts";
 import { atriumOpenAi, OPENAI_PATHS, OPENAI_TAG } from "./openai/index.ts";
 import { sandboxMigrations } from "./sandbox/users/migrations/index.ts";
 import { searchFamily } from "./search/index.ts";
-import { fromSqliteSet, requireMigrationHead } from "./storage/db/migrate.ts";
-import { sqlitePort } from "./storage/db/sqlite.ts";
-import { type MigrationSet, migrate } from "./storage/migrate.ts";
+import type { MigrationSet } from "./storage/migrate.ts";
 import { coreMigrations } from "./storage/migrations/index.ts";
+import { migrateAtStartup } from "./storage/startup-migrations.ts";
 import { turnsFamily } from "./turns/index.ts";
 import { webRoutes } from "./web.ts";
 import { migrateOwnerFolders } from "./workspace/migrate-folders.ts";
@@ -131,12 +130,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     family: (name) => instances[name],
     async compose() {
       // Managed profiles never migrate at startup: a database behind the head stops it (`atrium migrate`).
-      if (ctx.config.policy.settings.database.migrations === "require_head") {
-        await requireMigrationHead(sqlitePort(ctx.db), migrationSets().map(fromSqliteSet));
-      } else {
-        const applied = migrate(ctx.db, migrationSets());
-        if (applied.length > 0) ctx.log.info("migrations applied", { applied });
-      }
+      await migrateAtStartup(ctx, migrationSets());
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
       migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();
@@ -151,6 +145,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
         await ctx.mcp.close();
         for (const family of [...mounted].reverse()) await family.stop?.();
         ctx.connections.close();
+        // On SQLite the port shares ctx.db's connection; on PostgreSQL it is its own pool.
+        if (ctx.database.engine === "postgres") await ctx.database.close();
         ctx.db.close();
       })();
       return closing;

@@ -25,12 +25,20 @@ import { McpClients } from "./mcp-client/clients.ts";
 import { adminServers } from "./mcp-client/servers.ts";
 import { ModelService } from "./models/service.ts";
 import { openDatabase } from "./storage/database.ts";
+import { openDb } from "./storage/db/open.ts";
+import type { Db } from "./storage/db/port.ts";
+import { sqlitePort } from "./storage/db/sqlite.ts";
 import { Store } from "./storage/store.ts";
 
 export interface AppContext {
   config: AppConfig;
   env: EnvSource;
   db: Database;
+  /**
+   * The database port (storage/db/): app.db's connection through the asynchronous port, or PostgreSQL
+   * when the policy's APP_DATABASE_URL names one. Converted stores use it; the rest still use `store`.
+   */
+  database: Db;
   store: Store;
   models: ModelService;
   log: Logger;
@@ -77,6 +85,8 @@ export function createContext(options: ContextOptions): AppContext {
   const { config, env, log, shutdown, resolvers } = options;
   const db = openDatabase(join(config.dataDir, "app.db"));
   const store = new Store(db);
+  const { databaseUrl } = config.policy.secrets;
+  const database = databaseUrl ? openDb({ url: databaseUrl, dataDir: config.dataDir }) : sqlitePort(db);
   const limits = new LimitStore(store);
   const { secret, signup } = config.auth;
   const passwords = options.passwords ?? new PasswordQueue();
@@ -115,6 +125,7 @@ export function createContext(options: ContextOptions): AppContext {
     config,
     env,
     db,
+    database,
     store,
     auth,
     tokens,

@@ -14,6 +14,7 @@ import type { AppContext } from "./context.ts";
 import { startServer } from "./lifecycle.ts";
 import { createLogger } from "./log.ts";
 import { secretVarNames } from "./models/catalog.ts";
+import { DatabaseUrlError } from "./storage/db/open.ts";
 import { MigrationError } from "./storage/migrate.ts";
 
 /** Set by a supervisor that holds our stdin: its closing means the supervisor is gone. */
@@ -83,6 +84,10 @@ export async function run(argv: string[], options: ServerRunOptions = {}): Promi
   } catch (error) {
     if (error instanceof MigrationError) {
       process.stderr.write(`atrium: database migration failed: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof DatabaseUrlError) {
+      process.stderr.write(`atrium: ${error.message}\n`);
       return 1;
     }
     const code = (error as { code?: string }).code;

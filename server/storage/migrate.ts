@@ -11,7 +11,10 @@ import type { Database } from "bun:sqlite";
 export interface Migration {
   version: number;
   name: string;
+  /** The SQLite text (`NNNN_name.sql`). */
   sql: string;
+  /** The PostgreSQL twin (`NNNN_name.pg.sql`), once the scope's stores are on the database port. */
+  postgres?: string;
 }
 
 export interface MigrationSet {

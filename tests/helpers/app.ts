@@ -14,6 +14,7 @@ import { createEnvSource, type EnvRecord } from "../../server/config/env.ts";
 import { loadConfig } from "../../server/config/index.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
 import { createLogger, type Logger, silentLogger } from "../../server/log.ts";
+import { freshPostgresDatabase } from "./postgres.ts";
 import { TEST_SNAPSHOT_DIR } from "./sandbox-pools.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -77,7 +78,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const dataDir = options.dataDir ?? (dir?.path as string);
   const cli = parseCli(["--data-dir", dataDir, "--port", "0", ...(options.args ?? [])], {}, REPO_ROOT);
   if (cli.kind !== "serve") throw new Error("unexpected CLI result");
-  const env = createEnvSource({ APP_SANDBOX_SNAPSHOT_DIR: TEST_SNAPSHOT_DIR, ...options.env });
+  const env = createEnvSource({
+    APP_SANDBOX_SNAPSHOT_DIR: TEST_SNAPSHOT_DIR,
+    ...(await testDatabaseEnv()),
+    ...options.env,
+  });
   const policyPath = options.policyPath ?? cli.options.policyPath;
   const config = loadConfig({ ...cli.options, policyPath }, env);
   const shutdown = new AbortController();
@@ -112,6 +117,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       dir?.remove();
     },
   };
+}
+
+/**
+ * `ATRIUM_TEST_DATABASE=postgres` runs every test app on a fresh PostgreSQL database (the throwaway
+ * cluster of helpers/postgres.ts) instead of app.db alone: the same suite on the other engine.
+ */
+async function testDatabaseEnv(): Promise<EnvRecord> {
+  if (process.env.ATRIUM_TEST_DATABASE !== "postgres") return {};
+  return { APP_DATABASE_URL: await freshPostgresDatabase() };
 }
 
 /** A logger whose lines a test can read. */
