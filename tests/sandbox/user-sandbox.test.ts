@@ -86,7 +86,8 @@ describe("a user's long-lived sandbox", () => {
     const made = join(ownerFolders(t.dataDir, ann.id).workspace, "made.txt");
     expect(readFileSync(made, "utf8")).toBe("made\n");
     // Started by root, the jail's processes are the user's own unprivileged uid on the host, not root.
-    if (process.getuid?.() === 0) expect(statSync(made).uid).toBe(sandboxes.hostUid(ann.id) as number);
+    if (process.getuid?.() === 0)
+      expect(statSync(made).uid).toBe((await sandboxes.hostUid(ann.id)) as number);
   });
 
   test("a background server outlives its command: a later command and the signed preview URL reach it", async () => {
@@ -209,19 +210,19 @@ describe("stopping a sandbox", () => {
     await run(bob.id, "echo here > /tmp/bob-marker");
     const url = await previewUrl(bob, 3000);
     expect((await fetch(url, { headers: bob.bearer })).status).toBe(200);
-    const record = sandboxes.registry.of(bob.id);
+    const record = await sandboxes.registry.of(bob.id);
     expect(record?.state).toBe("started");
     const jail = sandboxes.jailPid(bob.id) as number;
     const processes = [jail, ...descendants(jail)];
     const response = await webhook("sandbox.stopped", record?.sandboxId as string);
     expect(response.status).toBe(200);
-    expect(sandboxes.active(bob.id)).toBeUndefined();
+    expect(await sandboxes.active(bob.id)).toBeUndefined();
     expect(processes.filter((pid) => !processGone(pid))).toEqual([]);
     expect((await fetch(url, { headers: bob.bearer })).status).toBe(404);
     const fresh = await run(bob.id, `cat /tmp/bob-marker 2>&1; ${fetchInside("http://127.0.0.1:3000/")}`);
     expect(fresh.out).toContain("No such file");
     expect(fresh.out).toContain("refused");
-    expect(sandboxes.registry.of(bob.id)?.state).toBe("started");
+    expect((await sandboxes.registry.of(bob.id))?.state).toBe("started");
   });
 
   test("`atrium user delete` stops the deleted user's sandbox in the running server", async () => {
@@ -238,8 +239,8 @@ describe("stopping a sandbox", () => {
     } as never);
     expect({ code, out: out.join("") }).toMatchObject({ code: 0 });
     await waitFor(() => processes.every(processGone), { what: "the sandbox's processes to end" });
-    expect(sandboxes.active(carol.id)).toBeUndefined();
-    expect(sandboxes.registry.of(carol.id)).toBeUndefined();
+    expect(await sandboxes.active(carol.id)).toBeUndefined();
+    expect(await sandboxes.registry.of(carol.id)).toBeUndefined();
     expect(existsSync(ownerFolders(t.dataDir, carol.id).workspace)).toBe(false);
     // The password no longer signs in, and nothing of Carol's runs any more.
     const signIn = await fetch(`${server.url}/api/auth/sign-in/email`, {
