@@ -7,7 +7,8 @@ import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { backup } from "../../server/backup-command.ts";
+import { backup, backupAll } from "../../server/backup-command.ts";
+import { openDb } from "../../server/storage/db/open.ts";
 import { userCommandMain as userMain } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { postJson, REPO_ROOT, type TestApp, testDatabaseEnv } from "../helpers/app.ts";
@@ -235,10 +236,19 @@ test("backup copies a running server's database consistently and its files; the 
   const ann = await signUp(t, "ann@example.org");
   await fill(t, ann);
   const target = join(dataDir(), "copy");
-  expect(backup(dir, target)).toBeGreaterThan(0);
+  const url = t.ctx.env.get("APP_DATABASE_URL");
+  expect((await backupAll(dir, target, { url, usePgDump: false })).copied).toBeGreaterThan(0);
   expect(() => backup(dir, target)).toThrow("not empty");
   expect(() => backup(dir, join(dir, "inside"))).toThrow("outside the data dir");
   await t.close();
+  if (url) {
+    // On PostgreSQL its tables there are in postgres.sql (the export; pg_dump: postgres-backup.test.ts),
+    // loaded into the copy's own database.
+    const env = await databaseEnv(target);
+    const db = openDb({ url: env.APP_DATABASE_URL, dataDir: target });
+    const text = readFileSync(join(target, "postgres.sql"), "utf8");
+    await db.tx((tx) => tx.exec(text)).finally(() => db.close());
+  }
   t = await appOn(target);
   expect((await signIn(t, "ann@example.org", PASSWORD)).status).toBe(200);
   const agents = await t.json<{ agents?: unknown[]; total?: number }>("/v1/agents", { headers: ann.bearer });

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { userCommandMain as userCommand } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
-import { authApp, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
+import { authApp, databaseEnvOf, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { descendants, runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
@@ -233,10 +233,11 @@ describe("stopping a sandbox", () => {
     // The outer jail, its init, the runner and the server at least.
     expect(processes.length).toBeGreaterThanOrEqual(4);
     const out: string[] = [];
-    const code = await userCommand(["delete", "carol@example.org", "--yes", "--data-dir", t.dataDir], {
-      out: (s: string) => out.push(s),
-      err: (s: string) => out.push(s),
-    } as never);
+    const code = await userCommand(
+      ["delete", "carol@example.org", "--yes", "--data-dir", t.dataDir],
+      { out: (s: string) => out.push(s), err: (s: string) => out.push(s) } as never,
+      { ...process.env, ...databaseEnvOf(t) },
+    );
     expect({ code, out: out.join("") }).toMatchObject({ code: 0 });
     await waitFor(() => processes.every(processGone), { what: "the sandbox's processes to end" });
     expect(await sandboxes.active(carol.id)).toBeUndefined();
