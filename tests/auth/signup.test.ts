@@ -26,6 +26,21 @@ test("closed: nobody signs up; accounts come from the CLI (the first one is an a
   expect(second?.admin).toBe(false);
 });
 
+test("an email already taken: sign-up is the generic 400, the CLI's account creation a conflict; nothing is added", async () => {
+  t = await authApp({ env: { APP_AUTH_SIGNUP: "open" } });
+  expect((await signUpRequest(t, { email: "ann@example.org" })).status).toBe(200);
+  const again = await signUpRequest(t, { email: " ANN@example.org" });
+  expect(again.status).toBe(400);
+  expect(((await again.json()) as { message: string }).message).toContain("Sign-up failed");
+  const refused = await t.ctx.auth
+    ?.createAccount({ email: "ann@example.org", password: PASSWORD })
+    .catch((e) => e);
+  expect(refused).toMatchObject({ message: "An account with this email already exists" });
+  // The duplicate's users row went with its refused account (one transaction).
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM auth_accounts")).toEqual({ n: 1 });
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM users WHERE id <> 'local'")).toEqual({ n: 1 });
+});
+
 describe("invite", () => {
   test("is the default; sign-up needs a valid, unused, unexpired code, each usable once", async () => {
     t = await authApp({ env: { APP_AUTH_SIGNUP: "" } });
