@@ -136,31 +136,34 @@ export async function executeTurn(
     if (signal.aborted) throw new AbortedError();
     const finishReason = result.finishReason;
     // The outcome and the terminal event are one transaction: a crash leaves neither or both.
-    const committed = await recorder.commit(async (tx) => {
-      const done = await deps.runs.commit(
-        run.id,
-        {
-          status: "completed",
-          parts: assistantParts(live.events, "completed"),
-          usage: turn.usage.snapshot(),
-          durationMs: elapsed(),
-        },
-        tx,
-      );
-      if (done) {
-        await deps.assets.settleCandidates(run.id, true, tx);
-        emit({
-          type: "turn_finish",
-          finishReason,
-          status: "completed",
-          checkpointVersion: 1,
-          durationMs: elapsed(),
-          traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
-        });
-      }
-      return done;
-    });
-    if (committed) await promoteMemories(deps, run.owner_id, turn.memories);
+    await recorder.commit(
+      async (tx) => {
+        const done = await deps.runs.commit(
+          run.id,
+          {
+            status: "completed",
+            parts: assistantParts(live.events, "completed"),
+            usage: turn.usage.snapshot(),
+            durationMs: elapsed(),
+          },
+          tx,
+        );
+        if (done) {
+          await deps.assets.settleCandidates(run.id, true, tx);
+          emit({
+            type: "turn_finish",
+            finishReason,
+            status: "completed",
+            checkpointVersion: 1,
+            durationMs: elapsed(),
+            traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
+          });
+        }
+        return done;
+        // Memories are promoted before readers get turn_finish, so what they read next already has them.
+      },
+      (committed) => (committed ? promoteMemories(deps, run.owner_id, turn.memories) : Promise.resolve()),
+    );
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
     // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,

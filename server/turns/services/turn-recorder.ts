@@ -46,10 +46,11 @@ export interface TurnRecorder {
   emit: Emit;
   /**
    * Runs `fn` in a transaction that also writes every queued event (those `fn` emits included); the
-   * events `fn` emits reach the readers once it commits. When it fails, they are dropped (and may be
+   * events `fn` emits reach the readers once it commits, after `settled(value)` (work a reader of the
+   * terminal event may rely on, e.g. promoted memories). When it fails, they are dropped (and may be
    * emitted again by the next commit), and the error is rethrown.
    */
-  commit<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  commit<T>(fn: (tx: Tx) => Promise<T>, settled?: (value: T) => Promise<void>): Promise<T>;
   /** Writes the queued events now; resolves once they (and every earlier write) are stored. */
   flush(): Promise<void>;
 }
@@ -135,15 +136,16 @@ export function turnRecorder(deps: TurnRecorderDeps, turn: RecordedRun): TurnRec
     for (const admitted of budget.admit(event)) record(admitted);
     if (budget.exhausted && !turn.live.controller.signal.aborted) turn.live.controller.abort("event_limit");
   };
-  const commit = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
+  const commit = <T>(fn: (tx: Tx) => Promise<T>, settled?: (value: T) => Promise<void>): Promise<T> => {
     clearTimeout(timer);
     timer = undefined;
     return enqueue(async () => {
       const mine: EventRow[] = [];
       let taken: EventRow[] = [];
       held = mine;
+      let value: T;
       try {
-        return await runs.tx(async (tx) => {
+        value = await runs.tx(async (tx) => {
           let value: T;
           try {
             value = await fn(tx);
@@ -153,9 +155,6 @@ export function turnRecorder(deps: TurnRecorderDeps, turn: RecordedRun): TurnRec
           taken = queued;
           queued = [];
           await runs.appendEvents(run, taken, tx);
-          tx.afterCommit(() => {
-            for (const { event } of mine) deliver(event);
-          });
           return value;
         });
       } catch (error) {
@@ -166,6 +165,13 @@ export function turnRecorder(deps: TurnRecorderDeps, turn: RecordedRun): TurnRec
         if (mine.some(({ event }) => TERMINAL_TYPES.has(event.type))) closed = false;
         throw error;
       }
+      // Committed: what `fn` emitted now reaches the readers, once the settling work is done.
+      try {
+        await settled?.(value);
+      } finally {
+        for (const { event } of mine) deliver(event);
+      }
+      return value;
     });
   };
   return { emit, commit, flush };
