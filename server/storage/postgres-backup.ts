@@ -118,7 +118,9 @@ async function exportSql(db: Db, file: string, sets: PortMigrationSet[]): Promis
   try {
     return await db.tx(async (tx) => {
       await tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-      write("-- Atrium's PostgreSQL tables, exported by `atrium backup` in one snapshot.\n-- Load into an empty database in one transaction: psql --single-transaction -f postgres.sql\n");
+      write(
+        "-- Atrium's PostgreSQL tables, exported by `atrium backup` in one snapshot.\n-- Load into an empty database in one transaction: psql --single-transaction -f postgres.sql\n",
+      );
       const applied = await tx.all<{ scope: string; version: number }>(
         "SELECT scope, version FROM schema_migrations ORDER BY scope, version",
       );
