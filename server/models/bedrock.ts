@@ -93,6 +93,9 @@ function installEnvOverlay(): void {
       const vars = inCall(key);
       return vars ? vars[key as string] : Reflect.get(target, key);
     },
+    // Writes go to the real environment as they always did (with the target as receiver: Bun's
+    // process.env takes only full data descriptors, which the default trap would not give it).
+    set: (target, key, value) => Reflect.set(target, key, value),
     has: (target, key) => {
       const vars = inCall(key);
       return vars ? vars[key as string] !== undefined : Reflect.has(target, key);
