@@ -155,6 +155,11 @@ export class ChatCatalogService {
     return { providerId: info.id, ...found, models };
   }
 
+  /** The owner's stored model provider keys by provider id (for the OpenAI-compatible endpoint's calls). */
+  storedKeys(owner: string) {
+    return this.keys.all(owner);
+  }
+
   providers(owner: string) {
     const stored = this.keys.all(owner);
     return {
