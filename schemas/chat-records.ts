@@ -222,6 +222,21 @@ export const ProviderInfo = t.Object({
   configured: t.Boolean(),
   isConfigured: t.Boolean({ description: "the same as configured, under the reference client's name" }),
   authType: t.Optional(t.Literal("apiKey")),
+  fields: t.Optional(
+    t.Array(
+      t.Object({
+        name: t.String({ description: "the field's name in `credentials` of POST /api/chat/providers" }),
+        label: t.String(),
+        envVarName: t.String({ description: "the variable the field stands for" }),
+        secret: t.Boolean({ description: "a secret: never shown again once stored" }),
+        set: t.Boolean({ description: "whether you stored it (its value is never returned)" }),
+      }),
+      {
+        description:
+          "providers that need more than one key (Amazon Bedrock): the fields Settings asks for, and which are set",
+      },
+    ),
+  ),
 });
 export const ResourceInfo = t.Object(
   {

@@ -167,8 +167,22 @@ export const ProviderUpdate = t.Object({
   ),
   apiKey: t.Optional(
     t.Union([t.String({ maxLength: 4096 }), t.Null()], {
-      description: "the key to store; empty or null clears it",
+      description: "the key to store; empty or null clears it (Amazon Bedrock: use `credentials`)",
     }),
+  ),
+  credentials: t.Optional(
+    t.Object(
+      {
+        accessKeyId: t.Optional(t.String({ maxLength: 128 })),
+        secretAccessKey: t.Optional(t.String({ maxLength: 4096 })),
+        region: t.Optional(t.String({ maxLength: 64 })),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "Amazon Bedrock only: all three fields (access key id, secret access key, region), stored together and never echoed; `apiKey: null` clears them",
+      },
+    ),
   ),
 });
 export const ProviderTestParams = t.Object({ id: ProviderId });

@@ -119,7 +119,9 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
   const mcp = atriumMcp(ctx, (request) => app.handle(request));
   app = app.use(mcp.routes);
   // The OpenAI-compatible endpoint: provider models directly, the other kinds through the families' routes.
-  app = app.use(atriumOpenAi(ctx, (request) => app.handle(request)).routes);
+  // Provider models take the caller's own keys from Settings → Providers (the chat family's store).
+  const storedKeys = (owner: string) => instances.chat.services.catalogs.storedKeys(owner);
+  app = app.use(atriumOpenAi(ctx, (request) => app.handle(request), { storedKeys }).routes);
   for (const plugin of options.plugins ?? []) app = app.use(plugin(ctx));
   // Public routes, body types, origins and envelopes, as each route declares them (http/route-policy.ts).
   ctx.routePolicies.learn(app.routes);

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { AuthStorage, ModelRegistry } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../config/env.ts";
+import { decodeBedrockCredentials } from "./bedrock.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { parseModelId } from "./ids.ts";
 import { loadPi, type PiSdk } from "./pi-sdk.ts";
@@ -63,6 +64,8 @@ export function ensureModelAuth(auth: PiAuth, models: ModelService, model: Model
   const catalog = providerInfo(model.provider);
   if (catalog && catalog.id !== "ollama" && !AMBIENT.has(catalog.id)) return;
   if (catalog && AMBIENT.has(catalog.id)) {
+    // The owner's stored Bedrock fields (server/models/bedrock.ts) are the key pi hands the provider.
+    if (decodeBedrockCredentials(storedKey(auth, catalog.id))) return;
     auth.authStorage.setRuntimeApiKey(model.provider, AMBIENT_PLACEHOLDER);
     return;
   }
@@ -70,6 +73,12 @@ export function ensureModelAuth(auth: PiAuth, models: ModelService, model: Model
   // A provider from the owner's models.json brings its own key.
   if (!registered && auth.modelRegistry.getProviderAuthStatus(model.provider).configured) return;
   auth.authStorage.setRuntimeApiKey(model.provider, registered ?? model.provider);
+}
+
+/** The key the owner stored for a provider (not a runtime override). */
+function storedKey(auth: PiAuth, provider: string): string | undefined {
+  const credential = auth.authStorage.get(provider);
+  return credential?.type === "api_key" ? credential.key : undefined;
 }
 
 /** The eight providers, configured when their variable is set or the owner stored a key. */

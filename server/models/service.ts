@@ -4,6 +4,7 @@
  * and streaming with the provider's key injected from the environment (never from pi-ai's own lookup of
  * process.env, so the policy's "named variables only" rule holds).
  */
+
 import {
   type Api,
   type AssistantMessage,
@@ -20,6 +21,7 @@ import {
   streamSimple,
 } from "@mariozechner/pi-ai";
 import type { EnvSource } from "../config/env.ts";
+import { installBedrockCredentials } from "./bedrock.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
@@ -81,6 +83,7 @@ export class ModelService {
 
   constructor(private readonly env: EnvSource) {
     registerOfflineProvider();
+    installBedrockCredentials();
   }
 
   providers(): ProviderEntry[] {

@@ -9,7 +9,7 @@ import type { FamilyPaths } from "../http/families.ts";
 import type { Handle } from "../mcp/http.ts";
 import { policyEmbeddings } from "../models/embeddings.ts";
 import { openaiRoutes } from "./routes.ts";
-import { OpenAiService } from "./service.ts";
+import { type OpenAiOptions, OpenAiService } from "./service.ts";
 
 export const OPENAI_TAG = {
   name: "openai",
@@ -26,7 +26,7 @@ export const OPENAI_PATHS: FamilyPaths = {
 /** The default cap on one reply's tokens when the policy names none. */
 const DEFAULT_MAX_COMPLETION_TOKENS = 32_768;
 
-export function atriumOpenAi(ctx: AppContext, handle: Handle) {
+export function atriumOpenAi(ctx: AppContext, handle: Handle, extra: Pick<OpenAiOptions, "storedKeys"> = {}) {
   const embeddings = policyEmbeddings(ctx.config);
   const openai = new OpenAiService({
     models: ctx.models,
@@ -36,6 +36,7 @@ export function atriumOpenAi(ctx: AppContext, handle: Handle) {
       ctx.config.policy.settings.openai?.max_completion_tokens ?? DEFAULT_MAX_COMPLETION_TOKENS,
     embeddings,
     shutdown: ctx.shutdown,
+    ...extra,
   });
   return { routes: openaiRoutes(ctx, { openai, embeddings: embeddings !== undefined }), service: openai };
 }

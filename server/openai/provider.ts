@@ -122,6 +122,8 @@ export interface ProviderCall {
   request: ChatRequest;
   /** The policy's cap on a reply's tokens. */
   maxTokens: number;
+  /** The caller's own stored key for the model's provider (else the model layer's, from the server). */
+  apiKey?: string;
 }
 
 /** The model's reply to the conversation, as pieces; aborting `signal` stops the provider request. */
@@ -131,6 +133,7 @@ export async function* providerPieces(call: ProviderCall, signal: AbortSignal): 
   const stop = request.stop;
   const options: SimpleStreamOptions & { toolChoice?: unknown } = {
     signal,
+    apiKey: call.apiKey,
     temperature: request.temperature,
     maxTokens: Math.min(
       request.maxTokens ?? call.maxTokens,

@@ -9,6 +9,7 @@ import type { Identity } from "../auth/identity.ts";
 import { covers, missingScope, type Scope } from "../auth/scopes.ts";
 import { AppError } from "../http/errors.ts";
 import { AtriumHttp, forwardedHeaders, type Handle } from "../mcp/http.ts";
+import { providerInfo } from "../models/catalog.ts";
 import type { EmbeddingsClient } from "../models/embeddings.ts";
 import { type ModelService, UnknownModelError } from "../models/service.ts";
 import { badParam, modelNotFound } from "./errors.ts";
@@ -30,6 +31,12 @@ export interface OpenAiOptions {
   embeddings?: EmbeddingsClient;
   /** Ends streams at shutdown. */
   shutdown: AbortSignal;
+  /**
+   * The keys an owner stored in Settings → Providers (the chat family's), by provider id: a provider
+   * model is called with the caller's own key first, the server's when they stored none. Never another
+   * user's: the owner is the caller's identity.
+   */
+  storedKeys?: (owner: string) => Record<string, string> | Promise<Record<string, string>>;
 }
 
 /** Who asks, and over which request (its headers are the credential forwarded to the families). */
@@ -139,7 +146,15 @@ export class OpenAiService {
       if (error instanceof UnknownModelError) throw modelNotFound(request.model);
       throw error;
     }
-    const call = { models: this.options.models, model, request, maxTokens: this.options.maxCompletionTokens };
+    const owner = caller.identity?.id;
+    const stored = owner && this.options.storedKeys ? await this.options.storedKeys(owner) : {};
+    const call = {
+      models: this.options.models,
+      model,
+      request,
+      maxTokens: this.options.maxCompletionTokens,
+      apiKey: providerInfo(model.provider) ? stored[model.provider] : undefined,
+    };
     return (signal) => providerPieces(call, signal);
   }
 

@@ -1,7 +1,8 @@
 /**
  * First run, settings and providers in Chromium: with no model configured the setup card offers the
  * providers panel and a local Ollama's models (a stub Ollama on a real port), the offline model answers;
- * a chat setting is changed; a provider key is set (and never shown back) and cleared; axe-core passes.
+ * a chat setting is changed; a provider key is set (and never shown back) and cleared; Bedrock's three
+ * fields are filled and it shows configured; axe-core passes.
  */
 import { afterAll, expect } from "bun:test";
 import type { Browser } from "playwright";
@@ -177,6 +178,42 @@ uiSuite("first run, settings and providers UI", () => {
         .locator('.test-result:has-text("Groq has no key: type one above or set GROQ_API_KEY")')
         .waitFor();
       expect(await axeCheck(page)).toEqual([]);
+    },
+  );
+
+  pageTest(
+    "Bedrock asks for its three fields, stores them together, and shows it configured",
+    () => browser,
+    async (page) => {
+      await page.goto(`${server.url}/app/#/settings`);
+      const row = page.locator('li.provider[data-provider="amazon-bedrock"]');
+      await row.waitFor();
+      expect(await row.locator(".badge").textContent()).toBe("not set");
+      const keyId = row.getByLabel("Access key ID");
+      const secret = row.getByLabel("Secret access key");
+      const region = row.getByLabel("Region");
+      expect(await secret.getAttribute("type")).toBe("password");
+      expect(await keyId.getAttribute("type")).toBe("password");
+      expect(await region.getAttribute("type")).toBe("text");
+      // Every field is needed: the button waits for the third.
+      await keyId.fill("AKIAUITESTEXAMPLE001");
+      await secret.fill("ui/Secret+Access/Key0123456789");
+      expect(await row.locator("button:has-text('Save credentials')").isDisabled()).toBe(true);
+      await region.fill("eu-central-1");
+      await row.locator("button:has-text('Save credentials')").click();
+      await row.locator(".badge:has-text('configured')").waitFor();
+      expect(await secret.inputValue()).toBe("");
+      expect(await page.content()).not.toContain("ui/Secret+Access/Key0123456789");
+      const providers = await t.json<{ providers: { id: string; fields?: { set: boolean }[] }[] }>(
+        "/api/chat/providers",
+      );
+      expect(JSON.stringify(providers.body)).not.toContain("ui/Secret+Access/Key0123456789");
+      expect(
+        providers.body.providers.find((p) => p.id === "amazon-bedrock")?.fields?.every((f) => f.set),
+      ).toBe(true);
+      expect(await axeCheck(page)).toEqual([]);
+      await row.locator("button:has-text('Clear')").click();
+      await row.locator(".badge:has-text('not set')").waitFor();
     },
   );
 });

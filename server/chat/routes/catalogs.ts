@@ -64,19 +64,15 @@ export function catalogRoutes(
       response: { 200: Providers },
       detail: { summary: "The eight providers and whether each is configured", tags },
     })
-    .post(
-      "/api/chat/providers",
-      ({ body, owner }) => catalogs.setProvider(owner, providerOf(body), body.apiKey),
-      {
-        body: ProviderUpdate,
-        response: { 200: ProviderUpdated, 400: ChatError },
-        detail: {
-          summary:
-            "Store or clear your key for a provider (never echoed; the env variable wins). The provider as provider or providerId",
-          tags,
-        },
+    .post("/api/chat/providers", ({ body, owner }) => catalogs.setProvider(owner, providerOf(body), body), {
+      body: ProviderUpdate,
+      response: { 200: ProviderUpdated, 400: ChatError },
+      detail: {
+        summary:
+          "Store or clear your key for a provider (never echoed; the env variable wins). The provider as provider or providerId",
+        tags,
       },
-    )
+    })
     .delete("/api/chat/providers", ({ body, owner }) => catalogs.removeProvider(owner, body.providerId), {
       body: ProviderRemove,
       response: { 200: ProviderUpdated, 400: ChatError },

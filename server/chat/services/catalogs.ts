@@ -8,8 +8,14 @@ import { basename, join } from "node:path";
 import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError, invalidValue } from "../../http/errors.ts";
 import type { OutboundRule } from "../../http/outbound/rule.ts";
+import {
+  BEDROCK_FIELDS,
+  type BedrockCredentials,
+  decodeBedrockCredentials,
+  encodeBedrockCredentials,
+} from "../../models/bedrock.ts";
 import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import { type ModelService, modelInfo } from "../../models/service.ts";
@@ -149,27 +155,47 @@ export class ChatCatalogService {
     return { providerId: info.id, ...found, models };
   }
 
+  /** The owner's stored model provider keys by provider id (for the OpenAI-compatible endpoint's calls). */
+  storedKeys(owner: string) {
+    return this.keys.all(owner);
+  }
+
   providers(owner: string) {
+    const stored = this.keys.all(owner);
     return {
-      providers: providersWithStoredKeys(this.models, this.keys.all(owner)).map((p) => ({
+      providers: providersWithStoredKeys(this.models, stored).map((p) => ({
         ...p,
         isConfigured: p.configured,
+        // Which of Bedrock's fields are stored (all three or none), never their values.
+        ...(p.id === BEDROCK
+          ? {
+              fields: BEDROCK_FIELDS.map((f) => ({
+                ...f,
+                set: Boolean(decodeBedrockCredentials(stored[p.id])),
+              })),
+            }
+          : {}),
       })),
     };
   }
 
   /**
-   * Stores (or clears) the caller's key; live sessions use it at once, so nothing needs a reload. The
-   * key is never echoed. Answers every provider again (`success`, `providers`) and this one's state.
+   * Stores (or clears) the caller's key (Bedrock: its three fields, as one value); live sessions use it
+   * at once, so nothing needs a reload. Nothing stored is echoed. Everything is checked before anything
+   * changes. Answers every provider again (`success`, `providers`) and this one's state.
    */
-  setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
+  setProvider(owner: string, provider: string, input: ProviderKeyInput) {
     const info = known(provider);
-    const key = apiKey?.trim();
+    const key = keyToStore(provider, input);
     if (key) this.keys.set(owner, provider, key);
     else this.keys.clear(owner, provider);
     for (const live of this.deps.host.ownerSessions(owner)) {
       if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
       else live.auth.authStorage.remove(provider);
+      // A Bedrock session started without stored fields holds the ambient placeholder; the server's
+      // own AWS variables keep it (the environment wins), else the stored fields take over.
+      if (provider === BEDROCK && !this.env.has(info.envVarName))
+        live.auth.authStorage.removeRuntimeApiKey(provider);
     }
     const { providers } = this.providers(owner);
     const entry = providers.find((p) => p.id === provider);
@@ -204,7 +230,7 @@ export class ChatCatalogService {
 
   /** Clears the caller's stored key (the environment variable, if set, still configures it). */
   removeProvider(owner: string, provider: string) {
-    return this.setProvider(owner, provider, null);
+    return this.setProvider(owner, provider, { apiKey: null });
   }
 
   async commands(owner: string) {
@@ -293,6 +319,46 @@ export class ChatCatalogService {
       diagnostics: this.diagnostics(owner, loader),
     };
   }
+}
+
+const BEDROCK = "amazon-bedrock";
+
+/** What POST /api/chat/providers may carry: a key, or Bedrock's three fields. */
+export interface ProviderKeyInput {
+  apiKey?: string | null;
+  credentials?: { accessKeyId?: string; secretAccessKey?: string; region?: string };
+}
+
+const FIELD_RULES: Record<keyof BedrockCredentials, { pattern: RegExp; what: string }> = {
+  accessKeyId: { pattern: /^[A-Z0-9]{16,128}$/, what: "capital letters and digits (AKIA…)" },
+  secretAccessKey: { pattern: /^[\x21-\x7e]{16,4096}$/, what: "at least 16 printable characters, no spaces" },
+  region: { pattern: /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, what: "an AWS region such as us-east-1" },
+};
+
+/** The value to store (undefined: clear), or a 400 naming the field at fault. */
+function keyToStore(provider: string, input: ProviderKeyInput): string | undefined {
+  const apiKey = input.apiKey?.trim();
+  if (provider !== BEDROCK) {
+    if (input.credentials)
+      throw invalidValue(["body", "credentials"], "only Amazon Bedrock takes credentials; send apiKey");
+    return apiKey || undefined;
+  }
+  if (apiKey)
+    throw invalidValue(
+      ["body", "credentials"],
+      "Amazon Bedrock needs credentials {accessKeyId, secretAccessKey, region}, not one apiKey",
+    );
+  if (!input.credentials) return undefined;
+  const fields = {} as BedrockCredentials;
+  for (const { name, label } of BEDROCK_FIELDS) {
+    const value = input.credentials[name]?.trim();
+    if (!value) throw invalidValue(["body", "credentials", name], `Field required: ${label}`);
+    const rule = FIELD_RULES[name];
+    if (!rule.pattern.test(value))
+      throw invalidValue(["body", "credentials", name], `${label} must be ${rule.what}`);
+    fields[name] = value;
+  }
+  return encodeBedrockCredentials(fields);
 }
 
 /** The catalog entry of a provider id the schema let through (one of the eight). */
