@@ -37,11 +37,9 @@ describe("GET /search/indexes/{index}/graph", () => {
   test("every entity with its place, community and degree; edges join positions", async () => {
     const { status, body } = await t.json<Graph>("/search/indexes/people/graph");
     expect(status).toBe(200);
-    const stored = t.ctx.db
-      .query<{ human_id: number; name: string; degree: number }, []>(
-        "SELECT human_id, name, degree FROM search_entities",
-      )
-      .all();
+    const stored = await t.ctx.database.all<{ human_id: number; name: string; degree: number }>(
+      "SELECT human_id, name, degree FROM search_entities",
+    );
     expect(body.entities).toBe(stored.length);
     expect(body.note).toBeUndefined();
     expect([...body.nodes.name].sort()).toEqual(stored.map((e) => e.name).sort());
