@@ -40,7 +40,7 @@ async function topEntities(store: SearchStore, question: string): Promise<string
 }
 
 test("the same corpus indexed on both engines selects the same top entities for local search", async () => {
-  const built = [];
+  const built: Awaited<ReturnType<typeof runIndex>>[] = [];
   for (const { store } of [sqlite, postgres])
     built.push(await runIndex(store, "local", "carol", fixtureDocuments()));
   // The index itself is the same graph on both engines.
