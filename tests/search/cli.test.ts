@@ -24,7 +24,8 @@ copyFileSync(join(FIXTURES, "stave-one.txt"), join(corpus, "stave-one.txt"));
 writeFileSync(join(corpus, "image.md"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
 writeFileSync(join(corpus, "ignored.json"), "{}");
 
-const databaseUrl = process.env.ATRIUM_TEST_DATABASE === "postgres" ? await freshPostgresDatabase() : undefined;
+const databaseUrl =
+  process.env.ATRIUM_TEST_DATABASE === "postgres" ? await freshPostgresDatabase() : undefined;
 const databaseEnv: Record<string, string> = databaseUrl ? { APP_DATABASE_URL: databaseUrl } : {};
 const run = (args: string[]) => finished(spawn(["index", ...args], { env: databaseEnv }));
 
