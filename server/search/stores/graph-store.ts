@@ -16,7 +16,7 @@ import type {
   ReportRow,
 } from "../types.ts";
 import { scopeFourTimes } from "./search-store.ts";
-import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
+import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -63,13 +63,29 @@ export class SearchGraphStore {
     await this.q.run("DELETE FROM search_relationships WHERE index_id = ? AND owner_id = ?", scope);
     const ids = new Map<string, number>();
     const names = new Map(entities.map((e) => [e.key, e.name]));
+    const entityRows = await RowInserter.open(this.q, this.db.engine, "search_entities", [
+      "index_id",
+      "owner_id",
+      "human_id",
+      "name",
+      "type",
+      "description",
+      "degree",
+      "mentions",
+      "unit_ids",
+    ]);
     for (const e of entities) {
       const human = entityIds(`${e.name}\u0000`);
-      const { id } = (await this.q.get<{ id: number }>(
-        `INSERT INTO search_entities (index_id, owner_id, human_id, name, type, description, degree, mentions, unit_ids)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [...scope, human, e.name, e.type, e.description, e.degree, e.mentions, JSON.stringify(e.unitIds)],
-      )) as { id: number };
+      const id = await entityRows.insert([
+        ...scope,
+        human,
+        e.name,
+        e.type,
+        e.description,
+        e.degree,
+        e.mentions,
+        JSON.stringify(e.unitIds),
+      ]);
       const fts = ftsRow(this.db.engine, "search_entities_fts", id, index, {
         name: e.name,
         description: e.description,
@@ -77,26 +93,35 @@ export class SearchGraphStore {
       await this.q.run(fts.sql, fts.params);
       ids.set(e.key, id);
     }
+    const relationshipRows = await RowInserter.open(this.q, this.db.engine, "search_relationships", [
+      "index_id",
+      "owner_id",
+      "human_id",
+      "source_id",
+      "target_id",
+      "source",
+      "target",
+      "description",
+      "weight",
+      "rank",
+      "unit_ids",
+    ]);
     for (const r of relationships) {
       const source = names.get(r.source) ?? r.source;
       const target = names.get(r.target) ?? r.target;
       const human = relationshipIds(`${source}\u0000${target}`);
-      const { id } = (await this.q.get<{ id: number }>(
-        `INSERT INTO search_relationships (index_id, owner_id, human_id, source_id, target_id, source, target, description, weight, rank, unit_ids)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [
-          ...scope,
-          human,
-          ids.get(r.source) as number,
-          ids.get(r.target) as number,
-          source,
-          target,
-          r.description,
-          r.weight,
-          r.rank,
-          JSON.stringify(r.unitIds),
-        ],
-      )) as { id: number };
+      const id = await relationshipRows.insert([
+        ...scope,
+        human,
+        ids.get(r.source) as number,
+        ids.get(r.target) as number,
+        source,
+        target,
+        r.description,
+        r.weight,
+        r.rank,
+        JSON.stringify(r.unitIds),
+      ]);
       // Relationship text is searched by nothing yet: PostgreSQL keeps no text rows for it.
       if (this.db.engine === "sqlite")
         await this.q.run(

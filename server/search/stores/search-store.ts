@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import type { Db, Queryable } from "../../storage/db/port.ts";
 import { bm25Query } from "../../storage/db/text-search.ts";
 import type { Extraction, ExtractionRecord, IndexRow, UnitRow } from "../types.ts";
-import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
+import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
 
 export interface DocumentRow {
   id: number;
@@ -124,11 +124,23 @@ export class SearchStore {
       [index.id, index.owner_id, doc.title, doc.hash, doc.chars],
     )) as { id: number };
     const rows: UnitRow[] = [];
+    const inserter = await RowInserter.open(this.q, this.db.engine, "search_units", [
+      "index_id",
+      "owner_id",
+      "document_id",
+      "ordinal",
+      "text",
+      "tokens",
+    ]);
     for (const [ordinal, unit] of units.entries()) {
-      const { id } = (await this.q.get<{ id: number }>(
-        "INSERT INTO search_units (index_id, owner_id, document_id, ordinal, text, tokens) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-        [index.id, index.owner_id, documentId, ordinal, unit.text, unit.tokens],
-      )) as { id: number };
+      const id = await inserter.insert([
+        index.id,
+        index.owner_id,
+        documentId,
+        ordinal,
+        unit.text,
+        unit.tokens,
+      ]);
       const fts = ftsRow(this.db.engine, "search_units_fts", id, index, { text: unit.text });
       await this.q.run(fts.sql, fts.params);
       rows.push({ id, document_id: documentId, ordinal, text: unit.text, tokens: unit.tokens });

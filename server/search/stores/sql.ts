@@ -5,7 +5,7 @@
  * per row (migrations/*.pg.sql), ranked by BM25 in SQL (storage/db/text-search.ts).
  */
 import type { Engine } from "../../storage/db/dialect.ts";
-import type { Queryable } from "../../storage/db/port.ts";
+import type { Queryable, SqlValue } from "../../storage/db/port.ts";
 import { TS_CONFIG, textSearchValues } from "../../storage/db/text-search.ts";
 import type { IndexRow } from "../types.ts";
 
@@ -65,3 +65,42 @@ export function ftsRow(
 
 /** Does a `*_fts` row (alias-free, PostgreSQL) contain the stemmed word(s) of `?`. */
 export const PG_HAS_TERM = `tsv @@ plainto_tsquery('${TS_CONFIG}', ?)`;
+
+/**
+ * Inserts rows of one table and gives their ids. On PostgreSQL each row comes back `RETURNING id`; on
+ * SQLite the ids are counted on from the table's largest (what SQLite itself would assign a rowid
+ * table without AUTOINCREMENT) and written explicitly, since a `RETURNING` row costs SQLite half as
+ * much again as the insert, and an index build inserts thousands. Use it inside a transaction only:
+ * SQLite's transactions run one at a time, so no other writer takes an id meanwhile.
+ */
+export class RowInserter {
+  private constructor(
+    private readonly q: Queryable,
+    private readonly sql: string,
+    private next: number | undefined,
+  ) {}
+
+  static async open(q: Queryable, engine: Engine, table: string, columns: string[]): Promise<RowInserter> {
+    const list = columns.join(", ");
+    if (engine === "postgres")
+      return new RowInserter(
+        q,
+        `INSERT INTO ${table} (${list}) VALUES (${placeholders(columns.length)}) RETURNING id`,
+        undefined,
+      );
+    const max = await q.get<{ id: number | null }>(`SELECT max(id) AS id FROM ${table}`);
+    return new RowInserter(
+      q,
+      `INSERT INTO ${table} (id, ${list}) VALUES (${placeholders(columns.length + 1)})`,
+      (max?.id ?? 0) + 1,
+    );
+  }
+
+  async insert(values: SqlValue[]): Promise<number> {
+    if (this.next === undefined)
+      return ((await this.q.get<{ id: number }>(this.sql, values)) as { id: number }).id;
+    const id = this.next++;
+    await this.q.run(this.sql, [id, ...values]);
+    return id;
+  }
+}
