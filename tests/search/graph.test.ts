@@ -124,7 +124,9 @@ describe("owner scoping", () => {
   test("another user's index is a 404, its entities too; no identity is a 401", async () => {
     const p = await createTestApp(twoUsers());
     try {
-      p.ctx.db.run("INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')");
+      await p.ctx.database.run(
+        "INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')",
+      );
       const built = await p.request("/search/index", postJson({ name: "mine", documents }, asUser("alice")));
       expect(built.status).toBe(200);
       const alice = await p.json<Graph>("/search/indexes/mine/graph", { headers: asUser("alice") });
