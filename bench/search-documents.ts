@@ -15,9 +15,9 @@ import { runIndex } from "../server/search/indexing/pipeline.ts";
 import { searchMigrations } from "../server/search/migrations/index.ts";
 import { SearchStore } from "../server/search/stores/search-store.ts";
 import { openDatabase } from "../server/storage/database.ts";
+import { sqlitePort } from "../server/storage/db/sqlite.ts";
 import { migrate } from "../server/storage/migrate.ts";
 import { coreMigrations } from "../server/storage/migrations/index.ts";
-import { Store } from "../server/storage/store.ts";
 import { tempDir } from "../tests/helpers/tmp.ts";
 import { BOOKS, bookPath } from "./lib/qa-set.ts";
 import { fmt } from "./lib/stats.ts";
@@ -69,9 +69,9 @@ try {
   for (let round = 0; round < rounds; round++) {
     const db = openDatabase(join(dir.path, `docs-${round}.db`));
     migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
-    const store = new SearchStore(new Store(db));
+    const store = new SearchStore(sqlitePort(db), db);
     full.push(await seconds(() => runIndex(store, "bench", "docs", docs)));
-    const index = store.findIndex("bench", "docs");
+    const index = await store.findIndex("bench", "docs");
     if (!index) throw new Error("no index");
     const reportIds = () =>
       new Set(

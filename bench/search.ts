@@ -28,9 +28,9 @@ import { SearchGraphStore } from "../server/search/stores/graph-store.ts";
 import { SearchStore } from "../server/search/stores/search-store.ts";
 import type { MergedEntity, MergedRelationship } from "../server/search/types.ts";
 import { openDatabase } from "../server/storage/database.ts";
+import { sqlitePort } from "../server/storage/db/sqlite.ts";
 import { migrate } from "../server/storage/migrate.ts";
 import { coreMigrations } from "../server/storage/migrations/index.ts";
-import { Store } from "../server/storage/store.ts";
 import { tempDir } from "../tests/helpers/tmp.ts";
 import { type EntityScore, scoreEntities } from "../tests/search/entity-labels.ts";
 import { fmt, median, percentile } from "./lib/stats.ts";
@@ -147,7 +147,7 @@ function syntheticUnit(u: number): { text: string; tokens: number } {
 function freshDb(path: string) {
   const db = openDatabase(path);
   migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
-  return { db, store: new SearchStore(new Store(db)) };
+  return { db, store: new SearchStore(sqlitePort(db), db) };
 }
 
 const dir = tempDir("atrium-bench-search-");
@@ -156,7 +156,7 @@ try {
   // ---- load the synthetic graph through the real store and pipeline ----
   const { db, store } = freshDb(join(dir.path, "app.db"));
   const graph = new SearchGraphStore(store.db);
-  const index = store.ensureIndex("local", "bench");
+  const index = await store.ensureIndex("local", "bench");
   let started = performance.now();
   const unitIds: number[] = [];
   const perDocument = 1000;
@@ -164,8 +164,8 @@ try {
     const units = Array.from({ length: Math.min(perDocument, UNITS - d * perDocument) }, (_, k) =>
       syntheticUnit(d * perDocument + k),
     );
-    store.db.tx(() => {
-      for (const row of store.insertDocument(
+    await store.tx(async (tx) => {
+      for (const row of await tx.insertDocument(
         index,
         { title: `doc-${d}.txt`, hash: String(d), chars: 0 },
         units,
@@ -177,8 +177,8 @@ try {
   const warnings: string[] = [];
   await writeGraph(store, graph, index, merged, "synthetic", {}, () => {}, warnings);
   const loadSeconds = (performance.now() - started) / 1000;
-  const counts = graph.counts(index);
-  const stats = JSON.parse(store.findIndex("local", "bench")?.stats ?? "{}") as {
+  const counts = await graph.counts(index);
+  const stats = JSON.parse((await store.findIndex("local", "bench"))?.stats ?? "{}") as {
     levels: number;
     modularity: number[];
   };
@@ -197,13 +197,13 @@ try {
     () => `What happened around the ${WORDS[pick(WORDS.length)]} affair?`,
   );
   const stores = { search: store, graph };
-  const time = (fn: () => unknown) => {
+  const time = async (fn: () => unknown) => {
     const t0 = performance.now();
-    fn();
+    await fn();
     return performance.now() - t0;
   };
   // Warm up statement caches and the tokenizer.
-  for (const q of localQueries.slice(0, 20)) buildLocalContext(stores, index, q);
+  for (const q of localQueries.slice(0, 20)) await buildLocalContext(stores, index, q);
   const reference: number[] = [];
   const local: number[] = [];
   // CPU time of the same builds (every thread of the process, concurrent GC included): what the code costs,
@@ -212,11 +212,11 @@ try {
   let empty = 0;
   const inContext = { reports: 0, entities: 0, relationships: 0, sources: 0 };
   for (const q of localQueries) {
-    const tables = buildLocalContext(stores, index, q).tables;
+    const tables = (await buildLocalContext(stores, index, q)).tables;
     for (const key of Object.keys(inContext) as (keyof typeof inContext)[])
       inContext[key] += tables[key].filter((row) => row.in_context).length;
     reference.push(
-      time(() =>
+      await time(() =>
         graph.matchEntities(
           index,
           `"${q.split(" ")[2]?.toLowerCase()}" OR "${q.split(" ")[3]?.toLowerCase()}"`,
@@ -226,8 +226,8 @@ try {
     );
     const cpu0 = process.cpuUsage();
     local.push(
-      time(() => {
-        if (buildLocalContext(stores, index, q).entities.length === 0) empty++;
+      await time(async () => {
+        if ((await buildLocalContext(stores, index, q)).entities.length === 0) empty++;
       }),
     );
     localCpu.push(cpuMs(cpu0));
@@ -236,7 +236,7 @@ try {
   const localAnswer: number[] = [];
   for (const q of localQueries.slice(0, 100)) {
     const t0 = performance.now();
-    await drain(localSearch(stores, index, q));
+    await drain(await localSearch(stores, index, q));
     localAnswer.push(performance.now() - t0);
   }
   const global: number[] = [];
@@ -281,9 +281,9 @@ try {
     // Entity quality on the hand-labelled set, against a reference typing every name a person (the
     // previous extractor's default) measured on the same entities.
     if (run === 0) {
-      const entities = new SearchGraphStore(fresh.store.db).allEntities(
-        fresh.store.findIndex("local", "carol") as NonNullable<ReturnType<typeof fresh.store.findIndex>>,
-      );
+      const carol = await fresh.store.findIndex("local", "carol");
+      if (!carol) throw new Error("no index");
+      const entities = await new SearchGraphStore(fresh.store.db).allEntities(carol);
       quality.typed = scoreEntities(entities);
       quality.reference = scoreEntities(entities.map((e) => ({ name: e.name, type: "person" })));
     }

@@ -13,7 +13,8 @@ import { createLogger } from "./log.ts";
 import { policyEmbeddings } from "./models/embeddings.ts";
 import { type IndexReader, type IndexTarget, indexCliMain } from "./search/indexing/cli.ts";
 import { DocumentParser, parseLimitsFromPolicy } from "./search/indexing/parser.ts";
-import { MigrationError, migrate } from "./storage/migrate.ts";
+import { MigrationError } from "./storage/migrate.ts";
+import { migrateAtStartup } from "./storage/startup-migrations.ts";
 
 export async function indexCommandMain(argv: string[]): Promise<number> {
   try {
@@ -47,19 +48,25 @@ function reader(dataDir: string | undefined): IndexReader {
   };
 }
 
-function open(dataDir: string | undefined): IndexTarget {
+/** The data dir's database as the server opens it (app.db, or PostgreSQL from APP_DATABASE_URL), migrated. */
+async function open(dataDir: string | undefined): Promise<IndexTarget> {
   const { config, env } = configure(dataDir);
   const ctx = createContext({ config, env, log: createLogger({ level: config.logLevel }) });
-  try {
-    migrate(ctx.db, migrationSets());
-  } catch (error) {
+  const close = async () => {
+    if (ctx.database.engine === "postgres") await ctx.database.close();
     ctx.db.close();
+  };
+  try {
+    await migrateAtStartup(ctx, migrationSets());
+  } catch (error) {
+    await close();
     throw error;
   }
   return {
-    store: ctx.store,
+    database: ctx.database,
+    sqlite: ctx.database.engine === "sqlite" ? ctx.db : undefined,
     models: ctx.models,
     embeddings: policyEmbeddings(config),
-    close: () => ctx.db.close(),
+    close,
   };
 }

@@ -18,9 +18,9 @@ import { SearchGraphStore } from "../../server/search/stores/graph-store.ts";
 import { SearchStore } from "../../server/search/stores/search-store.ts";
 import type { IndexRow } from "../../server/search/types.ts";
 import { openDatabase } from "../../server/storage/database.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
 import { coreMigrations } from "../../server/storage/migrations/index.ts";
-import { Store } from "../../server/storage/store.ts";
 import type { SentenceBaseline } from "./qa-baseline.ts";
 import { type Outcome, scoreAnswer } from "./qa-score.ts";
 import { type Book, bookPath, normalise, type Question } from "./qa-set.ts";
@@ -42,7 +42,7 @@ export interface IndexedBooks {
 export async function indexBooks(dir: string, books: readonly Book[]): Promise<IndexedBooks> {
   const db = openDatabase(join(dir, "qa.db"));
   migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
-  const search = new SearchStore(new Store(db));
+  const search = new SearchStore(sqlitePort(db), db);
   const graph = new SearchGraphStore(search.db);
   const indexes = new Map<Book, IndexRow>();
   const texts = new Map<Book, string>();
@@ -65,7 +65,7 @@ export async function indexBooks(dir: string, books: readonly Book[]): Promise<I
       entities: summary.entities,
       communities: summary.communities,
     });
-    const index = search.findIndex(OWNER, book);
+    const index = await search.findIndex(OWNER, book);
     if (!index) throw new Error(`no index for ${book}`);
     indexes.set(book, index);
   }
@@ -80,7 +80,7 @@ export async function askSearch(indexed: IndexedBooks, q: Question, model?: Mode
   const started = performance.now();
   const answer =
     q.mode === "local"
-      ? localSearch(indexed.stores, index, q.question, model)
+      ? await localSearch(indexed.stores, index, q.question, model)
       : await globalSearch(indexed.stores, index, q.question, model);
   const text = await drain(answer);
   return scoreAnswer(q, text, answer.context_data, {

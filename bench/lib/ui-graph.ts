@@ -10,9 +10,9 @@ import { SearchGraphStore } from "../../server/search/stores/graph-store.ts";
 import { SearchStore } from "../../server/search/stores/search-store.ts";
 import type { MergedEntity, MergedRelationship } from "../../server/search/types.ts";
 import { openDatabase } from "../../server/storage/database.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
 import { coreMigrations } from "../../server/storage/migrations/index.ts";
-import { Store } from "../../server/storage/store.ts";
 
 const CLUSTER = 50;
 const TYPES = ["person", "organization", "geo", "event"];
@@ -20,7 +20,7 @@ const TYPES = ["person", "organization", "geo", "event"];
 export async function seedGraph(path: string, size: { entities: number; relationships: number }) {
   const db = openDatabase(path);
   migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
-  const store = new SearchStore(new Store(db));
+  const store = new SearchStore(sqlitePort(db), db);
   const graph = new SearchGraphStore(store.db);
   let seed = 0x5eed;
   const random = () => {
@@ -29,8 +29,8 @@ export async function seedGraph(path: string, size: { entities: number; relation
   };
   const pick = (n: number) => Math.floor(random() * n);
 
-  const small = store.ensureIndex("local", "a-small");
-  const smallUnits = store.insertDocument(small, { title: "a.txt", hash: "a", chars: 10 }, [
+  const small = await store.ensureIndex("local", "a-small");
+  const smallUnits = await store.insertDocument(small, { title: "a.txt", hash: "a", chars: 10 }, [
     { text: "Ada Lovelace met Charles Babbage.", tokens: 8 },
   ]);
   const pair = (name: string): MergedEntity => ({
@@ -65,9 +65,9 @@ export async function seedGraph(path: string, size: { entities: number; relation
     [],
   );
 
-  const index = store.ensureIndex("local", "big");
+  const index = await store.ensureIndex("local", "big");
   const clusters = Math.ceil(size.entities / CLUSTER);
-  const units = store.insertDocument(
+  const units = await store.insertDocument(
     index,
     { title: "big.txt", hash: "big", chars: 0 },
     Array.from({ length: clusters }, (_, c) => ({ text: `Cluster ${c} of the synthetic graph.`, tokens: 8 })),

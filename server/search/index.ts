@@ -41,9 +41,13 @@ export const searchFamily = defineFamily({
   },
 });
 
-/** The SQL stores over the app's database. */
+/**
+ * The SQL stores over the app's database port (app.db, or PostgreSQL from APP_DATABASE_URL); on SQLite
+ * the port's own bun:sqlite connection is handed along for sqlite-vec.
+ */
 function searchStores(ctx: AppContext) {
-  return { search: new SearchStore(ctx.store), graph: new SearchGraphStore(ctx.store) };
+  const sqlite = ctx.database.engine === "sqlite" ? ctx.db : undefined;
+  return { search: new SearchStore(ctx.database, sqlite), graph: new SearchGraphStore(ctx.database) };
 }
 
 /** The services, each given only what it uses (the document parser is stopped with the family). */

@@ -284,7 +284,9 @@ describe("owner scoping in protected mode", () => {
     const p = await createTestApp(twoUsers());
     try {
       const as = (who: string) => asUser(who);
-      p.ctx.db.run("INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')");
+      await p.ctx.database.run(
+        "INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')",
+      );
       const built = await p.request(
         "/search/index",
         postJson({ documents: documents.slice(0, 1) }, as("alice")),

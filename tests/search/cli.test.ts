@@ -1,13 +1,16 @@
 /**
  * `bun server/main.ts index ...`: builds an index the server then searches; re-runs skip unchanged files;
  * binary files are skipped with a warning; a path that does not exist or holds no text stops it loudly.
+ * With ATRIUM_TEST_DATABASE=postgres the command gets APP_DATABASE_URL (a fresh database), as a server
+ * on PostgreSQL would, and the rows are read there.
  */
 
-import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { openDb } from "../../server/storage/db/open.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
+import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { cleanEnv, finished, MAIN, spawn } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { FIXTURES } from "./fixtures.ts";
@@ -21,7 +24,20 @@ copyFileSync(join(FIXTURES, "stave-one.txt"), join(corpus, "stave-one.txt"));
 writeFileSync(join(corpus, "image.md"), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
 writeFileSync(join(corpus, "ignored.json"), "{}");
 
-const run = (args: string[]) => finished(spawn(["index", ...args]));
+const databaseUrl =
+  process.env.ATRIUM_TEST_DATABASE === "postgres" ? await freshPostgresDatabase() : undefined;
+const databaseEnv: Record<string, string> = databaseUrl ? { APP_DATABASE_URL: databaseUrl } : {};
+const run = (args: string[]) => finished(spawn(["index", ...args], { env: databaseEnv }));
+
+/** Rows of the data dir's database (app.db, or the PostgreSQL database the command was given). */
+async function rows<T>(dataDir: string, sql: string): Promise<T[]> {
+  const db = openDb({ url: databaseUrl, dataDir });
+  try {
+    return await db.all<T>(sql);
+  } finally {
+    await db.close();
+  }
+}
 
 test("indexes a directory with per-phase progress and a summary; a re-run does nothing", async () => {
   const first = await run([corpus, "--name", "carol", "--data-dir", data]);
@@ -73,9 +89,7 @@ test("a path that does not exist: non-zero exit, a message naming it, and no ind
   // One missing path among good ones stops the run too: nothing half-indexed.
   const mixed = await run([corpus, missing, "--name", "typo", "--data-dir", data]);
   expect(mixed.code).toBe(1);
-  const db = new Database(join(data, "app.db"), { readonly: true });
-  const names = db.query("SELECT name FROM search_indexes").all() as { name: string }[];
-  db.close();
+  const names = await rows<{ name: string }>(data, "SELECT name FROM search_indexes");
   expect(names.map((row) => row.name)).toContain("carol");
   expect(names.map((row) => row.name)).not.toContain("typo");
 });
@@ -106,7 +120,7 @@ test("on a terminal each progress bar names what it counts", async () => {
   ];
   const proc = Bun.spawn(["script", "-qec", command.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
     cwd: REPO_ROOT,
-    env: cleanEnv(),
+    env: cleanEnv(databaseEnv),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -138,9 +152,7 @@ test("--list shows an index's documents and --remove takes one out without a reb
   const removed = await run(["--remove", "stave-three.txt", "--name", "two", "--data-dir", data]);
   expect(removed.code).toBe(0);
   expect(removed.stdout).toMatch(/documents\s+1 \(0 indexed, 0 unchanged, 1 removed\)/);
-  const db = new Database(join(data, "app.db"), { readonly: true });
-  const titles = db.query<{ title: string }, []>("SELECT title FROM search_documents ORDER BY title").all();
-  db.close();
+  const titles = await rows<{ title: string }>(data, "SELECT title FROM search_documents ORDER BY title");
   expect(titles.map((r) => r.title)).not.toContain("stave-three.txt");
   expect((await run(["--list", "--name", "two", "--data-dir", data])).stdout).not.toContain(
     "stave-three.txt",

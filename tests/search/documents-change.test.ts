@@ -36,23 +36,22 @@ const index = (documents: Record<string, string>) =>
       documents: Object.entries(documents).map(([name, text]) => ({ name, text })),
     }),
   );
-const extractionIds = (title: string) =>
-  t.ctx.db
-    .query<{ id: number }, [string]>(
+const extractionIds = async (title: string) =>
+  (
+    await t.ctx.database.all<{ id: number }>(
       `SELECT x.id FROM search_extractions x JOIN search_units u ON u.id = x.unit_id
        JOIN search_documents d ON d.id = u.document_id WHERE d.title = ? ORDER BY x.id`,
+      [title],
     )
-    .all(title)
-    .map((r) => r.id);
+  ).map((r) => r.id);
 const entities = () =>
-  t.ctx.db
-    .query<{ name: string; human_id: number }, []>("SELECT name, human_id FROM search_entities ORDER BY name")
-    .all();
-const reportTitles = () =>
-  t.ctx.db
-    .query<{ title: string }, []>("SELECT title FROM search_reports ORDER BY title")
-    .all()
-    .map((r) => r.title);
+  t.ctx.database.all<{ name: string; human_id: number }>(
+    "SELECT name, human_id FROM search_entities ORDER BY name",
+  );
+const reportTitles = async () =>
+  (await t.ctx.database.all<{ title: string }>("SELECT title FROM search_reports ORDER BY title")).map(
+    (r) => r.title,
+  );
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -64,7 +63,7 @@ afterAll(() => t.close());
 
 describe("a changed document", () => {
   test("re-sending one changed document re-extracts its units only", async () => {
-    const before = { ada: extractionIds("ada.txt"), newton: extractionIds("newton.txt") };
+    const before = { ada: await extractionIds("ada.txt"), newton: await extractionIds("newton.txt") };
     const changed = {
       ...DOCS,
       "ada.txt": story(
@@ -78,9 +77,9 @@ describe("a changed document", () => {
     expect(status).toBe(200);
     expect(body.documents_indexed).toBe(1);
     expect(body.documents_unchanged).toBe(2);
-    expect(extractionIds("newton.txt")).toEqual(before.newton);
-    expect(extractionIds("ada.txt").some((id) => before.ada.includes(id))).toBe(false);
-    expect(entities().map((e) => e.name)).toContain("Mary Somerville");
+    expect(await extractionIds("newton.txt")).toEqual(before.newton);
+    expect((await extractionIds("ada.txt")).some((id) => before.ada.includes(id))).toBe(false);
+    expect((await entities()).map((e) => e.name)).toContain("Mary Somerville");
   });
 });
 
@@ -90,8 +89,8 @@ describe("DELETE /search/indexes/{index}/documents/{name}", () => {
     expect(listed.status).toBe(200);
     expect(listed.body.documents.map((d) => d.name)).toEqual(["ada.txt", "curie.txt", "newton.txt"]);
     // Mark the stored reports: a community the removal does not touch must keep its stored report.
-    t.ctx.db.run("UPDATE search_reports SET title = 'KEPT ' || title");
-    const ids = new Map(entities().map((e) => [e.name, e.human_id]));
+    await t.ctx.database.run("UPDATE search_reports SET title = 'KEPT ' || title");
+    const ids = new Map((await entities()).map((e) => [e.name, e.human_id]));
 
     const removed = await t.json<IndexSummary>("/search/indexes/change/documents/curie.txt", {
       method: "DELETE",
@@ -99,18 +98,16 @@ describe("DELETE /search/indexes/{index}/documents/{name}", () => {
     expect(removed.status).toBe(200);
     expect(removed.body.documents).toBe(1 + 1);
     expect(removed.body.documents_removed).toBe(1);
-    const names = entities().map((e) => e.name);
+    const names = (await entities()).map((e) => e.name);
     for (const gone of ["Marie Curie", "Pierre Curie", "Paris"]) expect(names).not.toContain(gone);
     for (const kept of ["Ada Lovelace", "Isaac Newton", "Cambridge"]) expect(names).toContain(kept);
     // What survives keeps its citation id.
-    for (const e of entities()) expect(e.human_id).toBe(ids.get(e.name) as number);
-    const rels = t.ctx.db
-      .query<{ n: number }, []>(
-        "SELECT count(*) AS n FROM search_relationships WHERE source LIKE '%Curie%' OR target LIKE '%Curie%'",
-      )
-      .get();
+    for (const e of await entities()) expect(e.human_id).toBe(ids.get(e.name) as number);
+    const rels = await t.ctx.database.get<{ n: number }>(
+      "SELECT count(*) AS n FROM search_relationships WHERE source LIKE '%Curie%' OR target LIKE '%Curie%'",
+    );
     expect(rels?.n).toBe(0);
-    const titles = reportTitles();
+    const titles = await reportTitles();
     expect(titles.length).toBeGreaterThan(0);
     expect(titles.every((title) => title.startsWith("KEPT "))).toBe(true);
     expect(titles.some((title) => title.includes("Curie"))).toBe(false);
@@ -124,26 +121,25 @@ describe("DELETE /search/indexes/{index}/documents/{name}", () => {
           postJson({ index: "change", query: "Who did Isaac Newton write to?" }),
         )
       ).body;
-    const sourceDocs = (body: { context_data: Record<string, Row[]> }) => {
+    const sourceDocs = async (body: { context_data: Record<string, Row[]> }) => {
       const ids = (body.context_data.sources ?? []).map((s) => Number(s.id));
-      return t.ctx.db
-        .query<{ title: string }, []>(
+      return (
+        await t.ctx.database.all<{ title: string }>(
           `SELECT DISTINCT d.title FROM search_units u JOIN search_documents d ON d.id = u.document_id WHERE u.id IN (${ids.join(",") || "0"})`,
         )
-        .all()
-        .map((r) => r.title);
+      ).map((r) => r.title);
     };
-    expect(sourceDocs(await ask())).toContain("newton.txt");
+    expect(await sourceDocs(await ask())).toContain("newton.txt");
     expect(
       (await t.request("/search/indexes/change/documents/newton.txt", { method: "DELETE" })).status,
     ).toBe(200);
     const after = await ask();
-    expect(sourceDocs(after)).not.toContain("newton.txt");
+    expect(await sourceDocs(after)).not.toContain("newton.txt");
     expect(after.response).not.toContain("Isaac Newton");
   });
 
   test("an unknown index or document is a 404 and a bad index name a 422; nothing changes", async () => {
-    const before = entities();
+    const before = await entities();
     expect((await t.request("/search/indexes/nope/documents/ada.txt", { method: "DELETE" })).status).toBe(
       404,
     );
@@ -154,6 +150,6 @@ describe("DELETE /search/indexes/{index}/documents/{name}", () => {
     expect((await t.request("/search/indexes/..%2Fx/documents/ada.txt", { method: "DELETE" })).status).toBe(
       422,
     );
-    expect(entities()).toEqual(before);
+    expect(await entities()).toEqual(before);
   });
 });

@@ -37,11 +37,9 @@ describe("GET /search/indexes/{index}/graph", () => {
   test("every entity with its place, community and degree; edges join positions", async () => {
     const { status, body } = await t.json<Graph>("/search/indexes/people/graph");
     expect(status).toBe(200);
-    const stored = t.ctx.db
-      .query<{ human_id: number; name: string; degree: number }, []>(
-        "SELECT human_id, name, degree FROM search_entities",
-      )
-      .all();
+    const stored = await t.ctx.database.all<{ human_id: number; name: string; degree: number }>(
+      "SELECT human_id, name, degree FROM search_entities",
+    );
     expect(body.entities).toBe(stored.length);
     expect(body.note).toBeUndefined();
     expect([...body.nodes.name].sort()).toEqual(stored.map((e) => e.name).sort());
@@ -126,7 +124,9 @@ describe("owner scoping", () => {
   test("another user's index is a 404, its entities too; no identity is a 401", async () => {
     const p = await createTestApp(twoUsers());
     try {
-      p.ctx.db.run("INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')");
+      await p.ctx.database.run(
+        "INSERT INTO users (id, display_name) VALUES ('alice', 'Alice'), ('bob', 'Bob')",
+      );
       const built = await p.request("/search/index", postJson({ name: "mine", documents }, asUser("alice")));
       expect(built.status).toBe(200);
       const alice = await p.json<Graph>("/search/indexes/mine/graph", { headers: asUser("alice") });

@@ -1,4 +1,7 @@
-/** The indexing pipeline on a slice of A Christmas Carol, offline: units, extraction, merge, communities, reports, FTS, incremental runs. */
+/**
+ * The indexing pipeline on a slice of A Christmas Carol, offline: units, extraction, merge, communities,
+ * reports, FTS, incremental runs; on SQLite, or on PostgreSQL with ATRIUM_TEST_DATABASE=postgres.
+ */
 import { afterAll, describe, expect, test } from "bun:test";
 import type { IndexSummary } from "../../schemas/search.ts";
 import { hierarchicalCommunities } from "../../server/search/indexing/communities.ts";
@@ -9,9 +12,10 @@ import { countTokens, splitUnits } from "../../server/search/indexing/units.ts";
 import { SearchGraphStore as GraphStore } from "../../server/search/stores/graph-store.ts";
 import { fixtureDocuments, fixtureText, searchDb } from "./fixtures.ts";
 
-const { db, store } = searchDb();
+const { store, close } = await searchDb();
+const db = store.db;
 const graph = new GraphStore(store.db);
-afterAll(() => db.close());
+afterAll(() => close());
 
 let first: IndexSummary;
 const phases = new Set<string>();
@@ -31,10 +35,10 @@ describe("indexing the fixture corpus offline", () => {
     expect([...phases].sort()).toEqual(["communities", "extraction", "reports", "units"]);
   });
 
-  test("finds the named characters and places with their types and descriptions", () => {
-    const index = store.findIndex("local", "default");
+  test("finds the named characters and places with their types and descriptions", async () => {
+    const index = await store.findIndex("local", "default");
     if (!index) throw new Error("no index");
-    const entities = new Map(graph.allEntities(index).map((e) => [e.name, e]));
+    const entities = new Map((await graph.allEntities(index)).map((e) => [e.name, e]));
     for (const name of ["Scrooge", "Jacob Marley", "Bob Cratchit", "Tiny Tim", "Mrs. Cratchit", "Fred"]) {
       expect({ name, type: entities.get(name)?.type }).toEqual({ name, type: "person" });
     }
@@ -43,18 +47,20 @@ describe("indexing the fixture corpus offline", () => {
     // Ordinary words capitalised at a sentence start are not names.
     for (const word of ["Good", "Old", "Illustration"]) expect(entities.has(word)).toBe(false);
     // Co-occurrence: Bob Cratchit and Tiny Tim share sentences, weighted by how many.
-    const tie = graph
-      .allRelationships(index)
-      .find((r) => [r.source, r.target].sort().join("|") === "Bob Cratchit|Tiny Tim");
+    const tie = (await graph.allRelationships(index)).find(
+      (r) => [r.source, r.target].sort().join("|") === "Bob Cratchit|Tiny Tim",
+    );
     expect(tie?.weight).toBeGreaterThanOrEqual(1);
     expect(tie?.description).toMatch(/Bob|Tim/);
   });
 
-  test("communities partition the graph at every level, with positive modularity reported", () => {
-    const index = store.findIndex("local", "default");
+  test("communities partition the graph at every level, with positive modularity reported", async () => {
+    const index = await store.findIndex("local", "default");
     if (!index) throw new Error("no index");
-    const communities = graph.communities(index);
-    const connected = new Set(graph.allRelationships(index).flatMap((r) => [r.source_id, r.target_id]));
+    const communities = await graph.communities(index);
+    const connected = new Set(
+      (await graph.allRelationships(index)).flatMap((r) => [r.source_id, r.target_id]),
+    );
     const top = communities.filter((c) => c.level === 0).flatMap((c) => JSON.parse(c.entity_ids) as number[]);
     expect(new Set(top).size).toBe(top.length); // disjoint
     expect(new Set(top)).toEqual(connected); // covering every entity that has a relationship
@@ -70,31 +76,31 @@ describe("indexing the fixture corpus offline", () => {
     expect(JSON.parse(index.stats).modularity).toEqual(first.modularity);
   });
 
-  test("reports follow GraphRAG's shape and are searchable with FTS5", () => {
-    const index = store.findIndex("local", "default");
+  test("reports follow GraphRAG's shape and are searchable with full-text search", async () => {
+    const index = await store.findIndex("local", "default");
     if (!index) throw new Error("no index");
-    const reports = graph.reportsAtLevel(index, 0);
+    const reports = await graph.reportsAtLevel(index, 0);
     expect(reports.length).toBeGreaterThan(0);
     for (const r of reports) {
       expect(r.title.length).toBeGreaterThan(0);
       expect(r.rating).toBeGreaterThanOrEqual(0);
       expect(JSON.parse(r.findings).length).toBeGreaterThan(0);
     }
-    const hits = graph.matchReports(index, '"cratchit"', 0, 5);
+    const hits = await graph.matchReports(index, '"cratchit"', 0, 5);
     expect(hits.length).toBeGreaterThan(0);
     expect(hits[0]?.content.toLowerCase()).toContain("cratchit");
-    expect(graph.matchEntities(index, '"marley"', 3).length).toBeGreaterThan(0);
-    expect(store.searchUnits(index, '"pudding"', 3).length).toBeGreaterThan(0);
+    expect((await graph.matchEntities(index, '"marley"', 3)).length).toBeGreaterThan(0);
+    expect((await store.searchUnits(index, '"pudding"', 3)).length).toBeGreaterThan(0);
   });
 
   test("re-indexing unchanged documents does no work", async () => {
-    const index = store.findIndex("local", "default");
+    const index = await store.findIndex("local", "default");
     if (!index) throw new Error("no index");
-    const before = db
-      .query(
+    const maxIds = () =>
+      db.get(
         "SELECT max(id) AS unit, (SELECT max(id) FROM search_extractions) AS extraction FROM search_units",
-      )
-      .get();
+      );
+    const before = await maxIds();
     const updatedAt = index.updated_at;
     const progress: string[] = [];
     const again = await runIndex(store, "local", "default", fixtureDocuments(), {
@@ -104,28 +110,22 @@ describe("indexing the fixture corpus offline", () => {
     expect(again.documents_unchanged).toBe(2);
     expect(again.entities).toBe(first.entities);
     expect(progress).not.toContain("communities:1/1");
-    expect(
-      db
-        .query(
-          "SELECT max(id) AS unit, (SELECT max(id) FROM search_extractions) AS extraction FROM search_units",
-        )
-        .get(),
-    ).toEqual(before);
-    expect(store.findIndex("local", "default")?.updated_at).toBe(updatedAt);
+    expect(await maxIds()).toEqual(before);
+    expect((await store.findIndex("local", "default"))?.updated_at).toBe(updatedAt);
   });
 
   test("a changed document replaces its units; the other keeps its own", async () => {
-    const index = store.findIndex("local", "default");
+    const index = await store.findIndex("local", "default");
     if (!index) throw new Error("no index");
-    const unitsOf = (title: string) =>
-      db
-        .query<{ id: number }, [string]>(
+    const unitsOf = async (title: string) =>
+      (
+        await db.all<{ id: number }>(
           "SELECT u.id FROM search_units u JOIN search_documents d ON d.id = u.document_id WHERE d.title = ? ORDER BY u.id",
+          [title],
         )
-        .all(title)
-        .map((r) => r.id);
-    const keptBefore = unitsOf("stave-three.txt");
-    const oldUnits = unitsOf("stave-one.txt");
+      ).map((r) => r.id);
+    const keptBefore = await unitsOf("stave-three.txt");
+    const oldUnits = await unitsOf("stave-one.txt");
     const docs = fixtureDocuments();
     docs[0] = {
       title: "stave-one.txt",
@@ -134,17 +134,16 @@ describe("indexing the fixture corpus offline", () => {
     const run = await runIndex(store, "local", "default", docs);
     expect(run.documents_indexed).toBe(1);
     expect(run.documents_unchanged).toBe(1);
-    expect(unitsOf("stave-three.txt")).toEqual(keptBefore);
-    const newUnits = unitsOf("stave-one.txt");
+    expect(await unitsOf("stave-three.txt")).toEqual(keptBefore);
+    const newUnits = await unitsOf("stave-one.txt");
     expect(newUnits.some((id) => oldUnits.includes(id))).toBe(false);
     expect(
-      db
-        .query(
-          "SELECT count(*) AS n FROM search_extractions WHERE unit_id IN (SELECT value FROM json_each(?))",
-        )
-        .get(JSON.stringify(oldUnits)),
+      await db.get(
+        `SELECT count(*) AS n FROM search_extractions WHERE unit_id IN (${oldUnits.map(() => "?").join(",")})`,
+        oldUnits,
+      ),
     ).toEqual({ n: 0 });
-    expect(graph.allEntities(index).map((e) => e.name)).toContain("Ada Lovelace");
+    expect((await graph.allEntities(index)).map((e) => e.name)).toContain("Ada Lovelace");
   });
 
   test("binary or empty documents are skipped with a warning", async () => {
@@ -160,9 +159,9 @@ describe("indexing the fixture corpus offline", () => {
     expect(decodeText(new Uint8Array([0xff, 0xfe, 0x41]))).toEqual({ reason: "not valid UTF-8 text" });
   });
 
-  test("indexes are per owner", () => {
-    expect(store.findIndex("someone-else", "default")).toBeUndefined();
-    expect(store.listIndexes("local").map((i) => i.name)).toEqual(["default", "other"]);
+  test("indexes are per owner", async () => {
+    expect(await store.findIndex("someone-else", "default")).toBeUndefined();
+    expect((await store.listIndexes("local")).map((i) => i.name)).toEqual(["default", "other"]);
   });
 });
 

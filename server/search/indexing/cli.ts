@@ -5,6 +5,8 @@
  * The app opens the data dir (server/index-command.ts: its own context and migrations); this module
  * parses, indexes and reports.
  */
+
+import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Value } from "@sinclair/typebox/value";
@@ -18,7 +20,7 @@ import {
 import { programName } from "../../lib/program.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 import { SearchStore } from "../stores/search-store.ts";
 import { readDocuments, type TextReader } from "./documents.ts";
 import { HTML_EXTENSIONS, PDF_EXTENSIONS, TEXT_EXTENSIONS } from "./file-text.ts";
@@ -45,11 +47,14 @@ get new reports. To replace a document, index its file again: only a changed one
 
 /** The data dir as the server opens it, migrated; `close` releases the database. */
 export interface IndexTarget {
-  store: Store;
+  /** The app's database port (app.db, or PostgreSQL from APP_DATABASE_URL). */
+  database: Db;
+  /** app.db's bun:sqlite connection when the port is SQLite (sqlite-vec loads into it). */
+  sqlite?: Database;
   models: ModelService;
   /** The policy's embeddings endpoint, when it names one: entities are embedded as the server would. */
   embeddings?: EmbeddingsClient;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** The data dir's reader of PDF and HTML (its policy's limits); `parallel`: files read at once. */
@@ -64,7 +69,7 @@ export interface IndexReader {
  */
 export async function indexCliMain(
   argv: string[],
-  open: (dataDir: string | undefined) => IndexTarget,
+  open: (dataDir: string | undefined) => Promise<IndexTarget>,
   reader: (dataDir: string | undefined) => IndexReader,
 ): Promise<number> {
   let parsed: ReturnType<typeof parse>;
@@ -94,7 +99,7 @@ export async function indexCliMain(
     return 2;
   }
   if (values.list || values.remove)
-    return documentsCommand(open(values["data-dir"]), values.owner ?? "local", name, values.remove);
+    return documentsCommand(await open(values["data-dir"]), values.owner ?? "local", name, values.remove);
   // Every named path must exist, and together they must hold a text document: otherwise say so and stop
   // before the data dir is opened, so a typo leaves no empty index behind.
   const missing = positionals.filter((path) => !existsSync(path));
@@ -123,7 +128,7 @@ export async function indexCliMain(
     );
     return 1;
   }
-  const target = open(values["data-dir"]);
+  const target = await open(values["data-dir"]);
   try {
     let model: IndexOptions["model"];
     if (values.model) {
@@ -136,11 +141,17 @@ export async function indexCliMain(
       }
     }
     const progress = progressReporter();
-    const summary = await runIndex(new SearchStore(target.store), values.owner ?? "local", name, documents, {
-      model,
-      embeddings: target.embeddings,
-      onProgress: progress.update,
-    });
+    const summary = await runIndex(
+      new SearchStore(target.database, target.sqlite),
+      values.owner ?? "local",
+      name,
+      documents,
+      {
+        model,
+        embeddings: target.embeddings,
+        onProgress: progress.update,
+      },
+    );
     progress.stop();
     for (const warning of summary.warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(
@@ -152,7 +163,7 @@ export async function indexCliMain(
     );
     return 0;
   } finally {
-    target.close();
+    await target.close();
   }
 }
 
@@ -177,13 +188,13 @@ function parse(argv: string[]) {
 /** `--list` (no titles) or `--remove TITLE...`: every title must be in the index before any goes. */
 async function documentsCommand(target: IndexTarget, owner: string, name: string, remove?: string[]) {
   try {
-    const store = new SearchStore(target.store);
-    const index = store.findIndex(owner, name);
+    const store = new SearchStore(target.database, target.sqlite);
+    const index = await store.findIndex(owner, name);
     if (!index) {
       process.stderr.write(`atrium index: no index "${name}"\n`);
       return 1;
     }
-    const documents = store.listDocuments(index);
+    const documents = await store.listDocuments(index);
     if (!remove) {
       for (const d of documents) process.stdout.write(`${d.name}\t${d.chars} chars\t${d.units} units\n`);
       return 0;
@@ -199,7 +210,7 @@ async function documentsCommand(target: IndexTarget, owner: string, name: string
     process.stdout.write(formatSummary(summary));
     return 0;
   } finally {
-    target.close();
+    await target.close();
   }
 }
 

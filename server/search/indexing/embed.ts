@@ -1,32 +1,33 @@
 /**
  * The embedding step of indexing (when the policy names an embeddings endpoint): every entity is
  * embedded from "name: description", keyed by a hash of the model and that text, so a re-index embeds
- * only entities whose text changed and drops vectors nothing uses. Never fatal: when sqlite-vec cannot
- * load or the endpoint fails, the run says so and local search stays on BM25.
+ * only entities whose text changed and drops vectors nothing uses. Never fatal: when the engine cannot
+ * rank vectors (sqlite-vec does not load, PostgreSQL has no pgvector) or the endpoint fails, the run says
+ * so and local search stays on BM25.
  */
 import { type EmbeddingsClient, EmbeddingsError } from "../../models/embeddings.ts";
-import type { Store } from "../../storage/store.ts";
 import { SearchGraphStore } from "../stores/graph-store.ts";
+import type { SearchStore } from "../stores/search-store.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 
 export async function embedEntities(
-  db: Store,
+  store: SearchStore,
   index: IndexRow,
   client: EmbeddingsClient,
   signal?: AbortSignal,
 ): Promise<{ vectors: number; note?: string }> {
-  const vectors = new SearchVectorStore(db);
-  const ready = vectors.available();
+  const vectors = new SearchVectorStore(store.db, store.sqlite);
+  const ready = await vectors.available();
   if (!ready.ok) return { vectors: 0, note: `${ready.reason}; local search stays on BM25` };
-  const entities = new SearchGraphStore(db).allEntities(index);
+  const entities = await new SearchGraphStore(store.db).allEntities(index);
   const hashOf = (text: string) =>
     new Bun.CryptoHasher("sha256").update(`${client.model}\n${text}`).digest("hex");
   const items = entities.map((e) => {
     const text = `${e.name}: ${e.description}`;
     return { id: e.id, text, hash: hashOf(text) };
   });
-  const known = vectors.known(
+  const known = await vectors.known(
     index,
     items.map((i) => i.hash),
   );
@@ -44,10 +45,11 @@ export async function embedEntities(
     note = `${error.message}; local search stays on BM25 for entities without a vector`;
   }
   const have = new Set([...known, ...embedded.map((e) => e.hash)]);
-  db.tx(() => {
-    vectors.insert(index, client.model, embedded);
-    vectors.setEntityHashes(index, new Map(items.filter((i) => have.has(i.hash)).map((i) => [i.id, i.hash])));
-    vectors.prune(index);
-  });
+  await vectors.save(
+    index,
+    client.model,
+    embedded,
+    new Map(items.filter((i) => have.has(i.hash)).map((i) => [i.id, i.hash])),
+  );
   return { vectors: items.filter((i) => have.has(i.hash)).length, note };
 }

@@ -66,7 +66,7 @@ export async function runIndex(
   const started = performance.now();
   const progress = options.onProgress ?? (() => {});
   const graph = new SearchGraphStore(store.db);
-  const index = store.ensureIndex(ownerId, name);
+  const index = await store.ensureIndex(ownerId, name);
   const warnings: string[] = [];
   const skipped: { path: string; reason: string }[] = [];
   // A run that only removes documents extracts nothing: its reports keep the extractor they were made by.
@@ -76,13 +76,17 @@ export async function runIndex(
     : documents.length === 0 && previous
       ? previous
       : "offline";
-  const removed = store.db.tx(() =>
-    (options.remove ?? []).filter((title) => {
-      const doc = store.findDocument(index, title);
-      if (doc) store.deleteDocument(index, doc.id);
-      return doc !== undefined;
-    }),
-  );
+  const removed = await store.tx(async (tx) => {
+    const gone: string[] = [];
+    for (const title of options.remove ?? []) {
+      const doc = await tx.findDocument(index, title);
+      if (doc) {
+        await tx.deleteDocument(index, doc.id);
+        gone.push(title);
+      }
+    }
+    return gone;
+  });
 
   // Units first for every changed document: cheap, and it gives the extraction phase its total.
   const pending: {
@@ -92,14 +96,14 @@ export async function runIndex(
     units: { text: string; tokens: number }[];
   }[] = [];
   let unchanged = 0;
-  documents.forEach((doc, i) => {
+  for (const [i, doc] of documents.entries()) {
     const reason = rejectReason(doc.text);
     if (reason) {
       warnings.push(`${doc.title}: skipped, ${reason}`);
       skipped.push({ path: doc.title, reason });
     } else {
       const hash = new Bun.CryptoHasher("sha256").update(doc.text).digest("hex");
-      const existing = store.findDocument(index, doc.title);
+      const existing = await store.findDocument(index, doc.title);
       if (existing?.content_hash === hash) unchanged++;
       else {
         // A Project Gutenberg licence is not the book: it is left out of units and profile alike.
@@ -113,7 +117,7 @@ export async function runIndex(
       }
     }
     progress("units", i + 1, documents.length);
-  });
+  }
 
   const totalUnits = pending.reduce((sum, p) => sum + p.units.length, 0);
   let extracted = 0;
@@ -137,15 +141,15 @@ export async function runIndex(
       if (!options.model) await Bun.sleep(0);
     }
     // The document, its units and their extractions land together or not at all.
-    store.db.tx(() => {
-      if (item.existing !== undefined) store.deleteDocument(index, item.existing);
-      const rows = store.insertDocument(
+    await store.tx(async (tx) => {
+      if (item.existing !== undefined) await tx.deleteDocument(index, item.existing);
+      const rows = await tx.insertDocument(
         index,
         { title: item.doc.title, hash: item.hash, chars: item.doc.text.length },
         item.units,
       );
       for (const [i, row] of rows.entries())
-        store.insertExtraction(index, row.id, extractions[i] as Extraction);
+        await tx.insertExtraction(index, row.id, extractions[i] as Extraction);
     });
   }
 
@@ -154,22 +158,24 @@ export async function runIndex(
   // Vectors follow the graph; an unchanged graph embeds only what an earlier run could not.
   let vectors: number | undefined;
   if (options.embeddings) {
-    const embedded = await embedEntities(store.db, index, options.embeddings, options.signal);
+    const embedded = await embedEntities(store, index, options.embeddings, options.signal);
     vectors = embedded.vectors;
     if (embedded.note) warnings.push(embedded.note);
   }
-  const counts = graph.counts(index);
-  const tokens = counts.entities < SMALL_GRAPH ? store.countTokens(index) : 0;
+  const counts = await graph.counts(index);
+  const tokens = counts.entities < SMALL_GRAPH ? await store.countTokens(index) : 0;
   if (tokens > 0) warnings.push(smallGraphNote(counts.entities, tokens));
   const stats = JSON.parse(index.stats || "{}") as { levels?: number; modularity?: number[] };
-  const fresh = changed ? (JSON.parse(store.findIndex(ownerId, name)?.stats ?? "{}") as typeof stats) : stats;
+  const fresh = changed
+    ? (JSON.parse((await store.findIndex(ownerId, name))?.stats ?? "{}") as typeof stats)
+    : stats;
   return {
     index: name,
-    documents: store.countDocuments(index),
+    documents: await store.countDocuments(index),
     documents_unchanged: unchanged,
     documents_indexed: pending.length,
     ...(options.remove ? { documents_removed: removed.length } : {}),
-    units: store.countUnits(index),
+    units: await store.countUnits(index),
     entities: counts.entities,
     relationships: counts.relationships,
     communities: counts.communities,
@@ -202,8 +208,11 @@ async function rebuildGraph(
   progress: (phase: Phase, done: number, total: number) => void,
   warnings: string[],
 ) {
-  const short = store.countTokens(index) < SHORT_INDEX_TOKENS;
-  const merged = mergeGraph(store.extractions(index), options.model || short ? 1 : OFFLINE_MIN_MENTIONS);
+  const short = (await store.countTokens(index)) < SHORT_INDEX_TOKENS;
+  const merged = mergeGraph(
+    await store.extractions(index),
+    options.model || short ? 1 : OFFLINE_MIN_MENTIONS,
+  );
   await writeGraph(store, graph, index, merged, extractor, options, progress, warnings);
 }
 
@@ -222,7 +231,7 @@ export async function writeGraph(
   progress: (phase: Phase, done: number, total: number) => void,
   warnings: string[],
 ) {
-  const ids = store.db.tx(() => graph.replaceGraph(index, merged.entities, merged.relationships));
+  const ids = await graph.tx((tx) => tx.replaceGraph(index, merged.entities, merged.relationships));
   progress("communities", 0, 1);
   const hierarchy = hierarchicalCommunities(
     merged.relationships.map((r) => ({
@@ -234,15 +243,15 @@ export async function writeGraph(
   );
   progress("communities", 1, 1);
 
-  const entityById = new Map(graph.allEntities(index).map((e) => [e.id, e]));
+  const entityById = new Map((await graph.allEntities(index)).map((e) => [e.id, e]));
   // Each relationship listed under its source, so a community finds its inner edges without a full scan.
   const bySource = new Map<number, RelationshipRow[]>();
-  for (const r of graph.allRelationships(index)) {
+  for (const r of await graph.allRelationships(index)) {
     const list = bySource.get(r.source_id);
     if (list) list.push(r);
     else bySource.set(r.source_id, [r]);
   }
-  const previous = graph.reportsByHash(index);
+  const previous = await graph.reportsByHash(index);
   const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
     [];
   for (const [i, community] of hierarchy.communities.entries()) {
@@ -278,14 +287,15 @@ export async function writeGraph(
     progress("reports", i + 1, hierarchy.communities.length);
   }
 
-  store.db.tx(() => {
-    graph.clearCommunities(index);
+  await store.db.tx(async (q) => {
+    const tx = graph.bind(q);
+    await tx.clearCommunities(index);
     const rowIds: number[] = [];
     const parents = new Set(reports.map((r) => r.parent).filter((p) => p !== null));
     const memberships = new Map<number, number[]>();
-    reports.forEach((r, human) => {
+    for (const [human, r] of reports.entries()) {
       const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
-      const id = graph.insertCommunity(index, {
+      const id = await tx.insertCommunity(index, {
         human,
         level: r.level,
         parentId,
@@ -294,7 +304,7 @@ export async function writeGraph(
       });
       rowIds.push(id);
       for (const member of r.members) memberships.set(member, [...(memberships.get(member) ?? []), id]);
-      graph.insertReport(index, {
+      await tx.insertReport(index, {
         communityId: id,
         human,
         level: r.level,
@@ -303,9 +313,13 @@ export async function writeGraph(
         content: reportContent(r.report),
         hash: r.hash,
       });
-    });
+    }
     for (const [entityId, communityIds] of memberships)
-      graph.setEntityCommunities(index, entityId, communityIds);
-    store.saveStats(index, { extractor, levels: hierarchy.levels, modularity: hierarchy.modularity });
+      await tx.setEntityCommunities(index, entityId, communityIds);
+    await store.bind(q).saveStats(index, {
+      extractor,
+      levels: hierarchy.levels,
+      modularity: hierarchy.modularity,
+    });
   });
 }

@@ -188,13 +188,13 @@ export function searchRoutes(ctx: SearchRoutesContext, { queries, indexes }: Sea
         },
       },
     )
-    .get("/search/indexes", ({ owner }) => ({ indexes: indexes.list(owner) }), {
+    .get("/search/indexes", async ({ owner }) => ({ indexes: await indexes.list(owner) }), {
       response: { 200: IndexList },
       detail: { tags, summary: "The caller's indexes with their counts and modularity (Atrium extension)" },
     })
     .get(
       "/search/indexes/:index/documents",
-      ({ owner, params }) => ({ documents: indexes.documents(owner, params.index) }),
+      async ({ owner, params }) => ({ documents: await indexes.documents(owner, params.index) }),
       {
         params: IndexParams,
         response: { 200: DocumentList, 404: DetailError, 422: HTTPValidationError },

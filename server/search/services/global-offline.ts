@@ -45,18 +45,18 @@ export function broadQuestion(query: string): Broad | undefined {
   return "themes";
 }
 
-export function offlineGlobal(
+export async function offlineGlobal(
   stores: SearchStores,
   index: IndexRow,
   query: string,
   level: number,
   maxTokens: number,
   maxPoints: number,
-): Answer {
+): Promise<Answer> {
   const broad = broadQuestion(query);
   if (!broad) return specificGlobal(stores, index, query, level, maxTokens, maxPoints);
   const { graph } = stores;
-  const reports = graph.topReports(index, 0, BROAD_REPORTS);
+  const reports = await graph.topReports(index, 0, BROAD_REPORTS);
   const chosen = choose(broadPoints(reports), maxPoints, maxTokens);
   const cited = new Set(chosen.flatMap((p) => p.reports));
   const data: ContextData = {
@@ -70,7 +70,7 @@ export function offlineGlobal(
     points: chosen.map((p) => ({ description: p.description, score: p.score })),
   };
   if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
-  const opening = broadOpening(graph, index, broad, reports, cited);
+  const opening = await broadOpening(graph, index, broad, reports, cited);
   const lines = chosen.map((p) => `- ${p.description} [Data: Reports (${idList(p.reports)})]`);
   const heading = "What the material says, community by community:";
   return fixedAnswer(data, lines.length > 0 ? `${opening}\n\n${heading}\n\n${lines.join("\n")}` : opening);
@@ -121,16 +121,16 @@ function choose(points: OfflinePoint[], maxPoints: number, maxTokens: number): O
 }
 
 /** Names what a broad question asks for: the leading characters, places, and recurring subjects. */
-function broadOpening(
+async function broadOpening(
   graph: SearchGraphStore,
   index: IndexRow,
   broad: Broad,
   reports: ReportRow[],
   cited: Set<number>,
-): string {
-  const people = graph.leadingEntities(index, "person", LEADING);
-  const places = graph.leadingEntities(index, "geo", 3);
-  const events = graph.leadingEntities(index, "event", 2);
+): Promise<string> {
+  const people = await graph.leadingEntities(index, "person", LEADING);
+  const places = await graph.leadingEntities(index, "geo", 3);
+  const events = await graph.leadingEntities(index, "event", 2);
   const cite = (entities: EntityRow[]) => {
     const ids = reportsOf(entities, reports);
     for (const id of ids) cited.add(id);

@@ -26,17 +26,17 @@ const COMMON_SHARE = 0.3;
 /** Longer than this, the opening names the candidate before quoting the sentence. */
 const LONG_SENTENCE = 160;
 
-export function specificGlobal(
+export async function specificGlobal(
   stores: SearchStores,
   index: IndexRow,
   query: string,
   level: number,
   maxTokens: number,
   maxPoints: number,
-): Answer {
+): Promise<Answer> {
   const question = analyseQuestion(query);
-  const reports = matchedReports(stores.graph, index, query, level);
-  const retrieved = retrievePassages(stores, index, question, [], { bm25Units: 20 });
+  const reports = await matchedReports(stores.graph, index, query, level);
+  const retrieved = await retrievePassages(stores, index, question, [], { bm25Units: 20 });
   const flat = (text: string) => text.replace(/\s+/g, " ").trim();
   const contents = reports.map((r) => ({ id: r.human_id, text: flat(r.content) }));
   const holders = (text: string) => contents.filter((c) => c.text.includes(text)).map((c) => c.id);
@@ -150,10 +150,12 @@ export interface OfflinePoint {
  * near zero) yet costs a score for every one of them, so the match uses the selective terms when there
  * are any.
  */
-export function matchedReports(graph: SearchGraphStore, index: IndexRow, query: string, level: number) {
+export async function matchedReports(graph: SearchGraphStore, index: IndexRow, query: string, level: number) {
   const terms = queryTerms(query);
-  const selective =
-    terms.length > 1 ? terms.filter((t) => graph.reportTermShare(`"${t}"`) <= COMMON_SHARE) : terms;
+  const selective: string[] = [];
+  if (terms.length > 1) {
+    for (const t of terms) if ((await graph.reportTermShare(`"${t}"`)) <= COMMON_SHARE) selective.push(t);
+  } else selective.push(...terms);
   const match = ftsMatch((selective.length > 0 ? selective : terms).join(" "));
   return match ? graph.matchReports(index, match, level, SPECIFIC_REPORTS) : [];
 }

@@ -29,8 +29,12 @@ export interface Point {
   reports: number[];
 }
 
-export function defaultLevel(graph: SearchGraphStore, index: IndexRow, requested?: number): number {
-  const max = graph.maxLevel(index);
+export async function defaultLevel(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  requested?: number,
+): Promise<number> {
+  const max = await graph.maxLevel(index);
   return Math.max(0, Math.min(requested ?? 2, max));
 }
 
@@ -43,10 +47,10 @@ export async function globalSearch(
   signal?: AbortSignal,
 ): Promise<Answer> {
   const { graph } = stores;
-  const level = defaultLevel(graph, index, options.level);
+  const level = await defaultLevel(graph, index, options.level);
   const maxTokens = options.maxTokens ?? 8000;
   if (!model) return offlineGlobal(stores, index, query, level, maxTokens, options.maxPoints ?? 8);
-  const reports = shuffle(graph.reportsInPartition(index, level), 86);
+  const reports = shuffle(await graph.reportsInPartition(index, level), 86);
   const batches = pack(reports, maxTokens);
   const points: Point[] = [];
   const table = reports.map((r) => ({

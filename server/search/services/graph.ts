@@ -36,12 +36,12 @@ export class SearchGraphService {
   ) {}
 
   /** The `limit` most connected entities of one of the owner's indexes and the relationships among them. */
-  view(ownerId: string, indexName: string, limit = DEFAULT_GRAPH_ENTITIES): GraphView {
-    const index = this.index(ownerId, indexName);
+  async view(ownerId: string, indexName: string, limit = DEFAULT_GRAPH_ENTITIES): Promise<GraphView> {
+    const index = await this.index(ownerId, indexName);
     const key = `${index.id}\u0000${index.updated_at}\u0000${limit}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const view = this.build(index, limit);
+    const view = await this.build(index, limit);
     this.cache.set(key, view);
     for (const old of this.cache.keys()) {
       if (this.cache.size <= CACHED_LAYOUTS) break;
@@ -51,23 +51,23 @@ export class SearchGraphService {
   }
 
   /** One entity by citation id: its description, the passages that mention it, its heaviest ties. */
-  entity(ownerId: string, indexName: string, humanId: number): typeof GraphEntity.static {
-    const index = this.index(ownerId, indexName);
-    const row = this.graph.entityByHumanId(index, humanId);
+  async entity(ownerId: string, indexName: string, humanId: number): Promise<typeof GraphEntity.static> {
+    const index = await this.index(ownerId, indexName);
+    const row = await this.graph.entityByHumanId(index, humanId);
     if (!row) throw AppError.notFound(`Index '${indexName}' has no entity ${humanId}`);
     const unitIds = (JSON.parse(row.unit_ids) as number[]).slice(0, SOURCES);
-    const units = new Map(this.search.units(index, unitIds).map((u) => [u.id, u]));
-    const related = this.graph.relationshipsTouching(index, [row.id], RELATED).map((r) => {
+    const units = new Map((await this.search.units(index, unitIds)).map((u) => [u.id, u]));
+    const related = (await this.graph.relationshipsTouching(index, [row.id], RELATED)).map((r) => {
       const other = r.source_id === row.id ? r.target_id : r.source_id;
       return { other, weight: r.weight };
     });
     const neighbours = new Map(
-      this.graph
-        .entities(
+      (
+        await this.graph.entities(
           index,
           related.map((r) => r.other),
         )
-        .map((e) => [e.id, e]),
+      ).map((e) => [e.id, e]),
     );
     return {
       id: row.human_id,
@@ -87,23 +87,23 @@ export class SearchGraphService {
     };
   }
 
-  private index(ownerId: string, name: string): IndexRow {
-    const index = this.search.findIndex(ownerId, name);
+  private async index(ownerId: string, name: string): Promise<IndexRow> {
+    const index = await this.search.findIndex(ownerId, name);
     if (!index) throw AppError.notFound(`No index '${name}'`);
     return index;
   }
 
-  private build(index: IndexRow, limit: number): GraphView {
-    const counts = this.graph.counts(index);
-    const rows = this.graph.graphEntities(index, limit);
+  private async build(index: IndexRow, limit: number): Promise<GraphView> {
+    const counts = await this.graph.counts(index);
+    const rows = await this.graph.graphEntities(index, limit);
     // Community row ids → citation ids; an entity's list holds its community at each level, coarsest first.
-    const communities = new Map(this.graph.communities(index).map((c) => [c.id, c]));
+    const communities = new Map((await this.graph.communities(index)).map((c) => [c.id, c]));
     const position = new Map(rows.map((r, i) => [r.id, i]));
     const source: number[] = [];
     const target: number[] = [];
     const weight: number[] = [];
     let between = 0;
-    for (const e of this.graph.graphEdges(index)) {
+    for (const e of await this.graph.graphEdges(index)) {
       const s = position.get(e.source_id);
       const t = position.get(e.target_id);
       if (s === undefined || t === undefined) continue;

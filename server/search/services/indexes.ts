@@ -80,9 +80,9 @@ export class SearchIndexService {
     title: string,
     signal?: AbortSignal,
   ): Promise<IndexSummary> {
-    const row = this.store.findIndex(ownerId, indexName);
+    const row = await this.store.findIndex(ownerId, indexName);
     if (!row) throw AppError.notFound(`No index '${indexName}'`);
-    if (!this.store.findDocument(row, title))
+    if (!(await this.store.findDocument(row, title)))
       throw AppError.notFound(`Index '${indexName}' has no document '${title}'`);
     return this.exclusive(ownerId, indexName, async () => {
       const summary = await runIndex(this.store, ownerId, indexName, [], {
@@ -99,8 +99,8 @@ export class SearchIndexService {
     });
   }
 
-  documents(ownerId: string, indexName: string) {
-    const row = this.store.findIndex(ownerId, indexName);
+  async documents(ownerId: string, indexName: string) {
+    const row = await this.store.findIndex(ownerId, indexName);
     if (!row) throw AppError.notFound(`No index '${indexName}'`);
     return this.store.listDocuments(row);
   }
@@ -118,23 +118,27 @@ export class SearchIndexService {
     }
   }
 
-  list(ownerId: string) {
-    return this.store.listIndexes(ownerId).map((row) => ({
-      name: row.name,
-      documents: this.store.countDocuments(row),
-      units: this.store.countUnits(row),
-      stats: JSON.parse(row.stats) as Record<string, unknown>,
-      updated_at: row.updated_at,
-      ...(this.embeddings ? { vectors: this.vectorState(row, this.embeddings.model) } : {}),
-    }));
+  async list(ownerId: string) {
+    const rows = await this.store.listIndexes(ownerId);
+    const list = [];
+    for (const row of rows)
+      list.push({
+        name: row.name,
+        documents: await this.store.countDocuments(row),
+        units: await this.store.countUnits(row),
+        stats: JSON.parse(row.stats) as Record<string, unknown>,
+        updated_at: row.updated_at,
+        ...(this.embeddings ? { vectors: await this.vectorState(row, this.embeddings.model) } : {}),
+      });
+    return list;
   }
 
   /** How far an index's entities are embedded, and why search stays on BM25 when it does. */
-  private vectorState(row: IndexRow, model: string) {
-    const vectors = new SearchVectorStore(this.store.db);
-    const ready = vectors.available();
+  private async vectorState(row: IndexRow, model: string) {
+    const vectors = new SearchVectorStore(this.store.db, this.store.sqlite);
+    const ready = await vectors.available();
     if (!ready.ok) return { model, entities: 0, note: `${ready.reason}; local search stays on BM25` };
-    const entities = vectors.count(row, model);
+    const entities = await vectors.count(row, model);
     return entities > 0
       ? { model, entities }
       : {

@@ -57,12 +57,12 @@ export function emptyTables(): ContextTables {
   return { reports: [], entities: [], relationships: [], claims: [], sources: [] };
 }
 
-export function buildLocalContext(
+export async function buildLocalContext(
   stores: SearchStores,
   index: IndexRow,
   query: string,
   options: LocalContextOptions = {},
-): LocalContext {
+): Promise<LocalContext> {
   const {
     maxTokens = 12_000,
     topKEntities = 10,
@@ -73,15 +73,15 @@ export function buildLocalContext(
   const { graph, search } = stores;
   const tables = emptyTables();
   const match = ftsMatch(query);
-  const bm25 = match ? graph.matchEntities(index, match, topKEntities) : [];
+  const bm25 = match ? await graph.matchEntities(index, match, topKEntities) : [];
   const ranked = options.vectorRanked?.length ? fuse(bm25, options.vectorRanked, topKEntities) : bm25;
   const byId = new Map(
-    graph
-      .entities(
+    (
+      await graph.entities(
         index,
         ranked.map((r) => r.id),
       )
-      .map((e) => [e.id, e]),
+    ).map((e) => [e.id, e]),
   );
   // Entities the query names come first (GraphRAG maps a query to entities by name as well as by text):
   // "Who is Jacob Marley?" is about Jacob Marley before the Ghost of Jacob Marley.
@@ -94,14 +94,12 @@ export function buildLocalContext(
   const hits = new Map<number, number>();
   for (const e of selected)
     for (const c of JSON.parse(e.community_ids) as number[]) hits.set(c, (hits.get(c) ?? 0) + 1);
-  const reports = graph
-    .reportsForCommunities(index, [...hits.keys()])
-    .sort(
-      (a, b) =>
-        (hits.get(b.community_id) ?? 0) - (hits.get(a.community_id) ?? 0) ||
-        b.rating - a.rating ||
-        b.level - a.level,
-    );
+  const reports = (await graph.reportsForCommunities(index, [...hits.keys()])).sort(
+    (a, b) =>
+      (hits.get(b.community_id) ?? 0) - (hits.get(a.community_id) ?? 0) ||
+      b.rating - a.rating ||
+      b.level - a.level,
+  );
   const reportPack = packer(maxTokens * communityShare, "id|title|content");
   for (const r of reports) {
     const row = { id: String(r.human_id), title: r.title, content: r.content };
@@ -129,7 +127,7 @@ export function buildLocalContext(
     });
   }
   if (entityPack.used()) sections.push(`-----Entities-----\n${entityPack.text()}`);
-  const relationships = rankRelationships(graph, index, selected, topKRelationships);
+  const relationships = await rankRelationships(graph, index, selected, topKRelationships);
   const relationPack = packer(
     Math.max(0, entityBudget - entityPack.tokens()),
     "id|source|target|description|weight|links",
@@ -166,10 +164,13 @@ export function buildLocalContext(
     .sort((a, b) => a[1].first - b[1].first || b[1].shared - a[1].shared)
     .map(([id]) => id);
   const question = analyseQuestion(query);
-  const retrieved = retrievePassages(stores, index, question, entityUnits.slice(0, MAX_ENTITY_UNITS));
+  const retrieved = await retrievePassages(stores, index, question, entityUnits.slice(0, MAX_ENTITY_UNITS));
   const unitIds = [...new Set([...retrieved.ranked, ...entityUnits])].slice(0, 50);
   const missing = unitIds.filter((id) => !retrieved.units.has(id));
-  const units = new Map([...retrieved.units, ...search.units(index, missing).map((u) => [u.id, u] as const)]);
+  const units = new Map([
+    ...retrieved.units,
+    ...(await search.units(index, missing)).map((u) => [u.id, u] as const),
+  ]);
   const unitPack = packer(maxTokens * unitShare, "id|text");
   const sources: LocalContext["sources"] = [];
   for (const id of unitIds) {
@@ -203,9 +204,18 @@ export function fuse(a: { id: number }[], b: { id: number }[], limit: number): {
     .map(([id]) => ({ id }));
 }
 
-function rankRelationships(graph: SearchGraphStore, index: IndexRow, selected: EntityRow[], topK: number) {
+async function rankRelationships(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  selected: EntityRow[],
+  topK: number,
+) {
   const ids = new Set(selected.map((e) => e.id));
-  const touching = graph.relationshipsTouching(index, [...ids], topK * Math.max(1, selected.length) * 2);
+  const touching = await graph.relationshipsTouching(
+    index,
+    [...ids],
+    topK * Math.max(1, selected.length) * 2,
+  );
   const inNetwork = touching.filter((r) => ids.has(r.source_id) && ids.has(r.target_id));
   const outside = touching.filter((r) => !(ids.has(r.source_id) && ids.has(r.target_id)));
   // links: how many selected entities the outside end of a relationship is tied to.

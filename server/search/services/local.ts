@@ -9,14 +9,14 @@ import { extractiveAnswer } from "./local-answer.ts";
 import { buildLocalContext, type LocalContextOptions, type SearchStores } from "./local-context.ts";
 import { localSystemPrompt, NO_DATA_ANSWER } from "./prompts.ts";
 
-export function localSearch(
+export async function localSearch(
   stores: SearchStores,
   index: IndexRow,
   query: string,
   model?: ModelChoice,
   options?: LocalContextOptions,
-): Answer {
-  const context = buildLocalContext(stores, index, query, options);
+): Promise<Answer> {
+  const context = await buildLocalContext(stores, index, query, options);
   const data = context.tables as unknown as ContextData;
   if (context.sources.length === 0 && context.entities.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
   if (model) return modelAnswer(data, model, localSystemPrompt(context.text), query);

@@ -96,15 +96,15 @@ const WEAK_BONUS = 0.3;
 const MIN_CHARS = 20;
 
 /** Looks up the types the index gave these names (entity names as stored). */
-export type NameTypes = (names: string[]) => Map<string, string>;
+export type NameTypes = (names: string[]) => Promise<Map<string, string>>;
 
-export function scorePassages(
+export async function scorePassages(
   units: PassageUnit[],
   question: Question,
   groups: TermGroup[],
   typesOf: NameTypes,
   limit = 40,
-): Passage[] {
+): Promise<Passage[]> {
   const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
   const raw: Raw[] = [];
@@ -147,7 +147,7 @@ export function scorePassages(
   }
   raw.sort((a, b) => b.score - a.score || a.order - b.order);
   const top = raw.slice(0, limit * 2);
-  addCandidates(top, question, typesOf, units);
+  await addCandidates(top, question, typesOf, units);
   top.sort((a, b) => b.score - a.score || a.order - b.order);
   return top.slice(0, limit).map(({ next: _n, ...p }) => p);
 }
@@ -184,11 +184,11 @@ function form(text: string): number {
  * sentence that asks ("Have you had many brothers, Spirit?") may be answered by the next one ("More than
  * eighteen hundred," said the Ghost): then the passage is both.
  */
-function addCandidates(passages: Raw[], question: Question, typesOf: NameTypes, units: PassageUnit[]) {
+async function addCandidates(passages: Raw[], question: Question, typesOf: NameTypes, units: PassageUnit[]) {
   const type = question.type;
   if (type === "thing" && !question.wantsName) return;
   const asked = new Set(question.terms.map(stem));
-  const finder = candidateFinder(question, asked, typesOf, units, passages);
+  const finder = await candidateFinder(question, asked, typesOf, units, passages);
   for (const p of passages) {
     let found = finder(p.text);
     if (!found && p.next && /\?["'’”)_]*$/.test(p.text)) {
@@ -204,13 +204,13 @@ function addCandidates(passages: Raw[], question: Question, typesOf: NameTypes, 
 
 type Finder = (text: string) => { name: string; strong: boolean } | undefined;
 
-function candidateFinder(
+async function candidateFinder(
   question: Question,
   asked: Set<string>,
   typesOf: NameTypes,
   units: PassageUnit[],
   passages: Raw[],
-): Finder {
+): Promise<Finder> {
   const type = question.type;
   if (type === "number")
     return (text) => {
@@ -246,7 +246,7 @@ function candidateFinder(
     );
   const texts = passages.flatMap((p) => (p.next ? [p.text, p.next] : [p.text]));
   const names = [...new Set(texts.flatMap(mentionsOf).flatMap((m) => [m.name, m.core.join(" ")]))];
-  const known = names.length > 0 ? typesOf(names) : new Map<string, string>();
+  const known = names.length > 0 ? await typesOf(names) : new Map<string, string>();
   return (text) => {
     let weak: string | undefined;
     for (const m of mentionsOf(text)) {

@@ -27,11 +27,11 @@ export class SearchQueryService {
     private readonly models: ModelService,
     private readonly embeddings?: EmbeddingsClient,
   ) {
-    this.vectors = new SearchVectorStore(stores.search.db);
+    this.vectors = new SearchVectorStore(stores.search.db, stores.search.sqlite);
   }
 
   async local(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
-    const index = this.indexOf(ownerId, input);
+    const index = await this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
     const model = chooseModel(this.models, input.model);
     const vectorRanked = await this.nearestEntities(index, input.query, signal);
@@ -45,7 +45,8 @@ export class SearchQueryService {
    */
   private async nearestEntities(index: IndexRow, query: string, signal?: AbortSignal) {
     const client = this.embeddings;
-    if (!client || !this.vectors.available().ok || !this.vectors.has(index, client.model)) return undefined;
+    if (!client || !(await this.vectors.available()).ok || !(await this.vectors.has(index, client.model)))
+      return undefined;
     try {
       const [vector] = await client.embed([query], signal);
       return vector ? this.vectors.nearest(index, client.model, vector, NEAREST) : undefined;
@@ -56,7 +57,7 @@ export class SearchQueryService {
   }
 
   async global(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
-    const index = this.indexOf(ownerId, input);
+    const index = await this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
     return globalSearch(
       this.stores,
@@ -69,15 +70,15 @@ export class SearchQueryService {
   }
 
   async questions(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<string[]> {
-    const index = this.indexOf(ownerId, input);
+    const index = await this.indexOf(ownerId, input);
     if (!index) return [];
     return generateQuestions(this.stores, index, input.query, chooseModel(this.models, input.model), signal);
   }
 
   /** The named index when it holds text to search; an index with no units counts as missing. */
-  private indexOf(ownerId: string, input: SearchQuery): IndexRow | undefined {
-    const row = this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
-    return row && this.stores.search.countUnits(row) > 0 ? row : undefined;
+  private async indexOf(ownerId: string, input: SearchQuery): Promise<IndexRow | undefined> {
+    const row = await this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
+    return row && (await this.stores.search.countUnits(row)) > 0 ? row : undefined;
   }
 }
 

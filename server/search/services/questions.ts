@@ -17,7 +17,7 @@ export async function generateQuestions(
   model?: ModelChoice,
   signal?: AbortSignal,
 ): Promise<string[]> {
-  const context = buildLocalContext(stores, index, query, { maxTokens: 6000 });
+  const context = await buildLocalContext(stores, index, query, { maxTokens: 6000 });
   if (context.entities.length === 0) return [];
   if (!model) return offlineQuestions(context, query);
   const reply = await completeText(model, questionsSystemPrompt(context.text, QUESTION_COUNT), query, signal);

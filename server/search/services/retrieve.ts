@@ -31,42 +31,48 @@ export interface Retrieved {
   ranked: number[];
 }
 
-export function retrievePassages(
+export async function retrievePassages(
   stores: SearchStores,
   index: IndexRow,
   question: Question,
   extraUnits: number[] = [],
   options: { bm25Units?: number; poolLimit?: number } = {},
-): Retrieved {
+): Promise<Retrieved> {
   const { search, graph } = stores;
   const terms = question.terms.slice(0, 12);
-  const total = search.countUnits(index);
-  const counted = terms.map((term) => ({
-    term,
-    df: search.unitTermCount(index, term, DF_CAP),
-    name: question.names.includes(term),
-    related: question.related.get(term),
-  }));
+  const total = await search.countUnits(index);
+  const counted = [];
+  for (const term of terms)
+    counted.push({
+      term,
+      df: await search.unitTermCount(index, term, DF_CAP),
+      name: question.names.includes(term),
+      related: question.related.get(term),
+    });
   const groups = termGroups(counted, total);
   // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice).
   const present = counted.filter((t) => t.df > 0).map((t) => t.term);
   const bm25 =
     present.length > 0
-      ? search.searchUnits(index, present.map((t) => `"${t}"`).join(" OR "), options.bm25Units ?? BM25_UNITS)
+      ? await search.searchUnits(
+          index,
+          present.map((t) => `"${t}"`).join(" OR "),
+          options.bm25Units ?? BM25_UNITS,
+        )
       : [];
   let ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
-  let rows = search.units(index, ids);
+  let rows = await search.units(index, ids);
   if (question.position) {
     // "By the end of the story": the first documents' last (or first) pages join the pool.
     const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
-    const edges = documents
-      .slice(0, 3)
-      .flatMap((d) => search.edgeUnits(index, d, question.position as "start" | "end", EDGE_UNITS))
-      .filter((id) => !ids.includes(id));
+    const edges: number[] = [];
+    for (const d of documents.slice(0, 3))
+      for (const id of await search.edgeUnits(index, d, question.position as "start" | "end", EDGE_UNITS))
+        if (!ids.includes(id)) edges.push(id);
     ids = [...ids, ...edges];
-    rows = [...rows, ...search.units(index, edges)];
+    rows = [...rows, ...(await search.units(index, edges))];
   }
-  const sizes = search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
+  const sizes = await search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
   const units = new Map(rows.map((u) => [u.id, u]));
   const pool = ids.flatMap((id) => {
     const u = units.get(id);
@@ -74,7 +80,7 @@ export function retrievePassages(
     const n = sizes.get(u.document_id) ?? 1;
     return [{ id, text: u.text, position: n > 1 ? u.ordinal / (n - 1) : 0.5 }];
   });
-  const passages = scorePassages(pool, question, groups, (names) => graph.entityTypes(index, names));
+  const passages = await scorePassages(pool, question, groups, (names) => graph.entityTypes(index, names));
   const ranked: number[] = [];
   for (const p of passages) if (!ranked.includes(p.unit)) ranked.push(p.unit);
   for (const id of ids) if (!ranked.includes(id) && units.has(id)) ranked.push(id);

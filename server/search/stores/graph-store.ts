@@ -1,9 +1,11 @@
 /**
  * The search family's SQL for the merged graph: entities, relationships, communities, reports and their
- * FTS5 indexes (BM25), written whole on each indexing run and read by the query services. Every
- * statement is scoped by owner and index. SQL only.
+ * full-text rows (BM25: FTS5 on SQLite, tsvector on PostgreSQL, sql.ts), written whole on each indexing
+ * run and read by the query services, on the database port. Every statement is scoped by owner and
+ * index. `tx(fn)` runs `fn` with a store bound to one transaction. SQL only.
  */
-import type { Store } from "../../storage/store.ts";
+import type { Db, Queryable } from "../../storage/db/port.ts";
+import { bm25Query } from "../../storage/db/text-search.ts";
 import type {
   EntityRow,
   IndexRow,
@@ -13,7 +15,8 @@ import type {
   Report,
   ReportRow,
 } from "../types.ts";
-import { countInIndex, placeholders } from "./sql.ts";
+import { scopeFourTimes } from "./search-store.ts";
+import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -25,74 +28,120 @@ export interface StoredCommunity {
 }
 
 export class SearchGraphStore {
-  constructor(readonly db: Store) {}
+  constructor(
+    readonly db: Db,
+    protected readonly q: Queryable = db,
+  ) {}
+
+  /** Runs `fn` in one transaction, with a store whose statements go to it. */
+  tx<T>(fn: (graph: SearchGraphStore) => Promise<T>): Promise<T> {
+    return this.db.tx((tx) => fn(this.bind(tx)));
+  }
+
+  /** The same store with its statements going to `q` (an open transaction of the same database). */
+  bind(q: Queryable): SearchGraphStore {
+    return new SearchGraphStore(this.db, q);
+  }
 
   /** Replaces the index's entities and relationships; returns entity ids by name key. */
-  replaceGraph(
+  async replaceGraph(
     index: IndexRow,
     entities: MergedEntity[],
     relationships: MergedRelationship[],
-  ): Map<string, number> {
+  ): Promise<Map<string, number>> {
     const scope = [index.id, index.owner_id];
     // Citation ids stay put across incremental runs: an entity or relationship that survives keeps its
     // human id (so a kept report's [Data: …] still points at it), and a new one takes the next free id.
-    const entityIds = this.previousIds("search_entities", "name", index);
-    const relationshipIds = this.previousIds("search_relationships", "source || char(0) || target", index);
-    this.db.run("DELETE FROM search_entities_fts WHERE index_id = ? AND owner_id = ?", scope);
-    this.db.run("DELETE FROM search_relationships_fts WHERE index_id = ? AND owner_id = ?", scope);
-    this.db.run("DELETE FROM search_entities WHERE index_id = ? AND owner_id = ?", scope);
-    this.db.run("DELETE FROM search_relationships WHERE index_id = ? AND owner_id = ?", scope);
+    const entityIds = await this.previousIds("search_entities", "name AS a, '' AS b", index);
+    const relationshipIds = await this.previousIds("search_relationships", "source AS a, target AS b", index);
+    // On PostgreSQL the text rows go with their rows (ON DELETE CASCADE); FTS5 rows must be deleted.
+    if (this.db.engine === "sqlite") {
+      await this.q.run("DELETE FROM search_entities_fts WHERE index_id = ? AND owner_id = ?", scope);
+      await this.q.run("DELETE FROM search_relationships_fts WHERE index_id = ? AND owner_id = ?", scope);
+    }
+    await this.q.run("DELETE FROM search_entities WHERE index_id = ? AND owner_id = ?", scope);
+    await this.q.run("DELETE FROM search_relationships WHERE index_id = ? AND owner_id = ?", scope);
     const ids = new Map<string, number>();
     const names = new Map(entities.map((e) => [e.key, e.name]));
-    entities.forEach((e) => {
-      const human = entityIds(e.name);
-      const { lastInsertRowid: id } = this.db.run(
-        `INSERT INTO search_entities (index_id, owner_id, human_id, name, type, description, degree, mentions, unit_ids)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [...scope, human, e.name, e.type, e.description, e.degree, e.mentions, JSON.stringify(e.unitIds)],
-      );
-      this.db.run(
-        "INSERT INTO search_entities_fts (rowid, name, description, owner_id, index_id) VALUES (?, ?, ?, ?, ?)",
-        [id, e.name, e.description, index.owner_id, index.id],
-      );
+    const entityRows = await RowInserter.open(this.q, this.db.engine, "search_entities", [
+      "index_id",
+      "owner_id",
+      "human_id",
+      "name",
+      "type",
+      "description",
+      "degree",
+      "mentions",
+      "unit_ids",
+    ]);
+    for (const e of entities) {
+      const human = entityIds(`${e.name}\u0000`);
+      const id = await entityRows.insert([
+        ...scope,
+        human,
+        e.name,
+        e.type,
+        e.description,
+        e.degree,
+        e.mentions,
+        JSON.stringify(e.unitIds),
+      ]);
+      const fts = ftsRow(this.db.engine, "search_entities_fts", id, index, {
+        name: e.name,
+        description: e.description,
+      });
+      await this.q.run(fts.sql, fts.params);
       ids.set(e.key, id);
-    });
-    relationships.forEach((r) => {
-      const human = relationshipIds(
-        `${names.get(r.source) ?? r.source}\u0000${names.get(r.target) ?? r.target}`,
-      );
-      const { lastInsertRowid: id } = this.db.run(
-        `INSERT INTO search_relationships (index_id, owner_id, human_id, source_id, target_id, source, target, description, weight, rank, unit_ids)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          ...scope,
-          human,
-          ids.get(r.source) as number,
-          ids.get(r.target) as number,
-          names.get(r.source) ?? r.source,
-          names.get(r.target) ?? r.target,
-          r.description,
-          r.weight,
-          r.rank,
-          JSON.stringify(r.unitIds),
-        ],
-      );
-      this.db.run(
-        "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
-        [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
-      );
-    });
+    }
+    const relationshipRows = await RowInserter.open(this.q, this.db.engine, "search_relationships", [
+      "index_id",
+      "owner_id",
+      "human_id",
+      "source_id",
+      "target_id",
+      "source",
+      "target",
+      "description",
+      "weight",
+      "rank",
+      "unit_ids",
+    ]);
+    for (const r of relationships) {
+      const source = names.get(r.source) ?? r.source;
+      const target = names.get(r.target) ?? r.target;
+      const human = relationshipIds(`${source}\u0000${target}`);
+      const id = await relationshipRows.insert([
+        ...scope,
+        human,
+        ids.get(r.source) as number,
+        ids.get(r.target) as number,
+        source,
+        target,
+        r.description,
+        r.weight,
+        r.rank,
+        JSON.stringify(r.unitIds),
+      ]);
+      // Relationship text is searched by nothing yet: PostgreSQL keeps no text rows for it.
+      if (this.db.engine === "sqlite")
+        await this.q.run(
+          "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
+          [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
+        );
+    }
     return ids;
   }
 
-  /** Old reports by member hash, so that an unchanged community keeps its (possibly model-written) report. */
-  /** Human ids by key as the index has them now, and a function giving a key its id (kept, or the next free). */
-  private previousIds(table: string, key: string, index: IndexRow): (key: string) => number {
-    const rows = this.db.all<{ k: string; human_id: number }>(
-      `SELECT ${key} AS k, human_id FROM ${table} WHERE index_id = ? AND owner_id = ?`,
+  /**
+   * Human ids by key as the index has them now, and a function giving a key its id (kept, or the next
+   * free). The key is `a NUL b` of the two columns `cols` selects (PostgreSQL text cannot hold a NUL).
+   */
+  private async previousIds(table: string, cols: string, index: IndexRow): Promise<(key: string) => number> {
+    const rows = await this.q.all<{ a: string; b: string; human_id: number }>(
+      `SELECT ${cols}, human_id FROM ${table} WHERE index_id = ? AND owner_id = ?`,
       [index.id, index.owner_id],
     );
-    const kept = new Map(rows.map((r) => [r.k, r.human_id]));
+    const kept = new Map(rows.map((r) => [`${r.a}\u0000${r.b}`, r.human_id]));
     const taken = new Set<number>();
     let next = rows.reduce((max, r) => Math.max(max, r.human_id + 1), 0);
     return (k) => {
@@ -106,41 +155,44 @@ export class SearchGraphStore {
     };
   }
 
-  reportsByHash(index: IndexRow): Map<string, Report> {
-    const rows = this.db.all<ReportRow & { member_hash: string }>(
+  /** Old reports by member hash, so that an unchanged community keeps its (possibly model-written) report. */
+  async reportsByHash(index: IndexRow): Promise<Map<string, Report>> {
+    const rows = await this.q.all<ReportRow & { member_hash: string }>(
       "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ?",
       [index.id, index.owner_id],
     );
     return new Map(rows.map((r) => [r.member_hash, toReport(r)]));
   }
 
-  clearCommunities(index: IndexRow): void {
+  async clearCommunities(index: IndexRow): Promise<void> {
     const scope = [index.id, index.owner_id];
-    this.db.run("DELETE FROM search_reports_fts WHERE index_id = ? AND owner_id = ?", scope);
-    this.db.run("DELETE FROM search_reports WHERE index_id = ? AND owner_id = ?", scope);
-    this.db.run("DELETE FROM search_communities WHERE index_id = ? AND owner_id = ?", scope);
+    if (this.db.engine === "sqlite")
+      await this.q.run("DELETE FROM search_reports_fts WHERE index_id = ? AND owner_id = ?", scope);
+    await this.q.run("DELETE FROM search_reports WHERE index_id = ? AND owner_id = ?", scope);
+    await this.q.run("DELETE FROM search_communities WHERE index_id = ? AND owner_id = ?", scope);
   }
 
-  insertCommunity(
+  async insertCommunity(
     index: IndexRow,
     c: { human: number; level: number; parentId: number | null; entityIds: number[]; hash: string },
-  ): number {
-    return this.db.run(
+  ): Promise<number> {
+    const row = await this.q.get<{ id: number }>(
       `INSERT INTO search_communities (index_id, owner_id, human_id, level, parent_id, entity_ids, member_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       [index.id, index.owner_id, c.human, c.level, c.parentId, JSON.stringify(c.entityIds), c.hash],
-    ).lastInsertRowid;
+    );
+    return (row as { id: number }).id;
   }
 
-  setEntityCommunities(index: IndexRow, entityId: number, communityIds: number[]): void {
-    this.db.run("UPDATE search_entities SET community_ids = ? WHERE id = ? AND owner_id = ?", [
+  async setEntityCommunities(index: IndexRow, entityId: number, communityIds: number[]): Promise<void> {
+    await this.q.run("UPDATE search_entities SET community_ids = ? WHERE id = ? AND owner_id = ?", [
       JSON.stringify(communityIds),
       entityId,
       index.owner_id,
     ]);
   }
 
-  insertReport(
+  async insertReport(
     index: IndexRow,
     r: {
       communityId: number;
@@ -151,10 +203,10 @@ export class SearchGraphStore {
       content: string;
       hash: string;
     },
-  ): void {
-    const { lastInsertRowid: id } = this.db.run(
+  ): Promise<void> {
+    const { id } = (await this.q.get<{ id: number }>(
       `INSERT INTO search_reports (index_id, owner_id, community_id, human_id, level, title, summary, rating, rating_explanation, findings, content, member_hash, leaf)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       [
         index.id,
         index.owner_id,
@@ -170,51 +222,70 @@ export class SearchGraphStore {
         r.hash,
         r.leaf ? 1 : 0,
       ],
+    )) as { id: number };
+    const fts = ftsRow(
+      this.db.engine,
+      "search_reports_fts",
+      id,
+      index,
+      { title: r.report.title, content: r.content },
+      { level: r.level, leaf: r.leaf ? 1 : 0 },
     );
-    this.db.run(
-      "INSERT INTO search_reports_fts (rowid, title, content, owner_id, index_id, level, leaf) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      [id, r.report.title, r.content, index.owner_id, index.id, r.level, r.leaf ? 1 : 0],
-    );
+    await this.q.run(fts.sql, fts.params);
   }
 
   // ---- reads for the query services ----
 
-  counts(index: IndexRow): { entities: number; relationships: number; communities: number; reports: number } {
-    const n = (table: string) => countInIndex(this.db, table, index);
+  async counts(
+    index: IndexRow,
+  ): Promise<{ entities: number; relationships: number; communities: number; reports: number }> {
+    const n = (table: string) => countInIndex(this.q, table, index);
     return {
-      entities: n("search_entities"),
-      relationships: n("search_relationships"),
-      communities: n("search_communities"),
-      reports: n("search_reports"),
+      entities: await n("search_entities"),
+      relationships: await n("search_relationships"),
+      communities: await n("search_communities"),
+      reports: await n("search_reports"),
     };
   }
 
-  /** Entity ids ranked by BM25 over name (weighted 10×) and description. */
-  matchEntities(index: IndexRow, match: string, limit: number): { id: number; score: number }[] {
-    return this.db.all<{ id: number; score: number }>(
-      `SELECT rowid AS id, bm25(search_entities_fts, 10.0, 1.0) AS score FROM search_entities_fts
-       WHERE search_entities_fts MATCH ? AND index_id = ? AND owner_id = ? ORDER BY score LIMIT ?`,
-      [match, index.id, index.owner_id, limit],
+  /**
+   * Entity ids ranked by BM25 (lower score is better, as FTS5's): on SQLite over name (weighted 10×) and
+   * description; on PostgreSQL over both as one text.
+   */
+  matchEntities(index: IndexRow, match: string, limit: number): Promise<{ id: number; score: number }[]> {
+    if (this.db.engine === "sqlite")
+      return this.q.all<{ id: number; score: number }>(
+        `SELECT rowid AS id, bm25(search_entities_fts, 10.0, 1.0) AS score FROM search_entities_fts
+         WHERE search_entities_fts MATCH ? AND index_id = ? AND owner_id = ? ORDER BY score LIMIT ?`,
+        [match, index.id, index.owner_id, limit],
+      );
+    return this.q.all<{ id: number; score: number }>(
+      `SELECT id, -score AS score FROM (${bm25Query({
+        table: "search_entities_fts",
+        columns: "t.id",
+        where: "t.index_id = ? AND t.owner_id = ?",
+        limit,
+      })}) ranked ORDER BY score, id`,
+      [matchWords(match), ...scopeFourTimes(index)],
     );
   }
 
-  entities(index: IndexRow, ids: number[]): EntityRow[] {
+  entities(index: IndexRow, ids: number[]): Promise<EntityRow[]> {
     return this.byIds<EntityRow>("search_entities", index, ids);
   }
 
   /** The types the index gave these names (exact stored names), for typing the names a passage mentions. */
-  entityTypes(index: IndexRow, names: string[]): Map<string, string> {
+  async entityTypes(index: IndexRow, names: string[]): Promise<Map<string, string>> {
     if (names.length === 0) return new Map();
-    const rows = this.db.db
-      .query<{ name: string; type: string }, (string | number)[]>(
-        `SELECT name, type FROM search_entities WHERE index_id = ? AND name IN (${placeholders(names.length)}) AND owner_id = ?`,
-      )
-      .all(index.id, ...names, index.owner_id);
+    const rows = await this.q.all<{ name: string; type: string }>(
+      `SELECT name, type FROM search_entities WHERE index_id = ? AND name IN (${placeholders(names.length)}) AND owner_id = ?`,
+      [index.id, ...names, index.owner_id],
+    );
     return new Map(rows.map((r) => [r.name, r.type]));
   }
 
-  allEntities(index: IndexRow): EntityRow[] {
-    return this.db.all<EntityRow>(
+  allEntities(index: IndexRow): Promise<EntityRow[]> {
+    return this.q.all<EntityRow>(
       "SELECT * FROM search_entities WHERE index_id = ? AND owner_id = ? ORDER BY human_id",
       [index.id, index.owner_id],
     );
@@ -224,8 +295,8 @@ export class SearchGraphStore {
   graphEntities(
     index: IndexRow,
     limit: number,
-  ): Pick<EntityRow, "id" | "human_id" | "name" | "type" | "degree" | "community_ids">[] {
-    return this.db.all(
+  ): Promise<Pick<EntityRow, "id" | "human_id" | "name" | "type" | "degree" | "community_ids">[]> {
+    return this.q.all(
       `SELECT id, human_id, name, type, degree, community_ids FROM search_entities
        WHERE index_id = ? AND owner_id = ? ORDER BY degree DESC, mentions DESC, human_id LIMIT ?`,
       [index.id, index.owner_id, limit],
@@ -233,107 +304,124 @@ export class SearchGraphStore {
   }
 
   /** Every relationship's ends and weight, heaviest first (the graph view's edges). */
-  graphEdges(index: IndexRow): { source_id: number; target_id: number; weight: number }[] {
-    return this.db.all(
+  graphEdges(index: IndexRow): Promise<{ source_id: number; target_id: number; weight: number }[]> {
+    return this.q.all(
       `SELECT source_id, target_id, weight FROM search_relationships
        WHERE index_id = ? AND owner_id = ? ORDER BY weight DESC, human_id`,
       [index.id, index.owner_id],
     );
   }
 
-  entityByHumanId(index: IndexRow, humanId: number): EntityRow | undefined {
-    return this.db.get<EntityRow>(
+  entityByHumanId(index: IndexRow, humanId: number): Promise<EntityRow | undefined> {
+    return this.q.get<EntityRow>(
       "SELECT * FROM search_entities WHERE index_id = ? AND human_id = ? AND owner_id = ?",
       [index.id, humanId, index.owner_id],
     );
   }
 
   /** Relationships with either end in `ids`, heaviest first. */
-  relationshipsTouching(index: IndexRow, ids: number[], limit: number): RelationshipRow[] {
+  async relationshipsTouching(index: IndexRow, ids: number[], limit: number): Promise<RelationshipRow[]> {
     if (ids.length === 0) return [];
     const list = placeholders(ids.length);
-    return this.db.db
-      .query<RelationshipRow, (string | number)[]>(
-        `SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? AND source_id IN (${list})
-         UNION
-         SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? AND target_id IN (${list})
-         ORDER BY weight DESC, rank DESC LIMIT ?`,
-      )
-      .all(index.id, index.owner_id, ...ids, index.id, index.owner_id, ...ids, limit);
+    return this.q.all<RelationshipRow>(
+      `SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? AND source_id IN (${list})
+       UNION
+       SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? AND target_id IN (${list})
+       ORDER BY weight DESC, rank DESC, id LIMIT ?`,
+      [index.id, index.owner_id, ...ids, index.id, index.owner_id, ...ids, limit],
+    );
   }
 
-  allRelationships(index: IndexRow): RelationshipRow[] {
-    return this.db.all<RelationshipRow>(
+  allRelationships(index: IndexRow): Promise<RelationshipRow[]> {
+    return this.q.all<RelationshipRow>(
       "SELECT * FROM search_relationships WHERE index_id = ? AND owner_id = ? ORDER BY human_id",
       [index.id, index.owner_id],
     );
   }
 
-  communities(index: IndexRow): StoredCommunity[] {
-    return this.db.all<StoredCommunity>(
+  communities(index: IndexRow): Promise<StoredCommunity[]> {
+    return this.q.all<StoredCommunity>(
       "SELECT id, human_id, level, parent_id, entity_ids, member_hash FROM search_communities WHERE index_id = ? AND owner_id = ? ORDER BY level, human_id",
       [index.id, index.owner_id],
     );
   }
 
-  reportsForCommunities(index: IndexRow, communityIds: number[]): ReportRow[] {
+  async reportsForCommunities(index: IndexRow, communityIds: number[]): Promise<ReportRow[]> {
     if (communityIds.length === 0) return [];
-    return this.db.db
-      .query<ReportRow, (string | number)[]>(
-        `SELECT * FROM search_reports WHERE community_id IN (${placeholders(communityIds.length)}) AND +index_id = ? AND owner_id = ?`,
-      )
-      .all(...communityIds, index.id, index.owner_id);
+    return this.q.all<ReportRow>(
+      `SELECT * FROM search_reports WHERE community_id IN (${placeholders(communityIds.length)}) AND +index_id = ? AND owner_id = ?`,
+      [...communityIds, index.id, index.owner_id],
+    );
   }
 
-  /** The most mentioned entities of one type: the main characters, the main places (read in index order: no sort). */
-  leadingEntities(index: IndexRow, type: string, limit: number): EntityRow[] {
-    return this.db.all<EntityRow>(
-      "SELECT * FROM search_entities WHERE index_id = ? AND type = ? AND owner_id = ? ORDER BY mentions DESC LIMIT ?",
+  /**
+   * The most mentioned entities of one type: the main characters, the main places (read in index order:
+   * no sort; ties newest row first, as the index holds them, on both engines).
+   */
+  leadingEntities(index: IndexRow, type: string, limit: number): Promise<EntityRow[]> {
+    return this.q.all<EntityRow>(
+      "SELECT * FROM search_entities WHERE index_id = ? AND type = ? AND owner_id = ? ORDER BY mentions DESC, id DESC LIMIT ?",
       [index.id, type, index.owner_id, limit],
     );
   }
 
   /** Reports of one level, the most important (rating) first. */
-  topReports(index: IndexRow, level: number, limit: number): ReportRow[] {
-    return this.db.all<ReportRow>(
-      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC LIMIT ?",
+  topReports(index: IndexRow, level: number, limit: number): Promise<ReportRow[]> {
+    return this.q.all<ReportRow>(
+      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC, id DESC LIMIT ?",
       [index.id, index.owner_id, level, limit],
     );
   }
 
-  reportsAtLevel(index: IndexRow, level: number): ReportRow[] {
-    return this.db.all<ReportRow>(
+  reportsAtLevel(index: IndexRow, level: number): Promise<ReportRow[]> {
+    return this.q.all<ReportRow>(
       "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY human_id",
       [index.id, index.owner_id, level],
     );
   }
 
   /** The reports of the partition at `level`: its communities plus the leaves of shallower levels. */
-  reportsInPartition(index: IndexRow, level: number): ReportRow[] {
-    return this.db.all<ReportRow>(
+  reportsInPartition(index: IndexRow, level: number): Promise<ReportRow[]> {
+    return this.q.all<ReportRow>(
       `SELECT r.* FROM search_reports r WHERE r.index_id = ? AND r.owner_id = ? AND ${IN_PARTITION} ORDER BY r.human_id`,
       [index.id, index.owner_id, level, level],
     );
   }
 
-  /** Reports of the partition at `level` ranked by BM25 over title (weighted 5×) and content. */
-  matchReports(
+  /**
+   * Reports of the partition at `level` ranked by BM25 (lower is better, as FTS5's): on SQLite over title
+   * (weighted 5×) and content, on PostgreSQL over both as one text.
+   */
+  async matchReports(
     index: IndexRow,
     match: string,
     level: number,
     limit: number,
-  ): (ReportRow & { score: number })[] {
-    const ranked = this.db.all<{ id: number; score: number }>(
-      `SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
-       WHERE search_reports_fts MATCH ? AND index_id = ? AND owner_id = ? AND (level = ? OR (level < ? AND leaf = 1))
-       ORDER BY score LIMIT ?`,
-      [match, index.id, index.owner_id, level, level, limit],
-    );
+  ): Promise<(ReportRow & { score: number })[]> {
+    const ranked =
+      this.db.engine === "sqlite"
+        ? await this.q.all<{ id: number; score: number }>(
+            `SELECT rowid AS id, bm25(search_reports_fts, 5.0, 1.0) AS score FROM search_reports_fts
+             WHERE search_reports_fts MATCH ? AND index_id = ? AND owner_id = ? AND (level = ? OR (level < ? AND leaf = 1))
+             ORDER BY score LIMIT ?`,
+            [match, index.id, index.owner_id, level, level, limit],
+          )
+        : await this.q.all<{ id: number; score: number }>(
+            `SELECT id, -score AS score FROM (${bm25Query({
+              table: "search_reports_fts",
+              columns: "t.id",
+              where: "t.index_id = ? AND t.owner_id = ? AND (t.level = ? OR (t.level < ? AND t.leaf = 1))",
+              limit,
+            })}) ranked ORDER BY score, id`,
+            [matchWords(match), ...scopeFourTimes(index, level, level)],
+          );
     const rows = new Map(
-      this.byIds<ReportRow>(
-        "search_reports",
-        index,
-        ranked.map((r) => r.id),
+      (
+        await this.byIds<ReportRow>(
+          "search_reports",
+          index,
+          ranked.map((r) => r.id),
+        )
       ).map((r) => [r.id, r]),
     );
     return ranked.flatMap(({ id, score }) => {
@@ -346,34 +434,37 @@ export class SearchGraphStore {
    * How common a term is among all stored reports (every index: only used to choose which query terms are
    * worth ranking by, never shown), against how many reports there are.
    */
-  reportTermShare(match: string): number {
-    const total = this.db.get<{ n: number }>("SELECT count(*) AS n FROM search_reports")?.n ?? 0;
+  async reportTermShare(match: string): Promise<number> {
+    const total = (await this.q.get<{ n: number }>("SELECT count(*) AS n FROM search_reports"))?.n ?? 0;
     // Below a thousand reports, scoring them all is cheap: every term is worth ranking by.
     if (total < 1000) return 0;
     const hits =
-      this.db.get<{ n: number }>(
-        "SELECT count(*) AS n FROM search_reports_fts WHERE search_reports_fts MATCH ?",
-        [match],
-      )?.n ?? 0;
-    return hits / total;
+      this.db.engine === "sqlite"
+        ? await this.q.get<{ n: number }>(
+            "SELECT count(*) AS n FROM search_reports_fts WHERE search_reports_fts MATCH ?",
+            [match],
+          )
+        : await this.q.get<{ n: number }>(
+            `SELECT count(*) AS n FROM search_reports_fts WHERE ${PG_HAS_TERM}`,
+            [matchWords(match)],
+          );
+    return (hits?.n ?? 0) / total;
   }
 
-  maxLevel(index: IndexRow): number {
-    return (
-      this.db.get<{ level: number | null }>(
-        "SELECT max(level) AS level FROM search_reports WHERE index_id = ? AND owner_id = ?",
-        [index.id, index.owner_id],
-      )?.level ?? -1
+  async maxLevel(index: IndexRow): Promise<number> {
+    const row = await this.q.get<{ level: number | null }>(
+      "SELECT max(level) AS level FROM search_reports WHERE index_id = ? AND owner_id = ?",
+      [index.id, index.owner_id],
     );
+    return row?.level ?? -1;
   }
 
-  private byIds<T>(table: string, index: IndexRow, ids: number[]): T[] {
+  private async byIds<T>(table: string, index: IndexRow, ids: number[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    return this.db.db
-      .query<T, (string | number)[]>(
-        `SELECT * FROM ${table} WHERE id IN (${placeholders(ids.length)}) AND +index_id = ? AND owner_id = ?`,
-      )
-      .all(...ids, index.id, index.owner_id);
+    return this.q.all<T>(
+      `SELECT * FROM ${table} WHERE id IN (${placeholders(ids.length)}) AND +index_id = ? AND owner_id = ?`,
+      [...ids, index.id, index.owner_id],
+    );
   }
 }
 

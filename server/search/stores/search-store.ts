@@ -1,10 +1,13 @@
 /**
- * The search family's SQL for indexes, documents, text units and raw extractions. Every statement is
- * scoped by owner (and index); the graph tables are in graph-store.ts. SQL only.
+ * The search family's SQL for indexes, documents, text units and raw extractions, on the database port
+ * (SQLite or PostgreSQL). Every statement is scoped by owner (and index); the graph tables are in
+ * graph-store.ts. `tx(fn)` runs `fn` with a store bound to one transaction. SQL only.
  */
-import type { Store } from "../../storage/store.ts";
+import type { Database } from "bun:sqlite";
+import type { Db, Queryable } from "../../storage/db/port.ts";
+import { bm25Query } from "../../storage/db/text-search.ts";
 import type { Extraction, ExtractionRecord, IndexRow, UnitRow } from "../types.ts";
-import { countInIndex, placeholders } from "./sql.ts";
+import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
 
 export interface DocumentRow {
   id: number;
@@ -14,52 +17,72 @@ export interface DocumentRow {
 }
 
 export class SearchStore {
-  constructor(readonly db: Store) {}
+  /**
+   * `db` is the port; `sqlite` is the same app.db connection as bun:sqlite when the port is SQLite (the
+   * vector store loads sqlite-vec into it); `q` is where statements go (the port, or one transaction).
+   */
+  constructor(
+    readonly db: Db,
+    readonly sqlite?: Database,
+    protected readonly q: Queryable = db,
+  ) {}
 
-  findIndex(ownerId: string, name: string): IndexRow | undefined {
-    return this.db.get<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? AND name = ?", [
+  /** Runs `fn` in one transaction, with a store whose statements go to it. */
+  tx<T>(fn: (store: SearchStore) => Promise<T>): Promise<T> {
+    return this.db.tx((tx) => fn(this.bind(tx)));
+  }
+
+  /** The same store with its statements going to `q` (an open transaction of the same database). */
+  bind(q: Queryable): SearchStore {
+    return new SearchStore(this.db, this.sqlite, q);
+  }
+
+  findIndex(ownerId: string, name: string): Promise<IndexRow | undefined> {
+    return this.q.get<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? AND name = ?", [
       ownerId,
       name,
     ]);
   }
 
-  ensureIndex(ownerId: string, name: string): IndexRow {
-    this.db.run(
+  async ensureIndex(ownerId: string, name: string): Promise<IndexRow> {
+    await this.q.run(
       "INSERT INTO search_indexes (owner_id, name) VALUES (?, ?) ON CONFLICT (owner_id, name) DO NOTHING",
       [ownerId, name],
     );
-    return this.findIndex(ownerId, name) as IndexRow;
+    return (await this.findIndex(ownerId, name)) as IndexRow;
   }
 
-  listIndexes(ownerId: string): IndexRow[] {
-    return this.db.all<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? ORDER BY name", [ownerId]);
+  listIndexes(ownerId: string): Promise<IndexRow[]> {
+    return this.q.all<IndexRow>("SELECT * FROM search_indexes WHERE owner_id = ? ORDER BY name", [ownerId]);
   }
 
-  saveStats(index: IndexRow, stats: unknown): void {
-    this.db.run(
-      "UPDATE search_indexes SET stats = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND owner_id = ?",
+  async saveStats(index: IndexRow, stats: unknown): Promise<void> {
+    await this.q.run(
+      `UPDATE search_indexes SET stats = ?, updated_at = ${this.db.dialect.nowIso} WHERE id = ? AND owner_id = ?`,
       [JSON.stringify(stats), index.id, index.owner_id],
     );
   }
 
-  findDocument(index: IndexRow, title: string): DocumentRow | undefined {
-    return this.db.get<DocumentRow>(
+  findDocument(index: IndexRow, title: string): Promise<DocumentRow | undefined> {
+    return this.q.get<DocumentRow>(
       "SELECT id, title, content_hash, chars FROM search_documents WHERE index_id = ? AND owner_id = ? AND title = ?",
       [index.id, index.owner_id, title],
     );
   }
 
-  countDocuments(index: IndexRow): number {
-    return countInIndex(this.db, "search_documents", index);
+  countDocuments(index: IndexRow): Promise<number> {
+    return countInIndex(this.q, "search_documents", index);
   }
 
-  countUnits(index: IndexRow): number {
-    return countInIndex(this.db, "search_units", index);
+  countUnits(index: IndexRow): Promise<number> {
+    return countInIndex(this.q, "search_units", index);
   }
 
   /** The index's documents by title, with their sizes (the UI's and the CLI's document list). */
-  listDocuments(index: IndexRow): { name: string; chars: number; units: number; indexed_at: string }[] {
-    return this.db.all(
+  listDocuments(
+    index: IndexRow,
+  ): Promise<{ name: string; chars: number; units: number; indexed_at: string }[]> {
+    return this.q.all(
       `SELECT d.title AS name, d.chars, d.indexed_at, (SELECT count(*) FROM search_units u WHERE u.document_id = d.id) AS units
        FROM search_documents d WHERE d.index_id = ? AND d.owner_id = ? ORDER BY d.title`,
       [index.id, index.owner_id],
@@ -67,22 +90,23 @@ export class SearchStore {
   }
 
   /** The tokens of every unit of the index (how much text it holds). */
-  countTokens(index: IndexRow): number {
-    return (
-      this.db.get<{ n: number | null }>(
-        "SELECT sum(tokens) AS n FROM search_units WHERE index_id = ? AND owner_id = ?",
-        [index.id, index.owner_id],
-      )?.n ?? 0
+  async countTokens(index: IndexRow): Promise<number> {
+    const row = await this.q.get<{ n: number | null }>(
+      "SELECT sum(tokens) AS n FROM search_units WHERE index_id = ? AND owner_id = ?",
+      [index.id, index.owner_id],
     );
+    return row?.n ?? 0;
   }
 
   /** Removes a document with its units and their extractions (and the units' FTS rows). */
-  deleteDocument(index: IndexRow, documentId: number): void {
-    this.db.run(
-      "DELETE FROM search_units_fts WHERE rowid IN (SELECT id FROM search_units WHERE document_id = ? AND owner_id = ?)",
-      [documentId, index.owner_id],
-    );
-    this.db.run("DELETE FROM search_documents WHERE id = ? AND index_id = ? AND owner_id = ?", [
+  async deleteDocument(index: IndexRow, documentId: number): Promise<void> {
+    // On PostgreSQL the text rows go with their units (ON DELETE CASCADE); FTS5 rows must be deleted.
+    if (this.db.engine === "sqlite")
+      await this.q.run(
+        "DELETE FROM search_units_fts WHERE rowid IN (SELECT id FROM search_units WHERE document_id = ? AND owner_id = ?)",
+        [documentId, index.owner_id],
+      );
+    await this.q.run("DELETE FROM search_documents WHERE id = ? AND index_id = ? AND owner_id = ?", [
       documentId,
       index.id,
       index.owner_id,
@@ -90,35 +114,45 @@ export class SearchStore {
   }
 
   /** Inserts a document and its units; returns the units with their ids. */
-  insertDocument(
+  async insertDocument(
     index: IndexRow,
     doc: { title: string; hash: string; chars: number },
     units: { text: string; tokens: number }[],
-  ): UnitRow[] {
-    const { lastInsertRowid: documentId } = this.db.run(
-      "INSERT INTO search_documents (index_id, owner_id, title, content_hash, chars) VALUES (?, ?, ?, ?, ?)",
+  ): Promise<UnitRow[]> {
+    const { id: documentId } = (await this.q.get<{ id: number }>(
+      "INSERT INTO search_documents (index_id, owner_id, title, content_hash, chars) VALUES (?, ?, ?, ?, ?) RETURNING id",
       [index.id, index.owner_id, doc.title, doc.hash, doc.chars],
-    );
-    return units.map((unit, ordinal) => {
-      const { lastInsertRowid: id } = this.db.run(
-        "INSERT INTO search_units (index_id, owner_id, document_id, ordinal, text, tokens) VALUES (?, ?, ?, ?, ?, ?)",
-        [index.id, index.owner_id, documentId, ordinal, unit.text, unit.tokens],
-      );
-      this.db.run("INSERT INTO search_units_fts (rowid, text, owner_id, index_id) VALUES (?, ?, ?, ?)", [
-        id,
-        unit.text,
-        index.owner_id,
+    )) as { id: number };
+    const rows: UnitRow[] = [];
+    const inserter = await RowInserter.open(this.q, this.db.engine, "search_units", [
+      "index_id",
+      "owner_id",
+      "document_id",
+      "ordinal",
+      "text",
+      "tokens",
+    ]);
+    for (const [ordinal, unit] of units.entries()) {
+      const id = await inserter.insert([
         index.id,
+        index.owner_id,
+        documentId,
+        ordinal,
+        unit.text,
+        unit.tokens,
       ]);
-      return { id, document_id: documentId, ordinal, text: unit.text, tokens: unit.tokens };
-    });
+      const fts = ftsRow(this.db.engine, "search_units_fts", id, index, { text: unit.text });
+      await this.q.run(fts.sql, fts.params);
+      rows.push({ id, document_id: documentId, ordinal, text: unit.text, tokens: unit.tokens });
+    }
+    return rows;
   }
 
-  insertExtraction(index: IndexRow, unitId: number, extraction: Extraction): void {
+  async insertExtraction(index: IndexRow, unitId: number, extraction: Extraction): Promise<void> {
     const sql =
       "INSERT INTO search_extractions (index_id, owner_id, unit_id, kind, name, target, type, description, weight) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
     for (const e of extraction.entities) {
-      this.db.run(sql, [
+      await this.q.run(sql, [
         index.id,
         index.owner_id,
         unitId,
@@ -131,7 +165,7 @@ export class SearchStore {
       ]);
     }
     for (const r of extraction.relationships) {
-      this.db.run(sql, [
+      await this.q.run(sql, [
         index.id,
         index.owner_id,
         unitId,
@@ -145,67 +179,91 @@ export class SearchStore {
     }
   }
 
-  extractions(index: IndexRow): ExtractionRecord[] {
-    return this.db.all<ExtractionRecord>(
+  extractions(index: IndexRow): Promise<ExtractionRecord[]> {
+    return this.q.all<ExtractionRecord>(
       "SELECT unit_id, kind, name, target, type, description, weight FROM search_extractions WHERE index_id = ? AND owner_id = ? ORDER BY id",
       [index.id, index.owner_id],
     );
   }
 
   /** Units by id, with their document's title (the `sources` table). */
-  units(index: IndexRow, ids: number[]): (UnitRow & { title: string })[] {
+  async units(index: IndexRow, ids: number[]): Promise<(UnitRow & { title: string })[]> {
     if (ids.length === 0) return [];
-    return this.db.db
-      .query<UnitRow & { title: string }, (string | number)[]>(
-        `SELECT u.id, u.document_id, u.ordinal, u.text, u.tokens, d.title FROM search_units u
-         JOIN search_documents d ON d.id = u.document_id
-         WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${placeholders(ids.length)})`,
-      )
-      .all(index.id, index.owner_id, ...ids);
-  }
-
-  /**
-   * In how many of the index's units a term occurs (FTS5, Porter stems), counted up to `cap`: enough to
-   * tell a rare word from a common one without reading a common word's every row.
-   */
-  unitTermCount(index: IndexRow, term: string, cap: number): number {
-    return (
-      this.db.get<{ n: number }>(
-        `SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?)`,
-        [`"${term.replace(/"/g, "")}"`, index.id, index.owner_id, cap],
-      )?.n ?? 0
+    return this.q.all<UnitRow & { title: string }>(
+      `SELECT u.id, u.document_id, u.ordinal, u.text, u.tokens, d.title FROM search_units u
+       JOIN search_documents d ON d.id = u.document_id
+       WHERE u.index_id = ? AND u.owner_id = ? AND u.id IN (${placeholders(ids.length)})`,
+      [index.id, index.owner_id, ...ids],
     );
   }
 
+  /**
+   * In how many of the index's units a term occurs (stemmed), counted up to `cap`: enough to tell a rare
+   * word from a common one without reading a common word's every row.
+   */
+  async unitTermCount(index: IndexRow, term: string, cap: number): Promise<number> {
+    const word = term.replace(/"/g, "");
+    const row =
+      this.db.engine === "sqlite"
+        ? await this.q.get<{ n: number }>(
+            "SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?)",
+            [`"${word}"`, index.id, index.owner_id, cap],
+          )
+        : await this.q.get<{ n: number }>(
+            `SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE ${PG_HAS_TERM} AND index_id = ? AND owner_id = ? LIMIT ?) c`,
+            [word, index.id, index.owner_id, cap],
+          );
+    return row?.n ?? 0;
+  }
+
   /** The number of units of each document, so a unit's place in its document is known. */
-  documentUnitCounts(index: IndexRow, documentIds: number[]): Map<number, number> {
+  async documentUnitCounts(index: IndexRow, documentIds: number[]): Promise<Map<number, number>> {
     if (documentIds.length === 0) return new Map();
-    const rows = this.db.db
-      .query<{ document_id: number; n: number }, (string | number)[]>(
-        `SELECT document_id, max(ordinal) + 1 AS n FROM search_units WHERE document_id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ? GROUP BY document_id`,
-      )
-      .all(...documentIds, index.id, index.owner_id);
+    const rows = await this.q.all<{ document_id: number; n: number }>(
+      `SELECT document_id, max(ordinal) + 1 AS n FROM search_units WHERE document_id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ? GROUP BY document_id`,
+      [...documentIds, index.id, index.owner_id],
+    );
     return new Map(rows.map((r) => [r.document_id, r.n]));
   }
 
   /** The first or last units of a document ("at the end of the story" reads its last pages). */
-  edgeUnits(index: IndexRow, documentId: number, end: "start" | "end", count: number): number[] {
-    return this.db
-      .all<{ id: number }>(
-        `SELECT id FROM search_units WHERE document_id = ? AND index_id = ? AND owner_id = ? ORDER BY ordinal ${end === "end" ? "DESC" : "ASC"} LIMIT ?`,
-        [documentId, index.id, index.owner_id, count],
-      )
-      .map((r) => r.id);
+  async edgeUnits(
+    index: IndexRow,
+    documentId: number,
+    end: "start" | "end",
+    count: number,
+  ): Promise<number[]> {
+    const rows = await this.q.all<{ id: number }>(
+      `SELECT id FROM search_units WHERE document_id = ? AND index_id = ? AND owner_id = ? ORDER BY ordinal ${end === "end" ? "DESC" : "ASC"} LIMIT ?`,
+      [documentId, index.id, index.owner_id, count],
+    );
+    return rows.map((r) => r.id);
   }
 
   /** Unit ids ranked by BM25 over their text. */
-  searchUnits(index: IndexRow, match: string, limit: number): number[] {
-    return this.db
-      .all<{ id: number }>(
-        `SELECT rowid AS id FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ?
-         ORDER BY bm25(search_units_fts) LIMIT ?`,
-        [match, index.id, index.owner_id, limit],
-      )
-      .map((r) => r.id);
+  async searchUnits(index: IndexRow, match: string, limit: number): Promise<number[]> {
+    const rows =
+      this.db.engine === "sqlite"
+        ? await this.q.all<{ id: number }>(
+            `SELECT rowid AS id FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ?
+             ORDER BY bm25(search_units_fts) LIMIT ?`,
+            [match, index.id, index.owner_id, limit],
+          )
+        : await this.q.all<{ id: number }>(
+            bm25Query({
+              table: "search_units_fts",
+              columns: "t.id",
+              where: "t.index_id = ? AND t.owner_id = ?",
+              limit,
+            }),
+            [matchWords(match), ...scopeFourTimes(index)],
+          );
+    return rows.map((r) => r.id);
   }
+}
+
+/** bm25Query's `where` parameters (index, owner), four times over. */
+export function scopeFourTimes(index: IndexRow, ...more: (string | number)[]): (string | number)[] {
+  const one = [index.id, index.owner_id, ...more];
+  return [...one, ...one, ...one, ...one];
 }
