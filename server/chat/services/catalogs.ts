@@ -75,7 +75,7 @@ export class ChatCatalogService {
    */
   async modelsFor(owner: string) {
     const settings = await this.settingsOf(owner);
-    const stored = this.keys.all(owner);
+    const stored = await this.keys.all(owner);
     const diagnostics: string[] = [];
     const unreachable = await this.models.refreshLocalModels();
     if (unreachable) diagnostics.push(unreachable);
@@ -118,7 +118,7 @@ export class ChatCatalogService {
 
   /** What a provider offers now, as catalog entries (`providerId` is the reference client's name of `provider`). */
   async discover(owner: string, provider?: string) {
-    const stored = this.keys.all(owner);
+    const stored = await this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
     const info = known(id);
@@ -149,9 +149,9 @@ export class ChatCatalogService {
     return { providerId: info.id, ...found, models };
   }
 
-  providers(owner: string) {
+  async providers(owner: string) {
     return {
-      providers: providersWithStoredKeys(this.models, this.keys.all(owner)).map((p) => ({
+      providers: providersWithStoredKeys(this.models, await this.keys.all(owner)).map((p) => ({
         ...p,
         isConfigured: p.configured,
       })),
@@ -162,16 +162,16 @@ export class ChatCatalogService {
    * Stores (or clears) the caller's key; live sessions use it at once, so nothing needs a reload. The
    * key is never echoed. Answers every provider again (`success`, `providers`) and this one's state.
    */
-  setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
+  async setProvider(owner: string, provider: string, apiKey: string | null | undefined) {
     const info = known(provider);
     const key = apiKey?.trim();
-    if (key) this.keys.set(owner, provider, key);
-    else this.keys.clear(owner, provider);
+    if (key) await this.keys.set(owner, provider, key);
+    else await this.keys.clear(owner, provider);
     for (const live of this.deps.host.ownerSessions(owner)) {
       if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
       else live.auth.authStorage.remove(provider);
     }
-    const { providers } = this.providers(owner);
+    const { providers } = await this.providers(owner);
     const entry = providers.find((p) => p.id === provider);
     if (!entry) throw new AppError("internal", "provider vanished");
     return {
@@ -189,13 +189,13 @@ export class ChatCatalogService {
    * One cheap request to the provider with the typed or stored key, answered in words, under the
    * server's outbound rule (services/provider-test.ts).
    */
-  testProvider(owner: string, provider: string, input: ProviderTestInput) {
+  async testProvider(owner: string, provider: string, input: ProviderTestInput) {
     const info = known(provider);
     return testProvider(
       {
         info,
         envKey: this.env.get(info.envVarName),
-        storedKey: this.keys.all(owner)[provider],
+        storedKey: (await this.keys.all(owner))[provider],
         outbound: this.deps.outbound,
       },
       input,
