@@ -83,7 +83,6 @@ export async function executeRun(
     ...(reset ? { sessionReset: true } : {}),
     ...(opened.diagnostics.length ? { diagnostics: opened.diagnostics.map(scrub) } : {}),
   });
-  await runs.markFirstEvent(owner, runId);
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
   const stopRaw = live.onRaw((event) => mirror(event));
   const toolArgs = new Map<string, unknown>();
@@ -101,6 +100,9 @@ export async function executeRun(
       mirrorFailure ??= error;
     });
   };
+  // Queued, not awaited: from `start` on a client may send a follow-up, which must find pi prompting
+  // already (no database round trip between the two).
+  write(() => runs.markFirstEvent(owner, runId));
   function mirror(event: AgentSessionEvent) {
     if (event.type === "auto_retry_start" && session.model) {
       const current = session.model;

@@ -232,14 +232,15 @@ async function mirrorCall<T>(fn: () => Promise<T>): Promise<T> {
 /**
  * The engine's code when an error says the database cannot serve now (not that the statement is wrong):
  * any SQLite error code; PostgreSQL's connection errors (Bun.SQL's ERR_POSTGRES_CONNECTION_*) and the
- * SQLSTATE classes 08 (connection), 53 (resources), 57 (shut down, cancelled) and 25006 (read-only).
+ * SQLSTATE classes 08 (connection), 53 (resources), 57 (shut down, cancelled), 25006 (read-only) and
+ * 55P03 (a lock another connection holds, past lock_timeout: SQLite's SQLITE_BUSY).
  */
 function unavailableCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, errno, name } = error as { code?: unknown; errno?: unknown; name?: unknown };
   if (typeof code === "string" && code.startsWith("SQLITE_")) return code;
   if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return code;
-  if (name === "PostgresError" && typeof errno === "string" && /^(08|53|57)|^25006$/.test(errno))
+  if (name === "PostgresError" && typeof errno === "string" && /^(08|53|57)|^(25006|55P03)$/.test(errno))
     return errno;
   return undefined;
 }
