@@ -28,19 +28,19 @@ if (!beneathAvailable()) {
 const dir = mkdtempSync(join(tmpdir(), "atrium-bench-beneath-"));
 const files = new TurnWorkspaceFiles(dir, "local", 1 << 20);
 const content = "x".repeat(1024);
-for (let i = 0; i < 200; i++) files.put(`list/f${i}.txt`, content);
+for (let i = 0; i < 200; i++) await files.put(`list/f${i}.txt`, content);
 
-const cases: [string, (i: number) => void][] = [
+const cases: [string, (i: number) => unknown][] = [
   ["write 1 KiB (a/b/c/file)", (i) => files.put(`a/b/c/f${i % 50}.txt`, content, { overwrite: true })],
   ["read 1 KiB (a/b/c/file)", (i) => files.readText(`a/b/c/f${i % 50}.txt`)],
   ["list 200 files", () => files.list("list")],
 ];
 
 /** Microseconds per operation, `n` operations in one mode. */
-function measure(use: (i: number) => void, old: boolean, n: number): number {
+async function measure(use: (i: number) => unknown, old: boolean, n: number): Promise<number> {
   forceBeneathFallback(old);
   const start = Bun.nanoseconds();
-  for (let i = 0; i < n; i++) use(i);
+  for (let i = 0; i < n; i++) await use(i);
   const perOp = (Bun.nanoseconds() - start) / n / 1000;
   forceBeneathFallback(false);
   return perOp;
@@ -49,13 +49,13 @@ function measure(use: (i: number) => void, old: boolean, n: number): number {
 try {
   for (const [name, use] of cases) {
     const n = name.startsWith("list") ? Math.max(10, OPS / 20) : OPS;
-    measure(use, false, n / 4); // warm both paths
-    measure(use, true, n / 4);
+    await measure(use, false, n / 4); // warm both paths
+    await measure(use, true, n / 4);
     const fresh: number[] = [];
     const old: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      fresh.push(measure(use, false, n));
-      old.push(measure(use, true, n));
+      fresh.push(await measure(use, false, n));
+      old.push(await measure(use, true, n));
     }
     const a = median(fresh);
     const b = median(old);

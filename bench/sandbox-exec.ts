@@ -17,8 +17,8 @@ import { DEFAULT_LIMITS } from "../server/sandbox/limits.ts";
 import { jailedExec } from "../server/sandbox/shell-jail.ts";
 import { sandboxMigrations } from "../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../server/sandbox/users/provider.ts";
+import { sqlitePort } from "../server/storage/db/sqlite.ts";
 import { migrate } from "../server/storage/migrate.ts";
-import { Store } from "../server/storage/store.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const { values } = parseArgs({ options: { commands: { type: "string", default: "50" } } });
@@ -33,7 +33,7 @@ if (!shellPlan) {
 const dataDir = mkdtempSync(join(tmpdir(), "atrium-bench-sandbox-"));
 const db = new Database(":memory:");
 migrate(db, [sandboxMigrations]);
-const provider = new LocalSandboxProvider(new Store(db), { dataDir });
+const provider = new LocalSandboxProvider(sqlitePort(db), { dataDir });
 const quiet = { onData: () => {} };
 
 async function timed(run: () => Promise<unknown>): Promise<number> {

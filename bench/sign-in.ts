@@ -48,7 +48,7 @@ await app.compose();
 const auth = ctx.auth;
 if (!auth) throw new Error("session auth is off");
 await auth.createAccount({ email: EMAIL, password: PASSWORD });
-const hash = auth.accounts.byEmail(EMAIL)?.password_hash as string;
+const hash = (await auth.accounts.byEmail(EMAIL))?.password_hash as string;
 
 const body = JSON.stringify({ email: EMAIL, password: PASSWORD });
 const subjects: Record<string, () => Promise<unknown>> = {
@@ -84,13 +84,13 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const started = performance.now();
     for (let i = 0; i < 1000; i++) {
-      const reserved = ctx.limits.reserve([
+      const reserved = await ctx.limits.reserve([
         { key: "signin-address:127.0.0.1", limit: 20, windowMs: 900_000 },
         { key: `signin-account:${EMAIL}`, limit: 5, windowMs: 900_000 },
       ]);
       if (!reserved.ok) throw new Error("the bench's own limits filled up");
-      ctx.limits.release(reserved.ids.slice(0, 1));
-      ctx.limits.clear(`signin-account:${EMAIL}`);
+      await ctx.limits.release(reserved.ids.slice(0, 1));
+      await ctx.limits.clear(`signin-account:${EMAIL}`);
     }
     bookkeeping.push((performance.now() - started) / 1000);
   }

@@ -132,7 +132,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       // Managed profiles never migrate at startup: a database behind the head stops it (`atrium migrate`).
       await migrateAtStartup(ctx, migrationSets());
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
-      migrateOwnerFolders(ctx);
+      await migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();
       ctx.readiness.markComposed();
     },

@@ -14,8 +14,13 @@
  * into the backup (that entry is listed as changed instead). Symlinks are kept as links, their text as
  * it is.
  *
+ * With the policy's APP_DATABASE_URL, the tables on PostgreSQL go into DIR/postgres.sql as well
+ * (storage/postgres-backup.ts: `pg_dump` when on PATH, else an export of one snapshot); app.db is still
+ * copied, since the scopes not yet converted to PostgreSQL keep their tables there.
+ *
  * Restore: stop the server, then use DIR as the data dir (`--data-dir DIR`) or copy its contents into an
- * empty data dir.
+ * empty data dir; on PostgreSQL, load DIR/postgres.sql into an empty database (`psql URL -f
+ * DIR/postgres.sql`) and point APP_DATABASE_URL at it.
  */
 import { Database } from "bun:sqlite";
 import {
@@ -31,7 +36,13 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { migrationSets } from "./app.ts";
 import { parseCli } from "./config/cli.ts";
+import { createEnvSource, readDotenv } from "./config/env.ts";
+import { policyDatabaseUrl } from "./storage/app-databases.ts";
+import { fromSqliteSet } from "./storage/db/migrate.ts";
+import { openDb } from "./storage/db/open.ts";
+import { backupPostgres, type PostgresBackup } from "./storage/postgres-backup.ts";
 import { Beneath } from "./workspace/beneath.ts";
 
 const DATABASE_FILES = new Set(["app.db", "app.db-wal", "app.db-shm", "app.db-journal"]);
@@ -65,10 +76,21 @@ export async function backupCommandMain(argv: string[]): Promise<number> {
   if (cli.kind !== "serve") return 2;
   try {
     const skipped: Skipped[] = [];
-    const copied = backup(cli.options.dataDir, target, (entry) => skipped.push(entry));
-    process.stdout.write(
-      `backed up ${cli.options.dataDir} to ${resolve(target)} (database + ${copied} entries)\n`,
+    const { dataDir, policyPath } = cli.options;
+    const url = policyDatabaseUrl(
+      policyPath,
+      dataDir,
+      createEnvSource(process.env, readDotenv(process.cwd())),
     );
+    const { copied, postgres } = await backupAll(dataDir, target, {
+      url,
+      skip: (entry) => skipped.push(entry),
+    });
+    process.stdout.write(`backed up ${dataDir} to ${resolve(target)} (database + ${copied} entries)\n`);
+    if (postgres)
+      process.stdout.write(
+        `PostgreSQL: ${postgres.tables} tables, ${postgres.rows} rows into ${postgres.file} (${postgres.method === "pg_dump" ? "pg_dump" : "one-snapshot export"})\n`,
+      );
     if (skipped.length > 0) {
       process.stdout.write(`skipped ${skipped.length} entries that a backup cannot copy:\n`);
       for (const entry of skipped) process.stdout.write(`  ${entry.path} (${entry.kind})\n`);
@@ -85,6 +107,30 @@ export interface Skipped {
   /** Relative to the data dir. */
   path: string;
   kind: "named pipe" | "socket" | "device" | "changed during the copy";
+}
+
+/**
+ * The whole backup: the data dir (`backup`), then with a database URL its PostgreSQL tables into
+ * `target/postgres.sql`.
+ */
+export async function backupAll(
+  dataDir: string,
+  target: string,
+  options: { url?: string; usePgDump?: boolean; skip?: (entry: Skipped) => void } = {},
+): Promise<{ copied: number; postgres?: PostgresBackup }> {
+  // The URL is checked before anything is written (a wrong one leaves no half backup behind).
+  const db = options.url ? openDb({ url: options.url, dataDir }) : undefined;
+  try {
+    const copied = backup(dataDir, target, options.skip);
+    if (!db || !options.url) return { copied };
+    const sets = migrationSets().map(fromSqliteSet);
+    const postgres = await backupPostgres(db, options.url, join(resolve(target), "postgres.sql"), sets, {
+      usePgDump: options.usePgDump,
+    });
+    return { copied, postgres };
+  } finally {
+    await db?.close();
+  }
 }
 
 /**

@@ -87,10 +87,10 @@ export function createContext(options: ContextOptions): AppContext {
   const store = new Store(db);
   const { databaseUrl } = config.policy.secrets;
   const database = databaseUrl ? openDb({ url: databaseUrl, dataDir: config.dataDir }) : sqlitePort(db);
-  const limits = new LimitStore(store);
+  const limits = new LimitStore(database);
   const { secret, signup } = config.auth;
   const passwords = options.passwords ?? new PasswordQueue();
-  const auth = secret ? new SessionAuth({ store, secret, signup, limits, passwords }) : undefined;
+  const auth = secret ? new SessionAuth({ db: database, secret, signup, limits, passwords }) : undefined;
   const { managedAuthUrl, managedJwksUrl, managedIssuer, managedAudience } = config.auth;
   const managed =
     managedAuthUrl && managedAudience
@@ -101,16 +101,16 @@ export function createContext(options: ContextOptions): AppContext {
           audience: managedAudience,
         })
       : undefined;
-  const tokens = new AccessTokens(store);
+  const tokens = new AccessTokens(database);
   const guesses = new BearerGuesses(limits);
   // Sessions and access tokens can be revoked here; managed JWTs and the local user cannot.
   const connections = new LiveConnections((identity) => {
-    if (identity.kind === "session") return auth?.stillSignedIn(identity.session) === true;
+    if (identity.kind === "session") return auth?.stillSignedIn(identity.session) ?? false;
     if (identity.kind === "token") return tokens.stillInForce(identity.token);
     return true;
   });
-  auth?.onRevoked(() => connections.check());
-  tokens.onRevoked(() => connections.check());
+  auth?.onRevoked(() => void connections.check());
+  tokens.onRevoked(() => void connections.check());
   // An access token first: a bearer the caller chose wins over a cookie the browser added.
   const credentials = [
     accessTokenResolver(tokens, guesses),

@@ -1,17 +1,21 @@
 /**
- * `atrium migrate`: applies the pending migrations of every scope to the server's database (the embedded
- * `app.db` of the data dir, or the PostgreSQL database the policy's `APP_DATABASE_URL` names), or with
- * `--check` only reports them. Profiles whose policy says `[database] migrations = "require_head"` never
+ * `atrium migrate`: applies the pending migrations of every scope to the server's databases, as startup
+ * places them (storage/app-databases.ts): the embedded `app.db` of the data dir gets every scope, and
+ * with the policy's `APP_DATABASE_URL` the PostgreSQL database gets the scopes converted to it. With
+ * `--check` it only reports them. Profiles whose policy says `[database] migrations = "require_head"` never
  * migrate at startup and refuse a database behind the head: this command is how their operator moves it.
  */
 import { parseArgs } from "node:util";
 import { migrationSets } from "./app.ts";
-import { policyFileToLoad } from "./config/builtin-policy.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
-import { loadPolicy } from "./config/policy.ts";
-import { applyMigrations, fromSqliteSet, migrationStatus } from "./storage/db/migrate.ts";
-import { openDb } from "./storage/db/open.ts";
+import {
+  applyEverywhere,
+  openAppDatabases,
+  pendingEverywhere,
+  policyDatabaseUrl,
+} from "./storage/app-databases.ts";
+import { fromSqliteSet } from "./storage/db/migrate.ts";
 
 const USAGE = "usage: migrate [--check] [--data-dir D] [--policy FILE]";
 
@@ -61,27 +65,29 @@ export async function migrateCommandMain(
   const { dataDir, policyPath } = cli.options;
   try {
     const source = createEnvSource(env, readDotenv(process.cwd()));
-    const policy = loadPolicy(policyFileToLoad(policyPath, dataDir), source);
-    const db = openDb({ url: policy.secrets.databaseUrl, dataDir });
+    const dbs = openAppDatabases(dataDir, policyDatabaseUrl(policyPath, dataDir, source));
     try {
       const sets = migrationSets().map(fromSqliteSet);
-      const where = db.engine === "postgres" ? "the PostgreSQL database" : `${dataDir}/app.db`;
+      const name = (where: string) => (where === "app.db" ? `${dataDir}/app.db` : where);
       if (values.check) {
-        const pending = (await migrationStatus(db, sets)).flatMap((s) => s.pending);
-        io.out(
-          pending.length
-            ? `${where}: ${pending.length} pending: ${pending.join(", ")}\n`
-            : `${where}: at the head\n`,
-        );
-        return pending.length ? 1 : 0;
+        const places = await pendingEverywhere(dbs, sets);
+        for (const { where, pending } of places)
+          io.out(
+            pending.length
+              ? `${name(where)}: ${pending.length} pending: ${pending.join(", ")}\n`
+              : `${name(where)}: at the head\n`,
+          );
+        return places.some((p) => p.pending.length > 0) ? 1 : 0;
       }
-      const applied = await applyMigrations(db, sets);
-      io.out(
-        applied.length ? `${where}: applied ${applied.join(", ")}\n` : `${where}: already at the head\n`,
-      );
+      for (const { where, applied } of await applyEverywhere(dbs, sets))
+        io.out(
+          applied.length
+            ? `${name(where)}: applied ${applied.join(", ")}\n`
+            : `${name(where)}: already at the head\n`,
+        );
       return 0;
     } finally {
-      await db.close();
+      await dbs.close();
     }
   } catch (error) {
     io.err(`atrium migrate: ${(error as Error).message}\n`);

@@ -1,6 +1,7 @@
 /**
  * `atrium user ...`: operating a team server's accounts from the command line (works on the compiled
- * binary, against a running server's data dir: SQLite in WAL mode takes the writes beside it).
+ * binary, against a running server's data dir: SQLite in WAL mode takes the writes beside it; with the
+ * policy's APP_DATABASE_URL, the accounts are on PostgreSQL, and a deleted user is erased from both).
  *
  *   user add EMAIL [--name N] [--admin] [--password-stdin]   the first account ever created is an admin
  *   user admin EMAIL [--revoke]                              make (or stop being) an admin
@@ -25,10 +26,11 @@ import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
 import { AppError } from "./http/errors.ts";
 import { SandboxRegistry } from "./sandbox/users/registry.ts";
-import { openDatabase } from "./storage/database.ts";
-import { eraseOwnerRows } from "./storage/erase-owner.ts";
-import { MigrationError, migrate } from "./storage/migrate.ts";
-import { Store } from "./storage/store.ts";
+import { applyEverywhere, openAppDatabases, policyDatabaseUrl } from "./storage/app-databases.ts";
+import { fromSqliteSet } from "./storage/db/migrate.ts";
+import { DatabaseUrlError } from "./storage/db/open.ts";
+import { eraseOwnerEverywhere } from "./storage/erase-owner.ts";
+import { MigrationError } from "./storage/migrate.ts";
 import { userToken } from "./user-token-command.ts";
 import { ownerFolders } from "./workspace/owner-folders.ts";
 
@@ -55,7 +57,11 @@ const processIO: UserCommandIO = {
   readStdin: () => Bun.stdin.text(),
 };
 
-export async function userCommandMain(argv: string[], io: UserCommandIO = processIO): Promise<number> {
+export async function userCommandMain(
+  argv: string[],
+  io: UserCommandIO = processIO,
+  processEnv: Record<string, string | undefined> = process.env,
+): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -73,27 +79,34 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
   }
   const cli = parseCli(
     values["data-dir"] ? ["--data-dir", values["data-dir"]] : [],
-    process.env,
+    processEnv,
     process.cwd(),
   );
   if (cli.kind !== "serve") {
     io.err("atrium user: the data directory could not be resolved\n");
     return 2;
   }
-  const dataDir = cli.options.dataDir;
-  const env = createEnvSource(process.env, readDotenv(process.cwd()));
-  const db = openDatabase(`${dataDir}/app.db`);
+  const { dataDir, policyPath } = cli.options;
+  const env = createEnvSource(processEnv, readDotenv(process.cwd()));
+  let dbs: ReturnType<typeof openAppDatabases>;
   try {
-    migrate(db, migrationSets());
-    const store = new Store(db);
+    dbs = openAppDatabases(dataDir, policyDatabaseUrl(policyPath, dataDir, env));
+  } catch (error) {
+    if (!(error instanceof DatabaseUrlError)) throw error;
+    io.err(`atrium user: ${error.message}\n`);
+    return 1;
+  }
+  const { database } = dbs;
+  try {
+    await applyEverywhere(dbs, migrationSets().map(fromSqliteSet));
     const auth = new SessionAuth({
-      store,
+      db: database,
       secret: env.get("APP_AUTH_SECRET") ?? "",
       signup: "closed",
     });
-    const account = () => {
+    const account = async () => {
       if (!email) throw new AppError("invalid", `${action} needs an EMAIL`);
-      const found = auth.accounts.byEmail(email.trim().toLowerCase());
+      const found = await auth.accounts.byEmail(email.trim().toLowerCase());
       if (!found) throw new AppError("not_found", `no account with the email ${email}`);
       return found;
     };
@@ -116,8 +129,8 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
         return 0;
       }
       case "admin": {
-        const found = account();
-        auth.accounts.update(found.user_id, { admin: !values.revoke });
+        const found = await account();
+        await auth.accounts.update(found.user_id, { admin: !values.revoke });
         io.out(`${found.email} is ${values.revoke ? "no longer" : "now"} an admin\n`);
         return 0;
       }
@@ -125,14 +138,14 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
         const days = values.days === undefined ? 7 : Number(values.days);
         if (!Number.isInteger(days) || days < 1 || days > 365)
           throw new AppError("invalid", "--days must be 1..365");
-        const invite = auth.createInvite("cli", { admin: values.admin, lifetimeMs: days * 86_400_000 });
+        const invite = await auth.createInvite("cli", { admin: values.admin, lifetimeMs: days * 86_400_000 });
         io.out(
           `invite: ${invite.code}\nexpires: ${invite.expiresAt}${invite.admin ? "\n(an admin invite)" : ""}\n`,
         );
         return 0;
       }
       case "reset-password": {
-        const found = account();
+        const found = await account();
         const secret = await password();
         await auth.setPassword(found.user_id, secret.value);
         io.out(`password of ${found.email} reset; its sessions ended\n`);
@@ -141,20 +154,20 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
       }
       case "disable":
       case "enable": {
-        const found = account();
-        auth.setDisabled(found.user_id, action === "disable");
+        const found = await account();
+        await auth.setDisabled(found.user_id, action === "disable");
         // What the account left running in its sandbox (a server, a loop, with the network the policy
         // gives) must not outlive it: the server stops a sandbox whose record is no longer "started".
         // Enabled again, the next command starts it anew.
-        if (action === "disable") new SandboxRegistry(store).setState(found.user_id, "stopped");
+        if (action === "disable") await new SandboxRegistry(database).setState(found.user_id, "stopped");
         io.out(`${found.email} ${action}d\n`);
         return 0;
       }
       case "delete": {
-        const found = account();
+        const found = await account();
         if (!values.yes)
           throw new AppError("invalid", `delete erases ${found.email} and all of their data: add --yes`);
-        const rows = eraseOwnerRows(db, found.user_id);
+        const rows = await eraseOwnerEverywhere([dbs.appPort, database], found.user_id);
         // Every per-owner folder (workspace with its files, sessions, pi agent dir, attachments, artifacts).
         for (const folder of Object.values(ownerFolders(dataDir, found.user_id))) {
           rmSync(folder, { recursive: true, force: true });
@@ -163,12 +176,12 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
         return 0;
       }
       case "list": {
-        io.out(table(auth.accounts.list()));
+        io.out(table(await auth.accounts.list()));
         return 0;
       }
       case "token": {
-        const owner = account().user_id;
-        return userToken(new AccessTokens(store), owner, first, third, values, io);
+        const owner = (await account()).user_id;
+        return await userToken(new AccessTokens(database), owner, first, third, values, io);
       }
       default:
         throw new AppError("invalid", `unknown action '${action}'\n${USAGE}`);
@@ -180,7 +193,7 @@ export async function userCommandMain(argv: string[], io: UserCommandIO = proces
     }
     throw error;
   } finally {
-    db.close();
+    await dbs.close();
   }
 }
 

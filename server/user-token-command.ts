@@ -14,19 +14,19 @@ interface Values {
   days?: string;
 }
 
-export function userToken(
+export async function userToken(
   tokens: AccessTokens,
   owner: string,
   action: string | undefined,
   id: string | undefined,
   values: Values,
   io: { out(text: string): void },
-): number {
+): Promise<number> {
   switch (action) {
     case "create": {
       if (!values.name) throw new AppError("invalid", "token create needs --name");
       const days = values.days === undefined ? undefined : Number(values.days);
-      const created = tokens.create(owner, {
+      const created = await tokens.create(owner, {
         name: values.name,
         scopes: values.scope ?? [],
         expiresInDays: days,
@@ -37,11 +37,11 @@ export function userToken(
       return 0;
     }
     case "list":
-      io.out(table(tokens.list(owner)));
+      io.out(table(await tokens.list(owner)));
       return 0;
     case "revoke":
       if (!id) throw new AppError("invalid", "token revoke needs EMAIL and the token's ID");
-      tokens.revoke(owner, id);
+      await tokens.revoke(owner, id);
       io.out(`revoked ${id}\n`);
       return 0;
     default:

@@ -16,7 +16,7 @@ import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase32LowerCaseNoPadding } from "@oslojs/encoding";
 import { AppError } from "../http/errors.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { Store } from "../storage/store.ts";
+import type { Db } from "../storage/db/port.ts";
 import type { BearerGuesses } from "./bearer-guesses.ts";
 import { bearerOf } from "./cookies.ts";
 import type { CredentialResolver, Identity } from "./identity.ts";
@@ -53,13 +53,13 @@ export class AccessTokens {
   private readonly clock: Clock;
   private readonly revokedListeners: (() => void)[] = [];
 
-  constructor(store: Store, clock: Clock = Date.now) {
-    this.store = new AccessTokenStore(store);
+  constructor(db: Db, clock: Clock = Date.now) {
+    this.store = new AccessTokenStore(db);
     this.clock = clock;
   }
 
   /** A new token of `owner`: the view plus the token itself, which is never shown again. */
-  create(owner: string, input: NewAccessToken): AccessTokenView & { token: string } {
+  async create(owner: string, input: NewAccessToken): Promise<AccessTokenView & { token: string }> {
     const name = input.name.trim();
     if (!name || name.length > 100)
       throw new AppError("invalid", "A token needs a name of 1 to 100 characters");
@@ -86,17 +86,17 @@ export class AccessTokens {
       last_used_at: null,
       expires_at: days === undefined ? null : now + days * DAY,
     };
-    this.store.insert(row);
+    await this.store.insert(row);
     return { token: `atr_${id}_${secret}`, ...this.view(row) };
   }
 
-  list(owner: string): AccessTokenView[] {
-    return this.store.listOf(owner).map((row) => this.view(row));
+  async list(owner: string): Promise<AccessTokenView[]> {
+    return (await this.store.listOf(owner)).map((row) => this.view(row));
   }
 
   /** Revokes an owner's token: 404 when the owner has none of that id (another owner's included). */
-  revoke(owner: string, id: string): void {
-    if (!this.store.delete(owner, id)) throw new AppError("not_found", "No such token");
+  async revoke(owner: string, id: string): Promise<void> {
+    if (!(await this.store.delete(owner, id))) throw new AppError("not_found", "No such token");
     for (const listener of this.revokedListeners) listener();
   }
 
@@ -105,17 +105,21 @@ export class AccessTokens {
     this.revokedListeners.push(listener);
   }
 
-  /** The identity a token stands for, or undefined (malformed, unknown, wrong secret, expired, disabled). */
-  validate(token: string): Identity | undefined {
+  /**
+   * The identity a token stands for, or undefined (malformed, unknown, wrong secret, expired, disabled):
+   * one read, and a write at most once a minute per token (`last_used_at`).
+   */
+  async validate(token: string): Promise<Identity | undefined> {
     const match = ACCESS_TOKEN_PATTERN.exec(token);
     if (!match) return undefined;
     const now = this.clock();
-    const row = this.store.inForce(match[1] as string, now);
+    const row = await this.store.inForce(match[1] as string, now);
     if (!row) return undefined;
     const presented = hash(match[2] as string);
     if (presented.length !== row.secret_hash.length || !constantTimeEqual(presented, row.secret_hash))
       return undefined;
-    if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS) this.store.touch(row.id, now);
+    if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS)
+      await this.store.touch(row.id, now);
     return {
       id: row.owner_id,
       kind: "token",
@@ -126,8 +130,8 @@ export class AccessTokens {
   }
 
   /** Whether the token an identity came with is still in force. */
-  stillInForce(tokenId: string | undefined): boolean {
-    return tokenId !== undefined && this.store.stillInForce(tokenId, this.clock());
+  async stillInForce(tokenId: string | undefined): Promise<boolean> {
+    return tokenId !== undefined && (await this.store.stillInForce(tokenId, this.clock()));
   }
 
   private view(row: TokenListRow): AccessTokenView {

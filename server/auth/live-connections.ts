@@ -25,10 +25,12 @@ interface Held {
 export class LiveConnections {
   private readonly held = new Set<Held>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private round: Promise<void> | undefined;
+  private again: Promise<void> | undefined;
 
   constructor(
     /** Whether the credential is still good (session-auth: the session and its account still valid). */
-    private readonly stillValid: (identity: Identity) => boolean,
+    private readonly stillValid: (identity: Identity) => boolean | Promise<boolean>,
     private readonly intervalMs = RECHECK_MS,
   ) {}
 
@@ -36,7 +38,7 @@ export class LiveConnections {
   hold(identity: Identity, end: () => void): () => void {
     const entry: Held = { identity, end };
     this.held.add(entry);
-    this.timer ??= setInterval(() => this.check(), this.intervalMs);
+    this.timer ??= setInterval(() => void this.check(), this.intervalMs);
     this.timer.unref?.();
     return () => this.release(entry);
   }
@@ -46,8 +48,25 @@ export class LiveConnections {
     return this.held.size;
   }
 
-  /** Checks every held credential now and ends the connections of revoked ones. */
-  check(): void {
+  /**
+   * Checks every held credential now and ends the connections of revoked ones. One round at a time: a
+   * call during a round runs one more round after it (a revocation may have landed after its reads).
+   */
+  check(): Promise<void> {
+    if (this.round) {
+      this.again ??= this.round.then(() => {
+        this.again = undefined;
+        return this.check();
+      });
+      return this.again;
+    }
+    this.round = this.checkRound().finally(() => {
+      this.round = undefined;
+    });
+    return this.round;
+  }
+
+  private async checkRound(): Promise<void> {
     const verdicts = new Map<string, boolean>();
     for (const entry of [...this.held]) {
       const { kind, id, session, token } = entry.identity;
@@ -55,13 +74,13 @@ export class LiveConnections {
       let valid = verdicts.get(key);
       if (valid === undefined) {
         try {
-          valid = this.stillValid(entry.identity);
+          valid = await this.stillValid(entry.identity);
         } catch {
           valid = true; // a database hiccup is not a revocation; the next round asks again
         }
         verdicts.set(key, valid);
       }
-      if (valid) continue;
+      if (valid || !this.held.has(entry)) continue;
       this.release(entry);
       try {
         entry.end();

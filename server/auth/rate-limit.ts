@@ -20,12 +20,12 @@ export class SlidingWindow {
   }
 
   /** Reserves one attempt of `subject` now, or says how long to wait. */
-  reserve(subject: string): Reservation {
+  reserve(subject: string): Promise<Reservation> {
     return this.hits.reserve([this.of(subject)]);
   }
 
   /** Forgets the subject's attempts. */
-  reset(subject: string): void {
-    this.hits.clear(this.of(subject).key);
+  reset(subject: string): Promise<void> {
+    return this.hits.clear(this.of(subject).key);
   }
 }

@@ -20,7 +20,7 @@ import { AppError } from "../http/errors.ts";
 import { bearerOf, cookieHeader, readCookie, sessionCookieName } from "./cookies.ts";
 import type { identityPlugin } from "./identity.ts";
 import type { ProxyTrust } from "./proxies.ts";
-import { SESSION_LIFETIME_MS, type SessionAuth, type Signed } from "./session-auth.ts";
+import { SESSION_LIFETIME_MS, type SessionAuth, type Signed, type Validated } from "./session-auth.ts";
 
 const tags = ["chat"];
 
@@ -50,7 +50,7 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     bearerOf(request) ??
     readCookie(request.headers.get("cookie"), sessionCookieName(client(request, server).https));
 
-  const current = ({
+  const current = async ({
     request,
     server,
     set,
@@ -60,13 +60,15 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     set: { headers: Record<string, unknown> };
   }) => {
     const token = presented(request, server);
-    const found = token ? auth.validate(token) : undefined;
+    const found = token ? await auth.validate(token) : undefined;
     set.headers["cache-control"] = "no-store";
     // JSON `null` (what the reference client expects when signed out); Elysia sends nothing for a bare null.
     if (!found || !token) {
+      // A Response is sent as it is; the cast keeps the handler's type the body's (an async handler's
+      // Promise<Response | body> is not one Elysia's types accept).
       return new Response("null", {
         headers: { "content-type": "application/json", "cache-control": "no-store" },
-      });
+      }) as unknown as Pick<Validated, "session" | "user">;
     }
     // A browser's cookie follows the sliding expiry: set again with the session's new lifetime.
     if (!bearerOf(request)) {
@@ -113,8 +115,8 @@ export function authRoutes({ auth, identity, proxies }: AuthRouteDeps) {
     )
     .post(
       "/api/auth/sign-out",
-      ({ request, server, set }) => {
-        auth.signOut(presented(request, server));
+      async ({ request, server, set }) => {
+        await auth.signOut(presented(request, server));
         setSession(set, client(request, server).https, "", 0);
         return { success: true };
       },

@@ -11,7 +11,8 @@
 import { createHmac } from "node:crypto";
 import { AppError } from "../http/errors.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { Store } from "../storage/store.ts";
+import { isUniqueViolation } from "../storage/db/dialect.ts";
+import type { Db } from "../storage/db/port.ts";
 import { type AccountRow, AccountStore } from "./account-store.ts";
 import { LimitStore } from "./limit-store.ts";
 import { PasswordQueue } from "./password-queue.ts";
@@ -63,11 +64,12 @@ export interface Validated {
 }
 
 export interface SessionAuthOptions {
-  store: Store;
+  /** The database port: app.db or PostgreSQL. */
+  db: Db;
   secret: string;
   signup: SignupMode;
   clock?: Clock;
-  /** The attempt counters (default: over `store`). */
+  /** The attempt counters (default: over `db`). */
   limits?: LimitStore;
   /** The process's password queue (default: a queue of its own). */
   passwords?: PasswordQueue;
@@ -90,12 +92,12 @@ export class SessionAuth {
   private readonly revokedListeners: (() => void)[] = [];
 
   constructor(options: SessionAuthOptions) {
-    this.accounts = new AccountStore(options.store);
+    this.accounts = new AccountStore(options.db);
     this.signup = options.signup;
     this.secret = options.secret;
     this.clock = options.clock ?? Date.now;
     this.passwords = options.passwords ?? new PasswordQueue();
-    this.limits = options.limits ?? new LimitStore(options.store, this.clock);
+    this.limits = options.limits ?? new LimitStore(options.db, this.clock);
     const { perAddress, perAccount, windowMs } = SIGN_IN_LIMITS;
     this.perAddress = new SlidingWindow("signin-address", perAddress, windowMs, this.limits);
     this.perAccount = new SlidingWindow("signin-account", perAccount, windowMs, this.limits);
@@ -112,15 +114,21 @@ export class SessionAuth {
     checkPassword(input.password);
     const passwordHash = await this.passwords.hash(input.password);
     const userId = `u_${randomPart()}`;
-    const admin = input.admin === true || this.accounts.count() === 0;
+    const admin = input.admin === true || (await this.accounts.count()) === 0;
     try {
-      this.accounts.insert({ userId, email, name: displayName(input.name, email), passwordHash, admin });
+      await this.accounts.insert({
+        userId,
+        email,
+        name: displayName(input.name, email),
+        passwordHash,
+        admin,
+      });
     } catch (error) {
-      if (String(error).includes("UNIQUE"))
+      if (isUniqueViolation(error))
         throw new AppError("conflict", "An account with this email already exists");
       throw error;
     }
-    return view(this.accounts.byId(userId) as AccountRow);
+    return view((await this.accounts.byId(userId)) as AccountRow);
   }
 
   async signUp(input: {
@@ -138,23 +146,23 @@ export class SessionAuth {
     if (this.signup === "invite" && !code)
       throw new AppError("forbidden", "Sign-up needs an invite code on this server");
     // Refused before the (deliberately slow) password hash: anonymous callers cannot make it spend CPU.
-    if (this.signup === "invite" && code && !this.accounts.inviteUsable(hashCode(code), now))
+    if (this.signup === "invite" && code && !(await this.accounts.inviteUsable(hashCode(code), now)))
       throw failedSignUp();
     const passwordHash = await this.passwords.hash(input.password);
     const userId = `u_${randomPart()}`;
     try {
-      this.accounts.tx(() => {
+      await this.accounts.db.tx(async (tx) => {
         const name = displayName(input.name, email);
-        this.accounts.insert({ userId, email, name, passwordHash, admin: false });
+        await this.accounts.insert({ userId, email, name, passwordHash, admin: false }, tx);
         if (this.signup !== "invite" || !code) return;
         // The account row exists before the invite names it; the transaction undoes both on failure.
-        const invite = this.accounts.redeemInvite(hashCode(code), userId, now);
+        const invite = await this.accounts.redeemInvite(hashCode(code), userId, now, tx);
         if (!invite) throw failedSignUp();
-        if (invite.admin === 1) this.accounts.update(userId, { admin: true });
+        if (invite.admin === 1) await this.accounts.update(userId, { admin: true }, tx);
       });
     } catch (error) {
       if (error instanceof AppError) throw error;
-      if (String(error).includes("UNIQUE")) throw failedSignUp();
+      if (isUniqueViolation(error)) throw failedSignUp();
       throw error;
     }
     return this.startSession(userId);
@@ -165,13 +173,13 @@ export class SessionAuth {
     clientAddress: string | undefined,
   ): Promise<Signed> {
     const email = typeof input.email === "string" ? input.email.trim().toLowerCase() : "";
-    const account = this.accounts.byEmail(email);
+    const account = await this.accounts.byEmail(email);
     const hash = account?.password_hash ?? (await this.dummy());
-    // From here to the verification's place in the queue nothing awaits: the queue's answer, the limits'
-    // check and the reservation are one step, so parallel attempts cannot all pass a check that only
-    // one of them should pass. A refused attempt is not counted; a taken one counts before the hash.
+    // The queue's answer first (a full queue refuses before anything is counted), then the limits'
+    // check and the reservation in one transaction, so parallel attempts cannot all pass a check that
+    // only one of them should pass. A refused attempt is not counted; a taken one counts before the hash.
     if (!this.passwords.admits()) throw this.passwords.busy();
-    const reserved = this.limits.reserve([
+    const reserved = await this.limits.reserve([
       this.perAddress.of(clientAddress ?? "unknown"),
       this.perAccount.of(email),
     ]);
@@ -180,12 +188,19 @@ export class SessionAuth {
         headers: { "retry-after": String(reserved.retryAfterSeconds) },
       });
     }
-    const valid = await this.passwords.verify(input.password, hash);
+    let valid: boolean;
+    try {
+      valid = await this.passwords.verify(input.password, hash);
+    } catch (error) {
+      // The line filled while the reservation was written (503): an attempt that never ran is not counted.
+      await this.limits.release(reserved.ids);
+      throw error;
+    }
     if (!account || !valid || account.disabled_at !== null) throw invalidCredentials();
     // A success is not a guess: its own address slot is given back and the account's failures forgotten.
     const [addressAttempt] = reserved.ids;
-    if (addressAttempt !== undefined) this.limits.release([addressAttempt]);
-    this.perAccount.reset(email);
+    if (addressAttempt !== undefined) await this.limits.release([addressAttempt]);
+    await this.perAccount.reset(email);
     return this.startSession(account.user_id);
   }
 
@@ -196,10 +211,10 @@ export class SessionAuth {
     return this.dummyHash;
   }
 
-  startSession(userId: string): Signed {
+  async startSession(userId: string): Promise<Signed> {
     const { id, token, secretHash } = newSessionToken();
     const now = this.clock();
-    this.accounts.deleteExpiredSessions(now);
+    await this.accounts.deleteExpiredSessions(now);
     const row = {
       id,
       user_id: userId,
@@ -207,35 +222,40 @@ export class SessionAuth {
       created_at: now,
       expires_at: now + SESSION_LIFETIME_MS,
     };
-    this.accounts.insertSession(row);
-    return { token, session: sessionView(row), user: view(this.accounts.byId(userId) as AccountRow) };
+    await this.accounts.insertSession(row);
+    const account = (await this.accounts.byId(userId)) as AccountRow;
+    return { token, session: sessionView(row), user: view(account) };
   }
 
-  /** The session and user a token stands for, or undefined; renews the expiry when it is half spent. */
-  validate(token: string): Validated | undefined {
+  /**
+   * The session and user a token stands for, or undefined; renews the expiry when it is half spent.
+   * Every request of a signed-in browser makes this: one read (the session with its account), and a
+   * write only on the rare renewal or expiry.
+   */
+  async validate(token: string): Promise<Validated | undefined> {
     const parts = splitToken(token);
     if (!parts) return undefined;
-    const row = this.accounts.session(parts.id);
+    const row = await this.accounts.sessionWithAccount(parts.id);
     if (!row || !secretMatches(parts.secret, row.secret_hash)) return undefined;
     const now = this.clock();
     if (row.expires_at <= now) {
-      this.accounts.deleteSession(row.id);
+      await this.accounts.deleteSession(row.id);
       return undefined;
     }
-    const account = this.accounts.byId(row.user_id);
-    if (!account || account.disabled_at !== null) return undefined;
+    const { account } = row;
+    if (account.disabled_at !== null) return undefined;
     let renewed = false;
     if (row.expires_at - now < SESSION_LIFETIME_MS / 2) {
       row.expires_at = now + SESSION_LIFETIME_MS;
-      this.accounts.extendSession(row.id, row.expires_at);
+      await this.accounts.extendSession(row.id, row.expires_at);
       renewed = true;
     }
     return { session: sessionView(row), user: view(account), renewed };
   }
 
   /** Whether the session is still in force (live connections re-check this while they stay open). */
-  stillSignedIn(sessionId: string | undefined): boolean {
-    return sessionId !== undefined && this.accounts.sessionActive(sessionId, this.clock());
+  async stillSignedIn(sessionId: string | undefined): Promise<boolean> {
+    return sessionId !== undefined && (await this.accounts.sessionActive(sessionId, this.clock()));
   }
 
   /** Called after this process ends sessions (sign-out, reset, disable), so open connections end now. */
@@ -248,22 +268,22 @@ export class SessionAuth {
   }
 
   /** Ends the session a token stands for (a token that is not one is ignored). */
-  signOut(token: string | undefined): void {
+  async signOut(token: string | undefined): Promise<void> {
     if (!token) return;
     const parts = splitToken(token);
-    const row = parts && this.accounts.session(parts.id);
+    const row = parts && (await this.accounts.session(parts.id));
     if (parts && row && secretMatches(parts.secret, row.secret_hash)) {
-      this.accounts.deleteSession(row.id);
+      await this.accounts.deleteSession(row.id);
       this.revoked();
     }
   }
 
   /** A single-use invite code (shown once; only its hash is stored). */
-  createInvite(createdBy: string, options: { admin?: boolean; lifetimeMs?: number } = {}) {
+  async createInvite(createdBy: string, options: { admin?: boolean; lifetimeMs?: number } = {}) {
     const code = `inv_${randomPart()}${randomPart()}`;
     const now = this.clock();
     const expiresAt = now + (options.lifetimeMs ?? INVITE_LIFETIME_MS);
-    this.accounts.insertInvite({
+    await this.accounts.insertInvite({
       codeHash: hashCode(code),
       admin: options.admin === true,
       createdBy,
@@ -275,16 +295,16 @@ export class SessionAuth {
 
   async setPassword(userId: string, password: string): Promise<void> {
     checkPassword(password);
-    this.accounts.update(userId, { passwordHash: await this.passwords.hash(password) });
+    await this.accounts.update(userId, { passwordHash: await this.passwords.hash(password) });
     // A reset ends every session: whoever knew the old password is signed out.
-    this.accounts.deleteSessionsOf(userId);
+    await this.accounts.deleteSessionsOf(userId);
     this.revoked();
   }
 
-  setDisabled(userId: string, disabled: boolean): void {
-    this.accounts.update(userId, { disabled });
+  async setDisabled(userId: string, disabled: boolean): Promise<void> {
+    await this.accounts.update(userId, { disabled });
     if (!disabled) return;
-    this.accounts.deleteSessionsOf(userId);
+    await this.accounts.deleteSessionsOf(userId);
     this.revoked();
   }
 

@@ -19,18 +19,18 @@ import { TOKEN_PATTERN } from "./tokens.ts";
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export function sessionResolver(auth: SessionAuth, guesses?: BearerGuesses): CredentialResolver {
-  return (request, client) => {
+  return async (request, client) => {
     const bearer = bearerOf(request);
     if (bearer && TOKEN_PATTERN.test(bearer)) {
       // A bad session token as a bearer counts against the address's sign-in limit (bearer-guesses.ts).
       const found = guesses
-        ? guesses.check(client.address, () => auth.validate(bearer))
-        : auth.validate(bearer);
+        ? await guesses.check(client.address, () => auth.validate(bearer))
+        : await auth.validate(bearer);
       return found ? identityOf(found, "header") : undefined;
     }
     const cookie = readCookie(request.headers.get("cookie"), sessionCookieName(client.https));
     if (!cookie) return undefined;
-    const found = auth.validate(cookie);
+    const found = await auth.validate(cookie);
     if (!found) return undefined;
     const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
     if ((STATE_CHANGING.has(request.method) || upgrade) && !request.headers.has("origin")) {

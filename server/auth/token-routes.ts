@@ -47,9 +47,9 @@ export function tokenRoutes(tokens: AccessTokens, identity: ReturnType<typeof id
     )
     .get(
       "/api/auth/tokens",
-      ({ owner, identity: caller }) => {
+      async ({ owner, identity: caller }) => {
         sessionOnly(caller);
-        return { tokens: tokens.list(owner) };
+        return { tokens: await tokens.list(owner) };
       },
       {
         response: { 200: TokenList, 401: ChatError, 403: ChatError },
@@ -58,9 +58,9 @@ export function tokenRoutes(tokens: AccessTokens, identity: ReturnType<typeof id
     )
     .delete(
       "/api/auth/tokens/:id",
-      ({ params, owner, identity: caller }) => {
+      async ({ params, owner, identity: caller }) => {
         sessionOnly(caller);
-        tokens.revoke(owner, params.id);
+        await tokens.revoke(owner, params.id);
         return { success: true };
       },
       {

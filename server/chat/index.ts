@@ -101,7 +101,7 @@ function chatRuntime(ctx: AppContext, stores: ChatStore) {
   });
   const sandboxes = sandboxProviderFor(
     ctx.env,
-    ctx.store,
+    ctx.database,
     {
       dataDir,
       limits: limitsFromPolicy(sandbox),

@@ -21,6 +21,7 @@
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { type Confinement, confinementFor } from "./confinement.ts";
+import { FairLine, type JoinOptions } from "./fair-line.ts";
 import { Interpreter, SandboxKilled } from "./interpreter.ts";
 import {
   detectIsolation,
@@ -76,39 +77,14 @@ export interface InterpreterPoolOptions {
   uidBase?: number;
 }
 
-export interface AcquireOptions {
+/** How a caller waits (JoinOptions: its signal, queue deadline and place in line) and what it is. */
+export interface AcquireOptions extends JoinOptions {
   /** A child run: served before turns, and may use the slots kept for children. */
   child?: boolean;
   /** Whose turn: the line takes owners in turn (round robin). Default: one anonymous owner. */
   owner?: string;
-  /** Gives up waiting in line (rejects with the signal's reason). */
-  signal?: AbortSignal;
-  /** Longest time in line; then InterpreterQueueTimeout. Default: no limit. */
-  queueTimeoutMs?: number;
-  /**
-   * Told how many are ahead (0: next) when the wait starts and each time the line moves, and
-   * `undefined` when it leaves the line (served or given up). Never called when no wait was needed.
-   */
-  onQueue?: (ahead: number | undefined) => void;
   /** Told when the interpreter it gets is still starting (pyodide loading: seconds). */
   onStarting?: () => void;
-}
-
-/** No interpreter became free within the queue deadline. */
-export class InterpreterQueueTimeout extends Error {
-  override name = "InterpreterQueueTimeout";
-  constructor(readonly waitedMs: number) {
-    super(`No sandbox became free within ${Math.round(waitedMs / 1000)} s`);
-  }
-}
-
-interface Waiter {
-  child: boolean;
-  owner: string;
-  grant(interpreter: Interpreter): void;
-  fail(error: unknown): void;
-  onQueue?: (ahead: number | undefined) => void;
-  lastAhead?: number;
 }
 
 export class InterpreterPool {
@@ -130,10 +106,8 @@ export class InterpreterPool {
   private readonly turnHeld = new Set<Interpreter>();
   /** Whose turn each handed-out interpreter serves (warm-demand counts from its release too). */
   private readonly turnOwners = new Map<Interpreter, string>();
-  /** Waiters in the order they came; `line()` is the order they are served in. */
-  private readonly waiting: Waiter[] = [];
-  /** Owners with turns in line, the next to be served first (round robin). */
-  private rotation: string[] = [];
+  /** Turns and child runs waiting for a slot, in the order they are served (fair-line.ts). */
+  private readonly line = new FairLine<Interpreter>();
   /** uid slots of live (or not yet reaped) interpreters, and the next slot to try. */
   private readonly slots = new Map<Interpreter, number>();
   private readonly slotsInUse = new Set<number>();
@@ -194,7 +168,8 @@ export class InterpreterPool {
       await this.snapshot.ready();
       if (this.closed) throw new Error("the sandbox is shut down");
     }
-    const interpreter = this.take(child, false) ?? (await this.wait(child, options.owner ?? "", options));
+    const interpreter =
+      this.take(child, false) ?? (await this.line.join(child, options.owner ?? "", options));
     if (!interpreter.isReady) options.onStarting?.();
     const ready = await this.whenReady(interpreter);
     if (!child) this.turnOwners.set(ready, options.owner ?? "");
@@ -229,7 +204,7 @@ export class InterpreterPool {
 
   /** Counts for health and benchmarks. */
   stats() {
-    return { max: this.max, live: this.alive, idle: this.idle.length, waiting: this.waiting.length };
+    return { max: this.max, live: this.alive, idle: this.idle.length, waiting: this.line.length };
   }
 
   close(): void {
@@ -241,7 +216,7 @@ export class InterpreterPool {
     this.turnHeld.clear();
     this.turnOwners.clear();
     this.idle.length = 0;
-    for (const waiter of this.waiting.splice(0)) waiter.fail(new Error("the sandbox is shut down"));
+    this.line.failAll(new Error("the sandbox is shut down"));
     this.snapshot?.close();
     this.confinement.close();
   }
@@ -251,7 +226,7 @@ export class InterpreterPool {
    * never overtakes those already in line.
    */
   private take(child: boolean, fromLine: boolean): Interpreter | undefined {
-    if (!fromLine && this.waiting.some((w) => child === w.child || !child)) return undefined;
+    if (!fromLine && this.line.blocks(child)) return undefined;
     if (!child && this.turnHeld.size >= this.turnSlots) return undefined;
     // Prefer a ready warm interpreter, then one still starting, then a cold start within the ceiling.
     this.idle.sort((a, b) => Number(b.isReady) - Number(a.isReady));
@@ -275,85 +250,13 @@ export class InterpreterPool {
     return interpreter;
   }
 
-  private wait(child: boolean, owner: string, options: AcquireOptions): Promise<Interpreter> {
-    return new Promise<Interpreter>((resolvePromise, rejectPromise) => {
-      const started = performance.now();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = (served: boolean) => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener("abort", onAbort);
-        const at = this.waiting.indexOf(waiter);
-        if (at !== -1) this.waiting.splice(at, 1);
-        if (!child) this.rotate(owner, served);
-        options.onQueue?.(undefined);
-      };
-      const waiter: Waiter = {
-        child,
-        owner,
-        onQueue: options.onQueue,
-        grant: (interpreter) => {
-          done(true);
-          resolvePromise(interpreter);
-        },
-        fail: (error) => {
-          done(false);
-          rejectPromise(error);
-          this.tellPlaces();
-        },
-      };
-      const onAbort = () => waiter.fail(options.signal?.reason ?? new Error("aborted"));
-      if (options.signal?.aborted) return onAbort();
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      if (options.queueTimeoutMs !== undefined) {
-        timer = setTimeout(
-          () => waiter.fail(new InterpreterQueueTimeout(performance.now() - started)),
-          options.queueTimeoutMs,
-        );
-      }
-      this.waiting.push(waiter);
-      if (!child && !this.rotation.includes(owner)) this.rotation.push(owner);
-      this.tellPlaces();
-    });
-  }
-
-  /**
-   * The order waiters are served in: children first (as they came), then turns round robin by owner:
-   * the first turn of each owner in rotation order, then the second of each, and so on.
-   */
-  private line(): Waiter[] {
-    const children = this.waiting.filter((w) => w.child);
-    const byOwner = new Map<string, Waiter[]>();
-    for (const waiter of this.waiting) {
-      if (waiter.child) continue;
-      const queue = byOwner.get(waiter.owner) ?? [];
-      queue.push(waiter);
-      byOwner.set(waiter.owner, queue);
-    }
-    const turns: Waiter[] = [];
-    const count = this.waiting.length - children.length;
-    for (let round = 0; turns.length < count; round++) {
-      for (const owner of this.rotation) {
-        const waiter = byOwner.get(owner)?.[round];
-        if (waiter) turns.push(waiter);
-      }
-    }
-    return [...children, ...turns];
-  }
-
-  /** An owner's turn left the line: served, it goes to the back of the rotation; gone, only if its last. */
-  private rotate(owner: string, served: boolean): void {
-    const waitingStill = this.waiting.some((w) => !w.child && w.owner === owner);
-    if (served || !waitingStill) this.rotation = this.rotation.filter((o) => o !== owner);
-    if (served && waitingStill) this.rotation.push(owner);
-  }
-
   /** Hands free slots to the line, in its order, then tops up the warm interpreters. */
   private pump(): void {
     if (this.closed) return;
     let granted = true;
     while (granted) {
       granted = false;
-      for (const waiter of this.line()) {
+      for (const waiter of this.line.order()) {
         // A turn that cannot go blocks the turns behind it (the slots they need are the same).
         const interpreter = this.take(waiter.child, true);
         if (!interpreter) continue;
@@ -362,19 +265,8 @@ export class InterpreterPool {
         break;
       }
     }
-    this.tellPlaces();
+    this.line.tellPlaces();
     this.scheduleRefill();
-  }
-
-  private tellPlaces(): void {
-    let ahead = 0;
-    for (const waiter of this.line()) {
-      if (waiter.lastAhead !== ahead) {
-        waiter.lastAhead = ahead;
-        waiter.onQueue?.(ahead);
-      }
-      ahead++;
-    }
   }
 
   /**
@@ -488,7 +380,7 @@ export class InterpreterPool {
   }
 
   private refill(): void {
-    if (this.closed || this.waiting.length > 0) return;
+    if (this.closed || this.line.length > 0) return;
     // Until the snapshot is known, starts wait for it (a start from scratch would compete with its making).
     if (this.snapshot && !this.snapshot.check()) {
       void this.snapshot.ready().then(() => this.refill());

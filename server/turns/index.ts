@@ -71,13 +71,13 @@ export const turnsFamily = defineFamily({
   },
 });
 
-/** The SQL stores over the app's database. */
+/** The SQL stores over the app's database port (app.db, or PostgreSQL with APP_DATABASE_URL). */
 function turnsStores(ctx: AppContext) {
   return {
-    sessions: new TurnSessionStore(ctx.store),
-    runs: new TurnRunStore(ctx.store),
-    assets: new TurnAssetStore(ctx.store, ctx.config.dataDir),
-    spans: new TurnSpanStore(ctx.store),
+    sessions: new TurnSessionStore(ctx.database),
+    runs: new TurnRunStore(ctx.database),
+    assets: new TurnAssetStore(ctx.database, ctx.config.dataDir),
+    spans: new TurnSpanStore(ctx.database),
   };
 }
 type TurnsStores = ReturnType<typeof turnsStores>;
@@ -89,7 +89,9 @@ function turnsRuntime(ctx: AppContext, stores: TurnsStores) {
   return {
     sandbox: new TurnSandbox(),
     live: new LiveRuns(),
-    tracer: new TurnTracer(stores.spans, settings.tracing, known),
+    tracer: new TurnTracer(stores.spans, settings.tracing, known, (error) =>
+      ctx.log.warn("tracing spans were not written", { error: (error as Error).message }),
+    ),
     analytics: new TurnAnalytics({
       enabled: settings.analytics.enabled,
       host: settings.analytics.host,
@@ -164,8 +166,8 @@ class TurnsInstance {
 
   async start() {
     const { ctx, stores, runtime } = this;
-    const failed = stores.runs.failInterrupted();
-    stores.assets.discardOrphans();
+    const failed = await stores.runs.failInterrupted();
+    await stores.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
     // The jail probes run as child processes (started early by main.ts); the pool then finds them done.
     await detectSandboxInBackground();
@@ -191,7 +193,7 @@ class TurnsInstance {
     if (!this.started) return;
     this.release();
     await this.runtime.live.settled(SETTLE_MS);
-    this.runtime.tracer.close();
+    await this.runtime.tracer.close();
   }
 
   /** Stops running turns, the sandbox pool and the tracer's buffer; idempotent. */
@@ -201,6 +203,6 @@ class TurnsInstance {
     const { live, sandbox, tracer } = this.runtime;
     for (const run of live.all()) run.controller.abort("shutdown");
     sandbox.close();
-    tracer.flush();
+    void tracer.flush();
   }
 }

@@ -17,11 +17,17 @@
  * Crash-safe: every step is a rename (files are rewritten to a temp name, then renamed over) and every
  * step is skipped when already done, so after a crash the next start finishes the job; the step is
  * recorded in `data_dir_steps` only when all of it is done.
+ *
+ * The rows are read through the database port: app.db, and while the families move to PostgreSQL
+ * (docs/database.md) the PostgreSQL database too, since an owner's rows may be in either.
  */
 import type { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "../log.ts";
+import type { Db } from "../storage/db/port.ts";
+import { sqlitePort } from "../storage/db/sqlite.ts";
+import { ownerTables } from "../storage/erase-owner.ts";
 import { legacyFolderNames, ownerFromLegacyName } from "./legacy-names.ts";
 import { type MergeReport, moveMerging } from "./merge.ts";
 import {
@@ -51,21 +57,29 @@ export interface FolderMigration {
   sessionRowsRewritten: number;
 }
 
-/** What `compose` needs: the data dir, the database, a logger (the app context has all three). */
+/** What `compose` needs: the data dir, the databases, a logger (the app context has them all). */
 export interface FolderMigrationContext {
   config: { dataDir: string };
+  /** app.db's connection. */
   db: Database;
+  /** The database port (app.db's, or PostgreSQL's): where `data_dir_steps` is. */
+  database: Db;
   log: Logger;
 }
 
+/** The databases an owner's rows may be in: app.db, and PostgreSQL when the server uses it. */
+export function ownerDatabases(ctx: Pick<FolderMigrationContext, "db" | "database">): Db[] {
+  return ctx.database.engine === "postgres" ? [sqlitePort(ctx.db), ctx.database] : [ctx.database];
+}
+
 /** The startup hook: runs the migration unless this data dir has it recorded. */
-export function migrateOwnerFolders({
-  config,
-  db,
-  log,
-}: FolderMigrationContext): FolderMigration | undefined {
-  if (db.query("SELECT 1 FROM data_dir_steps WHERE name = ?").get(OWNER_FOLDERS_STEP)) return undefined;
-  const result = moveOwnerFolders(config.dataDir, db);
+export async function migrateOwnerFolders(ctx: FolderMigrationContext): Promise<FolderMigration | undefined> {
+  const { config, database, log } = ctx;
+  const done = await database.get("SELECT 1 AS done FROM data_dir_steps WHERE name = ?", [
+    OWNER_FOLDERS_STEP,
+  ]);
+  if (done) return undefined;
+  const result = await moveOwnerFolders(config.dataDir, ownerDatabases(ctx));
   for (const { root, name } of result.ambiguous)
     log.warn("owner folder left in place: more than one owner could own it", { folder: `${root}/${name}` });
   // Counts only: old names spell owner ids (emails, say), and file names are the owners' own.
@@ -76,13 +90,15 @@ export function migrateOwnerFolders({
       sessionFiles: result.sessionFilesRewritten,
       sessionRows: result.sessionRowsRewritten,
     });
-  db.run("INSERT INTO data_dir_steps (name) VALUES (?)", [OWNER_FOLDERS_STEP]);
+  await database.run("INSERT INTO data_dir_steps (name) VALUES (?) ON CONFLICT DO NOTHING", [
+    OWNER_FOLDERS_STEP,
+  ]);
   return result;
 }
 
 /** The migration itself, without the record: idempotent (a second run finds nothing to do). */
-export function moveOwnerFolders(dataDir: string, db: Database): FolderMigration {
-  const owners = ownerIds(db);
+export async function moveOwnerFolders(dataDir: string, dbs: Db[]): Promise<FolderMigration> {
+  const owners = await ownerIds(dbs);
   const { moves, ambiguous } = planMoves(dataDir, owners);
   const report: MergeReport = { renamed: [] };
   for (const move of moves)
@@ -99,7 +115,7 @@ export function moveOwnerFolders(dataDir: string, db: Database): FolderMigration
     if (legacyFolderNames(owner, "sessions").length + legacyFolderNames(owner, "workspaces").length === 0)
       continue;
     sessionFilesRewritten += rewriteSessionHeaders(dataDir, owner);
-    sessionRowsRewritten += rewriteSessionRows(dataDir, db, owner);
+    for (const db of dbs) sessionRowsRewritten += await rewriteSessionRows(dataDir, db, owner);
   }
   return {
     moved: moves,
@@ -110,25 +126,25 @@ export function moveOwnerFolders(dataDir: string, db: Database): FolderMigration
   };
 }
 
-/** Every owner id the database knows: `users.id` and each table's `owner_id` (FTS tables mirror others). */
-export function ownerIds(db: Database): Set<string> {
+/** Every owner id the databases know: `users.id` and each table's `owner_id` (FTS tables mirror others). */
+export async function ownerIds(dbs: Db[]): Promise<Set<string>> {
   const owners = new Set<string>();
-  const tables = db
-    .query<{ name: string; sql: string | null }, []>(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-    )
-    .all()
-    .filter((t) => !/^\s*CREATE\s+VIRTUAL/i.test(t.sql ?? ""));
-  for (const { name } of tables) {
-    const columns = db.query<{ name: string }, []>(`PRAGMA table_info(${quote(name)})`).all();
-    const column = name === "users" ? "id" : columns.some((c) => c.name === "owner_id") ? "owner_id" : "";
-    if (!column) continue;
-    for (const row of db
-      .query<{ id: unknown }, []>(`SELECT DISTINCT ${column} AS id FROM ${quote(name)}`)
-      .all())
-      if (typeof row.id === "string") owners.add(row.id);
+  for (const db of dbs) {
+    const tables = [...(await ownerTables(db, db.engine)).map((t) => ({ t, column: "owner_id" }))];
+    if (await hasTable(db, "users")) tables.push({ t: "users", column: "id" });
+    for (const { t, column } of tables)
+      for (const row of await db.all<{ id: unknown }>(`SELECT DISTINCT ${column} AS id FROM ${quote(t)}`))
+        if (typeof row.id === "string") owners.add(row.id);
   }
   return owners;
+}
+
+async function hasTable(db: Db, name: string): Promise<boolean> {
+  const sql =
+    db.engine === "postgres"
+      ? "SELECT 1 AS ok FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
+      : "SELECT 1 AS ok FROM sqlite_master WHERE type = 'table' AND name = ?";
+  return (await db.get(sql, [name])) !== undefined;
 }
 
 interface Plan {
@@ -207,21 +223,24 @@ function rewriteSessionHeaders(dataDir: string, owner: string): number {
 }
 
 /** Points `chat_sessions.session_file` rows of `owner` in an old sessions folder at today's. */
-function rewriteSessionRows(dataDir: string, db: Database, owner: string): number {
-  if (!db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chat_sessions'").get())
-    return 0;
+async function rewriteSessionRows(dataDir: string, db: Db, owner: string): Promise<number> {
+  if (!(await hasTable(db, "chat_sessions"))) return 0;
   const sessions = ownerFolders(dataDir, owner).sessions;
   const old = new Set(legacyFolderNames(owner, "sessions"));
-  const rows = db
-    .query<{ id: string; session_file: string }, [string]>(
+  const rows = (
+    await db.all<{ id: string; session_file: string }>(
       "SELECT id, session_file FROM chat_sessions WHERE owner_id = ?",
+      [owner],
     )
-    .all(owner)
-    .filter((r) => r.session_file && isIn(dirname(r.session_file), "sessions", old));
-  const update = db.query("UPDATE chat_sessions SET session_file = ? WHERE owner_id = ? AND id = ?");
-  db.transaction(() => {
-    for (const row of rows) update.run(join(sessions, basename(row.session_file)), owner, row.id);
-  })();
+  ).filter((r) => r.session_file && isIn(dirname(r.session_file), "sessions", old));
+  await db.tx(async (tx) => {
+    for (const row of rows)
+      await tx.run("UPDATE chat_sessions SET session_file = ? WHERE owner_id = ? AND id = ?", [
+        join(sessions, basename(row.session_file)),
+        owner,
+        row.id,
+      ]);
+  });
   return rows.length;
 }
 

@@ -6,6 +6,15 @@ export const PASSWORD = "correct horse battery";
 /** The Origin a page of the in-process server (`http://localhost`) sends. */
 export const OWN_ORIGIN = { origin: "http://localhost" };
 
+/**
+ * The app's database URL as an environment (empty on SQLite): what a command or a second app on the same
+ * data dir needs to see the same database when the suite runs on PostgreSQL.
+ */
+export function databaseEnvOf(t: TestApp): Record<string, string> {
+  const url = t.ctx.env.get("APP_DATABASE_URL");
+  return url ? { APP_DATABASE_URL: url } : {};
+}
+
 export function authApp(options: TestAppOptions = {}): Promise<TestApp> {
   return createTestApp({
     ...options,

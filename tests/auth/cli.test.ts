@@ -7,10 +7,11 @@ import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { backup } from "../../server/backup-command.ts";
+import { backup, backupAll } from "../../server/backup-command.ts";
+import { openDb } from "../../server/storage/db/open.ts";
 import { userCommandMain as userMain } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
-import { postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
+import { postJson, REPO_ROOT, type TestApp, testDatabaseEnv } from "../helpers/app.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { authApp, OWN_ORIGIN, PASSWORD, type SignedUser, signUp } from "./auth-app.ts";
 
@@ -30,18 +31,41 @@ function dataDir(): string {
   return dir.path;
 }
 
+/**
+ * The database settings of a data dir: none on SQLite; with ATRIUM_TEST_DATABASE=postgres one fresh
+ * PostgreSQL database per data dir, which the app and the commands on that data dir share (as a server
+ * and `atrium user` beside it share APP_DATABASE_URL).
+ */
+const databaseEnvs = new Map<string, Record<string, string>>();
+async function databaseEnv(dir: string): Promise<Record<string, string>> {
+  let env = databaseEnvs.get(dir);
+  if (!env) {
+    env = (await testDatabaseEnv()) as Record<string, string>;
+    databaseEnvs.set(dir, env);
+  }
+  return env;
+}
+
+const appOn = async (dir: string, env: Record<string, string> = {}) =>
+  authApp({ dataDir: dir, env: { ...(await databaseEnv(dir)), ...env } });
+
 async function user(dir: string, args: string[], stdin = "") {
   let out = "";
   let err = "";
-  const code = await userMain([...args, "--data-dir", dir], {
-    out: (text) => {
-      out += text;
+  const env = { ...process.env, ...(await databaseEnv(dir)) };
+  const code = await userMain(
+    [...args, "--data-dir", dir],
+    {
+      out: (text) => {
+        out += text;
+      },
+      err: (text) => {
+        err += text;
+      },
+      readStdin: async () => stdin,
     },
-    err: (text) => {
-      err += text;
-    },
-    readStdin: async () => stdin,
-  });
+    env,
+  );
   return { code, out, err };
 }
 
@@ -69,7 +93,7 @@ describe("atrium user", () => {
     const invite = await user(dir, ["invite"]);
     const code = invite.out.match(/invite: (\S+)/)?.[1] as string;
 
-    t = await authApp({ dataDir: dir, env: { APP_AUTH_SIGNUP: "invite" } });
+    t = await appOn(dir, { APP_AUTH_SIGNUP: "invite" });
     expect((await signIn(t, "root@example.org", PASSWORD)).status).toBe(200);
     const annIn = await signIn(t, "ann@example.org", generated);
     expect(annIn.status).toBe(200);
@@ -143,8 +167,21 @@ async function fill(app: TestApp, who: SignedUser) {
   );
 }
 
-function ownedRows(db: Database, owner: string): Record<string, number> {
+/** The owner's rows per table, in app.db and (when the app uses it) PostgreSQL, read independently of the server's code. */
+async function ownedRows(db: Database, app: TestApp, owner: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
+  if (app.ctx.database.engine === "postgres") {
+    const tables = await app.ctx.database.all<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'owner_id'",
+    );
+    for (const { name } of tables) {
+      const row = await app.ctx.database.get<{ n: number }>(
+        `SELECT count(*) AS n FROM "${name}" WHERE owner_id = ?`,
+        [owner],
+      );
+      if ((row?.n ?? 0) > 0) counts[name] = (counts[name] ?? 0) + (row?.n ?? 0);
+    }
+  }
   const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   for (const { name } of tables) {
     const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name}')`).all();
@@ -152,34 +189,40 @@ function ownedRows(db: Database, owner: string): Record<string, number> {
     const n =
       db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM "${name}" WHERE owner_id = ?`).get(owner)
         ?.n ?? 0;
-    if (n > 0) counts[name] = n;
+    if (n > 0) counts[name] = (counts[name] ?? 0) + n;
   }
   return counts;
 }
 
 test("user delete erases the user's rows in every family and their folders; others keep theirs", async () => {
   const dir = dataDir();
-  t = await authApp({ dataDir: dir });
+  t = await appOn(dir);
   const ann = await signUp(t, "ann@example.org");
   const bob = await signUp(t, "bob@example.org");
   await fill(t, ann);
   await fill(t, bob);
   const db = new Database(join(dir, "app.db"));
-  const before = ownedRows(db, ann.id);
+  const before = await ownedRows(db, t, ann.id);
   for (const table of ["chat_sessions", "turn_sessions", "search_indexes", "agents", "memory_entries"])
     expect({ table, has: (before[table] ?? 0) > 0 }).toEqual({ table, has: true });
-  const bobBefore = ownedRows(db, bob.id);
+  const bobBefore = await ownedRows(db, t, bob.id);
   expect(existsSync(join(ownerFolders(dir, ann.id).files, "notes.txt"))).toBe(true);
 
   expect((await user(dir, ["delete", "ann@example.org"])).code).toBe(1); // needs --yes
   const deleted = await user(dir, ["delete", "ann@example.org", "--yes"]);
   expect(deleted.code).toBe(0);
-  expect(ownedRows(db, ann.id)).toEqual({});
-  expect(db.query("SELECT count(*) AS n FROM users WHERE id = ?").get(ann.id)).toEqual({ n: 0 });
-  expect(db.query("SELECT count(*) AS n FROM auth_sessions WHERE user_id = ?").get(ann.id)).toEqual({ n: 0 });
+  expect(await ownedRows(db, t, ann.id)).toEqual({});
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM users WHERE id = ?", [ann.id])).toEqual({
+    n: 0,
+  });
+  expect(
+    await t.ctx.database.get("SELECT count(*) AS n FROM auth_sessions WHERE user_id = ?", [ann.id]),
+  ).toEqual({
+    n: 0,
+  });
   expect(db.query("SELECT count(*) AS n FROM memory_fts WHERE owner_id = ?").get(ann.id)).toEqual({ n: 0 });
   for (const folder of Object.values(ownerFolders(dir, ann.id))) expect(existsSync(folder)).toBe(false);
-  expect(ownedRows(db, bob.id)).toEqual(bobBefore);
+  expect(await ownedRows(db, t, bob.id)).toEqual(bobBefore);
   db.close();
   expect((await t.request("/api/chat/sessions", { headers: ann.bearer })).status).toBe(401);
   expect((await t.request("/v1/agents", { headers: bob.bearer })).status).toBe(200);
@@ -189,15 +232,24 @@ test("user delete erases the user's rows in every family and their folders; othe
 
 test("backup copies a running server's database consistently and its files; the copy serves as a data dir", async () => {
   const dir = dataDir();
-  t = await authApp({ dataDir: dir });
+  t = await appOn(dir);
   const ann = await signUp(t, "ann@example.org");
   await fill(t, ann);
   const target = join(dataDir(), "copy");
-  expect(backup(dir, target)).toBeGreaterThan(0);
+  const url = t.ctx.env.get("APP_DATABASE_URL");
+  expect((await backupAll(dir, target, { url, usePgDump: false })).copied).toBeGreaterThan(0);
   expect(() => backup(dir, target)).toThrow("not empty");
   expect(() => backup(dir, join(dir, "inside"))).toThrow("outside the data dir");
   await t.close();
-  t = await authApp({ dataDir: target });
+  if (url) {
+    // On PostgreSQL its tables there are in postgres.sql (the export; pg_dump: postgres-backup.test.ts),
+    // loaded into the copy's own database.
+    const env = await databaseEnv(target);
+    const db = openDb({ url: env.APP_DATABASE_URL, dataDir: target });
+    const text = readFileSync(join(target, "postgres.sql"), "utf8");
+    await db.tx((tx) => tx.exec(text)).finally(() => db.close());
+  }
+  t = await appOn(target);
   expect((await signIn(t, "ann@example.org", PASSWORD)).status).toBe(200);
   const agents = await t.json<{ agents?: unknown[]; total?: number }>("/v1/agents", { headers: ann.bearer });
   expect(agents.status).toBe(200);

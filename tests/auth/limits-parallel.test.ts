@@ -11,7 +11,7 @@ import { postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { authApp, PASSWORD, signUp } from "./auth-app.ts";
+import { authApp, databaseEnvOf, PASSWORD, signUp } from "./auth-app.ts";
 
 setDefaultTimeout(120_000);
 
@@ -138,7 +138,7 @@ describe("across a restart", () => {
     for (let i = 0; i < 5; i++) expect((await reindex(first)).status).toBe(200);
     await first.close();
 
-    const second = await app({ dataDir: data.path });
+    const second = await app({ dataDir: data.path, env: databaseEnvOf(first) });
     const locked = await signIn(second, "ann@example.org", PASSWORD);
     expect(locked.status).toBe(429);
     const reindexed = await reindex(second);

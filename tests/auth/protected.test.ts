@@ -67,7 +67,7 @@ describe("every documented route", () => {
         { authorization: "Bearer garbage" },
       ]) {
         // Bad bearer tokens count against the address's sign-in limit (tokens.test.ts): here each is a first try.
-        t.ctx.db.run("DELETE FROM auth_limit_hits");
+        await t.ctx.database.run("DELETE FROM auth_limit_hits");
         const response = await call(method, path, headers);
         expect({ method, path, headers, status: response.status }).toEqual({
           method,
@@ -121,7 +121,7 @@ describe("/api/settings in protected mode", () => {
     const auth = t.ctx.auth;
     if (!auth) throw new Error("no auth");
     const root = await auth.createAccount({ email: "root@example.org", password: PASSWORD, admin: true });
-    const admin = credentialsOf(root.id, auth.startSession(root.id).token);
+    const admin = credentialsOf(root.id, (await auth.startSession(root.id)).token);
     const member = await fetch(`${s.url}/api/settings`, { headers: ann.bearer });
     expect(member.status).toBe(403);
     expect(((await member.json()) as { error: { code: string } }).error.code).toBe("admin_required");

@@ -17,7 +17,7 @@ import { descendants, runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
 import { turnRequest, turnsApp } from "../helpers/turns.ts";
 import { processGone, waitFor } from "../helpers/wait.ts";
-import { authApp, PASSWORD, SECRET, type SignedUser, signUp } from "./auth-app.ts";
+import { authApp, databaseEnvOf, PASSWORD, SECRET, type SignedUser, signUp } from "./auth-app.ts";
 
 setDefaultTimeout(60_000);
 
@@ -82,12 +82,16 @@ async function openEverything(url: string, app: TestApp, user: SignedUser, slowM
   return { socket, sse, ndjson };
 }
 
-async function cli(dataDir: string, ...args: string[]) {
+async function cli(app: TestApp, ...args: string[]) {
   const proc = Bun.spawn(
-    ["./node_modules/.bin/bun", "server/main.ts", "user", ...args, "--data-dir", dataDir],
+    ["./node_modules/.bin/bun", "server/main.ts", "user", ...args, "--data-dir", app.dataDir],
     {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? "/root",
+        ...databaseEnvOf(app),
+      },
       stdout: "pipe",
       stderr: "pipe",
     },
@@ -109,7 +113,7 @@ for (const action of ["disable", "delete"] as const) {
     const annOpen = await openEverything(url, t, ann, model.id);
     const bobOpen = await openEverything(url, t, bob, model.id);
 
-    await cli(t.dataDir, action, "ann@example.org", ...(action === "delete" ? ["--yes"] : []));
+    await cli(t, action, "ann@example.org", ...(action === "delete" ? ["--yes"] : []));
 
     expect(await annOpen.socket.closed).toEqual({ code: 4401, reason: "Authentication revoked" });
     expect(annOpen.socket.frames.at(-1)).toMatchObject({ type: "error", code: "unauthorized" });
@@ -179,13 +183,13 @@ test("a disabled account's running turn stream (turns' SSE) ends too", async () 
   expect(response.status).toBe(200);
   const stream = drain(response);
   await waitFor(() => stream.text.includes("event: code"), { timeoutMs: 60_000, what: "the turn's code" });
-  await cli(t.dataDir, "disable", "ann@example.org");
+  await cli(t, "disable", "ann@example.org");
   await waitFor(() => stream.ended, { what: "the turn stream to end" });
   expect(stream.text).not.toContain("event: turn_finish");
 
   // The turn itself is durable and still looping: enabled and signed in again, ann cancels it and
   // follows it (the same Idempotency-Key) to its end, so nothing of it outlives this app.
-  await cli(t.dataDir, "enable", "ann@example.org");
+  await cli(t, "enable", "ann@example.org");
   const again = await t.json<{ token: string }>(
     "/api/auth/sign-in/email",
     postJson({ email: "ann@example.org", password: PASSWORD }),
@@ -218,7 +222,7 @@ test("a disabled account's sandbox stops: what it left running ends, its preview
   expect(preview.status).toBe(200);
   const path = new URL(preview.body.url).pathname;
 
-  await cli(t.dataDir, "disable", "ann@example.org");
+  await cli(t, "disable", "ann@example.org");
 
   await waitFor(() => annTree.every(processGone), { what: "the disabled account's sandbox to stop" });
   expect(sandboxes.jailPid(ann.id)).toBeUndefined();
@@ -228,6 +232,6 @@ test("a disabled account's sandbox stops: what it left running ends, its preview
   expect(sandboxes.jailPid(bob.id)).toBeNumber();
   expect((await runIn(sandboxes, bob.id, "echo here")).out).toBe("here\n");
 
-  await cli(t.dataDir, "enable", "ann@example.org");
+  await cli(t, "enable", "ann@example.org");
   expect((await runIn(sandboxes, ann.id, "echo back")).out).toBe("back\n");
 });

@@ -36,13 +36,13 @@ describe("sign-up and sign-in", () => {
     t = await authApp();
     const ann = await signUp(t, "ann@example.org");
     const [id, secret] = ann.token.split(".") as [string, string];
-    const row = t.ctx.db.query("SELECT * FROM auth_sessions WHERE id = ?").get(id) as {
+    const row = (await t.ctx.database.get("SELECT * FROM auth_sessions WHERE id = ?", [id])) as {
       secret_hash: Uint8Array;
     };
     expect(Buffer.from(row.secret_hash)).toEqual(Buffer.from(sha256(new TextEncoder().encode(secret))));
-    const dump = JSON.stringify(t.ctx.db.query("SELECT * FROM auth_sessions").all());
+    const dump = JSON.stringify(await t.ctx.database.all("SELECT * FROM auth_sessions"));
     expect(dump).not.toContain(secret);
-    const account = t.ctx.db.query("SELECT password_hash FROM auth_accounts").get() as {
+    const account = (await t.ctx.database.get("SELECT password_hash FROM auth_accounts")) as {
       password_hash: string;
     };
     expect(account.password_hash).toStartWith("$argon2id$");
@@ -64,7 +64,7 @@ describe("sign-up and sign-in", () => {
     const ann = await signUp(t, "ann@example.org");
     const wrong = await signIn(t, "ann@example.org", "not the password");
     const unknown = await signIn(t, "nobody@example.org", "not the password");
-    t.ctx.auth?.setDisabled(ann.id, true);
+    await t.ctx.auth?.setDisabled(ann.id, true);
     const disabled = await signIn(t, "ann@example.org");
     for (const response of [wrong, unknown, disabled]) {
       expect(response.status).toBe(401);
@@ -189,19 +189,21 @@ describe("forged, tampered and expired credentials", () => {
     const bob = await signUp(t, "bob@example.org");
     const day = 24 * 60 * 60 * 1000;
     const set = (token: string, expires: number) =>
-      t?.ctx.db.run("UPDATE auth_sessions SET expires_at = ? WHERE id = ?", [
+      t?.ctx.database.run("UPDATE auth_sessions SET expires_at = ? WHERE id = ?", [
         expires,
         token.split(".")[0] as string,
       ]);
-    set(ann.token, Date.now() - 1000);
+    await set(ann.token, Date.now() - 1000);
     expect((await t.request("/api/chat/sessions", { headers: ann.bearer })).status).toBe(401);
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM auth_sessions WHERE user_id = ?").get(ann.id)).toEqual({
-      n: 0,
-    });
+    expect(
+      await t.ctx.database.get("SELECT count(*) AS n FROM auth_sessions WHERE user_id = ?", [ann.id]),
+    ).toEqual({ n: 0 });
 
-    set(bob.token, Date.now() + 10 * day);
+    await set(bob.token, Date.now() + 10 * day);
     expect((await t.request("/api/chat/sessions", { headers: bob.bearer })).status).toBe(200);
-    const row = t.ctx.db.query("SELECT expires_at FROM auth_sessions WHERE user_id = ?").get(bob.id) as {
+    const row = (await t.ctx.database.get("SELECT expires_at FROM auth_sessions WHERE user_id = ?", [
+      bob.id,
+    ])) as {
       expires_at: number;
     };
     expect(row.expires_at).toBeGreaterThan(Date.now() + 29 * day);

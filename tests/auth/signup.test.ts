@@ -19,11 +19,26 @@ test("closed: nobody signs up; accounts come from the CLI (the first one is an a
   t = await authApp({ env: { APP_AUTH_SIGNUP: "closed" } });
   const refused = await signUpRequest(t, { email: "ann@example.org" });
   expect(refused.status).toBe(403);
-  expect(t.ctx.db.query("SELECT count(*) AS n FROM auth_accounts").get()).toEqual({ n: 0 });
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM auth_accounts")).toEqual({ n: 0 });
   const first = await t.ctx.auth?.createAccount({ email: "root@example.org", password: PASSWORD });
   const second = await t.ctx.auth?.createAccount({ email: "ann@example.org", password: PASSWORD });
   expect(first?.admin).toBe(true);
   expect(second?.admin).toBe(false);
+});
+
+test("an email already taken: sign-up is the generic 400, the CLI's account creation a conflict; nothing is added", async () => {
+  t = await authApp({ env: { APP_AUTH_SIGNUP: "open" } });
+  expect((await signUpRequest(t, { email: "ann@example.org" })).status).toBe(200);
+  const again = await signUpRequest(t, { email: " ANN@example.org" });
+  expect(again.status).toBe(400);
+  expect(((await again.json()) as { message: string }).message).toContain("Sign-up failed");
+  const refused = await t.ctx.auth
+    ?.createAccount({ email: "ann@example.org", password: PASSWORD })
+    .catch((e) => e);
+  expect(refused).toMatchObject({ message: "An account with this email already exists" });
+  // The duplicate's users row went with its refused account (one transaction).
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM auth_accounts")).toEqual({ n: 1 });
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM users WHERE id <> 'local'")).toEqual({ n: 1 });
 });
 
 describe("invite", () => {
@@ -34,18 +49,18 @@ describe("invite", () => {
     if (!auth) throw new Error("no auth");
     expect((await signUpRequest(t, { email: "ann@example.org" })).status).toBe(403);
     expect((await signUpRequest(t, { email: "ann@example.org", inviteCode: "inv_forged" })).status).toBe(400);
-    const { code } = auth.createInvite("cli");
+    const { code } = await auth.createInvite("cli");
     const ok = await signUpRequest(t, { email: "ann@example.org", inviteCode: code });
     expect(ok.status).toBe(200);
     expect((await ok.json()).user.admin).toBe(false);
     const again = await signUpRequest(t, { email: "bob@example.org", inviteCode: code });
     expect(again.status).toBe(400);
     // A refused sign-up leaves no account behind.
-    expect(auth.accounts.byEmail("bob@example.org")).toBeUndefined();
-    const expired = auth.createInvite("cli", { lifetimeMs: -1 });
+    expect(await auth.accounts.byEmail("bob@example.org")).toBeUndefined();
+    const expired = await auth.createInvite("cli", { lifetimeMs: -1 });
     expect((await signUpRequest(t, { email: "bob@example.org", inviteCode: expired.code })).status).toBe(400);
     // The code itself is never stored.
-    expect(JSON.stringify(t.ctx.db.query("SELECT * FROM auth_invites").all())).not.toContain(code);
+    expect(JSON.stringify(await t.ctx.database.all("SELECT * FROM auth_invites"))).not.toContain(code);
   });
 
   test("an admin creates invites over the API (an admin invite makes an admin); others get 403", async () => {
@@ -53,7 +68,7 @@ describe("invite", () => {
     const auth = t.ctx.auth;
     if (!auth) throw new Error("no auth");
     const root = await auth.createAccount({ email: "root@example.org", password: PASSWORD });
-    const rootSigned = credentialsOf(root.id, auth.startSession(root.id).token);
+    const rootSigned = credentialsOf(root.id, (await auth.startSession(root.id)).token);
     const anonymous = await t.request("/api/auth/invites", postJson({}));
     expect(anonymous.status).toBe(401);
     const made = await t.json<{ code: string; admin: boolean }>(

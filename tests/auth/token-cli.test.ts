@@ -11,7 +11,7 @@ import { postJson, type TestApp } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { runCli } from "../helpers/terminal.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { authApp, PASSWORD, type SignedUser, signUp } from "./auth-app.ts";
+import { authApp, databaseEnvOf, PASSWORD, type SignedUser, signUp } from "./auth-app.ts";
 
 setDefaultTimeout(60_000);
 
@@ -39,15 +39,19 @@ const sessions = (token: string) =>
 async function user(args: string[]) {
   let out = "";
   let err = "";
-  const code = await userMain([...args, "--data-dir", t.dataDir], {
-    out: (text) => {
-      out += text;
+  const code = await userMain(
+    [...args, "--data-dir", t.dataDir],
+    {
+      out: (text) => {
+        out += text;
+      },
+      err: (text) => {
+        err += text;
+      },
+      readStdin: async () => "",
     },
-    err: (text) => {
-      err += text;
-    },
-    readStdin: async () => "",
-  });
+    { ...process.env, ...databaseEnvOf(t) },
+  );
   return { code, out, err };
 }
 

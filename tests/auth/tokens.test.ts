@@ -45,7 +45,7 @@ test("a token is shown once, prefixed, stored hashed, and listed without itself"
   expect(created.scopes).toEqual(["search:read", "mcp"]);
   expect(created.expiresAt).toBeNull();
   const secret = created.token.split("_")[2] as string;
-  const row = t.ctx.db.query("SELECT * FROM auth_tokens WHERE id = ?").get(created.id) as Record<
+  const row = (await t.ctx.database.get("SELECT * FROM auth_tokens WHERE id = ?", [created.id])) as Record<
     string,
     unknown
   >;
@@ -82,7 +82,7 @@ test("bad input is a 400 and creates nothing", async () => {
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toBeString();
   }
-  expect(t.ctx.db.query("SELECT count(*) AS n FROM auth_tokens").get()).toEqual({ n: 0 });
+  expect(await t.ctx.database.get("SELECT count(*) AS n FROM auth_tokens")).toEqual({ n: 0 });
 });
 
 test("scopes cover their family's routes and refuse the rest with 403 naming the scope", async () => {
@@ -143,7 +143,7 @@ test("a token sees only its owner's data; another user can neither list nor revo
 test("a token neither manages tokens nor acts as an admin", async () => {
   t = await authApp();
   const admin = await signUp(t, "root@example.org");
-  t.ctx.auth?.accounts.update(admin.id, { admin: true });
+  await t.ctx.auth?.accounts.update(admin.id, { admin: true });
   const token = await createToken(t, admin, { name: "all", scopes: ["chat", "turns", "search", "agents"] });
   const minted = await t.request(
     "/api/auth/tokens",
@@ -180,7 +180,10 @@ test("a revoked or expired token is 401 at once; a disabled account's tokens too
   expect((await get(t, "/api/sessions", revoked.bearer)).status).toBe(401);
 
   expect((await get(t, "/api/sessions", expiring.bearer)).status).toBe(200);
-  t.ctx.db.run("UPDATE auth_tokens SET expires_at = ? WHERE id = ?", [Date.now() - 1, expiring.id]);
+  await t.ctx.database.run("UPDATE auth_tokens SET expires_at = ? WHERE id = ?", [
+    Date.now() - 1,
+    expiring.id,
+  ]);
   expect((await get(t, "/api/sessions", expiring.bearer)).status).toBe(401);
   const listed = await t.json<{ tokens: { id: string; expired: boolean }[] }>("/api/auth/tokens", {
     headers: ann.bearer,
@@ -188,7 +191,7 @@ test("a revoked or expired token is 401 at once; a disabled account's tokens too
   expect(listed.body.tokens).toEqual([expect.objectContaining({ id: expiring.id, expired: true })]);
 
   const live = await createToken(t, ann, { name: "l", scopes: ["turns:read"] });
-  t.ctx.auth?.setDisabled(ann.id, true);
+  await t.ctx.auth?.setDisabled(ann.id, true);
   expect((await get(t, "/api/sessions", live.bearer)).status).toBe(401);
 });
 
@@ -228,7 +231,7 @@ test("the WebSocket takes a token as auth_token, needs the full scope, and close
   const second = await createToken(t, ann, { name: "ws2", scopes: ["agents"] });
   const other = await socketChat(server.url, { ...query, auth_token: second.token });
   await other.next((f) => f.type === "connected");
-  t.ctx.db.run("UPDATE auth_tokens SET expires_at = ? WHERE id = ?", [Date.now() - 1, second.id]);
+  await t.ctx.database.run("UPDATE auth_tokens SET expires_at = ? WHERE id = ?", [Date.now() - 1, second.id]);
   expect((await other.closed).code).toBe(4401);
 });
 
@@ -252,9 +255,9 @@ test("bad bearer tokens count against the address's sign-in limit, then every to
   // Telling a good token from a bad one is the guess: refused too while the window is full.
   expect((await fetch(`${server.url}/api/sessions`, { headers: good.bearer })).status).toBe(429);
   // Bad session tokens as bearers are the same guesses.
-  const counted = t.ctx.db
-    .query("SELECT count(*) AS n FROM auth_limit_hits WHERE key LIKE 'signin-address:%'")
-    .get() as { n: number };
+  const counted = (await t.ctx.database.get(
+    "SELECT count(*) AS n FROM auth_limit_hits WHERE key LIKE 'signin-address:%'",
+  )) as { n: number };
   expect(counted.n).toBe(20);
 });
 
@@ -266,7 +269,7 @@ test("a bad session token as a bearer counts too", async () => {
     });
     expect(response.status).toBe(401);
   }
-  const counted = t.ctx.db.query("SELECT count(*) AS n FROM auth_limit_hits").get() as { n: number };
+  const counted = (await t.ctx.database.get("SELECT count(*) AS n FROM auth_limit_hits")) as { n: number };
   expect(counted.n).toBe(3);
 });
 

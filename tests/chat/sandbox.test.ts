@@ -35,7 +35,7 @@ describe("GET /api/sandbox/preview", () => {
       });
     }
     // The provider reported the sandbox stopped (its webhook).
-    new SandboxRegistry(t.ctx.store).put(ann.id, "local", "sbx-ann", "stopped");
+    await new SandboxRegistry(t.ctx.database).put(ann.id, "local", "sbx-ann", "stopped");
     const stopped = await t.json("/api/sandbox/preview", { headers: ann.bearer });
     expect(stopped).toMatchObject({ status: 404, body: { error: "No active sandbox for user" } });
   });
@@ -44,7 +44,7 @@ describe("GET /api/sandbox/preview", () => {
     t = await createTestApp();
     const response = await t.json("/api/sandbox/preview?port=3000");
     expect(response).toMatchObject({ status: 404, body: { error: "No active sandbox for user" } });
-    expect(new SandboxRegistry(t.ctx.store).of("local")).toBeUndefined();
+    expect(await new SandboxRegistry(t.ctx.database).of("local")).toBeUndefined();
     expect((await t.json("/api/sandbox/preview?port=0")).status).toBe(400);
   });
 

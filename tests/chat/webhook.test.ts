@@ -18,7 +18,7 @@ beforeAll(async () => {
     env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", SANDBOX_WEBHOOK_SECRET: SECRET },
     log: logs.log,
   });
-  registry = new SandboxRegistry(t.ctx.store);
+  registry = new SandboxRegistry(t.ctx.database);
 });
 afterAll(() => t.close());
 beforeEach(() => registry.put("ann", "test", "sbx-ann", "started"));
@@ -33,7 +33,7 @@ const send = (raw: string, signature?: string) =>
     "/api/webhooks/sandbox",
     postJson(raw, signature === undefined ? {} : { "x-sandbox-signature": signature }),
   );
-const state = () => registry.of("ann")?.state;
+const state = async () => (await registry.of("ann"))?.state;
 
 test("a signed event updates the state, without any user credential (public route in protected mode)", async () => {
   for (const [name, expected] of [
@@ -46,11 +46,11 @@ test("a signed event updates the state, without any user credential (public rout
     const response = await send(raw, sign(raw));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ received: true });
-    expect(state()).toBe(expected);
+    expect(await state()).toBe(expected);
   }
   const raw = event("stop");
   expect((await send(raw, `sha256=${sign(raw).toUpperCase()}`)).status).toBe(200);
-  expect(state()).toBe("stopped");
+  expect(await state()).toBe("stopped");
 });
 
 test("missing, wrong-key, tampered or truncated signatures are 200, logged and ignored", async () => {
@@ -67,7 +67,7 @@ test("missing, wrong-key, tampered or truncated signatures are 200, logged and i
     const response = await send(body, signature);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ received: true });
-    expect(state()).toBe("started");
+    expect(await state()).toBe("started");
   }
   expect(logs.text()).toContain("missing or invalid signature");
   expect(logs.text()).not.toContain(SECRET);
@@ -76,16 +76,16 @@ test("missing, wrong-key, tampered or truncated signatures are 200, logged and i
 test("a replayed body and a stale timestamp are ignored", async () => {
   const raw = event("stop");
   await send(raw, sign(raw));
-  expect(state()).toBe("stopped");
-  registry.setState("ann", "started");
+  expect(await state()).toBe("stopped");
+  await registry.setState("ann", "started");
   expect((await send(raw, sign(raw))).status).toBe(200);
-  expect(state()).toBe("started");
+  expect(await state()).toBe("started");
   const stale = event("stop", { timestamp: new Date(Date.now() - 60 * 60 * 1000).toISOString() });
   expect((await send(stale, sign(stale))).status).toBe(200);
-  expect(state()).toBe("started");
+  expect(await state()).toBe("started");
   const fresh = event("stop", { timestamp: Math.floor(Date.now() / 1000) });
   await send(fresh, sign(fresh));
-  expect(state()).toBe("stopped");
+  expect(await state()).toBe("stopped");
   expect(logs.text()).toContain("replayed");
 });
 
@@ -95,7 +95,7 @@ test("a signed body without a timestamp is ignored: it could otherwise be replay
     const response = await send(raw, sign(raw));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ received: true });
-    expect(state()).toBe("started");
+    expect(await state()).toBe("started");
   }
   expect(logs.text()).toContain("no timestamp");
 });
@@ -108,7 +108,7 @@ test("unknown events and unknown sandboxes are 200 and change nothing", async ()
   ]) {
     const response = await send(raw, sign(raw));
     expect(response.status).toBe(200);
-    expect(state()).toBe("started");
+    expect(await state()).toBe("started");
   }
 });
 
@@ -118,14 +118,14 @@ test("a signed body that is not a JSON object is 500 Webhook processing failed",
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ error: "Webhook processing failed" });
   }
-  expect(state()).toBe("started");
+  expect(await state()).toBe("started");
 });
 
 test("oversized bodies are refused before they are read; non-JSON types are 415", async () => {
   const huge = event("stop", { pad: "x".repeat(70_000) });
   const response = await send(huge, sign(huge));
   expect(response.status).toBe(413);
-  expect(state()).toBe("started");
+  expect(await state()).toBe("started");
   const form = await t.request("/api/webhooks/sandbox", {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },

@@ -117,9 +117,9 @@ uiSuite("files dropped from the desktop", () => {
       await drag.drop();
       await page.locator(`${zone} .chip`, { hasText: "table.csv" }).waitFor();
       expect(await page.locator(`${zone}.dropzone-over`).count()).toBe(0);
-      const attachments = t.ctx.db.query("SELECT filename FROM turn_attachments").all() as {
-        filename: string;
-      }[];
+      const attachments = await t.ctx.database.all<{ filename: string }>(
+        "SELECT filename FROM turn_attachments",
+      );
       expect(attachments.map((a) => a.filename)).toContain("table.csv");
     },
   );

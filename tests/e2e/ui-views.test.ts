@@ -277,6 +277,8 @@ browserTest(
         await page.locator(".view h2").first().waitFor();
         // The lists load after the first paint: wait until each view shows its content.
         await page.locator(".empty, .list li, select").first().waitFor();
+        // Then what the lists lead to (the chosen index's documents): check the view once all has loaded.
+        await page.waitForLoadState("networkidle");
         const overflow = await page.evaluate(
           () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
         );

@@ -123,7 +123,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
  * `ATRIUM_TEST_DATABASE=postgres` runs every test app on a fresh PostgreSQL database (the throwaway
  * cluster of helpers/postgres.ts) instead of app.db alone: the same suite on the other engine.
  */
-async function testDatabaseEnv(): Promise<EnvRecord> {
+export async function testDatabaseEnv(): Promise<EnvRecord> {
   if (process.env.ATRIUM_TEST_DATABASE !== "postgres") return {};
   return { APP_DATABASE_URL: await freshPostgresDatabase() };
 }

@@ -26,8 +26,8 @@ test("memory past the bound ends the turn with turn_error sandbox_memory_limit",
   expect(String(terminal[0]?.message)).toContain("memory");
   // Nothing of the fill was printed: the interpreter was stopped before it finished.
   expect(events.some((e) => e.type === "output" && String(e.output).includes("64"))).toBe(false);
-  const run = t.ctx.db
-    .query("SELECT status, error_code FROM turn_runs WHERE session_id = ?")
-    .get(session) as { status: string; error_code: string } | null;
+  const run = await t.ctx.database.get("SELECT status, error_code FROM turn_runs WHERE session_id = ?", [
+    session,
+  ]);
   expect(run).toEqual({ status: "failed", error_code: "sandbox_memory_limit" });
 });

@@ -107,7 +107,7 @@ describe("jailed code against its sandbox", () => {
     await run(ann.id, "echo old > /tmp/generation");
     const before = sandboxes.jailPid(ann.id);
     await expect(run(ann.id, "kill -9 $PPID; sleep 5")).rejects.toThrow("The sandbox stopped");
-    await waitFor(() => sandboxes.active(ann.id) === undefined, { what: "the host to notice" });
+    await waitFor(async () => (await sandboxes.active(ann.id)) === undefined, { what: "the host to notice" });
     const { out } = await run(ann.id, "cat /tmp/generation 2>&1 || true; id -u");
     expect(out).toContain("No such file");
     expect(sandboxes.jailPid(ann.id)).not.toBe(before);

@@ -16,8 +16,9 @@ import {
 import { DAYTONA_PUBLIC_API, type RemoteSandboxConfig } from "../../server/sandbox/users/remote-config.ts";
 import { sessionLine } from "../../server/sandbox/users/remote-exec.ts";
 import { openDatabase } from "../../server/storage/database.ts";
+import type { Db } from "../../server/storage/db/port.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { type FakeDaytona, startFakeDaytona } from "../helpers/daytona.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -28,14 +29,14 @@ const KEY = "test-key";
 const WORKSPACE = "/home/daytona/agent-workspace";
 const dir = tempDir("atrium-remote-");
 let fake: FakeDaytona;
-let store: Store;
+let store: Db;
 let dbCount = 0;
 
 beforeEach(() => {
   fake = startFakeDaytona({ keys: [KEY, "user-key"] });
   const db = openDatabase(`${dir.path}/app-${++dbCount}.db`);
   migrate(db, [sandboxMigrations]);
-  store = new Store(db);
+  store = sqlitePort(db);
 });
 afterEach(async () => {
   await fake.stop();
@@ -110,7 +111,7 @@ describe("one sandbox per owner", () => {
       labels: { app: "atrium" },
     });
     expect(fake.folders.has(`sb-1:${WORKSPACE}`)).toBe(true);
-    expect(p.active("alice")?.sandboxId).toBe("sb-1");
+    expect((await p.active("alice"))?.sandboxId).toBe("sb-1");
     expect(p.home).toBe("/home/daytona");
     expect(p.workspace).toBe(WORKSPACE);
 
@@ -127,7 +128,7 @@ describe("one sandbox per owner", () => {
     await p.ensure("alice");
     await p.stop("alice");
     expect(calls("POST", "/api/sandbox/sb-1/stop")).toHaveLength(1);
-    expect(p.active("alice")).toBeUndefined();
+    expect(await p.active("alice")).toBeUndefined();
     expect(fake.sandboxes.get("sb-1")?.state).toBe("stopped");
 
     const fresh = provider();
@@ -157,7 +158,7 @@ describe("one sandbox per owner", () => {
   test("a sandbox another server created first (409) is adopted by name", async () => {
     await provider().ensure("alice");
     const other = new RemoteSandboxProvider(
-      new Store(
+      sqlitePort(
         (() => {
           const db = openDatabase(`${dir.path}/other-${++dbCount}.db`);
           migrate(db, [sandboxMigrations]);
@@ -188,7 +189,7 @@ describe("one sandbox per owner", () => {
     await p.ensure("alice");
     await p.remove("alice");
     expect(calls("DELETE", "/api/sandbox/sb-1")).toHaveLength(1);
-    expect(p.registry.of("alice")?.state).toBe("deleted");
+    expect((await p.registry.of("alice"))?.state).toBe("deleted");
     expect((await p.ensure("alice")).sandboxId).toBe("sb-2");
   });
 });
@@ -315,7 +316,7 @@ describe("provider failures are bounded, clear and keyless", () => {
     expect((error as Error).message).toMatch(/remote sandbox provider \(http:\/\/127\.0\.0\.1:\d+\)/);
     expect((error as Error).message).toMatch(/refused the API key \(401 Unauthorized\)/);
     expect((error as Error).message).not.toContain(secret);
-    expect(p.active("alice")).toBeUndefined();
+    expect(await p.active("alice")).toBeUndefined();
   });
 
   test("a 500 names the status and the provider's message, with an echoed key scrubbed", async () => {

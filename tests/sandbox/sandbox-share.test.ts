@@ -14,8 +14,8 @@ import { detectSandbox } from "../../server/sandbox/isolation.ts";
 import { DEFAULT_LIMITS, type SandboxLimits } from "../../server/sandbox/limits.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider, SandboxCapacityError } from "../../server/sandbox/users/provider.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { descendants, runIn } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { processGone, waitFor } from "../helpers/wait.ts";
@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 function provider(options: { maxSandboxes?: number; limits?: SandboxLimits }): LocalSandboxProvider {
-  const made = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, ...options });
+  const made = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, ...options });
   providers.push(made);
   return made;
 }
@@ -52,7 +52,7 @@ describe("the cap on running sandboxes (policy sandbox.max_user_sandboxes)", () 
     expect(sandboxes.jailPid("ann")).toBeNumber();
     expect(sandboxes.jailPid("cat")).toBeNumber();
     // Stopped for room, not by anyone: the registry still says started, so his next command restarts it.
-    expect(sandboxes.registry.of("bob")?.state).toBe("started");
+    expect((await sandboxes.registry.of("bob"))?.state).toBe("started");
 
     // Both running sandboxes busy: a third user's start is refused, and nothing was stopped for it.
     const busy = [runIn(sandboxes, "ann", "sleep 3"), runIn(sandboxes, "cat", "sleep 3")];

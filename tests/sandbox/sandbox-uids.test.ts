@@ -22,8 +22,8 @@ import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.t
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { SandboxUidStore } from "../../server/sandbox/users/uid-store.ts";
 import { DEFAULT_PARSE_LIMITS, DocumentParser } from "../../server/search/indexing/parser.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { descendants, hostUid, runIn } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -46,7 +46,7 @@ afterAll(async () => {
 function start(): { db: Database; provider: LocalSandboxProvider } {
   const db = new Database(join(dir.path, "app.db"));
   migrate(db, [sandboxMigrations]);
-  const opened = { db, provider: new LocalSandboxProvider(new Store(db), { dataDir }) };
+  const opened = { db, provider: new LocalSandboxProvider(sqlitePort(db), { dataDir }) };
   open.push(opened);
   return opened;
 }
@@ -91,8 +91,8 @@ describe("users' long-lived sandboxes", () => {
       );
       expect(exitCode).toBe(0);
     }
-    const ann = first.provider.hostUid("ann") as number;
-    const bob = first.provider.hostUid("bob") as number;
+    const ann = (await first.provider.hostUid("ann")) as number;
+    const bob = (await first.provider.hostUid("bob")) as number;
     expect(ann).not.toBe(bob);
     for (const uid of [ann, bob]) {
       expect(uid).toBeGreaterThanOrEqual(USERS_FIRST);
@@ -121,15 +121,15 @@ describe("users' long-lived sandboxes", () => {
     const second = start();
     await runIn(second.provider, "bob", "true");
     await runIn(second.provider, "ann", "true");
-    expect(second.provider.hostUid("ann")).toBe(ann);
-    expect(second.provider.hostUid("bob")).toBe(bob);
+    expect(await second.provider.hostUid("ann")).toBe(ann);
+    expect(await second.provider.hostUid("bob")).toBe(bob);
     expect(hostUid(runnerPid(second.provider, "bob"))).toBe(bob);
   });
 
   test("a process of one user's uid cannot read another's workspace, through /proc/<pid>/root or the data dir", async () => {
     const { provider } = open.at(-1) as { provider: LocalSandboxProvider };
-    const ann = provider.hostUid("ann") as number;
-    const bob = provider.hostUid("bob") as number;
+    const ann = (await provider.hostUid("ann")) as number;
+    const bob = (await provider.hostUid("bob")) as number;
     const bobRunner = runnerPid(provider, "bob");
     const throughProc = `/proc/${bobRunner}/root/home/atrium/agent-workspace/secret.txt`;
     const onDisk = join(ownerFolders(dataDir, "bob").workspace, "secret.txt");
@@ -244,16 +244,18 @@ describe("the range", () => {
     expect(checkUidRange(DEFAULT_UID_BASE)).toBeUndefined();
   });
 
-  test("uid indexes go up; a deleted user's is handed out again only once the range was used up", () => {
+  test("uid indexes go up; a deleted user's is handed out again only once the range was used up", async () => {
     const db = new Database(":memory:");
     migrate(db, [sandboxMigrations]);
-    const uids = new SandboxUidStore(new Store(db));
-    expect([uids.allocate("a", 3), uids.allocate("b", 3), uids.allocate("a", 3)]).toEqual([0, 1, 0]);
+    const uids = new SandboxUidStore(sqlitePort(db));
+    expect([await uids.allocate("a", 3), await uids.allocate("b", 3), await uids.allocate("a", 3)]).toEqual([
+      0, 1, 0,
+    ]);
     db.run("DELETE FROM sandbox_uids WHERE owner_id = 'a'");
-    expect(uids.allocate("c", 3)).toBe(2);
-    expect(uids.allocate("d", 3)).toBe(0);
-    expect(() => uids.allocate("e", 3)).toThrow("every one of the 3 sandbox uids is taken");
-    expect(uids.indexOf("e")).toBeUndefined();
+    expect(await uids.allocate("c", 3)).toBe(2);
+    expect(await uids.allocate("d", 3)).toBe(0);
+    await expect(uids.allocate("e", 3)).rejects.toThrow("every one of the 3 sandbox uids is taken");
+    expect(await uids.indexOf("e")).toBeUndefined();
     db.close();
   });
 });

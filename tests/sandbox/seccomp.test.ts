@@ -14,8 +14,8 @@ import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { runIn, viaJs } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -96,7 +96,7 @@ let pool: InterpreterPool;
 
 beforeAll(() => {
   migrate(db, [sandboxMigrations]);
-  provider = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, limits: DEFAULT_LIMITS });
+  provider = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, limits: DEFAULT_LIMITS });
   pool = new InterpreterPool({ warm: 0, max: 1 });
 });
 afterAll(async () => {

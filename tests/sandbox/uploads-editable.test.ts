@@ -46,7 +46,7 @@ test("an upload is the sandbox's to edit at once, and a swapped folder does not 
   expect(process.getuid?.()).toBe(0); // the case that matters: a root server, an unprivileged jail
   // The jail is running (and its workspace handed to the user's uid) before the upload.
   expect((await run(ann.id, "id -u")).out.trim()).toBe("65534");
-  const uid = sandboxes.hostUid(ann.id) as number;
+  const uid = (await sandboxes.hostUid(ann.id)) as number;
   expect(uid).toBeGreaterThan(65534);
 
   const put = await upload("incoming/data.csv", "a,b\n1,2\n");

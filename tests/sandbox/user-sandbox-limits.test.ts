@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { DEFAULT_LIMITS } from "../../server/sandbox/limits.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { processGone, waitFor } from "../helpers/wait.ts";
 
@@ -23,7 +23,7 @@ let provider: LocalSandboxProvider;
 
 beforeAll(() => {
   migrate(db, [sandboxMigrations]);
-  provider = new LocalSandboxProvider(new Store(db), {
+  provider = new LocalSandboxProvider(sqlitePort(db), {
     dataDir: dir.path,
     limits: { ...DEFAULT_LIMITS, memoryBytes: 96 * 1024 * 1024 },
   });
@@ -89,7 +89,7 @@ for target in 127.0.0.1 $gw; do timeout 3 bash -c "exec 3<>/dev/tcp/$target/${ho
   });
 
   test("egress: a routed network through pasta for the sandbox's lifetime, still not the host's loopback", async () => {
-    const egress = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, network: "egress" });
+    const egress = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, network: "egress" });
     try {
       const chunks: Buffer[] = [];
       await egress.exec("eve", probe, { onData: (d) => chunks.push(d) });
@@ -105,7 +105,7 @@ for target in 127.0.0.1 $gw; do timeout 3 bash -c "exec 3<>/dev/tcp/$target/${ho
 });
 
 test("a sandbox nobody uses is stopped after the idle time; the next command starts a fresh one", async () => {
-  const idle = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, idleMs: 300 });
+  const idle = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, idleMs: 300 });
   try {
     await idle.exec("ida", "echo old > /tmp/marker", quiet);
     const pid = idle.jailPid("ida");
@@ -125,7 +125,7 @@ test("a sandbox nobody uses is stopped after the idle time; the next command sta
 });
 
 test("a long command keeps its sandbox however long the idle time", async () => {
-  const idle = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, idleMs: 100 });
+  const idle = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, idleMs: 100 });
   try {
     const chunks: Buffer[] = [];
     await idle.exec("ivy", "sleep 2.5; echo finished", { onData: (d) => chunks.push(d) });

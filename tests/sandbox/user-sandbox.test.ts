@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
 import { userCommandMain as userCommand } from "../../server/user-command.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
-import { authApp, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
+import { authApp, databaseEnvOf, PASSWORD, type SignedUser, signUp } from "../auth/auth-app.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { descendants, runIn } from "../helpers/jail.ts";
 import { listen } from "../helpers/listen.ts";
@@ -86,7 +86,8 @@ describe("a user's long-lived sandbox", () => {
     const made = join(ownerFolders(t.dataDir, ann.id).workspace, "made.txt");
     expect(readFileSync(made, "utf8")).toBe("made\n");
     // Started by root, the jail's processes are the user's own unprivileged uid on the host, not root.
-    if (process.getuid?.() === 0) expect(statSync(made).uid).toBe(sandboxes.hostUid(ann.id) as number);
+    if (process.getuid?.() === 0)
+      expect(statSync(made).uid).toBe((await sandboxes.hostUid(ann.id)) as number);
   });
 
   test("a background server outlives its command: a later command and the signed preview URL reach it", async () => {
@@ -209,19 +210,19 @@ describe("stopping a sandbox", () => {
     await run(bob.id, "echo here > /tmp/bob-marker");
     const url = await previewUrl(bob, 3000);
     expect((await fetch(url, { headers: bob.bearer })).status).toBe(200);
-    const record = sandboxes.registry.of(bob.id);
+    const record = await sandboxes.registry.of(bob.id);
     expect(record?.state).toBe("started");
     const jail = sandboxes.jailPid(bob.id) as number;
     const processes = [jail, ...descendants(jail)];
     const response = await webhook("sandbox.stopped", record?.sandboxId as string);
     expect(response.status).toBe(200);
-    expect(sandboxes.active(bob.id)).toBeUndefined();
+    expect(await sandboxes.active(bob.id)).toBeUndefined();
     expect(processes.filter((pid) => !processGone(pid))).toEqual([]);
     expect((await fetch(url, { headers: bob.bearer })).status).toBe(404);
     const fresh = await run(bob.id, `cat /tmp/bob-marker 2>&1; ${fetchInside("http://127.0.0.1:3000/")}`);
     expect(fresh.out).toContain("No such file");
     expect(fresh.out).toContain("refused");
-    expect(sandboxes.registry.of(bob.id)?.state).toBe("started");
+    expect((await sandboxes.registry.of(bob.id))?.state).toBe("started");
   });
 
   test("`atrium user delete` stops the deleted user's sandbox in the running server", async () => {
@@ -232,14 +233,15 @@ describe("stopping a sandbox", () => {
     // The outer jail, its init, the runner and the server at least.
     expect(processes.length).toBeGreaterThanOrEqual(4);
     const out: string[] = [];
-    const code = await userCommand(["delete", "carol@example.org", "--yes", "--data-dir", t.dataDir], {
-      out: (s: string) => out.push(s),
-      err: (s: string) => out.push(s),
-    } as never);
+    const code = await userCommand(
+      ["delete", "carol@example.org", "--yes", "--data-dir", t.dataDir],
+      { out: (s: string) => out.push(s), err: (s: string) => out.push(s) } as never,
+      { ...process.env, ...databaseEnvOf(t) },
+    );
     expect({ code, out: out.join("") }).toMatchObject({ code: 0 });
     await waitFor(() => processes.every(processGone), { what: "the sandbox's processes to end" });
-    expect(sandboxes.active(carol.id)).toBeUndefined();
-    expect(sandboxes.registry.of(carol.id)).toBeUndefined();
+    expect(await sandboxes.active(carol.id)).toBeUndefined();
+    expect(await sandboxes.registry.of(carol.id)).toBeUndefined();
     expect(existsSync(ownerFolders(t.dataDir, carol.id).workspace)).toBe(false);
     // The password no longer signs in, and nothing of Carol's runs any more.
     const signIn = await fetch(`${server.url}/api/auth/sign-in/email`, {

@@ -20,8 +20,8 @@ import { measureFolder, QuotaExceeded, QuotaWatch } from "../../server/sandbox/q
 import { jailedExec } from "../../server/sandbox/shell-jail.ts";
 import { sandboxMigrations } from "../../server/sandbox/users/migrations/index.ts";
 import { LocalSandboxProvider } from "../../server/sandbox/users/provider.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
 import { descendants, runIn } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -39,7 +39,7 @@ const dir = tempDir();
 const db = new Database(":memory:");
 migrate(db, [sandboxMigrations]);
 const quota = new QuotaWatch({ dataDir: dir.path, limitBytes: QUOTA, maxEntries: MAX_ENTRIES });
-const provider = new LocalSandboxProvider(new Store(db), { dataDir: dir.path, quota });
+const provider = new LocalSandboxProvider(sqlitePort(db), { dataDir: dir.path, quota });
 afterAll(async () => {
   await provider.close();
   quota.close();

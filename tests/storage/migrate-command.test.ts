@@ -5,9 +5,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { migrationSets } from "../../server/app.ts";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadPolicy } from "../../server/config/policy.ts";
 import { migrateCommandMain as main } from "../../server/migrate-command.ts";
+import { fromSqliteSet, postgresScopes } from "../../server/storage/db/migrate.ts";
+import { openDb } from "../../server/storage/db/open.ts";
 import { createTestApp, REPO_ROOT } from "../helpers/app.ts";
 import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -44,15 +47,22 @@ describe("migration policy and atrium migrate", () => {
       expect((refused as Error).message).toContain("atrium migrate");
       expect((refused as Error).message).toContain("core/0001_users");
       // Nothing was applied by refusing.
-      const before = await run(["--check", "--data-dir", t.dataDir, "--policy", policy]);
+      // The command sees the app's database (its PostgreSQL one when the suite runs there).
+      const url = t.ctx.env.get("APP_DATABASE_URL");
+      const env: Record<string, string> = url ? { APP_DATABASE_URL: url } : {};
+      const before = await run(["--check", "--data-dir", t.dataDir, "--policy", policy], env);
       expect(before.code).toBe(1);
       expect(before.out).toContain("pending: core/0001_users");
 
-      const migrated = await run(["--data-dir", t.dataDir, "--policy", policy]);
+      const migrated = await run(["--data-dir", t.dataDir, "--policy", policy], env);
       expect(migrated).toMatchObject({ code: 0, err: "" });
       expect(migrated.out).toContain("applied core/0001_users");
-      expect(await run(["--check", "--data-dir", t.dataDir, "--policy", policy])).toMatchObject({ code: 0 });
-      expect((await run(["--data-dir", t.dataDir, "--policy", policy])).out).toContain("already at the head");
+      expect(await run(["--check", "--data-dir", t.dataDir, "--policy", policy], env)).toMatchObject({
+        code: 0,
+      });
+      expect((await run(["--data-dir", t.dataDir, "--policy", policy], env)).out).toContain(
+        "already at the head",
+      );
 
       await t.compose();
       expect((await t.request("/api/health")).status).toBe(200);
@@ -82,11 +92,40 @@ describe("migration policy and atrium migrate", () => {
     expect(() => loadPolicy(bad, env)).toThrow("database");
   });
 
-  test("on PostgreSQL it names the scopes that have no PostgreSQL migrations yet; a non-postgres URL is refused", async () => {
+  test("on PostgreSQL it migrates the converted scopes there and every scope in app.db, as startup does; a non-postgres URL is refused", async () => {
     const url = await freshPostgresDatabase();
-    const pg = await run(["--data-dir", join(dir.path, "pg")], { APP_DATABASE_URL: url });
-    expect(pg.code).toBe(1);
-    expect(pg.err).toContain("0001_users.pg.sql");
+    const dataDir = join(dir.path, "pg");
+    const env = { APP_DATABASE_URL: url };
+    const before = await run(["--check", "--data-dir", dataDir], env);
+    expect(before.code).toBe(1);
+    expect(before.out).toContain("the PostgreSQL database: ");
+    expect(before.out).toContain("pending: core/0001_users");
+    const migrated = await run(["--data-dir", dataDir], env);
+    expect(migrated).toMatchObject({ code: 0, err: "" });
+    const onPostgres = migrated.out.split("\n").find((l) => l.startsWith("the PostgreSQL database"));
+    for (const name of ["core/0001_users", "auth/0003_access_tokens", "sandboxes/0002_sandbox_uids"])
+      expect(onPostgres).toContain(name);
+    // A scope without its PostgreSQL twins stays in app.db only.
+    const sets = migrationSets().map(fromSqliteSet);
+    const unconverted = sets.find((set) => !postgresScopes(sets).includes(set));
+    if (unconverted) expect(onPostgres).not.toContain(`${unconverted.scope}/0001`);
+    expect(migrated.out).toContain(`${dataDir}/app.db: applied core/0001_users`);
+    const pg = openDb({ url, dataDir });
+    try {
+      const tables = await pg.all<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()",
+      );
+      expect(tables.map((t) => t.name)).toEqual(
+        expect.arrayContaining(["users", "auth_accounts", "sandbox_uids"]),
+      );
+      expect(await pg.all("SELECT id FROM users")).toEqual([{ id: "local" }]);
+    } finally {
+      await pg.close();
+    }
+    const again = await run(["--check", "--data-dir", dataDir], env);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain("the PostgreSQL database: at the head");
+    expect((await run(["--data-dir", dataDir], env)).out).not.toContain("applied");
     const other = await run(["--data-dir", join(dir.path, "other")], {
       APP_DATABASE_URL: "mysql://root:hunter2@127.0.0.1/x",
     });

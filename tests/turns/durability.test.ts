@@ -1,9 +1,12 @@
 /**
- * Durability across a crash of the real server process: events are in SQLite while the turn runs, a run
- * the crash interrupted is failed after restart (never half-committed), and committed history is unchanged.
+ * Durability across a crash of the real server process: events are in the database while the turn runs
+ * (within a batch's moment), a run the crash interrupted is failed after restart (never half-committed),
+ * and committed history is unchanged. On app.db, or on PostgreSQL with ATRIUM_TEST_DATABASE=postgres
+ * (the server gets APP_DATABASE_URL, kept across the restart).
  */
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { openDb } from "../../server/storage/db/open.ts";
+import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -19,9 +22,12 @@ afterAll(() => {
   dir.remove();
 });
 
+const databaseUrl =
+  process.env.ATRIUM_TEST_DATABASE === "postgres" ? await freshPostgresDatabase() : undefined;
+
 async function start() {
   const server = await startServerProcess(["--port", "0", "--data-dir", dir.path], {
-    env: { APP_SANDBOX_WARM: "1" },
+    env: { APP_SANDBOX_WARM: "1", ...(databaseUrl ? { APP_DATABASE_URL: databaseUrl } : {}) },
   });
   procs.push(server);
   await waitForOk(`${server.url}/health/ready`);
@@ -56,13 +62,17 @@ describe("durability", () => {
     while (!seen.includes("event: code")) seen += new TextDecoder().decode((await reader.read()).value);
     const runId = seen.match(/"runId":"(run_[0-9a-f]+)"/)?.[1] as string;
 
-    // The events so far are already committed, before the turn ends.
-    const db = new Database(`${dir.path}/app.db`, { readonly: true });
-    const logged = db.query("SELECT type FROM turn_events WHERE run_id = ? ORDER BY seq").all(runId) as {
-      type: string;
-    }[];
-    db.close();
-    expect(logged.map((r) => r.type)).toEqual(["turn_start", "step_start", "code"]);
+    // The events so far are committed before the turn ends (the log's batch waits a moment at most).
+    const db = openDb({ url: databaseUrl, dataDir: dir.path });
+    let logged: string[] = [];
+    for (let i = 0; i < 250 && logged.length < 3; i++) {
+      if (i > 0) await Bun.sleep(20);
+      logged = (
+        await db.all<{ type: string }>("SELECT type FROM turn_events WHERE run_id = ? ORDER BY seq", [runId])
+      ).map((r) => r.type);
+    }
+    await db.close();
+    expect(logged).toEqual(["turn_start", "step_start", "code"]);
 
     first.proc.kill("SIGKILL");
     await first.exited;

@@ -77,7 +77,7 @@ describe("analytics and tracing", () => {
     const finish = events.find((e) => e.type === "turn_finish");
     expect(start?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(finish?.traceId).toBe(start?.traceId);
-    const spans = t.family("turns").runtime.tracer.spans("local", start?.traceId);
+    const spans = await t.family("turns").runtime.tracer.spans("local", start?.traceId);
     expect(spans.map((s) => s.name).sort()).toEqual(["step 1", "tool propose_memory", "turn"]);
     expect(spans.every((s) => s.run_id === start?.runId)).toBe(true);
   });

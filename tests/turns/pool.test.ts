@@ -6,12 +6,9 @@
  * restart after a timed-out step.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { InterpreterQueueTimeout } from "../../server/sandbox/fair-line.ts";
 import { type Interpreter, SandboxKilled } from "../../server/sandbox/interpreter.ts";
-import {
-  defaultMaxInterpreters,
-  InterpreterPool,
-  InterpreterQueueTimeout,
-} from "../../server/sandbox/interpreter-pool.ts";
+import { defaultMaxInterpreters, InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** A process that reports ready at once and then idles, like a warm interpreter. */

@@ -264,7 +264,9 @@ describe("turn stream", () => {
     expect(notJson.status).toBe(422);
     // Nothing of it became a run.
     const history = await t.json<{ items: unknown[] }>(`/api/sessions/${session}/turns?limit=200`);
-    const runs = t.ctx.db.query("SELECT count(*) AS n FROM turn_runs WHERE session_id = ?").get(session);
+    const runs = await t.ctx.database.get("SELECT count(*) AS n FROM turn_runs WHERE session_id = ?", [
+      session,
+    ]);
     expect(runs).toEqual({ n: history.body.items.length });
   });
 

@@ -135,10 +135,10 @@ describe("every way out is refused, and nothing outside changes", () => {
 });
 
 describe("a folder swapped for a symlink between the check and the use", () => {
-  /** A store whose quota hook (asked after the path was checked, before the write) runs `between`. */
+  /** A store whose quota check (run after the path was checked, before the write) runs `between`. */
   const store = (between: () => void) => {
     const dataDir = join(dir.path, "data");
-    const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20, between);
+    const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20, async () => between);
     const base = ownerFolders(dataDir, "local").files;
     mkdirSync(join(base, "docs"), { recursive: true });
     writeFileSync(join(base, "docs", "note.txt"), "inside");
@@ -155,7 +155,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     ["append", (f) => f.append("docs/planted", "pwned")],
   ];
   for (const [name, attempt] of attempts) {
-    test(`${name}: the old checked path wrote outside; openat2 refuses`, () => {
+    test(`${name}: the old checked path wrote outside; openat2 refuses`, async () => {
       // The old code, to show the hole is real and this test would catch it.
       forceBeneathFallback(true);
       let swapped = false;
@@ -164,7 +164,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
         swapped = true;
         old.swap();
       });
-      attempt(old.files);
+      await attempt(old.files);
       const escaped =
         outsideNames().join() !== "secret" ||
         readFileSync(join(outside, "secret"), "utf8") !== "outside secret";
@@ -183,7 +183,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
       });
       let refused: unknown;
       try {
-        attempt(fixed.files);
+        await attempt(fixed.files);
       } catch (error) {
         refused = error;
       }
@@ -219,7 +219,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     try {
       for (; tries < 50_000 && outsideNames().length === 1; tries++) {
         try {
-          files.put(`docs/p${tries % 7}`, "pwned", { overwrite: true });
+          await files.put(`docs/p${tries % 7}`, "pwned", { overwrite: true });
         } catch {}
         if (tries % 500 === 0) await Bun.sleep(0);
       }
@@ -251,7 +251,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
           () => files.delete("docs/note.txt"),
         ]) {
           try {
-            use();
+            await use();
             done++;
           } catch {
             refused++;
@@ -364,17 +364,17 @@ test("the index database is only read and written beneath the folder: a symlinke
 }, 120_000);
 
 describe("ownership: the sandbox can edit what the server wrote", () => {
-  test("in a workspace handed to 65534, new files and folders are 65534's; in root's, root's", () => {
+  test("in a workspace handed to 65534, new files and folders are 65534's; in root's, root's", async () => {
     expect(process.getuid?.()).toBe(0); // CI runs as root, as the server does in containers
     const dataDir = join(dir.path, "data");
     const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20);
     const workspace = ownerFolders(dataDir, "local").workspace;
-    files.put("mine/root.txt", "x");
+    await files.put("mine/root.txt", "x");
     expect(statSync(join(workspace, "files/mine/root.txt")).uid).toBe(0);
     chownSync(workspace, 65534, 65534);
-    files.put("up/loaded.txt", "x");
-    files.append("up/log.txt", "x");
-    files.put("mine/root.txt", "y", { overwrite: true });
+    await files.put("up/loaded.txt", "x");
+    await files.append("up/log.txt", "x");
+    await files.put("mine/root.txt", "y", { overwrite: true });
     for (const path of ["files/up", "files/up/loaded.txt", "files/up/log.txt", "files/mine/root.txt"])
       expect([path, lstatSync(join(workspace, path)).uid, lstatSync(join(workspace, path)).gid]).toEqual([
         path,

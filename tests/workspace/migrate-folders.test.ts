@@ -20,12 +20,14 @@ import { basename, dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { migrationSets } from "../../server/app.ts";
 import type { CredentialResolver } from "../../server/auth/identity.ts";
+import { sqlitePort } from "../../server/storage/db/sqlite.ts";
 import { migrate } from "../../server/storage/migrate.ts";
 import { moveMerging } from "../../server/workspace/merge.ts";
 import {
   migrateOwnerFolders,
   moveOwnerFolders,
   OWNER_FOLDERS_STEP,
+  ownerDatabases,
   planMoves,
 } from "../../server/workspace/migrate-folders.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
@@ -291,10 +293,12 @@ describe("startup migration over a data dir of the earlier builds", () => {
     expect(listed).toMatchObject({ status: 200, body: { items: [] } });
   });
 
-  test("runs once: recorded, and a second run finds nothing to do", () => {
-    expect(t.ctx.db.query("SELECT name FROM data_dir_steps").all()).toEqual([{ name: OWNER_FOLDERS_STEP }]);
-    expect(migrateOwnerFolders(t.ctx)).toBeUndefined();
-    const again = moveOwnerFolders(t.dataDir, t.ctx.db);
+  test("runs once: recorded, and a second run finds nothing to do", async () => {
+    expect(await t.ctx.database.all("SELECT name FROM data_dir_steps")).toEqual([
+      { name: OWNER_FOLDERS_STEP },
+    ]);
+    expect(await migrateOwnerFolders(t.ctx)).toBeUndefined();
+    const again = await moveOwnerFolders(t.dataDir, ownerDatabases(t.ctx));
     expect(again).toMatchObject({
       moved: [],
       renamed: [],
@@ -305,7 +309,7 @@ describe("startup migration over a data dir of the earlier builds", () => {
 });
 
 describe("crash safety", () => {
-  test("a run stopped halfway (some entries moved, header and row not yet rewritten) is finished by the next", () => {
+  test("a run stopped halfway (some entries moved, header and row not yet rewritten) is finished by the next", async () => {
     const dir = tempDir();
     const db = new Database(join(dir.path, "app.db"));
     migrate(db, migrationSets());
@@ -321,7 +325,7 @@ describe("crash safety", () => {
     // The workspace merge had moved one entry of two.
     put(join(folders.workspace, "moved.txt"), "moved");
     put(join(oldWorkspace, "not-yet.txt"), "not yet");
-    const result = moveOwnerFolders(dir.path, db);
+    const result = await moveOwnerFolders(dir.path, [sqlitePort(db)]);
     expect(result.moved).toHaveLength(1);
     expect(readdirSync(folders.workspace).sort()).toEqual(["moved.txt", "not-yet.txt"]);
     expect(existsSync(oldWorkspace)).toBe(false);

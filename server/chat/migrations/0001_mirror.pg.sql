@@ -1,6 +1,6 @@
--- The chat mirror on PostgreSQL: the twin of 0001_mirror.sql (docs/database.md). `seq` keeps insertion
--- order where SQLite's stores sort by rowid (newest session or run first when two share a millisecond,
--- tool calls in the order they started).
+-- The chat mirror on PostgreSQL: the twin of 0001_mirror.sql (docs/database.md). The tables SQLite's
+-- stores order by its implicit rowid (newest session or run first when two share a millisecond, tool
+-- calls in the order they started) declare `rowid` as an identity column, so the SQL reads the same.
 CREATE TABLE chat_sessions (
   owner_id TEXT NOT NULL,
   id TEXT NOT NULL,
@@ -8,7 +8,7 @@ CREATE TABLE chat_sessions (
   title TEXT,
   created_at TEXT NOT NULL DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
   updated_at TEXT NOT NULL DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-  seq BIGINT GENERATED ALWAYS AS IDENTITY,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY,
   PRIMARY KEY (owner_id, id)
 );
 CREATE INDEX chat_sessions_by_update ON chat_sessions (owner_id, updated_at DESC);
@@ -31,7 +31,7 @@ CREATE TABLE chat_runs (
   first_event_at TEXT,
   ended_at TEXT,
   duration_ms INTEGER,
-  seq BIGINT GENERATED ALWAYS AS IDENTITY,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY,
   FOREIGN KEY (owner_id, session_id) REFERENCES chat_sessions (owner_id, id) ON DELETE CASCADE
 );
 CREATE INDEX chat_runs_by_session ON chat_runs (owner_id, session_id, started_at);
@@ -46,7 +46,7 @@ CREATE TABLE chat_tool_calls (
   is_error INTEGER,
   started_at TEXT NOT NULL,
   ended_at TEXT,
-  seq BIGINT GENERATED ALWAYS AS IDENTITY,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY,
   PRIMARY KEY (run_id, tool_call_id)
 );
 

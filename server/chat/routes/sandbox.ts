@@ -150,10 +150,10 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
         // in a long-lived sandbox, so there is none to preview and none is started for nothing.
         if (ctx.config.mode.kind === "local") return error(404, "No active sandbox for user");
         // Stopped, archived (webhook, `stop`): not restarted by a preview; anything else is started.
-        const state = sandboxes.registry.of(owner)?.state;
-        if (state !== "stopped" && state !== "archived" && !sandboxes.active(owner))
+        const state = (await sandboxes.registry.of(owner))?.state;
+        if (state !== "stopped" && state !== "archived" && !(await sandboxes.active(owner)))
           await sandboxes.ensure(owner).catch((cause) => ctx.log.warn("sandbox start failed", { cause }));
-        if (!sandboxes.active(owner)) return error(404, "No active sandbox for user");
+        if (!(await sandboxes.active(owner))) return error(404, "No active sandbox for user");
         const { token, expiresAt } = signer.sign(owner, port);
         const scheme = ctx.proxies.client(request, server).https ? "https" : "http";
         const host = request.headers.get("host") ?? new URL(request.url).host;

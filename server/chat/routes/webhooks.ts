@@ -55,12 +55,12 @@ export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
       const state = stateOfEvent(payload.event);
       if (!state) return ignore("not a lifecycle event", { event: String(payload.event).slice(0, 64) });
       const sandboxId = typeof payload.sandboxId === "string" ? payload.sandboxId : undefined;
-      const sandbox = sandboxId ? registry.bySandboxId(sandboxId) : undefined;
+      const sandbox = sandboxId ? await registry.bySandboxId(sandboxId) : undefined;
       if (!sandbox) return ignore("unknown sandbox");
       try {
         // stop, archive, delete: the sandbox's processes end now (the workspace stays).
         if (state !== "started") await sandboxes.stop(sandbox.owner);
-        registry.setState(sandbox.owner, state);
+        await registry.setState(sandbox.owner, state);
       } catch (error) {
         ctx.log.error("sandbox webhook processing failed", { error });
         return json(500, { error: "Webhook processing failed" });

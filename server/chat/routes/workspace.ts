@@ -81,9 +81,9 @@ export function workspaceRoutes(
     )
     .post(
       "/api/workspace/reindex",
-      ({ identity, owner, request }) => {
+      async ({ identity, owner, request }) => {
         guard.checkCsrf(request, identity);
-        guard.count(owner);
+        await guard.count(owner);
         return workspace.reindex(owner);
       },
       {

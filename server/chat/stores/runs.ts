@@ -5,7 +5,6 @@
  */
 import { isoNow } from "../../lib/clock.ts";
 import type { Db } from "../../storage/db/port.ts";
-import { insertionOrder } from "./order.ts";
 
 export interface ChatRunRow {
   id: string;
@@ -59,16 +58,12 @@ export interface RunOutcome {
   usage?: unknown;
 }
 
-/** Every column of `ChatRunRow` (not `*`: the PostgreSQL table also has its `seq`). */
+/** Every column of `ChatRunRow` (not `*`: the PostgreSQL table also has its `rowid` column). */
 const RUN_COLUMNS = `id, session_id, prompt, mode, plan_action, model, thinking_level, status, error, settings_json,
   usage_json, started_at, first_event_at, ended_at, duration_ms`;
 
 export class ChatRunStore {
-  private readonly seq: string;
-
-  constructor(private readonly db: Db) {
-    this.seq = insertionOrder(db);
-  }
+  constructor(private readonly db: Db) {}
 
   async start(owner: string, run: NewRun): Promise<void> {
     await this.db.run(
@@ -128,7 +123,7 @@ export class ChatRunStore {
   list(owner: string, sessionId: string, limit: number, offset: number): Promise<ChatRunRow[]> {
     return this.db.all<ChatRunRow>(
       `SELECT ${RUN_COLUMNS} FROM chat_runs WHERE owner_id = ? AND session_id = ?
-       ORDER BY started_at DESC, ${this.seq} DESC LIMIT ? OFFSET ?`,
+       ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, sessionId, limit, offset],
     );
   }
@@ -165,7 +160,7 @@ export class ChatRunStore {
   toolCalls(owner: string, runId: string): Promise<ToolCallRow[]> {
     return this.db.all<ToolCallRow>(
       `SELECT tool_call_id, tool_name, args_json, output_json, is_error, started_at, ended_at
-       FROM chat_tool_calls WHERE owner_id = ? AND run_id = ? ORDER BY started_at, ${this.seq}`,
+       FROM chat_tool_calls WHERE owner_id = ? AND run_id = ? ORDER BY started_at, rowid`,
       [owner, runId],
     );
   }

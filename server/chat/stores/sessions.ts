@@ -4,7 +4,6 @@
  */
 import { isoNow } from "../../lib/clock.ts";
 import type { Db, Queryable } from "../../storage/db/port.ts";
-import { insertionOrder } from "./order.ts";
 
 export interface ChatSessionRow {
   id: string;
@@ -17,11 +16,7 @@ export interface ChatSessionRow {
 const COLUMNS = "id, session_file, title, created_at, updated_at";
 
 export class ChatSessionStore {
-  private readonly seq: string;
-
-  constructor(private readonly db: Db) {
-    this.seq = insertionOrder(db);
-  }
+  constructor(private readonly db: Db) {}
 
   async upsert(owner: string, id: string, sessionFile: string): Promise<void> {
     await this.db.run(
@@ -58,7 +53,7 @@ export class ChatSessionStore {
   list(owner: string, limit: number, offset: number): Promise<ChatSessionRow[]> {
     return this.db.all<ChatSessionRow>(
       `SELECT ${COLUMNS} FROM chat_sessions
-       WHERE owner_id = ? ORDER BY updated_at DESC, ${this.seq} DESC LIMIT ? OFFSET ?`,
+       WHERE owner_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, limit, offset],
     );
   }

@@ -61,9 +61,9 @@ export class ProtectedWriteGuard {
   }
 
   /** Throws 429 when the owner used up the window (only in protected mode); else counts this one. */
-  count(owner: string): void {
+  async count(owner: string): Promise<void> {
     if (!this.enforced) return;
-    if (!this.window.reserve(owner).ok) {
+    if (!(await this.window.reserve(owner)).ok) {
       throw new AppError("rate_limited", "Workspace reindex rate limit exceeded", {
         headers: { "retry-after": "60" },
       });

@@ -52,7 +52,7 @@ export interface SandboxProvider {
   /** The owner's sandbox, created or started when it is not running; recorded in the registry. */
   ensure(owner: string): Promise<SandboxRecord>;
   /** The owner's sandbox when it exists and is running. */
-  active(owner: string): SandboxRecord | undefined;
+  active(owner: string): Promise<SandboxRecord | undefined>;
   /** Runs a shell command in the owner's sandbox (started first when needed), in `workspace`. */
   exec(owner: string, command: string, options: SandboxExecOptions): Promise<{ exitCode: number | null }>;
   /**

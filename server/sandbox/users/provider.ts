@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { EnvSource } from "../../config/env.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 import { ownerFolderName, ownerFolders } from "../../workspace/owner-folders.ts";
 import { confinementFor } from "../confinement.ts";
 import { detectSandbox } from "../isolation.ts";
@@ -102,11 +102,11 @@ export class LocalSandboxProvider implements SandboxProvider {
   private closed = false;
 
   constructor(
-    store: Store,
+    db: Db,
     private readonly options: LocalSandboxOptions,
   ) {
-    this.registry = new SandboxRegistry(store);
-    this.uids = new SandboxUidStore(store);
+    this.registry = new SandboxRegistry(db);
+    this.uids = new SandboxUidStore(db);
     this.plan = options.plan ?? detectedPlan;
   }
 
@@ -118,17 +118,17 @@ export class LocalSandboxProvider implements SandboxProvider {
 
   async ensure(owner: string): Promise<SandboxRecord> {
     await this.sandbox(owner);
-    return this.registry.of(owner) as SandboxRecord;
+    return (await this.registry.of(owner)) as SandboxRecord;
   }
 
-  active(owner: string): SandboxRecord | undefined {
-    const found = this.registry.of(owner);
+  async active(owner: string): Promise<SandboxRecord | undefined> {
+    const found = await this.registry.of(owner);
     return found?.state === "started" && this.running.get(owner)?.sandbox.running ? found : undefined;
   }
 
   /** The host uid the owner's jail runs as, once recorded (a root server); undefined otherwise. */
-  hostUid(owner: string): number | undefined {
-    const index = this.uids.indexOf(owner);
+  async hostUid(owner: string): Promise<number | undefined> {
+    const index = await this.uids.indexOf(owner);
     return index === undefined ? undefined : userUid(this.uidBase, index);
   }
 
@@ -164,7 +164,7 @@ export class LocalSandboxProvider implements SandboxProvider {
   }
 
   async preview(owner: string, port: number): Promise<PreviewUpstream | undefined> {
-    if (!this.active(owner)) return undefined;
+    if (!(await this.active(owner))) return undefined;
     const running = this.running.get(owner) as Running;
     running.lastUsed = Date.now();
     return { url: `http://localhost:${port}`, unix: running.relays.socketFor(port) };
@@ -172,7 +172,7 @@ export class LocalSandboxProvider implements SandboxProvider {
 
   async stop(owner: string): Promise<void> {
     await this.halt(owner);
-    if (this.registry.of(owner)) this.registry.setState(owner, "stopped");
+    if (await this.registry.of(owner)) await this.registry.setState(owner, "stopped");
   }
 
   async close(): Promise<void> {
@@ -238,7 +238,7 @@ export class LocalSandboxProvider implements SandboxProvider {
     let uid: number | undefined;
     if (plan.dropTo) {
       assertUidRange(this.uidBase);
-      uid = userUid(this.uidBase, this.uids.allocate(owner, USER_UIDS));
+      uid = userUid(this.uidBase, await this.uids.allocate(owner, USER_UIDS));
     }
     prepareWorkspace(workspaceDir, uid);
     const sandbox = new UserSandbox(
@@ -261,7 +261,7 @@ export class LocalSandboxProvider implements SandboxProvider {
       running.relays.close();
       if (this.running.get(owner) === running) this.running.delete(owner);
     });
-    this.registry.put(owner, this.name, sandboxIdOf(owner), "started");
+    await this.registry.put(owner, this.name, sandboxIdOf(owner), "started");
     this.reconcileSoon();
     return running;
   }
@@ -269,7 +269,12 @@ export class LocalSandboxProvider implements SandboxProvider {
   /** While sandboxes run: stop idle ones, and those whose registry row is gone or no longer "started". */
   private reconcileSoon(): void {
     if (this.reconciler) return;
-    this.reconciler = setInterval(() => {
+    this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_MS);
+    this.reconciler.unref?.();
+  }
+
+  private async reconcile(): Promise<void> {
+    {
       if (this.running.size === 0) {
         clearInterval(this.reconciler);
         this.reconciler = undefined;
@@ -284,14 +289,14 @@ export class LocalSandboxProvider implements SandboxProvider {
         }
         let state: string | undefined;
         try {
-          state = this.registry.of(owner)?.state;
+          state = (await this.registry.of(owner))?.state;
         } catch {
           continue; // the database is closing
         }
-        if (state !== "started") void this.halt(owner);
+        // Still this jail (it may have stopped or been replaced while the row was read).
+        if (state !== "started" && this.running.get(owner) === running) void this.halt(owner);
       }
-    }, RECONCILE_MS);
-    this.reconciler.unref?.();
+    }
   }
 }
 
@@ -314,14 +319,14 @@ export class NoSandboxProvider extends LocalSandboxProvider {
  */
 export function sandboxProviderFor(
   env: EnvSource,
-  store: Store,
+  db: Db,
   options: LocalSandboxOptions,
   /** A user's own stored provider key, for the remote provider (it wins over the server's for them). */
   keyFor?: (owner: string) => string | undefined,
 ): SandboxProvider {
   const remote = remoteSandboxConfig(env);
-  if (remote) return new RemoteSandboxProvider(store, remote, keyFor ? { keyFor } : {});
+  if (remote) return new RemoteSandboxProvider(db, remote, keyFor ? { keyFor } : {});
   return env.get("APP_SANDBOX_PROVIDER") === "none"
-    ? new NoSandboxProvider(store, { ...options, plan: () => undefined })
-    : new LocalSandboxProvider(store, options);
+    ? new NoSandboxProvider(db, { ...options, plan: () => undefined })
+    : new LocalSandboxProvider(db, options);
 }

@@ -1,9 +1,10 @@
 /**
  * The per-user sandbox registry (table `user_sandboxes`): one row per owner naming the provider, the
  * provider's id for the sandbox and its lifecycle state. Owners are keyed by `owner_id` like every
- * user-data row, so deleting a user removes their sandbox record too.
+ * user-data row, so deleting a user removes their sandbox record too. On the database port (app.db or
+ * PostgreSQL).
  */
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 
 export const SANDBOX_STATES = ["started", "stopped", "archived", "deleted"] as const;
 export type SandboxState = (typeof SANDBOX_STATES)[number];
@@ -33,31 +34,32 @@ const record = (row: Row): SandboxRecord => ({
 });
 
 export class SandboxRegistry {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly db: Db) {}
 
-  of(owner: string): SandboxRecord | undefined {
-    const row = this.store.get<Row>("SELECT * FROM user_sandboxes WHERE owner_id = ?", [owner]);
+  async of(owner: string): Promise<SandboxRecord | undefined> {
+    const row = await this.db.get<Row>("SELECT * FROM user_sandboxes WHERE owner_id = ?", [owner]);
     return row && record(row);
   }
 
   /** The record of a provider's sandbox id (webhooks name the sandbox, not the user). */
-  bySandboxId(sandboxId: string): SandboxRecord | undefined {
-    const row = this.store.get<Row>("SELECT * FROM user_sandboxes WHERE sandbox_id = ? LIMIT 1", [sandboxId]);
+  async bySandboxId(sandboxId: string): Promise<SandboxRecord | undefined> {
+    const row = await this.db.get<Row>("SELECT * FROM user_sandboxes WHERE sandbox_id = ? LIMIT 1", [
+      sandboxId,
+    ]);
     return row && record(row);
   }
 
-  put(owner: string, provider: string, sandboxId: string, state: SandboxState): void {
-    this.store.run(
+  async put(owner: string, provider: string, sandboxId: string, state: SandboxState): Promise<void> {
+    await this.db.run(
       `INSERT INTO user_sandboxes (owner_id, provider, sandbox_id, state) VALUES (?, ?, ?, ?)
        ON CONFLICT (owner_id) DO UPDATE SET provider = excluded.provider, sandbox_id = excluded.sandbox_id,
-         state = excluded.state, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+         state = excluded.state, updated_at = ${this.db.dialect.nowIso}`,
       [owner, provider, sandboxId, state],
     );
   }
 
-  setState(owner: string, state: SandboxState): boolean {
-    const sql =
-      "UPDATE user_sandboxes SET state = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE owner_id = ?";
-    return this.store.run(sql, [state, owner]).changes > 0;
+  async setState(owner: string, state: SandboxState): Promise<boolean> {
+    const sql = `UPDATE user_sandboxes SET state = ?, updated_at = ${this.db.dialect.nowIso} WHERE owner_id = ?`;
+    return (await this.db.run(sql, [state, owner])).changes > 0;
   }
 }

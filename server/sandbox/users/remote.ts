@@ -10,7 +10,7 @@
  * server created it first) is resolved by looking the sandbox up by name.
  */
 import { posix } from "node:path";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 import { ownerFolderName } from "../../workspace/owner-folders.ts";
 import type { Availability, PreviewUpstream, SandboxExecOptions, SandboxProvider } from "./provider-api.ts";
 import { type SandboxRecord, SandboxRegistry } from "./registry.ts";
@@ -53,11 +53,11 @@ export class RemoteSandboxProvider implements SandboxProvider {
   private readonly startedHere = new Set<string>();
 
   constructor(
-    store: Store,
+    db: Db,
     private readonly config: RemoteSandboxConfig,
     private readonly options: RemoteProviderOptions = {},
   ) {
-    this.registry = new SandboxRegistry(store);
+    this.registry = new SandboxRegistry(db);
     this.client = new DaytonaClient(config);
   }
 
@@ -71,8 +71,8 @@ export class RemoteSandboxProvider implements SandboxProvider {
     return (await this.ready(owner)).record;
   }
 
-  active(owner: string): SandboxRecord | undefined {
-    const found = this.registry.of(owner);
+  async active(owner: string): Promise<SandboxRecord | undefined> {
+    const found = await this.registry.of(owner);
     return found?.provider === this.name && found.state === "started" ? found : undefined;
   }
 
@@ -113,7 +113,7 @@ export class RemoteSandboxProvider implements SandboxProvider {
 
   async preview(owner: string, port: number): Promise<PreviewUpstream | undefined> {
     if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
-    const record = this.active(owner);
+    const record = await this.active(owner);
     if (!record) return undefined;
     const key = this.requireKey(owner);
     const path = `/sandbox/${encodeURIComponent(record.sandboxId)}/ports/${port}/preview-url`;
@@ -134,25 +134,25 @@ export class RemoteSandboxProvider implements SandboxProvider {
   }
 
   async stop(owner: string): Promise<void> {
-    const record = this.registry.of(owner);
+    const record = await this.registry.of(owner);
     if (!record || record.provider !== this.name || record.state === "deleted") return;
     const path = `/sandbox/${encodeURIComponent(record.sandboxId)}/stop`;
     const done = await this.client.call(this.requireKey(owner), "POST", this.client.apiUrl(path), {
       allowNotFound: true,
     });
-    this.registry.setState(owner, done ? "stopped" : "deleted");
+    await this.registry.setState(owner, done ? "stopped" : "deleted");
     this.startedHere.delete(owner);
   }
 
   /** Deletes the owner's sandbox on the provider (their workspace with it), e.g. when a user is deleted. */
   async remove(owner: string): Promise<void> {
-    const record = this.registry.of(owner);
+    const record = await this.registry.of(owner);
     if (!record || record.provider !== this.name || record.state === "deleted") return;
     const path = `/sandbox/${encodeURIComponent(record.sandboxId)}`;
     await this.client.call(this.requireKey(owner), "DELETE", this.client.apiUrl(path), {
       allowNotFound: true,
     });
-    this.registry.setState(owner, "deleted");
+    await this.registry.setState(owner, "deleted");
     this.prepared.delete(record.sandboxId);
     this.startedHere.delete(owner);
   }
@@ -218,7 +218,7 @@ export class RemoteSandboxProvider implements SandboxProvider {
   private async bringUp(owner: string): Promise<Ready> {
     const key = this.requireKey(owner);
     const name = remoteSandboxName(owner);
-    const known = this.registry.of(owner);
+    const known = await this.registry.of(owner);
     let box: DaytonaSandbox | undefined;
     if (known?.provider === this.name && known.state !== "deleted")
       box = await this.lookup(key, known.sandboxId);
@@ -234,9 +234,9 @@ export class RemoteSandboxProvider implements SandboxProvider {
       await this.client.call(key, "POST", folder);
       this.prepared.add(box.id);
     }
-    this.registry.put(owner, this.name, box.id, "started");
+    await this.registry.put(owner, this.name, box.id, "started");
     this.startedHere.add(owner);
-    return { record: this.registry.of(owner) as SandboxRecord, key, toolbox };
+    return { record: (await this.registry.of(owner)) as SandboxRecord, key, toolbox };
   }
 
   private lookup(key: string, idOrName: string): Promise<DaytonaSandbox | undefined> {

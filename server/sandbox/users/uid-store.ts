@@ -4,36 +4,47 @@
  * here, so moving the store elsewhere touches this class only.
  *
  * A new user gets the index after the highest recorded one, so an index freed by a deleted user is not
- * handed out again until the range has been used up once; then the lowest free index.
+ * handed out again until the range has been used up once; then the lowest free index. Two first starts
+ * at once (two instances on PostgreSQL) cannot take one index: the UNIQUE index refuses the second,
+ * which then tries again with the next free one.
  */
-import type { Store } from "../../storage/store.ts";
+import { isUniqueViolation } from "../../storage/db/dialect.ts";
+import type { Db, Queryable } from "../../storage/db/port.ts";
 
 export class SandboxUidStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly db: Db) {}
 
   /** The owner's recorded index, if any. */
-  indexOf(owner: string): number | undefined {
-    return this.store.get<{ uid_index: number }>("SELECT uid_index FROM sandbox_uids WHERE owner_id = ?", [
+  async indexOf(owner: string, q: Queryable = this.db): Promise<number | undefined> {
+    const row = await q.get<{ uid_index: number }>("SELECT uid_index FROM sandbox_uids WHERE owner_id = ?", [
       owner,
-    ])?.uid_index;
+    ]);
+    return row?.uid_index;
   }
 
   /** The owner's index, allocated now if they have none; throws when all `capacity` are taken. */
-  allocate(owner: string, capacity: number): number {
-    return this.store.tx(() => {
-      const found = this.indexOf(owner);
-      if (found !== undefined) return found;
-      const next =
-        this.store.get<{ n: number | null }>("SELECT max(uid_index) + 1 AS n FROM sandbox_uids")?.n ?? 0;
-      const index = next < capacity ? next : this.lowestFree(capacity);
-      if (index === undefined) throw new Error(`every one of the ${capacity} sandbox uids is taken`);
-      this.store.run("INSERT INTO sandbox_uids (owner_id, uid_index) VALUES (?, ?)", [owner, index]);
-      return index;
-    });
+  async allocate(owner: string, capacity: number): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.tx(async (tx) => {
+          const found = await this.indexOf(owner, tx);
+          if (found !== undefined) return found;
+          const next =
+            (await tx.get<{ n: number | null }>("SELECT max(uid_index) + 1 AS n FROM sandbox_uids"))?.n ?? 0;
+          const index = next < capacity ? next : await this.lowestFree(tx, capacity);
+          if (index === undefined) throw new Error(`every one of the ${capacity} sandbox uids is taken`);
+          await tx.run("INSERT INTO sandbox_uids (owner_id, uid_index) VALUES (?, ?)", [owner, index]);
+          return index;
+        });
+      } catch (error) {
+        // Another instance took this index (or recorded this owner) first: look again.
+        if (!isUniqueViolation(error) || attempt >= 5) throw error;
+      }
+    }
   }
 
-  private lowestFree(capacity: number): number | undefined {
-    const row = this.store.get<{ n: number | null }>(
+  private async lowestFree(q: Queryable, capacity: number): Promise<number | undefined> {
+    const row = await q.get<{ n: number | null }>(
       `SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM sandbox_uids WHERE uid_index = 0) THEN 0
          ELSE (SELECT min(a.uid_index) + 1 FROM sandbox_uids a WHERE NOT EXISTS
            (SELECT 1 FROM sandbox_uids b WHERE b.uid_index = a.uid_index + 1)) END AS n`,

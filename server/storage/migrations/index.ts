@@ -3,13 +3,15 @@
  * own migrations in their folders (scope = family name).
  */
 import type { MigrationSet } from "../migrate.ts";
+import usersPg from "./0001_users.pg.sql" with { type: "text" };
 import users from "./0001_users.sql" with { type: "text" };
+import dataDirStepsPg from "./0002_data_dir_steps.pg.sql" with { type: "text" };
 import dataDirSteps from "./0002_data_dir_steps.sql" with { type: "text" };
 
 export const coreMigrations: MigrationSet = {
   scope: "core",
   migrations: [
-    { version: 1, name: "users", sql: users },
-    { version: 2, name: "data_dir_steps", sql: dataDirSteps },
+    { version: 1, name: "users", sql: users, postgres: usersPg },
+    { version: 2, name: "data_dir_steps", sql: dataDirSteps, postgres: dataDirStepsPg },
   ],
 };

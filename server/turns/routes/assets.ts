@@ -39,8 +39,8 @@ export function assetRoutes(ctx: AppContext, { assets }: { assets: TurnAssetServ
     })
     .get(
       "/api/artifacts/:artifact_id/content",
-      ({ owner, params }) => {
-        const { bytes, mediaType, sha256, title } = assets.artifactContent(owner, params.artifact_id);
+      async ({ owner, params }) => {
+        const { bytes, mediaType, sha256, title } = await assets.artifactContent(owner, params.artifact_id);
         return new Response(bytes as Uint8Array<ArrayBuffer>, {
           headers: {
             "content-type": mediaType,

@@ -107,8 +107,8 @@ export function turnRoutes(ctx: AppContext, { turns }: { turns: TurnService }) {
     })
     .put(
       "/api/runs/:run_id/cancellation",
-      ({ owner, params, set }) => {
-        const { accepted, view } = turns.cancel(owner, params.run_id);
+      async ({ owner, params, set }) => {
+        const { accepted, view } = await turns.cancel(owner, params.run_id);
         if (accepted) set.status = 202;
         return view;
       },

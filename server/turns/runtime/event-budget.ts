@@ -1,5 +1,5 @@
 /**
- * What a turn may store: every event passes here before it is appended to SQLite and streamed. Model
+ * What a turn may store: every event passes here before it is logged in the database and streamed. Model
  * code could otherwise grow the database without bound (a loop of tool calls, a huge tool argument).
  *
  * - Texts are cut to `maxChars`; a tool call's input and a tool result's output keep a preview.

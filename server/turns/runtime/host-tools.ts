@@ -46,7 +46,7 @@ export interface HostToolsInput {
     assets: Pick<TurnAssetStore, "addArtifactCandidate">;
     maxArtifactBytes: number;
     /** Throws when `bytes` more do not fit the owner's storage quota. */
-    checkQuota: (bytes: number) => void;
+    checkQuota: (bytes: number) => Promise<void>;
     /** Skills load_skill may load: the explicit selection, or the whole catalog (up to four loads). */
     loadable: Skill[];
     memoryCategories: string[];
@@ -151,8 +151,8 @@ export function hostToolHandler(input: HostToolsInput) {
       const bytes = new TextEncoder().encode(str(content, "content"));
       if (bytes.length > r.maxArtifactBytes)
         throw new Error(`artifacts are limited to ${r.maxArtifactBytes} bytes`);
-      r.checkQuota(bytes.length);
-      const row = r.assets.addArtifactCandidate(
+      await r.checkQuota(bytes.length);
+      const row = await r.assets.addArtifactCandidate(
         r.owner,
         r.runId,
         {

@@ -1,5 +1,5 @@
 /**
- * A run executing in this process: its events in order (already committed to SQLite one by one), the
+ * A run executing in this process: its events in order (the log follows in batches: turn-recorder.ts), the
  * readers following it, and the controller that cancels it. A reader that attaches late (a retry of the
  * same Idempotency-Key while the turn still runs) first gets what was emitted, then follows live.
  */

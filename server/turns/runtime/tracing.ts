@@ -1,8 +1,9 @@
 /**
- * Local tracing: spans of a turn (the turn, each step, each tool call) written to SQLite with one traceId
+ * Local tracing: spans of a turn (the turn, each step, each tool call) written to the database with one traceId
  * per sampled turn. Span attributes are bounded by `tracing.trace_content_max_chars` and scrubbed of
  * secret values. With `exporter = "off"` nothing is recorded. Writes are batched off the event path when
- * `tracing.async_logging` is on.
+ * `tracing.async_logging` is on; the writes go one after another (a chain), so `spans()` and `close()` can
+ * wait for every span ended before them.
  */
 import type { PolicySettings } from "../../config/policy-schema.ts";
 import { isoNow } from "../../lib/clock.ts";
@@ -18,11 +19,14 @@ export class TurnTracer {
   private queue: SpanRow[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** The writes in flight, in order; never rejects (a failed write is logged). */
+  private written: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: TurnSpanStore,
     private readonly settings: PolicySettings["tracing"],
     private readonly secrets: string[],
+    private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   get enabled(): boolean {
@@ -64,33 +68,38 @@ export class TurnTracer {
     };
   }
 
-  spans(owner: string, traceId: string) {
-    this.flush();
+  async spans(owner: string, traceId: string) {
+    await this.flush();
     return this.store.list(owner, traceId);
   }
 
-  flush(): void {
+  /** Writes what is buffered; resolves once it (and every earlier write) is stored. */
+  flush(): Promise<void> {
     const rows = this.queue;
     this.queue = [];
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (rows.length > 0) this.store.insert(rows);
+    if (rows.length > 0) this.written = this.written.then(() => this.store.insert(rows)).catch(this.onError);
+    return this.written;
   }
 
   /**
    * Writes what is buffered and takes no more: called once the family's turns settled, before the
    * database closes, so a span a late turn ends can never be written into a closed database.
    */
-  close(): void {
-    this.flush();
+  close(): Promise<void> {
     this.closed = true;
+    return this.flush();
   }
 
   private write(row: SpanRow) {
     if (this.closed) return;
     this.queue.push(row);
-    if (!this.settings.async_logging) return this.flush();
-    this.timer ??= setTimeout(() => this.flush(), 50);
+    if (!this.settings.async_logging) {
+      void this.flush();
+      return;
+    }
+    this.timer ??= setTimeout(() => void this.flush(), 50);
   }
 
   /** Each string bounded and scrubbed of every known secret value. */

@@ -30,34 +30,34 @@ export class TurnAssetService {
     if (file.size > max) throw tooLarge(max);
     const bytes = new Uint8Array(await file.arrayBuffer());
     if (bytes.length > max) throw tooLarge(max);
-    this.deps.quota.check(owner, bytes.length);
+    await this.deps.quota.check(owner, bytes.length);
     const name = (file as File).name || "upload";
     const mediaType = (file.type || "application/octet-stream").split(";")[0] as string;
-    return attachmentView(this.deps.assets.addAttachment(owner, name, mediaType, bytes));
+    return attachmentView(await this.deps.assets.addAttachment(owner, name, mediaType, bytes));
   }
 
-  attachment(owner: string, id: string) {
-    const row = this.deps.assets.attachment(owner, id);
+  async attachment(owner: string, id: string) {
+    const row = await this.deps.assets.attachment(owner, id);
     if (!row) throw AppError.notFound("Attachment not found");
     return attachmentView(row);
   }
 
-  artifact(owner: string, id: string) {
-    const row = this.artifactRow(owner, id);
+  async artifact(owner: string, id: string) {
+    const row = await this.artifactRow(owner, id);
     this.deps.analytics.capture("artifact_downloaded", { part: "metadata" });
     return artifactView(row);
   }
 
   /** The artifact's bytes, only when they still match the stored checksum (else 409). */
-  artifactContent(owner: string, id: string) {
-    const row = this.artifactRow(owner, id);
+  async artifactContent(owner: string, id: string) {
+    const row = await this.artifactRow(owner, id);
     const bytes = this.deps.assets.artifactBytes(row);
     this.deps.analytics.capture("artifact_downloaded", { part: "content" });
     return { bytes, mediaType: row.media_type, sha256: row.sha256, title: row.title };
   }
 
-  private artifactRow(owner: string, id: string) {
-    const row = this.deps.assets.artifact(owner, id);
+  private async artifactRow(owner: string, id: string) {
+    const row = await this.deps.assets.artifact(owner, id);
     if (!row) throw AppError.notFound("Artifact not found");
     return row;
   }

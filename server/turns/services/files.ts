@@ -15,13 +15,13 @@ export interface TurnFileDeps {
   dataDir: string;
   /** Read per request: the policy's storage settings. */
   storage: PolicySettings["storage"];
-  quota: Pick<TurnQuota, "check">;
+  quota: Pick<TurnQuota, "reserver">;
 }
 
 /** The owner's workspace files, every write asking the owner's quota first. */
 export function ownerFiles(deps: TurnFileDeps, owner: string): TurnWorkspaceFiles {
-  return new TurnWorkspaceFiles(deps.dataDir, owner, deps.storage.max_upload_bytes, (adding, replacing) =>
-    deps.quota.check(owner, adding, replacing),
+  return new TurnWorkspaceFiles(deps.dataDir, owner, deps.storage.max_upload_bytes, () =>
+    deps.quota.reserver(owner),
   );
 }
 

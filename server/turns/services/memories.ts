@@ -10,16 +10,16 @@ export interface Memory {
   text: string;
 }
 
-export function promoteMemories(
+export async function promoteMemories(
   deps: { files: Pick<TurnFileService, "forOwner">; log: Logger },
   owner: string,
   memories: Memory[],
-): void {
+): Promise<void> {
   if (memories.length === 0) return;
   try {
     const files = deps.files.forOwner(owner);
     for (const m of memories)
-      files.append(`memories/${m.category}.md`, `- ${m.text.replaceAll("\n", " ")}\n`);
+      await files.append(`memories/${m.category}.md`, `- ${m.text.replaceAll("\n", " ")}\n`);
   } catch (error) {
     deps.log.warn("memory promotion failed", { error: (error as Error).message });
   }

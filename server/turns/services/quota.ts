@@ -6,8 +6,10 @@
  * `workspace_quota_exceeded` (in the sandbox: a Python exception with the message). What a shell or a
  * user's sandbox writes directly is held to the same quota by server/sandbox/quota-watch.ts.
  *
- * Usage is measured at each write (a walk of the owner's workspace and two sums in SQLite), not cached:
- * the chat family's tools write into the same workspace, so a cached figure would drift.
+ * Usage is measured at each write (a walk of the owner's workspace and two sums in the database), not
+ * cached: the chat family's tools write into the same workspace, so a cached figure would drift. The
+ * database's share is read first (`reserver`, asynchronous); the walk, the check and the write then run
+ * without yielding, so nothing else writes the owner's folder between them.
  */
 import { basename, dirname } from "node:path";
 import { AppError } from "../../http/errors.ts";
@@ -49,18 +51,30 @@ export class TurnQuota {
    * Bytes the owner stores now: the whole workspace folder (what the chat agent's shell and the user's
    * sandbox write counts too), attachments, artifacts not discarded.
    */
-  used(owner: string): number {
-    return bytesUnder(ownerFolders(this.deps.dataDir, owner).workspace) + this.deps.assets.bytesUsed(owner);
+  async used(owner: string): Promise<number> {
+    const stored = await this.deps.assets.bytesUsed(owner);
+    return bytesUnder(ownerFolders(this.deps.dataDir, owner).workspace) + stored;
   }
 
   /** Throws 413 `workspace_quota_exceeded` unless `adding` bytes (replacing `replacing`) fit. */
-  check(owner: string, adding: number, replacing = 0): void {
-    const used = this.used(owner);
-    if (used - replacing + adding <= this.limitBytes) return;
-    throw new AppError(
-      "too_large",
-      `The workspace quota of ${this.limitBytes} bytes would be exceeded (${used} bytes in use, this write adds ${adding - replacing})`,
-      { code: "workspace_quota_exceeded" },
-    );
+  async check(owner: string, adding: number, replacing = 0): Promise<void> {
+    (await this.reserver(owner))(adding, replacing);
+  }
+
+  /**
+   * The check with the database's share read now: a synchronous function that walks the workspace and
+   * throws when `adding` bytes (replacing `replacing`) do not fit.
+   */
+  async reserver(owner: string): Promise<(adding: number, replacing: number) => void> {
+    const stored = await this.deps.assets.bytesUsed(owner);
+    return (adding, replacing) => {
+      const used = bytesUnder(ownerFolders(this.deps.dataDir, owner).workspace) + stored;
+      if (used - replacing + adding <= this.limitBytes) return;
+      throw new AppError(
+        "too_large",
+        `The workspace quota of ${this.limitBytes} bytes would be exceeded (${used} bytes in use, this write adds ${adding - replacing})`,
+        { code: "workspace_quota_exceeded" },
+      );
+    };
   }
 }

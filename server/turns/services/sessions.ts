@@ -19,42 +19,47 @@ export interface TurnSessionDeps {
 export class TurnSessionService {
   constructor(private readonly deps: TurnSessionDeps) {}
 
-  create(owner: string, title: string) {
-    const row = this.deps.sessions.create(owner, newId("ses"), title);
+  async create(owner: string, title: string) {
+    const row = await this.deps.sessions.create(owner, newId("ses"), title);
     this.deps.analytics.capture("session_created");
     return sessionView(row);
   }
 
   /** Newest first, one page, with the owner's total (of the archived state asked for, if any). */
-  list(owner: string, { limit, offset }: Page, archived?: boolean) {
+  async list(owner: string, { limit, offset }: Page, archived?: boolean) {
     const { sessions } = this.deps;
+    const [rows, total] = await Promise.all([
+      sessions.list(owner, limit, offset, archived),
+      sessions.count(owner, archived),
+    ]);
     return {
-      items: sessions.list(owner, limit, offset, archived).map(sessionView),
-      total: sessions.count(owner, archived),
+      items: rows.map(sessionView),
+      total,
       limit,
       offset,
     };
   }
 
-  get(owner: string, id: string) {
-    return sessionView(this.row(owner, id));
+  async get(owner: string, id: string) {
+    return sessionView(await this.row(owner, id));
   }
 
-  update(owner: string, id: string, patch: { title?: string; archived?: boolean }) {
-    const row = this.deps.sessions.update(owner, id, patch);
+  async update(owner: string, id: string, patch: { title?: string; archived?: boolean }) {
+    const row = await this.deps.sessions.update(owner, id, patch);
     if (!row) throw notFound();
     this.deps.analytics.capture("session_updated", { archived: row.archived === 1 });
     return sessionView(row);
   }
 
   /** The session's committed turns in order (running ones are not history yet). */
-  history(owner: string, id: string, { limit, offset }: Page) {
-    this.row(owner, id);
-    return { items: this.deps.runs.committed(owner, id, limit, offset).map(turnRecord), limit, offset };
+  async history(owner: string, id: string, { limit, offset }: Page) {
+    await this.row(owner, id);
+    const rows = await this.deps.runs.committed(owner, id, limit, offset);
+    return { items: rows.map(turnRecord), limit, offset };
   }
 
-  private row(owner: string, id: string) {
-    const row = this.deps.sessions.get(owner, id);
+  private async row(owner: string, id: string) {
+    const row = await this.deps.sessions.get(owner, id);
     if (!row) throw notFound();
     return row;
   }

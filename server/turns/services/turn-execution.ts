@@ -1,7 +1,8 @@
 /**
  * Executes one claimed turn in the background: runs the RLM loop (or offline mode), each event recorded
- * as it happens (turn-recorder.ts: the durable log, then the readers), then commits the outcome exactly
- * once: completed (artifacts published, memories promoted), failed, or cancelled (a
+ * as it happens (turn-recorder.ts: the readers, and the durable log in batches), then commits the outcome
+ * exactly once, with the rest of the log and the terminal event in one transaction (readers get the
+ * terminal event after it commits): completed (artifacts published, memories promoted), failed, or cancelled (a
  * tombstone). The turn has a wall-clock deadline; it, the event budget and server shutdown end it as
  * failed with their own codes, a cancellation request as cancelled.
  */
@@ -22,10 +23,10 @@ import type { TurnAssetStore } from "../stores/assets.ts";
 import type { TurnRunStore } from "../stores/runs.ts";
 import type { TurnFileService } from "./files.ts";
 import { type Memory, promoteMemories } from "./memories.ts";
-import type { Emit, RecordedRun } from "./turn-recorder.ts";
+import type { RecordedRun, TurnRecorder } from "./turn-recorder.ts";
 
 export interface TurnExecutionDeps {
-  runs: Pick<TurnRunStore, "tx" | "commit">;
+  runs: Pick<TurnRunStore, "commit">;
   assets: Pick<TurnAssetStore, "settleCandidates">;
   live: Pick<LiveRuns, "remove">;
   /** Read per turn: the loop's caps and whether trace ids are exposed. */
@@ -63,7 +64,12 @@ const STOP_REASONS: Record<string, { code: string; message: (p: Pick<PolicySetti
   event_limit: { code: "event_limit", message: () => "The turn produced more events than it may store" },
 };
 
-export async function executeTurn(deps: TurnExecutionDeps, turn: ClaimedTurn, emit: Emit): Promise<void> {
+export async function executeTurn(
+  deps: TurnExecutionDeps,
+  turn: ClaimedTurn,
+  recorder: TurnRecorder,
+): Promise<void> {
+  const { emit } = recorder;
   const { live, run } = turn;
   const signal = live.controller.signal;
   const policy = deps.settings;
@@ -130,27 +136,34 @@ export async function executeTurn(deps: TurnExecutionDeps, turn: ClaimedTurn, em
     if (signal.aborted) throw new AbortedError();
     const finishReason = result.finishReason;
     // The outcome and the terminal event are one transaction: a crash leaves neither or both.
-    const committed = deps.runs.tx(() => {
-      const done = deps.runs.commit(run.id, {
-        status: "completed",
-        parts: assistantParts(live.events, "completed"),
-        usage: turn.usage.snapshot(),
-        durationMs: elapsed(),
-      });
-      if (done) {
-        deps.assets.settleCandidates(run.id, true);
-        emit({
-          type: "turn_finish",
-          finishReason,
-          status: "completed",
-          checkpointVersion: 1,
-          durationMs: elapsed(),
-          traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
-        });
-      }
-      return done;
-    });
-    if (committed) promoteMemories(deps, run.owner_id, turn.memories);
+    await recorder.commit(
+      async (tx) => {
+        const done = await deps.runs.commit(
+          run.id,
+          {
+            status: "completed",
+            parts: assistantParts(live.events, "completed"),
+            usage: turn.usage.snapshot(),
+            durationMs: elapsed(),
+          },
+          tx,
+        );
+        if (done) {
+          await deps.assets.settleCandidates(run.id, true, tx);
+          emit({
+            type: "turn_finish",
+            finishReason,
+            status: "completed",
+            checkpointVersion: 1,
+            durationMs: elapsed(),
+            traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
+          });
+        }
+        return done;
+        // Memories are promoted before readers get turn_finish, so what they read next already has them.
+      },
+      (committed) => (committed ? promoteMemories(deps, run.owner_id, turn.memories) : Promise.resolve()),
+    );
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
     // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,
@@ -159,34 +172,42 @@ export async function executeTurn(deps: TurnExecutionDeps, turn: ClaimedTurn, em
     const stopped = signal.aborted && Object.hasOwn(STOP_REASONS, reason) ? STOP_REASONS[reason] : undefined;
     const cancelled = signal.aborted && !stopped;
     if (cancelled) {
-      deps.runs.tx(() => {
-        deps.runs.commit(run.id, {
-          status: "cancelled",
-          parts: tombstoneParts(),
-          usage: turn.usage.snapshot(),
-          durationMs: elapsed(),
-        });
+      await recorder.commit(async (tx) => {
+        await deps.runs.commit(
+          run.id,
+          {
+            status: "cancelled",
+            parts: tombstoneParts(),
+            usage: turn.usage.snapshot(),
+            durationMs: elapsed(),
+          },
+          tx,
+        );
         emit({ type: "turn_cancelled", reason: "Cancelled by request", durationMs: elapsed() });
       });
-      deps.assets.settleCandidates(run.id, false);
+      await deps.assets.settleCandidates(run.id, false);
       span.end("error", { cancelled: true });
     } else {
       const memory = error instanceof SandboxKilled && error.reason === "memory";
       const message = stopped?.message(policy) ?? ((error as Error).message || "The turn failed");
       const code = stopped?.code ?? (memory ? "sandbox_memory_limit" : "execution_failed");
       const failure: TurnEvent = { type: "turn_error", message, code, durationMs: elapsed() };
-      deps.runs.tx(() => {
-        deps.runs.commit(run.id, {
-          status: "failed",
-          parts: assistantParts([...live.events, failure], "failed"),
-          usage: turn.usage.snapshot(),
-          errorCode: code,
-          errorMessage: message,
-          durationMs: elapsed(),
-        });
+      await recorder.commit(async (tx) => {
+        await deps.runs.commit(
+          run.id,
+          {
+            status: "failed",
+            parts: assistantParts([...live.events, failure], "failed"),
+            usage: turn.usage.snapshot(),
+            errorCode: code,
+            errorMessage: message,
+            durationMs: elapsed(),
+          },
+          tx,
+        );
         emit(failure);
       });
-      deps.assets.settleCandidates(run.id, false);
+      await deps.assets.settleCandidates(run.id, false);
       deps.analytics.capture("turn_failed", { phase: "stream", code });
       deps.log.warn("turn failed", { runId: run.id, error: message });
       span.end("error", { error: message });

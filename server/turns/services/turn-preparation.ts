@@ -34,7 +34,7 @@ import {
 } from "./prepared-turn.ts";
 import { type ClaimedTurn, executeTurn, type TurnExecutionDeps } from "./turn-execution.ts";
 import { type TurnModelDeps, turnModel } from "./turn-model.ts";
-import { type Emit, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
+import { type TurnRecorder, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
 import { type OpenedSandbox, type TurnSandboxDeps, turnSandbox } from "./turn-sandbox.ts";
 
 /** Everything preparing and starting a turn uses: the union of its steps' dependencies. */
@@ -58,24 +58,24 @@ export async function prepareTurn(
   line: SandboxLine,
 ): Promise<Prepared> {
   const print = fingerprint(submission.input);
-  const known = knownTurn(deps, submission, print);
+  const known = await knownTurn(deps, submission, print);
   if (known) return known;
   const pool = availablePool(deps);
-  const resolved = resolveTurn(deps, submission);
-  const claim = claimTurn(deps, submission, print);
-  const emit = turnRecorder(deps, claim);
+  const resolved = await resolveTurn(deps, submission);
+  const claim = await claimTurn(deps, submission, print);
+  const recorder = turnRecorder(deps, claim);
   const opened = await turnSandbox(deps, {
     pool,
     owner: submission.owner,
     resolved,
     claim,
-    emit,
+    recorder,
     line,
     timedOut,
   });
   return {
     kind: "live",
-    live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, emit),
+    live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, recorder),
   };
 }
 
@@ -86,14 +86,14 @@ interface KnownTurnDeps {
 }
 
 /** Step 1: the session must be the owner's; a known key replays its run or follows it while it runs. */
-function knownTurn(
+async function knownTurn(
   { sessions, runs, live }: KnownTurnDeps,
   { owner, sessionId, key }: TurnSubmission,
   print: string,
-): Prepared | undefined {
-  if (!sessions.get(owner, sessionId))
+): Promise<Prepared | undefined> {
+  if (!(await sessions.get(owner, sessionId)))
     throw new TurnPreparationError("Session not found", "session_not_found");
-  const existing = runs.byKey(owner, sessionId, key);
+  const existing = await runs.byKey(owner, sessionId, key);
   if (!existing) return undefined;
   if (existing.fingerprint !== print)
     throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");
@@ -101,7 +101,7 @@ function knownTurn(
   if (running) return { kind: "live", live: running };
   if (existing.status === "running")
     throw new TurnPreparationError("A Turn is already running", "turn_already_running");
-  return { kind: "replay", events: replayable(runs.events(existing.id), existing) };
+  return { kind: "replay", events: replayable(await runs.events(existing.id), existing) };
 }
 
 /** SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. */
@@ -172,14 +172,15 @@ interface ResolveDeps {
 }
 
 /** Step 3: the selected skills at their expected versions, the owner's attachments, the turn model. */
-function resolveTurn(deps: ResolveDeps, { owner, input }: TurnSubmission): ResolvedTurn {
+async function resolveTurn(deps: ResolveDeps, { owner, input }: TurnSubmission): Promise<ResolvedTurn> {
   const { assets, models, settings, endpoint } = deps;
   const selected = selectedSkills(input.skill_selections);
-  const attachments = input.attachment_ids.map((id) => {
-    const row = assets.attachment(owner, id);
+  const attachments = [];
+  for (const id of input.attachment_ids) {
+    const row = await assets.attachment(owner, id);
     if (!row) throw new TurnPreparationError("Invalid request", "attachment_not_found");
-    return row;
-  });
+    attachments.push(row);
+  }
   let model: Model<Api>;
   try {
     model = turnModel({ models, model: settings.model, endpoint });
@@ -211,10 +212,14 @@ interface ClaimDeps {
 }
 
 /** Step 4: claims the session for a new run (one running run per session), traced when sampled. */
-function claimTurn({ runs, tracer }: ClaimDeps, submission: TurnSubmission, print: string): TurnClaim {
+async function claimTurn(
+  { runs, tracer }: ClaimDeps,
+  submission: TurnSubmission,
+  print: string,
+): Promise<TurnClaim> {
   const { owner, sessionId, key, input } = submission;
   const runId = newId("run");
-  const claimed = runs.claim({
+  const claimed = await runs.claim({
     id: runId,
     owner_id: owner,
     session_id: sessionId,
@@ -223,13 +228,13 @@ function claimTurn({ runs, tracer }: ClaimDeps, submission: TurnSubmission, prin
     input_json: JSON.stringify(input),
   });
   if (!claimed) {
-    const again = runs.byKey(owner, sessionId, key);
+    const again = await runs.byKey(owner, sessionId, key);
     if (again && again.fingerprint !== print)
       throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");
     throw new TurnPreparationError("A Turn is already running", "turn_already_running");
   }
   const traceId = tracer.newTrace();
-  if (traceId) runs.setTraceId(runId, traceId);
+  if (traceId) await runs.setTraceId(runId, traceId);
   return {
     run: { id: runId, owner_id: owner, session_id: sessionId },
     live: new LiveRun(runId, owner, sessionId),
@@ -241,7 +246,7 @@ function claimTurn({ runs, tracer }: ClaimDeps, submission: TurnSubmission, prin
 function startRun(
   deps: TurnExecutionDeps & { live: Pick<LiveRuns, "add"> },
   turn: { claim: TurnClaim; resolved: ResolvedTurn; opened: OpenedSandbox; text: string },
-  emit: Emit,
+  recorder: TurnRecorder,
 ): LiveRun {
   const { claim, resolved, opened } = turn;
   const preloaded = resolved.selected ?? [];
@@ -293,7 +298,7 @@ function startRun(
     memories: opened.memories,
     startedAt: Date.now(),
   };
-  void executeTurn(deps, claimed, emit).catch((error: unknown) =>
+  void executeTurn(deps, claimed, recorder).catch((error: unknown) =>
     deps.log.error("turn execution crashed", { runId: claim.run.id, error }),
   );
   return claim.live;

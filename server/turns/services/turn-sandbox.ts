@@ -9,8 +9,9 @@ import type { PolicySettings } from "../../config/policy-schema.ts";
 import type { Logger } from "../../log.ts";
 import type { McpClients } from "../../mcp-client/clients.ts";
 import type { ModelService } from "../../models/service.ts";
+import { InterpreterQueueTimeout } from "../../sandbox/fair-line.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
-import { type InterpreterPool, InterpreterQueueTimeout } from "../../sandbox/interpreter-pool.ts";
+import type { InterpreterPool } from "../../sandbox/interpreter-pool.ts";
 import { childRunner } from "../runtime/children.ts";
 import { type HostToolsInput, hostToolHandler, toolNames, UNTIMED_TOOLS } from "../runtime/host-tools.ts";
 import { Repl } from "../runtime/repl.ts";
@@ -26,7 +27,7 @@ import {
   type TurnClaim,
   TurnPreparationError,
 } from "./prepared-turn.ts";
-import type { Emit } from "./turn-recorder.ts";
+import type { TurnRecorder } from "./turn-recorder.ts";
 
 export interface TurnSandboxDeps {
   /** Read per turn: the loop's caps, the queue deadline, the artifact size limit. */
@@ -34,8 +35,8 @@ export interface TurnSandboxDeps {
   models: ModelService;
   files: Pick<TurnFileService, "forOwner">;
   assets: Pick<TurnAssetStore, "addArtifactCandidate">;
-  quota: { check(owner: string, bytes: number): void };
-  runs: Pick<TurnRunStore, "tx" | "commit">;
+  quota: { check(owner: string, bytes: number): Promise<void> };
+  runs: Pick<TurnRunStore, "commit">;
   shutdown: AbortSignal;
   log: Pick<Logger, "warn">;
   /** MCP servers as tools (mcp_call); absent: none. */
@@ -55,7 +56,8 @@ export interface SandboxRequest {
   owner: string;
   resolved: ResolvedTurn;
   claim: TurnClaim;
-  emit: Emit;
+  /** The turn's events: its `emit`, and `commit` for the failure when no interpreter is had. */
+  recorder: TurnRecorder;
   /** Hears the turn's place in the pool's line and that its interpreter is starting. */
   line: SandboxLine;
   /** Aborted at the preparation deadline ("timeout") or when the server stops ("shutdown"). */
@@ -108,18 +110,28 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
     durationMs,
     detail: sentence,
   });
-  deps.runs.tx(() => {
-    deps.runs.commit(claim.run.id, {
-      status: "failed",
-      parts: [{ type: "data-status", data: { phase: "preparation", status: "failed", message: sentence } }],
-      usage: usage.snapshot(),
-      errorCode: failure.code,
-      // The history shows the sentence; the stream's `message` keeps the contract's words beside it.
-      errorMessage: sentence,
-      durationMs,
-    });
+  await request.recorder.commit(async (tx) => {
+    await deps.runs.commit(
+      claim.run.id,
+      {
+        status: "failed",
+        parts: [{ type: "data-status", data: { phase: "preparation", status: "failed", message: sentence } }],
+        usage: usage.snapshot(),
+        errorCode: failure.code,
+        // The history shows the sentence; the stream's `message` keeps the contract's words beside it.
+        errorMessage: sentence,
+        durationMs,
+      },
+      tx,
+    );
     const detail = failure.detail === undefined ? {} : { detail: failure.detail };
-    request.emit({ type: "turn_error", message: failure.message, code: failure.code, durationMs, ...detail });
+    request.recorder.emit({
+      type: "turn_error",
+      message: failure.message,
+      code: failure.code,
+      durationMs,
+      ...detail,
+    });
   });
   throw failure;
 }
@@ -127,13 +139,14 @@ export async function turnSandbox(deps: TurnSandboxDeps, request: SandboxRequest
 /** The host tools of a root turn (a child run gets model queries only: runtime/children.ts). */
 function hostTools(
   deps: TurnSandboxDeps,
-  { pool, owner, resolved, claim, emit }: SandboxRequest,
+  { pool, owner, resolved, claim, recorder }: SandboxRequest,
   usage: UsageMeter,
   memories: Memory[],
 ): HostToolsInput {
   const { rlm, storage } = deps.settings;
   const signal = claim.live.controller.signal;
   const runId = claim.run.id;
+  const { emit } = recorder;
   return {
     models: deps.models,
     model: resolved.model,

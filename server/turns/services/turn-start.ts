@@ -67,8 +67,9 @@ export class TurnService {
   }
 
   /** The caller's runs under an Idempotency-Key (any session), newest first: where a keyed turn ran. */
-  byKey(owner: string, key: string) {
-    const items = this.deps.runs.allByKey(owner, key, 20).map((run) => ({
+  async byKey(owner: string, key: string) {
+    const runs = await this.deps.runs.allByKey(owner, key, 20);
+    const items = runs.map((run) => ({
       runId: run.id,
       sessionId: run.session_id,
       status: run.status,
@@ -78,13 +79,13 @@ export class TurnService {
   }
 
   /** Durable cancellation: recorded in the database, and a run executing here is stopped at once. */
-  cancel(owner: string, runId: string): CancelOutcome {
+  async cancel(owner: string, runId: string): Promise<CancelOutcome> {
     const { runs, live, analytics } = this.deps;
-    const run = runs.get(owner, runId);
+    const run = await runs.get(owner, runId);
     if (!run) throw AppError.notFound("Run not found");
     analytics.capture("run_cancellation_requested");
     if (run.status !== "running") return { accepted: false, view: { runId: run.id, status: run.status } };
-    runs.requestCancel(run.id);
+    await runs.requestCancel(run.id);
     live.get(run.id)?.controller.abort("cancelled");
     return { accepted: true, view: { runId: run.id, status: "cancelling" } };
   }

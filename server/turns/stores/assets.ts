@@ -1,6 +1,6 @@
 /**
  * Attachments (uploaded for use in turns) and artifacts (produced by a turn's `create_artifact`, private
- * candidates until the turn commits): their rows in SQLite, their bytes in files of the owner's folder
+ * candidates until the turn commits): their rows in the database (the port: either engine), their bytes in files of the owner's folder
  * under the data dir. The sha256 stored with the row is checked again before an artifact's bytes are sent.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { AppError } from "../../http/errors.ts";
 import { isoNow } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db, Queryable } from "../../storage/db/port.ts";
 import { ownerFolders } from "../../workspace/owner-folders.ts";
 import { sha256 } from "./workspace-files.ts";
 
@@ -37,7 +37,7 @@ export interface ArtifactRow {
 
 export class TurnAssetStore {
   constructor(
-    private readonly store: Store,
+    private readonly db: Db,
     private readonly dataDir: string,
   ) {}
 
@@ -49,13 +49,19 @@ export class TurnAssetStore {
     return join(ownerFolders(this.dataDir, owner).artifacts, id);
   }
 
-  addAttachment(owner: string, filename: string, mediaType: string, bytes: Uint8Array): AttachmentRow {
+  async addAttachment(
+    owner: string,
+    filename: string,
+    mediaType: string,
+    bytes: Uint8Array,
+  ): Promise<AttachmentRow> {
     const id = newId("att");
     const path = this.attachmentPath(owner, id);
     mkdirSync(join(path, ".."), { recursive: true });
     writeFileSync(path, bytes);
-    this.store.run(
-      "INSERT INTO turn_attachments (id, owner_id, filename, media_type, byte_size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    const row = await this.db.get<AttachmentRow>(
+      `INSERT INTO turn_attachments (id, owner_id, filename, media_type, byte_size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       RETURNING *`,
       [
         id,
         owner,
@@ -66,11 +72,11 @@ export class TurnAssetStore {
         isoNow(),
       ],
     );
-    return this.attachment(owner, id) as AttachmentRow;
+    return row as AttachmentRow;
   }
 
-  attachment(owner: string, id: string): AttachmentRow | undefined {
-    return this.store.get<AttachmentRow>("SELECT * FROM turn_attachments WHERE id = ? AND owner_id = ?", [
+  attachment(owner: string, id: string): Promise<AttachmentRow | undefined> {
+    return this.db.get<AttachmentRow>("SELECT * FROM turn_attachments WHERE id = ? AND owner_id = ?", [
       id,
       owner,
     ]);
@@ -81,54 +87,53 @@ export class TurnAssetStore {
   }
 
   /** A private candidate, visible only after its run commits. */
-  addArtifactCandidate(
+  async addArtifactCandidate(
     owner: string,
     runId: string,
     meta: { kind: string; title: string; mediaType: string },
     bytes: Uint8Array,
-  ): ArtifactRow {
+  ): Promise<ArtifactRow> {
     const id = newId("art");
     const path = this.artifactPath(owner, id);
     mkdirSync(join(path, ".."), { recursive: true });
     writeFileSync(path, bytes);
-    this.store.run(
+    const row = await this.db.get<ArtifactRow>(
       `INSERT INTO turn_artifacts (id, owner_id, run_id, kind, title, media_type, byte_size, sha256, state, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'candidate', ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'candidate', ?) RETURNING *`,
       [id, owner, runId, meta.kind, meta.title, meta.mediaType, bytes.length, sha256(bytes), isoNow()],
     );
-    return this.store.get<ArtifactRow>("SELECT * FROM turn_artifacts WHERE id = ?", [id]) as ArtifactRow;
+    return row as ArtifactRow;
   }
 
-  /** At commit: a completed run publishes its candidates; any other outcome discards them. */
-  settleCandidates(runId: string, publish: boolean): void {
+  /**
+   * At commit: a completed run publishes its candidates (in the commit's transaction, `q`); any other
+   * outcome discards them, rows first, then their files.
+   */
+  async settleCandidates(runId: string, publish: boolean, q: Queryable = this.db): Promise<void> {
     if (publish) {
-      this.store.run(
-        "UPDATE turn_artifacts SET state = 'committed' WHERE run_id = ? AND state = 'candidate'",
-        [runId],
-      );
+      await q.run("UPDATE turn_artifacts SET state = 'committed' WHERE run_id = ? AND state = 'candidate'", [
+        runId,
+      ]);
       return;
     }
-    const rows = this.store.all<ArtifactRow>(
-      "SELECT * FROM turn_artifacts WHERE run_id = ? AND state = 'candidate'",
+    const rows = await q.all<{ id: string; owner_id: string }>(
+      "UPDATE turn_artifacts SET state = 'discarded' WHERE run_id = ? AND state = 'candidate' RETURNING id, owner_id",
       [runId],
     );
     for (const row of rows) rmSync(this.artifactPath(row.owner_id, row.id), { force: true });
-    this.store.run("UPDATE turn_artifacts SET state = 'discarded' WHERE run_id = ? AND state = 'candidate'", [
-      runId,
-    ]);
   }
 
   /** Candidates of runs that never committed (a crash) are discarded at startup. */
-  discardOrphans(): void {
-    const rows = this.store.all<{ run_id: string }>(
+  async discardOrphans(): Promise<void> {
+    const rows = await this.db.all<{ run_id: string }>(
       `SELECT DISTINCT a.run_id FROM turn_artifacts a JOIN turn_runs r ON r.id = a.run_id
        WHERE a.state = 'candidate' AND r.status != 'completed'`,
     );
-    for (const row of rows) this.settleCandidates(row.run_id, false);
+    for (const row of rows) await this.settleCandidates(row.run_id, false);
   }
 
-  artifact(owner: string, id: string): ArtifactRow | undefined {
-    return this.store.get<ArtifactRow>(
+  artifact(owner: string, id: string): Promise<ArtifactRow | undefined> {
+    return this.db.get<ArtifactRow>(
       "SELECT * FROM turn_artifacts WHERE id = ? AND owner_id = ? AND state = 'committed'",
       [id, owner],
     );
@@ -153,11 +158,12 @@ export class TurnAssetStore {
   }
 
   /** Bytes the owner's attachments and artifacts not discarded take (the quota counts them). */
-  bytesUsed(owner: string): number {
-    const sum = (sql: string) => this.store.get<{ n: number | null }>(sql, [owner])?.n ?? 0;
-    return (
-      sum("SELECT sum(byte_size) AS n FROM turn_attachments WHERE owner_id = ?") +
-      sum("SELECT sum(byte_size) AS n FROM turn_artifacts WHERE owner_id = ? AND state != 'discarded'")
+  async bytesUsed(owner: string): Promise<number> {
+    const row = await this.db.get<{ n: number | null }>(
+      `SELECT (SELECT coalesce(sum(byte_size), 0) FROM turn_attachments WHERE owner_id = ?)
+            + (SELECT coalesce(sum(byte_size), 0) FROM turn_artifacts WHERE owner_id = ? AND state != 'discarded') AS n`,
+      [owner, owner],
     );
+    return row?.n ?? 0;
   }
 }

@@ -1,10 +1,11 @@
 /**
- * SQL for runs (turns) and their event log. Queries a request reaches are scoped by owner: a row of
- * another owner is never returned (the services answer 404). The run's own writes (events, commit) go
- * by run id, which only the run's executor holds.
+ * SQL for runs (turns) and their event log, over the database port (either engine). Queries a request
+ * reaches are scoped by owner: a row of another owner is never returned (the services answer 404). The
+ * run's own writes (events, commit) go by run id, which only the run's executor holds; those that belong
+ * to a transaction take its handle (`q`).
  */
 import { isoNow } from "../../lib/clock.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db, Queryable, SqlValue, Tx } from "../../storage/db/port.ts";
 import type { TurnEvent } from "../runtime/events.ts";
 
 export interface RunRow {
@@ -27,83 +28,96 @@ export interface RunRow {
   finished_at: string | null;
 }
 
-export class TurnRunStore {
-  constructor(private readonly store: Store) {}
+/** One row of the event log: the run's sequence number and the (compacted) event. */
+export interface EventRow {
+  seq: number;
+  event: TurnEvent;
+}
 
-  tx<T>(fn: () => T): T {
-    return this.store.tx(fn);
+const COLUMNS = `id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, committed,
+  cancel_requested, parts_json, usage_json, error_code, error_message, trace_id, duration_ms, created_at, finished_at`;
+
+/** Rows per INSERT of the event log (5 parameters each: far below either engine's parameter limit). */
+const EVENT_ROWS_PER_STATEMENT = 200;
+
+export class TurnRunStore {
+  constructor(private readonly db: Db) {}
+
+  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.tx(fn);
   }
 
-  byKey(owner: string, sessionId: string, key: string): RunRow | undefined {
-    return this.store.get<RunRow>(
-      "SELECT * FROM turn_runs WHERE session_id = ? AND idempotency_key = ? AND owner_id = ?",
+  byKey(owner: string, sessionId: string, key: string): Promise<RunRow | undefined> {
+    return this.db.get<RunRow>(
+      `SELECT ${COLUMNS} FROM turn_runs WHERE session_id = ? AND idempotency_key = ? AND owner_id = ?`,
       [sessionId, key, owner],
     );
   }
 
   /** The owner's runs under one Idempotency-Key in any session, newest first. */
-  allByKey(owner: string, key: string, limit: number): RunRow[] {
-    return this.store.all<RunRow>(
-      "SELECT * FROM turn_runs WHERE owner_id = ? AND idempotency_key = ? ORDER BY created_at DESC, id LIMIT ?",
+  allByKey(owner: string, key: string, limit: number): Promise<RunRow[]> {
+    return this.db.all<RunRow>(
+      `SELECT ${COLUMNS} FROM turn_runs WHERE owner_id = ? AND idempotency_key = ? ORDER BY created_at DESC, id LIMIT ?`,
       [owner, key, limit],
     );
   }
 
-  get(owner: string, id: string): RunRow | undefined {
-    return this.store.get<RunRow>("SELECT * FROM turn_runs WHERE id = ? AND owner_id = ?", [id, owner]);
+  get(owner: string, id: string): Promise<RunRow | undefined> {
+    return this.db.get<RunRow>(`SELECT ${COLUMNS} FROM turn_runs WHERE id = ? AND owner_id = ?`, [id, owner]);
   }
 
-  /** Claims the session for a new run; false when another run holds it (the partial unique index). */
-  claim(
+  /**
+   * Claims the session for a new run; false when another run holds it or the key is taken. One statement
+   * whichever engine: the unique constraints (one running run per session, one run per key) decide, so
+   * two first attempts racing on PostgreSQL's side-by-side connections cannot both win.
+   */
+  async claim(
     row: Pick<RunRow, "id" | "owner_id" | "session_id" | "idempotency_key" | "fingerprint" | "input_json">,
-  ) {
-    try {
-      this.store.run(
-        `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
-        [
-          row.id,
-          row.owner_id,
-          row.session_id,
-          row.idempotency_key,
-          row.fingerprint,
-          row.input_json,
-          isoNow(),
-        ],
+  ): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
+      [row.id, row.owner_id, row.session_id, row.idempotency_key, row.fingerprint, row.input_json, isoNow()],
+    );
+    return changes === 1;
+  }
+
+  async setTraceId(runId: string, traceId: string): Promise<void> {
+    await this.db.run("UPDATE turn_runs SET trace_id = ? WHERE id = ?", [traceId, runId]);
+  }
+
+  /** Appends events to a run's log, a multi-row INSERT per batch (one round trip for up to 200 events). */
+  async appendEvents(
+    run: { id: string; owner_id: string },
+    rows: readonly EventRow[],
+    q: Queryable = this.db,
+  ): Promise<void> {
+    for (let i = 0; i < rows.length; i += EVENT_ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + EVENT_ROWS_PER_STATEMENT);
+      const params: SqlValue[] = [];
+      for (const { seq, event } of chunk)
+        params.push(run.id, run.owner_id, seq, event.type, JSON.stringify(event));
+      await q.run(
+        `INSERT INTO turn_events (run_id, owner_id, seq, type, payload) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+        params,
       );
-      return true;
-    } catch (error) {
-      if (String((error as Error).message).includes("UNIQUE")) return false;
-      throw error;
     }
   }
 
-  setTraceId(runId: string, traceId: string) {
-    this.store.run("UPDATE turn_runs SET trace_id = ? WHERE id = ?", [traceId, runId]);
+  async events(runId: string): Promise<TurnEvent[]> {
+    const rows = await this.db.all<{ payload: string }>(
+      "SELECT payload FROM turn_events WHERE run_id = ? ORDER BY seq",
+      [runId],
+    );
+    return rows.map((r) => JSON.parse(r.payload) as TurnEvent);
   }
 
-  appendEvent(run: RunRow | { id: string; owner_id: string }, seq: number, event: TurnEvent) {
-    this.store.run("INSERT INTO turn_events (run_id, owner_id, seq, type, payload) VALUES (?, ?, ?, ?, ?)", [
-      run.id,
-      run.owner_id,
-      seq,
-      event.type,
-      JSON.stringify(event),
-    ]);
-  }
-
-  events(runId: string): TurnEvent[] {
-    return this.store
-      .all<{ payload: string }>("SELECT payload FROM turn_events WHERE run_id = ? ORDER BY seq", [runId])
-      .map((r) => JSON.parse(r.payload) as TurnEvent);
-  }
-
-  requestCancel(runId: string) {
-    this.store.run("UPDATE turn_runs SET cancel_requested = 1 WHERE id = ?", [runId]);
+  async requestCancel(runId: string): Promise<void> {
+    await this.db.run("UPDATE turn_runs SET cancel_requested = 1 WHERE id = ?", [runId]);
   }
 
   /** Writes a run's outcome and history parts in one statement: a run is committed once, never after. */
-  commit(
+  async commit(
     runId: string,
     outcome: {
       status: "completed" | "failed" | "cancelled";
@@ -113,8 +127,9 @@ export class TurnRunStore {
       errorMessage?: string;
       durationMs: number;
     },
-  ): boolean {
-    const result = this.store.run(
+    q: Queryable = this.db,
+  ): Promise<boolean> {
+    const result = await q.run(
       `UPDATE turn_runs SET status = ?, committed = 1, parts_json = ?, usage_json = ?, error_code = ?, error_message = ?,
          duration_ms = ?, finished_at = ? WHERE id = ? AND committed = 0`,
       [
@@ -131,26 +146,28 @@ export class TurnRunStore {
     return result.changes === 1;
   }
 
-  committed(owner: string, sessionId: string, limit: number, offset: number): RunRow[] {
-    return this.store.all<RunRow>(
-      "SELECT * FROM turn_runs WHERE session_id = ? AND owner_id = ? AND committed = 1 ORDER BY created_at, rowid LIMIT ? OFFSET ?",
+  committed(owner: string, sessionId: string, limit: number, offset: number): Promise<RunRow[]> {
+    return this.db.all<RunRow>(
+      `SELECT ${COLUMNS} FROM turn_runs WHERE session_id = ? AND owner_id = ? AND committed = 1
+       ORDER BY created_at, rowid LIMIT ? OFFSET ?`,
       [sessionId, owner, limit, offset],
     );
   }
 
   /** After a crash: runs left running never finished; they become failed, with no partial history. */
-  failInterrupted(): number {
+  async failInterrupted(): Promise<number> {
     const parts = JSON.stringify([
       {
         type: "data-status",
         data: { phase: "execution", status: "failed", message: "The server stopped during this turn" },
       },
     ]);
-    return this.store.run(
+    const { changes } = await this.db.run(
       `UPDATE turn_runs SET status = 'failed', committed = 1, parts_json = ?, usage_json = 'null',
          error_code = 'interrupted', error_message = 'The server stopped during this turn', finished_at = ?
        WHERE status = 'running'`,
       [parts, isoNow()],
-    ).changes;
+    );
+    return changes;
   }
 }

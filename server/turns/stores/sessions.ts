@@ -1,9 +1,9 @@
 /**
- * SQL for turn sessions. Every query is scoped by owner: a row of another owner is never returned (the
- * services answer 404).
+ * SQL for turn sessions, over the database port (either engine). Every query is scoped by owner: a row of
+ * another owner is never returned (the services answer 404).
  */
 import { isoNow } from "../../lib/clock.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 
 export interface TurnSessionRow {
   id: string;
@@ -14,66 +14,70 @@ export interface TurnSessionRow {
   updated_at: string;
 }
 
-export class TurnSessionStore {
-  constructor(private readonly store: Store) {}
+const COLUMNS = "id, owner_id, title, archived, created_at, updated_at";
 
-  create(owner: string, id: string, title: string): TurnSessionRow {
+export class TurnSessionStore {
+  constructor(private readonly db: Db) {}
+
+  async create(owner: string, id: string, title: string): Promise<TurnSessionRow> {
     const at = isoNow();
-    this.store.run(
-      "INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
+    const row = await this.db.get<TurnSessionRow>(
+      `INSERT INTO turn_sessions (id, owner_id, title, archived, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)
+       RETURNING ${COLUMNS}`,
       [id, owner, title, at, at],
     );
-    return this.get(owner, id) as TurnSessionRow;
+    return row as TurnSessionRow;
   }
 
-  get(owner: string, id: string): TurnSessionRow | undefined {
-    return this.store.get<TurnSessionRow>("SELECT * FROM turn_sessions WHERE id = ? AND owner_id = ?", [
+  get(owner: string, id: string): Promise<TurnSessionRow | undefined> {
+    return this.db.get<TurnSessionRow>(`SELECT ${COLUMNS} FROM turn_sessions WHERE id = ? AND owner_id = ?`, [
       id,
       owner,
     ]);
   }
 
-  list(owner: string, limit: number, offset: number, archived?: boolean): TurnSessionRow[] {
+  list(owner: string, limit: number, offset: number, archived?: boolean): Promise<TurnSessionRow[]> {
     if (archived === undefined) {
-      return this.store.all<TurnSessionRow>(
-        "SELECT * FROM turn_sessions WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+      return this.db.all<TurnSessionRow>(
+        `SELECT ${COLUMNS} FROM turn_sessions WHERE owner_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
         [owner, limit, offset],
       );
     }
-    return this.store.all<TurnSessionRow>(
-      "SELECT * FROM turn_sessions WHERE owner_id = ? AND archived = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+    return this.db.all<TurnSessionRow>(
+      `SELECT ${COLUMNS} FROM turn_sessions WHERE owner_id = ? AND archived = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, archived ? 1 : 0, limit, offset],
     );
   }
 
-  count(owner: string, archived?: boolean): number {
+  async count(owner: string, archived?: boolean): Promise<number> {
     const row =
       archived === undefined
-        ? this.store.get<{ n: number }>("SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ?", [owner])
-        : this.store.get<{ n: number }>(
+        ? await this.db.get<{ n: number }>("SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ?", [
+            owner,
+          ])
+        : await this.db.get<{ n: number }>(
             "SELECT count(*) AS n FROM turn_sessions WHERE owner_id = ? AND archived = ?",
             [owner, archived ? 1 : 0],
           );
     return row?.n ?? 0;
   }
 
+  /** One statement: the fields not in the patch keep their stored values. */
   update(
     owner: string,
     id: string,
     patch: { title?: string; archived?: boolean },
-  ): TurnSessionRow | undefined {
-    const current = this.get(owner, id);
-    if (!current) return undefined;
-    this.store.run(
-      "UPDATE turn_sessions SET title = ?, archived = ?, updated_at = ? WHERE id = ? AND owner_id = ?",
+  ): Promise<TurnSessionRow | undefined> {
+    return this.db.get<TurnSessionRow>(
+      `UPDATE turn_sessions SET title = COALESCE(?, title), archived = COALESCE(?, archived), updated_at = ?
+       WHERE id = ? AND owner_id = ? RETURNING ${COLUMNS}`,
       [
-        patch.title ?? current.title,
-        patch.archived === undefined ? current.archived : patch.archived ? 1 : 0,
+        patch.title ?? null,
+        patch.archived === undefined ? null : patch.archived ? 1 : 0,
         isoNow(),
         id,
         owner,
       ],
     );
-    return this.get(owner, id);
   }
 }

@@ -36,14 +36,16 @@ export class TurnWorkspaceFiles {
   private readonly workspace: string;
 
   /**
-   * `reserve(adding, replacing)` is asked before every write and throws when it does not fit the owner's
-   * quota (services/quota.ts).
+   * `reserver()` is awaited at the start of every write; the check it returns, `reserve(adding,
+   * replacing)`, runs just before the write and throws when it does not fit the owner's quota
+   * (services/quota.ts). Between the check and the write nothing yields, so nothing else writes there.
    */
   constructor(
     dataDir: string,
     owner: string,
     private readonly maxBytes: number,
-    private readonly reserve: (adding: number, replacing: number) => void = () => {},
+    private readonly reserver: () => Promise<(adding: number, replacing: number) => void> = async () =>
+      () => {},
   ) {
     const folders = ownerFolders(dataDir, owner);
     this.root = folders.files;
@@ -177,7 +179,8 @@ export class TurnWorkspaceFiles {
   }
 
   /** Create, or overwrite when `overwrite` is true (or a precondition is given). */
-  put(path: string, content: string, options: { sha256?: string; overwrite?: boolean } = {}) {
+  async put(path: string, content: string, options: { sha256?: string; overwrite?: boolean } = {}) {
+    const reserve = await this.reserver();
     const rel = this.checked(path);
     const stat = this.lstat(rel);
     if (stat?.isDirectory()) throw conflict(`${path} is a directory`);
@@ -186,22 +189,24 @@ export class TurnWorkspaceFiles {
     }
     if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     this.checkSize(Buffer.byteLength(content));
-    this.reserve(Buffer.byteLength(content), stat?.size ?? 0);
+    reserve(Buffer.byteLength(content), stat?.size ?? 0);
     return this.write(rel, path, content);
   }
 
-  append(path: string, content: string, options: { sha256?: string } = {}) {
+  async append(path: string, content: string, options: { sha256?: string } = {}) {
+    const reserve = await this.reserver();
     const rel = this.checked(path);
     const stat = this.lstat(rel);
     if (stat?.isDirectory()) throw conflict(`${path} is a directory`);
     if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     this.checkSize((stat?.size ?? 0) + Buffer.byteLength(content));
-    this.reserve(Buffer.byteLength(content), 0);
+    reserve(Buffer.byteLength(content), 0);
     this.guard(() => this.fs.appendFile(rel, content), path);
     return this.written(rel, path);
   }
 
-  patch(path: string, old: string, replacement: string, options: { sha256?: string } = {}) {
+  async patch(path: string, old: string, replacement: string, options: { sha256?: string } = {}) {
+    const reserve = await this.reserver();
     const rel = this.checked(path);
     if (options.sha256) this.checkPrecondition(rel, path, options.sha256);
     const text = this.readText(path);
@@ -211,7 +216,7 @@ export class TurnWorkspaceFiles {
       throw conflict("`old` occurs more than once in the file", "patch_ambiguous");
     const next = text.slice(0, first) + replacement + text.slice(first + old.length);
     this.checkSize(Buffer.byteLength(next));
-    this.reserve(Buffer.byteLength(next), Buffer.byteLength(text));
+    reserve(Buffer.byteLength(next), Buffer.byteLength(text));
     return this.write(rel, path, next);
   }
 

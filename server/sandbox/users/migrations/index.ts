@@ -1,12 +1,14 @@
 /** The per-user sandbox registry's migrations (scope `sandboxes`). */
 import type { MigrationSet } from "../../../storage/migrate.ts";
+import sandboxesPg from "./0001_sandboxes.pg.sql" with { type: "text" };
 import sandboxes from "./0001_sandboxes.sql" with { type: "text" };
+import uidsPg from "./0002_sandbox_uids.pg.sql" with { type: "text" };
 import uids from "./0002_sandbox_uids.sql" with { type: "text" };
 
 export const sandboxMigrations: MigrationSet = {
   scope: "sandboxes",
   migrations: [
-    { version: 1, name: "sandboxes", sql: sandboxes },
-    { version: 2, name: "sandbox_uids", sql: uids },
+    { version: 1, name: "sandboxes", sql: sandboxes, postgres: sandboxesPg },
+    { version: 2, name: "sandbox_uids", sql: uids, postgres: uidsPg },
   ],
 };

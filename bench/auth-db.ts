@@ -1,0 +1,176 @@
+/**
+ * The auth layer's hot paths on PostgreSQL ÷ SQLite, measured in the same run (issue 27: "sign-in" among
+ * each family's hot paths, and the round trips each path makes). Two apps with session auth, one on
+ * app.db and one on a fresh PostgreSQL database (the throwaway cluster of tests/helpers/postgres.ts),
+ * interleaved per round:
+ *
+ *   sign-in          `SessionAuth.signIn`: the account read, the limits' reservation (one transaction),
+ *                    the hash, giving back the address slot, clearing the account's, a new session
+ *   session check    `SessionAuth.validate`: what every request of a signed-in browser pays
+ *   token check      `AccessTokens.validate` of an `atr_…` bearer
+ *   bearer guard     `LimitStore.retryAfter` of the address: paid with every bearer token
+ *   http session     `GET /api/auth/get-session` with a bearer, through the whole app in process
+ *
+ * The password hash is the cheap argon2id the tests use (1 MiB, one pass), so the database's share shows;
+ * with the production cost (bench/sign-in.ts) the hash is ~99% of a sign-in on either engine. Statements
+ * per call are counted on the port (a transaction's BEGIN and COMMIT count: each is a round trip on
+ * PostgreSQL).
+ *
+ *   bun bench/auth-db.ts [--n 200] [--rounds 3]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type App, createApp } from "../server/app.ts";
+import { PasswordQueue } from "../server/auth/password-queue.ts";
+import { parseCli } from "../server/config/cli.ts";
+import { createEnvSource } from "../server/config/env.ts";
+import { loadConfig } from "../server/config/index.ts";
+import { type AppContext, createContext } from "../server/context.ts";
+import { silentLogger } from "../server/log.ts";
+import type { Db, Tx } from "../server/storage/db/port.ts";
+import { CHEAP_ARGON2ID } from "../tests/helpers/app.ts";
+import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
+import { fmt, median } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "3" } },
+});
+const N = Number(values.n);
+const ROUNDS = Number(values.rounds);
+const EMAIL = "bench@example.org";
+const PASSWORD = "correct horse battery staple";
+
+/** Counts the statements a port runs (and a transaction's BEGIN and COMMIT). */
+function countStatements(db: Db): { count: number } {
+  const counter = { count: 0 };
+  const counted =
+    <A extends unknown[], R>(f: (...args: A) => R) =>
+    (...args: A): R => {
+      counter.count++;
+      return f(...args);
+    };
+  const wrapTx = (inner: Tx): Tx => ({
+    all: counted(inner.all.bind(inner)) as Tx["all"],
+    get: counted(inner.get.bind(inner)) as Tx["get"],
+    run: counted(inner.run.bind(inner)),
+    exec: counted(inner.exec.bind(inner)),
+    tx: (fn) => inner.tx((t) => fn(wrapTx(t))),
+    afterCommit: (cb) => inner.afterCommit(cb),
+  });
+  // `get` reads through `all` on both adapters: counting `all` counts it once.
+  const d = db as unknown as Record<string, unknown>;
+  d.all = counted(db.all.bind(db));
+  d.run = counted(db.run.bind(db));
+  d.exec = counted(db.exec.bind(db));
+  const tx = db.tx.bind(db);
+  d.tx = <T>(fn: (t: Tx) => Promise<T>) => {
+    counter.count += 2;
+    return tx((t) => fn(wrapTx(t)));
+  };
+  return counter;
+}
+
+interface Engine {
+  name: string;
+  dir: string;
+  ctx: AppContext;
+  app: App;
+  counter: { count: number };
+  session: string;
+  token: string;
+}
+
+async function engine(name: string, extraEnv: Record<string, string>): Promise<Engine> {
+  const dir = mkdtempSync(join(tmpdir(), `atrium-bench-auth-${name}-`));
+  const cli = parseCli(["--port", "0", "--data-dir", dir], {}, join(import.meta.dir, ".."));
+  if (cli.kind !== "serve") throw new Error("bad bench arguments");
+  const env = createEnvSource({
+    APP_CHAT_RUNTIME_REQUIRE_AUTH: "1",
+    APP_AUTH_SECRET: "bench-secret-0123456789abcdef0123456789",
+    APP_AUTH_SIGNUP: "closed",
+    ...extraEnv,
+  });
+  const ctx = createContext({
+    config: loadConfig(cli.options, env),
+    env,
+    log: silentLogger,
+    passwords: new PasswordQueue({ hasher: CHEAP_ARGON2ID }),
+  });
+  const app = createApp(ctx);
+  await app.compose();
+  const auth = ctx.auth;
+  if (!auth) throw new Error("session auth is off");
+  const user = await auth.createAccount({ email: EMAIL, password: PASSWORD });
+  const session = (await auth.startSession(user.id)).token;
+  const token = (await ctx.tokens.create(user.id, { name: "bench", scopes: ["chat"] })).token;
+  return { name, dir, ctx, app, counter: countStatements(ctx.database), session, token };
+}
+
+type Subject = (e: Engine) => Promise<unknown>;
+const subjects: Record<string, Subject> = {
+  "sign-in": (e) => e.ctx.auth?.signIn({ email: EMAIL, password: PASSWORD }, "127.0.0.1") as Promise<unknown>,
+  "session check": async (e) => {
+    if (!(await e.ctx.auth?.validate(e.session))) throw new Error("the session does not validate");
+  },
+  "token check": async (e) => {
+    if (!(await e.ctx.tokens.validate(e.token))) throw new Error("the token does not validate");
+  },
+  "bearer guard": (e) =>
+    e.ctx.limits.retryAfter([{ key: "signin-address:127.0.0.1", limit: 20, windowMs: 900_000 }]),
+  "http session": async (e) => {
+    const response = await e.app.elysia.handle(
+      new Request("http://localhost/api/auth/get-session", {
+        headers: { authorization: `Bearer ${e.session}` },
+      }),
+    );
+    if (response.status !== 200) throw new Error(`get-session answered ${response.status}`);
+    await response.arrayBuffer();
+  },
+};
+/** Sign-in hashes: fewer calls. */
+const callsOf = (name: string) => (name === "sign-in" ? Math.max(5, Math.floor(N / 10)) : N);
+
+const engines = [
+  await engine("sqlite", {}),
+  await engine("postgres", { APP_DATABASE_URL: await freshPostgresDatabase() }),
+];
+try {
+  const perCall: Record<string, Record<string, number[]>> = {};
+  const statements: Record<string, Record<string, number>> = {};
+  for (const name of Object.keys(subjects)) {
+    perCall[name] = { sqlite: [], postgres: [] };
+    statements[name] = {};
+  }
+  for (const e of engines)
+    for (const run of Object.values(subjects)) for (let i = 0; i < 3; i++) await run(e); // warm
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(subjects)) {
+      const order = round % 2 === 0 ? engines : [...engines].reverse();
+      for (const e of order) {
+        const calls = callsOf(name);
+        e.counter.count = 0;
+        const started = performance.now();
+        for (let i = 0; i < calls; i++) await run(e);
+        perCall[name]?.[e.name]?.push((performance.now() - started) / calls);
+        (statements[name] as Record<string, number>)[e.name] = e.counter.count / calls;
+      }
+    }
+  }
+  console.log("auth hot paths, median ms per call (statements per call), PostgreSQL ÷ SQLite");
+  for (const name of Object.keys(subjects)) {
+    const lite = median(perCall[name]?.sqlite ?? []);
+    const pg = median(perCall[name]?.postgres ?? []);
+    const st = statements[name] ?? {};
+    console.log(
+      `${name.padEnd(14)} sqlite ${fmt(lite, 3).padStart(7)} ms (${fmt(st.sqlite ?? 0, 1)})   postgres ${fmt(pg, 3).padStart(7)} ms (${fmt(st.postgres ?? 0, 1)})   ratio ${fmt(pg / lite, 2)}x`,
+    );
+  }
+} finally {
+  for (const e of engines) {
+    await e.app.close();
+    rmSync(e.dir, { recursive: true, force: true });
+  }
+  await stopPostgres();
+}
