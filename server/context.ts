@@ -147,7 +147,7 @@ export function createContext(options: ContextOptions): AppContext {
     }),
     shutdown: shutdown ?? new AbortController().signal,
     mcp: new McpClients({
-      store,
+      database,
       log,
       adminServers: () => adminServers(config.policy.settings, env),
       rule: outboundRule({

@@ -5,7 +5,7 @@
  *
  *   routes/      the Elysia plugins: validated input, one service call, the answer
  *   services/    chat, sessions, attach, provenance, catalogs, settings (no Elysia context)
- *   stores/      the SQLite mirror: sessions, runs, provider keys
+ *   stores/      the mirror on the database port: sessions, runs, provider keys
  *   runtime/     the pi host: live sessions, tools and their guards, plan mode, owner folders
  *   workspace/   the agent workspace's contract, projection and the protected-write guard
  *   migrations/  the mirror's tables
@@ -39,7 +39,6 @@ import { SandboxKeyService } from "./services/sandbox-keys.ts";
 import { ChatSessionService } from "./services/sessions.ts";
 import { ChatSettingsService } from "./services/settings.ts";
 import { ChatStore } from "./stores/index.ts";
-import { SANDBOX_KEY_ID } from "./stores/provider-keys.ts";
 import { ProtectedWriteGuard } from "./workspace/csrf.ts";
 import { WorkspaceService } from "./workspace/service.ts";
 
@@ -70,6 +69,8 @@ export const chatFamily = defineFamily({
     const services = chatServices(ctx, stores, runtime);
     return {
       routes: chatRoutes(ctx, services),
+      /** The users' own sandbox keys into memory, before the first request asks for one. */
+      start: () => stores.providerKeys.loadSandboxKeys(),
       /** The pi host and the users' sandboxes (tests drive them directly). */
       runtime,
       services,
@@ -83,9 +84,9 @@ export const chatFamily = defineFamily({
   },
 });
 
-/** The SQL mirror over the app's database: sessions, runs, provider keys. */
+/** The SQL mirror on the database port (ctx.database): sessions, runs, provider keys. */
 function chatStores(ctx: AppContext) {
-  return new ChatStore(ctx.store);
+  return new ChatStore(ctx.database);
 }
 
 /** What runs below the services: the quota watch, the users' sandboxes, the pi host. */
@@ -109,7 +110,7 @@ function chatRuntime(ctx: AppContext, stores: ChatStore) {
       uidBase: sandbox.uid_base,
       quota,
     },
-    (owner) => stores.providerKeys.one(owner, SANDBOX_KEY_ID),
+    (owner) => stores.providerKeys.sandboxKey(owner),
   );
   // Stdio MCP servers run in the user's own sandbox: the shared MCP client uses this provider.
   ctx.mcp.useSandbox(sandboxes);

@@ -21,7 +21,7 @@ import { AppError } from "../http/errors.ts";
 import type { OutboundRule } from "../http/outbound/rule.ts";
 import type { Logger } from "../log.ts";
 import type { SandboxProvider } from "../sandbox/users/provider-api.ts";
-import type { Store } from "../storage/store.ts";
+import type { Db } from "../storage/db/port.ts";
 import { outboundFetchLike } from "./http-fetch.ts";
 import { SandboxStdioTransport, shellLine } from "./sandbox-transport.ts";
 import { type McpServerConfig, publicInfo, userServer } from "./servers.ts";
@@ -54,7 +54,7 @@ export const DEFAULT_MCP_LIMITS: McpLimits = {
 const FLOOD_FACTOR = 10;
 
 export interface McpClientsOptions {
-  store: Store;
+  database: Db;
   rule: OutboundRule;
   /** The operator's servers (policy `mcp.servers`), read when asked. */
   adminServers: () => McpServerConfig[];
@@ -92,7 +92,7 @@ export class McpClients {
 
   constructor(private readonly options: McpClientsOptions) {
     this.limits = { ...DEFAULT_MCP_LIMITS, ...options.limits };
-    this.servers = new McpServerStore(options.store);
+    this.servers = new McpServerStore(options.database);
   }
 
   /** The sandbox provider stdio servers run in (the chat family owns it and hands it over). */
@@ -101,18 +101,18 @@ export class McpClients {
   }
 
   /** Every server the owner may use: the operator's first, then their own. */
-  configs(owner: string): McpServerConfig[] {
-    return [...this.options.adminServers(), ...this.servers.all(owner)];
+  async configs(owner: string): Promise<McpServerConfig[]> {
+    return [...this.options.adminServers(), ...(await this.servers.all(owner))];
   }
 
-  list(owner: string): McpServerInfo[] {
-    return this.configs(owner).map(publicInfo);
+  async list(owner: string): Promise<McpServerInfo[]> {
+    return (await this.configs(owner)).map(publicInfo);
   }
 
-  put(owner: string, body: McpServerBody): McpServerInfo {
+  async put(owner: string, body: McpServerBody): Promise<McpServerInfo> {
     const admin = new Set(this.options.adminServers().map((s) => s.name));
     const config = userServer(body, admin);
-    this.servers.put(owner, config);
+    await this.servers.put(owner, config);
     void this.drop(key(owner, config.name));
     return publicInfo(config);
   }
@@ -121,34 +121,34 @@ export class McpClients {
    * Changes approval or enabled of one of the owner's servers, keeping its stored secrets (a Settings
    * toggle never has them to send again). The operator's servers are read-only: 409.
    */
-  update(owner: string, name: string, change: McpServerUpdate): McpServerInfo {
+  async update(owner: string, name: string, change: McpServerUpdate): Promise<McpServerInfo> {
     if (this.options.adminServers().some((s) => s.name === name))
       throw new AppError(
         "conflict",
         `The MCP server '${name}' is configured by the operator for everyone and cannot be changed here`,
       );
-    const found = this.servers.one(owner, name);
+    const found = await this.servers.one(owner, name);
     if (!found) throw AppError.notFound(`No MCP server named '${name}'`);
     const config = { ...found, ...change };
-    this.servers.put(owner, config);
+    await this.servers.put(owner, config);
     void this.drop(key(owner, name));
     return publicInfo(config);
   }
 
-  remove(owner: string, name: string): boolean {
+  async remove(owner: string, name: string): Promise<boolean> {
     void this.drop(key(owner, name));
     return this.servers.remove(owner, name);
   }
 
-  config(owner: string, name: string): McpServerConfig {
-    const found = this.configs(owner).find((s) => s.name === name);
+  async config(owner: string, name: string): Promise<McpServerConfig> {
+    const found = (await this.configs(owner)).find((s) => s.name === name);
     if (!found) throw AppError.notFound(`No MCP server named '${name}'`);
     return found;
   }
 
   /** The server's tools (connecting first), their schemas capped. */
   async tools(owner: string, name: string): Promise<McpToolInfo[]> {
-    const connection = await this.connection(owner, this.config(owner, name));
+    const connection = await this.connection(owner, await this.config(owner, name));
     const listed = await connection.client
       .listTools(undefined, { timeout: this.limits.callTimeoutMs })
       .catch((error) => {
@@ -175,7 +175,7 @@ export class McpClients {
     args: Record<string, unknown>,
     options: McpCallOptions = {},
   ): Promise<McpCallResult> {
-    const connection = await this.connection(owner, this.config(owner, server));
+    const connection = await this.connection(owner, await this.config(owner, server));
     let progress = 0;
     const { limits } = this;
     // Ends the call early: the caller's abort, or a server flooding progress far past what is passed on.

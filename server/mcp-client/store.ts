@@ -1,5 +1,8 @@
-/** The MCP servers users added (`mcp_servers`): one row per owner and name, secrets in `headers`. */
-import type { Store } from "../storage/store.ts";
+/**
+ * The MCP servers users added (`mcp_servers`): one row per owner and name, secrets in `headers`. On the
+ * database port (`ctx.database`): app.db, or PostgreSQL when APP_DATABASE_URL is set.
+ */
+import type { Db } from "../storage/db/port.ts";
 import type { McpServerConfig } from "./servers.ts";
 
 interface Row {
@@ -13,28 +16,37 @@ interface Row {
   enabled: number;
 }
 
-export class McpServerStore {
-  constructor(private readonly db: Store) {}
+const COLUMNS = "name, transport, url, command, args, headers, approval, enabled";
 
-  all(owner: string): McpServerConfig[] {
-    return this.db
-      .all<Row>("SELECT * FROM mcp_servers WHERE owner_id = ? ORDER BY name", [owner])
-      .map(fromRow);
+export class McpServerStore {
+  constructor(private readonly db: Db) {}
+
+  async all(owner: string): Promise<McpServerConfig[]> {
+    // Byte order on both engines: SQLite's own, PostgreSQL's "C" (its default collation sorts by locale).
+    const collate = this.db.engine === "postgres" ? ' COLLATE "C"' : "";
+    const rows = await this.db.all<Row>(
+      `SELECT ${COLUMNS} FROM mcp_servers WHERE owner_id = ? ORDER BY name${collate}`,
+      [owner],
+    );
+    return rows.map(fromRow);
   }
 
-  one(owner: string, name: string): McpServerConfig | undefined {
-    const row = this.db.get<Row>("SELECT * FROM mcp_servers WHERE owner_id = ? AND name = ?", [owner, name]);
+  async one(owner: string, name: string): Promise<McpServerConfig | undefined> {
+    const row = await this.db.get<Row>(`SELECT ${COLUMNS} FROM mcp_servers WHERE owner_id = ? AND name = ?`, [
+      owner,
+      name,
+    ]);
     return row ? fromRow(row) : undefined;
   }
 
-  put(owner: string, config: McpServerConfig): void {
-    this.db.run(
+  async put(owner: string, config: McpServerConfig): Promise<void> {
+    await this.db.run(
       `INSERT INTO mcp_servers (owner_id, name, transport, url, command, args, headers, approval, enabled)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (owner_id, name) DO UPDATE SET transport = excluded.transport, url = excluded.url,
          command = excluded.command, args = excluded.args, headers = excluded.headers,
          approval = excluded.approval, enabled = excluded.enabled,
-         updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+         updated_at = ${this.db.dialect.nowIso}`,
       [
         owner,
         config.name,
@@ -49,8 +61,12 @@ export class McpServerStore {
     );
   }
 
-  remove(owner: string, name: string): boolean {
-    return this.db.run("DELETE FROM mcp_servers WHERE owner_id = ? AND name = ?", [owner, name]).changes > 0;
+  async remove(owner: string, name: string): Promise<boolean> {
+    const { changes } = await this.db.run("DELETE FROM mcp_servers WHERE owner_id = ? AND name = ?", [
+      owner,
+      name,
+    ]);
+    return changes > 0;
   }
 }
 

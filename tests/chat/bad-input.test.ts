@@ -10,9 +10,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const sessionRows = () =>
-  (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_sessions").get() as { n: number }).n;
-const runRows = () => (t.ctx.db.query("SELECT COUNT(*) AS n FROM chat_runs").get() as { n: number }).n;
+// Through the database port: the engine the app runs on (app.db, or PostgreSQL with ATRIUM_TEST_DATABASE).
+const count = async (table: string) =>
+  (await t.ctx.database.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))?.n;
+const sessionRows = () => count("chat_sessions");
+const runRows = () => count("chat_runs");
 const sessionFiles = () => {
   try {
     return readdirSync(`${t.dataDir}/sessions`, { recursive: true }).length;
@@ -41,20 +43,20 @@ const BAD: [string, unknown][] = [
 ];
 
 test.each(BAD)("%s → 400 {message, errors} and nothing created", async (_name, body) => {
-  const before = { sessions: sessionRows(), runs: runRows(), files: sessionFiles() };
+  const before = { sessions: await sessionRows(), runs: await runRows(), files: sessionFiles() };
   const response = await chat(t, body);
   expect(response.status).toBe(400);
   expect(response.headers.get("content-type")).toContain("application/json");
   const error = (await response.json()) as { message: string; errors?: unknown[] };
   expect(error.message).toStartWith("Invalid request");
   expect(Array.isArray(error.errors)).toBe(true);
-  expect({ sessions: sessionRows(), runs: runRows(), files: sessionFiles() }).toEqual(before);
+  expect({ sessions: await sessionRows(), runs: await runRows(), files: sessionFiles() }).toEqual(before);
 });
 
 test("a traversal in another owner's absolute folder is refused too", async () => {
   const response = await chat(t, { message: "hi", sessionFile: `${t.dataDir}/sessions/bob/x.jsonl` });
   expect(response.status).toBe(400);
-  expect(sessionRows()).toBe(0);
+  expect(await sessionRows()).toBe(0);
 });
 
 test("malformed JSON is a 400", async () => {
@@ -91,7 +93,7 @@ test("bad input to the other chat routes is a 400, unknown targets 404", async (
   expect((await t.request("/api/chat/session?sessionFile=../../app.db")).status).toBe(400);
   expect((await t.request("/api/attach", postJson({}))).status).toBe(400);
   expect((await t.request("/api/attach", postJson({ sessionId: "nope" }))).status).toBe(404);
-  expect(sessionRows()).toBe(0);
+  expect(await sessionRows()).toBe(0);
 });
 
 test("provider ids and settings updates are enforced by their schemas, in the chat envelope", async () => {

@@ -131,9 +131,9 @@ test("providers: the eight; a stored key marks one configured, is never echoed, 
     provider: { id: "openai", configured: true, isConfigured: true },
   });
   expect(JSON.parse(text).providers).toHaveLength(8);
-  const row = t.ctx.db
-    .query("SELECT api_key FROM chat_provider_keys WHERE owner_id = 'local' AND provider = 'openai'")
-    .get();
+  const row = await t.ctx.database.get(
+    "SELECT api_key FROM chat_provider_keys WHERE owner_id = 'local' AND provider = 'openai'",
+  );
   expect(row).toEqual({ api_key: "sk-stored-secret" });
 
   // The runtime uses it: a session's pi auth resolves the stored key; for groq the env variable wins.

@@ -138,7 +138,9 @@ test("the offline reply's instructions work as written: a stored key is used at 
     const session = events[0]?.sessionId;
     const live = t.family("chat").runtime.host.find("local", { sessionId: session });
     expect(live?.session.model?.provider).toBe("offline");
-    expect(t.family("chat").runtime.host.defaultModel(live?.settings, "local").provider).toBe("openai");
+    expect((await t.family("chat").runtime.host.defaultModel(live?.settings, "local")).provider).toBe(
+      "openai",
+    );
   } finally {
     await t.close();
   }

@@ -78,9 +78,9 @@ test("session delete: another owner's session is 404 and untouched; the owner's 
     fauxAssistantMessage("written"),
   ]);
   const alice = await sessionOf("alice", model.id, "to delete");
-  const count = (sql: string) => (t.ctx.db.query(sql).get(alice.runId) as { n: number }).n;
-  expect(count("SELECT COUNT(*) AS n FROM chat_tool_calls WHERE run_id = ?")).toBe(1);
-  expect(count("SELECT COUNT(*) AS n FROM chat_file_mutations WHERE run_id = ?")).toBe(1);
+  const count = async (sql: string) => (await t.ctx.database.get<{ n: number }>(sql, [alice.runId]))?.n;
+  expect(await count("SELECT COUNT(*) AS n FROM chat_tool_calls WHERE run_id = ?")).toBe(1);
+  expect(await count("SELECT COUNT(*) AS n FROM chat_file_mutations WHERE run_id = ?")).toBe(1);
   const query = `/api/chat/session?sessionId=${alice.sessionId}`;
   const denied = await t.json(query, { method: "DELETE", headers: as("bob") });
   expect(denied).toMatchObject({ status: 404, body: { ok: false, reason: "session-not-owned-or-missing" } });
@@ -97,10 +97,8 @@ test("session delete: another owner's session is 404 and untouched; the owner's 
     ["chat_tool_calls", "run_id"],
     ["chat_file_mutations", "run_id"],
   ]) {
-    const row = t.ctx.db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(alice.runId) as {
-      n: number;
-    };
-    expect({ table, n: row.n }).toEqual({ table, n: 0 });
+    const n = await count(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`);
+    expect({ table, n }).toEqual({ table, n: 0 });
   }
   expect((await t.json(query, { method: "DELETE", headers: as("alice") })).status).toBe(404);
   model.dispose();

@@ -23,10 +23,10 @@ afterAll(() => t.close());
 const host = () => t.family("chat").runtime.host;
 
 /** What a created session leaves behind for `owner`: mirror rows, live sessions, session files. */
-function footprint(owner: string) {
+async function footprint(owner: string) {
   const rows = (
-    t.ctx.db.query("SELECT count(*) AS n FROM chat_sessions WHERE owner_id = ?").get(owner) as { n: number }
-  ).n;
+    await t.ctx.database.get<{ n: number }>("SELECT count(*) AS n FROM chat_sessions WHERE owner_id = ?", [owner])
+  )?.n;
   let files: string[] = [];
   try {
     files = readdirSync(join(t.dataDir, "sessions", owner));
@@ -46,7 +46,7 @@ async function sessionOf(owner: string, text: string) {
 
 test("another owner's id or file, an unknown id, or no session at all: 404, and nothing is created", async () => {
   const alice = await sessionOf("alice", "alice's chat");
-  const bobBefore = footprint("bob");
+  const bobBefore = await footprint("bob");
   for (const query of [
     `sessionId=${alice.sessionId}`,
     `sessionFile=${encodeURIComponent(alice.sessionFile)}`,
@@ -58,7 +58,7 @@ test("another owner's id or file, an unknown id, or no session at all: 404, and 
     expect({ query, status: response.status }).toEqual({ query, status: 404 });
     expect(await response.json()).toEqual({ message: "No such chat session" });
   }
-  expect(footprint("bob")).toEqual(bobBefore);
+  expect(await footprint("bob")).toEqual(bobBefore);
 
   // The owner sees hers, by id, by file, and as the latest.
   for (const query of [`sessionId=${alice.sessionId}`, `sessionFile=${alice.sessionFile}`, ""]) {
@@ -77,12 +77,12 @@ test("a session whose file cannot be read is 404 on GET, and the fresh one the r
   const carol = await sessionOf("carol", "soon unreadable");
   await host().closeOwner("carol");
   writeFileSync(join(t.dataDir, "sessions", "carol", carol.sessionFile), "not a session file\n");
-  const before = footprint("carol");
+  const before = await footprint("carol");
   const response = await t.request(`/api/chat/session?sessionId=${carol.sessionId}`, {
     headers: asUser("carol"),
   });
   expect(response.status).toBe(404);
-  expect(footprint("carol")).toEqual(before);
+  expect(await footprint("carol")).toEqual(before);
   // POST /api/chat/resume keeps the reference client's behaviour: a fresh session with sessionReset.
   const resumed = await t.json<{ sessionReset: boolean }>(
     "/api/chat/resume",
@@ -94,7 +94,7 @@ test("a session whose file cannot be read is 404 on GET, and the fresh one the r
 test("no chat GET route creates a session, whatever its query names", async () => {
   const dave = await sessionOf("dave", "dave's only chat");
   await host().closeOwner("dave");
-  const before = footprint("dave");
+  const before = await footprint("dave");
   const doc = (await (await t.request("/swagger/json")).json()) as {
     paths: Record<string, Record<string, unknown>>;
   };
@@ -120,7 +120,7 @@ test("no chat GET route creates a session, whatever its query names", async () =
       await response.arrayBuffer();
       expect({ path, suffix, status: response.status < 500 }).toEqual({ path, suffix, status: true });
       // Reading the owner's own session opens it (live) but makes no new one.
-      const now = footprint("dave");
+      const now = await footprint("dave");
       expect({ path, suffix, rows: now.rows, files: now.files }).toEqual({
         path,
         suffix,

@@ -197,7 +197,7 @@ approval = "allow"
       enabled: false,
     });
     // The secret is still stored (what a call would send), never shown.
-    expect(t.ctx.mcp.config("ann", "web").headers).toEqual({ Authorization: `Bearer ${SECRET}` });
+    expect((await t.ctx.mcp.config("ann", "web")).headers).toEqual({ Authorization: `Bearer ${SECRET}` });
     for (const [body, status] of [
       [{}, 400],
       [{ approval: "sometimes" }, 400],
@@ -209,7 +209,7 @@ approval = "allow"
     }
     expect((await patch("nope", { approval: "ask" })).status).toBe(404);
     expect((await patch("web", { approval: "ask" }, "bob")).status).toBe(404);
-    expect(t.ctx.mcp.config("ann", "web")).toMatchObject({
+    expect(await t.ctx.mcp.config("ann", "web")).toMatchObject({
       url: "https://mcp.example.com/mcp",
       approval: "allow",
       enabled: false,

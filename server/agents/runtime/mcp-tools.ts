@@ -20,7 +20,7 @@ export async function agentMcpTools(
   owner: string,
   servers: string[],
 ): Promise<AgentMcpTools> {
-  const configs = mcp.configs(owner);
+  const configs = await mcp.configs(owner);
   const tools: AgentTool[] = [];
   const notices: string[] = [];
   for (const name of new Set(servers)) {

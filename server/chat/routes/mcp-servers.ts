@@ -23,7 +23,7 @@ export function mcpServerRoutes(ctx: AppContext, { mcp }: { mcp: McpClients }) {
   return new Elysia({ name: "atrium/chat/mcp-servers" })
     .use(ctx.identity)
     .guard({ owner: true })
-    .get("/api/chat/mcp-servers", ({ owner }) => ({ servers: mcp.list(owner) }), {
+    .get("/api/chat/mcp-servers", async ({ owner }) => ({ servers: await mcp.list(owner) }), {
       response: { 200: McpServerList },
       detail: { summary: "MCP servers you may use as tools: the operator's and your own (no secrets)", tags },
     })
@@ -47,7 +47,7 @@ export function mcpServerRoutes(ctx: AppContext, { mcp }: { mcp: McpClients }) {
     })
     .delete(
       "/api/chat/mcp-servers/:name",
-      ({ params, owner }) => ({ removed: mcp.remove(owner, params.name) }),
+      async ({ params, owner }) => ({ removed: await mcp.remove(owner, params.name) }),
       {
         params: McpServerParams,
         response: { 200: McpServerRemoved, 400: ChatError },

@@ -50,13 +50,13 @@ export function sandboxSettingsRoutes(
     )
     .post(
       "/api/sandbox/settings",
-      ({ owner, identity, request, body, status }) => {
+      async ({ owner, identity, request, body, status }) => {
         guard.checkCsrf(request, identity);
         if (sandboxes.name !== "remote")
           return status(409, {
             error: "This server's sandboxes are local (the bubblewrap jail): they need no provider key",
           });
-        keys.save(owner, body.sandboxApiKey);
+        await keys.save(owner, body.sandboxApiKey);
         return { success: true as const, sandboxApiKeyConfigured: keys.configured(owner) };
       },
       {

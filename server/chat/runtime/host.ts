@@ -119,7 +119,7 @@ export class ChatRuntimeHost {
     const paths = chatFolders(this.options.dataDir, owner);
     ensureChatFolders(paths);
     const { sessions, runs, providerKeys } = this.options;
-    const row = sessions.find(owner, target);
+    const row = await sessions.find(owner, target);
     const file = row?.session_file ?? (target.sessionId ? undefined : target.sessionFile);
     let manager: SessionManager | undefined;
     let sessionReset = named;
@@ -129,7 +129,7 @@ export class ChatRuntimeHost {
       sessionReset = false;
     } else if (file && existsSync(file)) {
       // Unreadable, or another session's file: left as it is (pi would rewrite it); a fresh session instead.
-    } else if (row && !runs.hasRuns(owner, row.id)) {
+    } else if (row && !(await runs.hasRuns(owner, row.id))) {
       // Created by /api/chat/new but never written (pi writes the file with the first reply): same id.
       manager = SessionManager.create(paths.workspaceDir, paths.sessionsDir);
       manager.newSession({ id: row.id });
@@ -139,17 +139,21 @@ export class ChatRuntimeHost {
     const live = new LiveChatSession(
       owner,
       paths,
-      await createPiAuth(this.options.env, providerKeys.all(owner), join(paths.agentDir, "models.json")),
+      await createPiAuth(
+        this.options.env,
+        await providerKeys.all(owner),
+        join(paths.agentDir, "models.json"),
+      ),
       this.options.hostCommands,
       this.options.shell,
       this.options.sandbox,
       this.options.mcp,
     );
     const settings = await ownerSettings({ agentDir: paths.agentDir, allowCode: this.options.settingsCode });
-    const startModel = model ?? this.defaultModel(settings, owner);
+    const startModel = model ?? (await this.defaultModel(settings, owner));
     ensureModelAuth(live.auth, this.options.models, startModel);
     const diagnostics = await live.start(manager, startModel, settings);
-    sessions.upsert(owner, live.sessionId, live.sessionFile ?? "");
+    await sessions.upsert(owner, live.sessionId, live.sessionFile ?? "");
     this.pool.set(keyOf(owner, live.sessionId), live);
     this.trim();
     return { live, sessionReset, diagnostics };
@@ -159,9 +163,9 @@ export class ChatRuntimeHost {
    * The model a session starts with: pi settings' default, else ModelService's default with the owner's
    * stored keys (offline last).
    */
-  defaultModel(settings?: SettingsManager, owner?: string): Model<Api> {
+  async defaultModel(settings?: SettingsManager, owner?: string): Promise<Model<Api>> {
     const { models, providerKeys } = this.options;
-    const stored = owner ? Object.keys(providerKeys.all(owner)) : [];
+    const stored = owner ? Object.keys(await providerKeys.all(owner)) : [];
     return models.resolve(models.defaultModel(settingsModelId(settings), stored).id);
   }
 

@@ -24,7 +24,7 @@ export async function chatMcpTools(
   const tools: ToolDefinition[] = [];
   const diagnostics: string[] = [];
   const taken = new Set<string>();
-  for (const server of mcp.configs(owner).filter((s) => s.enabled)) {
+  for (const server of (await mcp.configs(owner)).filter((s) => s.enabled)) {
     let listed: Awaited<ReturnType<McpClients["tools"]>>;
     try {
       listed = await mcp.tools(owner, server.name);

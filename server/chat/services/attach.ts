@@ -34,8 +34,8 @@ export class ChatAttachService {
     // Any mirrored session of the caller may be attached, by id or (when the id is unknown) by file.
     const known =
       host.find(owner, target) ??
-      (target.sessionId ? sessions.get(owner, target.sessionId) : undefined) ??
-      (target.sessionFile ? sessions.byFile(owner, target.sessionFile) : undefined);
+      (target.sessionId ? await sessions.get(owner, target.sessionId) : undefined) ??
+      (target.sessionFile ? await sessions.byFile(owner, target.sessionFile) : undefined);
     if (!known) throw new AppError("not_found", "No such session");
     const { live } = await host.open(owner, target);
     return async function* () {

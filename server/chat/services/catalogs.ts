@@ -81,7 +81,7 @@ export class ChatCatalogService {
    */
   async modelsFor(owner: string) {
     const settings = await this.settingsOf(owner);
-    const stored = this.keys.all(owner);
+    const stored = await this.keys.all(owner);
     const diagnostics: string[] = [];
     const unreachable = await this.models.refreshLocalModels();
     if (unreachable) diagnostics.push(unreachable);
@@ -124,7 +124,7 @@ export class ChatCatalogService {
 
   /** What a provider offers now, as catalog entries (`providerId` is the reference client's name of `provider`). */
   async discover(owner: string, provider?: string) {
-    const stored = this.keys.all(owner);
+    const stored = await this.keys.all(owner);
     const configured = providersWithStoredKeys(this.models, stored).filter((p) => p.configured);
     const id = provider ?? configured.find((p) => p.id === "ollama")?.id ?? configured[0]?.id ?? "ollama";
     const info = known(id);
@@ -160,8 +160,8 @@ export class ChatCatalogService {
     return this.keys.all(owner);
   }
 
-  providers(owner: string) {
-    const stored = this.keys.all(owner);
+  async providers(owner: string) {
+    const stored = await this.keys.all(owner);
     return {
       providers: providersWithStoredKeys(this.models, stored).map((p) => ({
         ...p,
@@ -184,11 +184,11 @@ export class ChatCatalogService {
    * at once, so nothing needs a reload. Nothing stored is echoed. Everything is checked before anything
    * changes. Answers every provider again (`success`, `providers`) and this one's state.
    */
-  setProvider(owner: string, provider: string, input: ProviderKeyInput) {
+  async setProvider(owner: string, provider: string, input: ProviderKeyInput) {
     const info = known(provider);
     const key = keyToStore(provider, input);
-    if (key) this.keys.set(owner, provider, key);
-    else this.keys.clear(owner, provider);
+    if (key) await this.keys.set(owner, provider, key);
+    else await this.keys.clear(owner, provider);
     for (const live of this.deps.host.ownerSessions(owner)) {
       if (key) live.auth.authStorage.set(provider, { type: "api_key", key });
       else live.auth.authStorage.remove(provider);
@@ -197,7 +197,7 @@ export class ChatCatalogService {
       if (provider === BEDROCK && !this.env.has(info.envVarName))
         live.auth.authStorage.removeRuntimeApiKey(provider);
     }
-    const { providers } = this.providers(owner);
+    const { providers } = await this.providers(owner);
     const entry = providers.find((p) => p.id === provider);
     if (!entry) throw new AppError("internal", "provider vanished");
     return {
@@ -215,13 +215,13 @@ export class ChatCatalogService {
    * One cheap request to the provider with the typed or stored key, answered in words, under the
    * server's outbound rule (services/provider-test.ts).
    */
-  testProvider(owner: string, provider: string, input: ProviderTestInput) {
+  async testProvider(owner: string, provider: string, input: ProviderTestInput) {
     const info = known(provider);
     return testProvider(
       {
         info,
         envKey: this.env.get(info.envVarName),
-        storedKey: this.keys.all(owner)[provider],
+        storedKey: (await this.keys.all(owner))[provider],
         outbound: this.deps.outbound,
       },
       input,

@@ -56,7 +56,7 @@ export class ChatService {
     // A session that started offline moves to a real model as soon as one is configured (a stored key
     // is used at once; no restart).
     if (!prepared.model && live.session.model?.provider === "offline") {
-      const next = host.defaultModel(live.settings, owner);
+      const next = await host.defaultModel(live.settings, owner);
       if (next.provider !== "offline") prepared.model = next;
     }
     if (live.activeRunId || live.session.isStreaming) {
@@ -82,8 +82,8 @@ export class ChatService {
 
   /** Re-executes a recorded run's prompt (same session, model and mode) as a new run. */
   async rerun(owner: string, runId: string): Promise<ChatOutcome> {
-    const run = this.deps.runs.get(owner, runId);
-    const session = run && this.deps.sessions.get(owner, run.session_id);
+    const run = await this.deps.runs.get(owner, runId);
+    const session = run && (await this.deps.sessions.get(owner, run.session_id));
     if (!run || !session) throw new AppError("not_found", `No run '${runId}'`);
     return this.chat(owner, {
       sessionId: session.id,

@@ -27,17 +27,17 @@ function runRecord(row: ChatRunRow) {
 export class ChatProvenanceService {
   constructor(private readonly runs: Pick<ChatRunStore, "list" | "get" | "toolCalls" | "fileMutations">) {}
 
-  list(owner: string, sessionId: string, { limit, offset }: Page) {
-    return { runs: this.runs.list(owner, sessionId, limit, offset).map(runRecord) };
+  async list(owner: string, sessionId: string, { limit, offset }: Page) {
+    return { runs: (await this.runs.list(owner, sessionId, limit, offset)).map(runRecord) };
   }
 
-  provenance(owner: string, runId: string) {
-    const row = this.runs.get(owner, runId);
+  async provenance(owner: string, runId: string) {
+    const row = await this.runs.get(owner, runId);
     if (!row) throw new AppError("not_found", `No run '${runId}'`);
     return {
       ...runRecord(row),
       settings: parse(row.settings_json),
-      toolCalls: this.runs.toolCalls(owner, runId).map((c) => ({
+      toolCalls: (await this.runs.toolCalls(owner, runId)).map((c) => ({
         toolCallId: c.tool_call_id,
         toolName: c.tool_name,
         args: parse(c.args_json),
@@ -46,7 +46,7 @@ export class ChatProvenanceService {
         startedAt: c.started_at,
         endedAt: c.ended_at,
       })),
-      filesTouched: this.runs.fileMutations(owner, runId).map((m) => ({
+      filesTouched: (await this.runs.fileMutations(owner, runId)).map((m) => ({
         path: m.path,
         toolName: m.tool_name,
         toolCallId: m.tool_call_id,

@@ -63,7 +63,7 @@ export async function executeRun(
     : (prepared.mode ?? live.plan.mode);
   const model = prepared.model ?? session.model;
   const modelId = model ? `${model.provider}/${model.id}` : "none";
-  runs.start(owner, {
+  await runs.start(owner, {
     id: runId,
     sessionId: live.sessionId,
     prompt: prepared.text,
@@ -73,7 +73,7 @@ export async function executeRun(
     thinkingLevel: prepared.thinkingLevel ?? session.thinkingLevel,
     settings: settingsSnapshot(live),
   });
-  sessions.touch(owner, live.sessionId, prepared.text || undefined);
+  await sessions.touch(owner, live.sessionId, prepared.text || undefined);
   live.emit({
     type: "start",
     id: runId,
@@ -83,7 +83,6 @@ export async function executeRun(
     ...(reset ? { sessionReset: true } : {}),
     ...(opened.diagnostics.length ? { diagnostics: opened.diagnostics.map(scrub) } : {}),
   });
-  runs.markFirstEvent(owner, runId);
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
   const stopRaw = live.onRaw((event) => mirror(event));
   const toolArgs = new Map<string, unknown>();
@@ -91,6 +90,19 @@ export async function executeRun(
   const replies: AgentMessage[] = [];
   // Set when a local server stopped accepting connections mid-run (its retries are cut short).
   let localFailure: string | undefined;
+  // pi's events arrive synchronously; their mirror writes run one after another in arrival order (a
+  // tool call's end never overtakes its start on another pooled connection), and the run awaits them
+  // all before its terminal event, so provenance read after `done` is complete.
+  let mirrored: Promise<unknown> = Promise.resolve();
+  let mirrorFailure: unknown;
+  const write = (fn: () => Promise<unknown>) => {
+    mirrored = mirrored.then(fn).catch((error) => {
+      mirrorFailure ??= error;
+    });
+  };
+  // Queued, not awaited: from `start` on a client may send a follow-up, which must find pi prompting
+  // already (no database round trip between the two).
+  write(() => runs.markFirstEvent(owner, runId));
   function mirror(event: AgentSessionEvent) {
     if (event.type === "auto_retry_start" && session.model) {
       const current = session.model;
@@ -103,12 +115,12 @@ export async function executeRun(
     if (event.type === "message_end" && event.message.role !== "user") replies.push(event.message);
     if (event.type === "tool_execution_start") {
       toolArgs.set(event.toolCallId, event.args);
-      runs.startToolCall(owner, runId, event.toolCallId, event.toolName, event.args);
+      write(() => runs.startToolCall(owner, runId, event.toolCallId, event.toolName, event.args));
     } else if (event.type === "tool_execution_end") {
-      runs.finishToolCall(owner, runId, event.toolCallId, event.result, event.isError);
+      write(() => runs.finishToolCall(owner, runId, event.toolCallId, event.result, event.isError));
       const path = (toolArgs.get(event.toolCallId) as { path?: unknown } | undefined)?.path;
       if (MUTATING_TOOLS.has(event.toolName) && !event.isError && typeof path === "string")
-        runs.addFileMutation(owner, runId, event.toolCallId, event.toolName, path);
+        write(() => runs.addFileMutation(owner, runId, event.toolCallId, event.toolName, path));
     } else if (event.type === "message_end" && event.message.role === "assistant") {
       const u = (event.message as AssistantMessage).usage;
       if (u) {
@@ -141,16 +153,18 @@ export async function executeRun(
     await settled(session);
     const final = lastAssistant(session);
     afterRun(live, final);
+    await mirrored;
+    if (mirrorFailure) throw mirrorFailure;
     if (!final) throw new Error("The model produced no reply");
     if (final.stopReason === "aborted") {
-      runs.finish(owner, runId, { status: "aborted", error: "Run aborted", usage });
+      await runs.finish(owner, runId, { status: "aborted", error: "Run aborted", usage });
       terminal = { type: "error", message: "Run aborted", runId };
     } else if (final.stopReason === "error") {
       const message = scrub(localFailure ?? final.errorMessage ?? "The model failed");
-      runs.finish(owner, runId, { status: "failed", error: message, usage });
+      await runs.finish(owner, runId, { status: "failed", error: message, usage });
       terminal = { type: "error", message, runId };
     } else {
-      runs.finish(owner, runId, { status: "completed", usage });
+      await runs.finish(owner, runId, { status: "completed", usage });
       terminal = {
         type: "done",
         runId,
@@ -163,15 +177,16 @@ export async function executeRun(
   } catch (error) {
     const aborted = error instanceof RunAborted;
     const message = scrub(error instanceof Error ? error.message : String(error));
-    runs.finish(owner, runId, { status: aborted ? "aborted" : "failed", error: message, usage });
+    await mirrored;
+    await runs.finish(owner, runId, { status: aborted ? "aborted" : "failed", error: message, usage });
     terminal = { type: "error", message, runId };
   } finally {
     stopRaw();
     live.activeRunId = undefined;
     live.touch();
-    sessions.touch(owner, live.sessionId);
+    await sessions.touch(owner, live.sessionId);
     // The file may have been created by this run (pi writes it with the first reply).
-    if (live.sessionFile) sessions.upsert(owner, live.sessionId, live.sessionFile);
+    if (live.sessionFile) await sessions.upsert(owner, live.sessionId, live.sessionFile);
   }
   live.emit(terminal);
 }

@@ -5,17 +5,18 @@
 import { type ChatProviderKeyStore, SANDBOX_KEY_ID } from "../stores/provider-keys.ts";
 
 export class SandboxKeyService {
-  constructor(private readonly keys: Pick<ChatProviderKeyStore, "one" | "set" | "clear">) {}
+  constructor(private readonly keys: Pick<ChatProviderKeyStore, "sandboxKey" | "set" | "clear">) {}
 
-  keyFor = (owner: string): string | undefined => this.keys.one(owner, SANDBOX_KEY_ID);
+  /** Synchronous, as the sandbox provider asks: the store's copy in memory. */
+  keyFor = (owner: string): string | undefined => this.keys.sandboxKey(owner);
 
   configured(owner: string): boolean {
     return Boolean(this.keyFor(owner));
   }
 
   /** Stores the key, or clears it with null. */
-  save(owner: string, key: string | null): void {
-    if (key === null) this.keys.clear(owner, SANDBOX_KEY_ID);
-    else this.keys.set(owner, SANDBOX_KEY_ID, key.trim());
+  async save(owner: string, key: string | null): Promise<void> {
+    if (key === null) await this.keys.clear(owner, SANDBOX_KEY_ID);
+    else await this.keys.set(owner, SANDBOX_KEY_ID, key.trim());
   }
 }

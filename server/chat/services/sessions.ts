@@ -56,7 +56,7 @@ export class ChatSessionService {
   async hydrate(owner: string, query: SessionQuery) {
     const target = sessionTarget(this.sessionsDir(owner), query);
     if (!target.sessionFile && !target.sessionId) {
-      const latest = this.deps.mirror.sessions.list(owner, 1, 0)[0];
+      const latest = (await this.deps.mirror.sessions.list(owner, 1, 0))[0];
       if (latest) target.sessionId = latest.id;
     }
     const { live, sessionReset } = await this.deps.host.open(owner, target);
@@ -74,22 +74,23 @@ export class ChatSessionService {
   async show(owner: string, query: SessionQuery) {
     const target = sessionTarget(this.sessionsDir(owner), query);
     const { sessions } = this.deps.mirror;
-    if (!target.sessionFile && !target.sessionId) target.sessionId = sessions.list(owner, 1, 0)[0]?.id;
+    if (!target.sessionFile && !target.sessionId)
+      target.sessionId = (await sessions.list(owner, 1, 0))[0]?.id;
     const known = target.sessionId || target.sessionFile;
-    if (!known || !(this.deps.host.find(owner, target) || sessions.find(owner, target)))
+    if (!known || !(this.deps.host.find(owner, target) || (await sessions.find(owner, target))))
       throw AppError.notFound("No such chat session");
     const { live, sessionReset } = await this.deps.host.open(owner, target);
     if (sessionReset) {
       await this.deps.host.close(owner, live.sessionId);
-      sessions.delete(owner, live.sessionId);
+      await sessions.delete(owner, live.sessionId);
       throw AppError.notFound("No such chat session");
     }
     return this.view(owner, live, false);
   }
 
-  private view(owner: string, live: LiveChatSession, sessionReset: boolean) {
+  private async view(owner: string, live: LiveChatSession, sessionReset: boolean) {
     return {
-      session: describe(live, this.deps.mirror.sessions.get(owner, live.sessionId)),
+      session: describe(live, await this.deps.mirror.sessions.get(owner, live.sessionId)),
       messages: sessionMessages(live.session.sessionManager.getBranch(), (text) =>
         scrubPaths(chatFolders(this.deps.dataDir, owner), this.deps.dataDir, text),
       ),
@@ -102,7 +103,7 @@ export class ChatSessionService {
    * first message, name). Paths are relative to the owner's folders (`sessions/<file>`, `workspace`).
    */
   async list(owner: string, { limit, offset }: Page) {
-    const rows = this.deps.mirror.sessions.list(owner, limit, offset);
+    const rows = await this.deps.mirror.sessions.list(owner, limit, offset);
     const paths = chatFolders(this.deps.dataDir, owner);
     const files = new Map<string, SessionInfo>();
     if (rows.some((row) => row.session_file)) {
@@ -140,11 +141,11 @@ export class ChatSessionService {
         "not_implemented",
         "Session delete needs the chat mirror (set APP_CHAT_DATABASE_URL)",
       );
-    const row = mirrorCall(() => this.row(owner, query));
+    const row = await mirrorCall(() => this.row(owner, query));
     if (!row) return { ok: false, reason: "session-not-owned-or-missing" };
     await this.deps.host.close(owner, row.id);
     // The row goes first: when the mirror cannot write, the file stays and the session is still listed.
-    mirrorCall(() => this.deps.mirror.sessions.delete(owner, row.id));
+    await mirrorCall(() => this.deps.mirror.sessions.delete(owner, row.id));
     this.removeFile(owner, row.session_file);
     return { ok: true, sessionId: row.id, sessionFile: publicSessionFile(row.session_file) ?? "" };
   }
@@ -158,8 +159,10 @@ export class ChatSessionService {
 
   async eraseAccount(owner: string) {
     await this.deps.host.closeOwner(owner);
-    const { sessions, providers } = this.deps.mirror.eraseOwner(owner);
-    for (const row of sessions) this.removeFile(owner, row.session_file);
+    // The session files go once the rows are gone for good: a failed erase leaves every chat listed and readable.
+    const { sessions, providers } = await this.deps.mirror.eraseOwner(owner, (erased) => {
+      for (const row of erased.sessions) this.removeFile(owner, row.session_file);
+    });
     return {
       ok: true as const,
       scope: "app-mirror" as const,
@@ -192,7 +195,7 @@ export class ChatSessionService {
   }
 
   /** The mirrored row a reference names; a file outside the caller's folder names none. */
-  private row(owner: string, query: SessionQuery): ChatSessionRow | undefined {
+  private row(owner: string, query: SessionQuery): Promise<ChatSessionRow | undefined> {
     const sessionFile = query.sessionFile && confineSessionFile(this.sessionsDir(owner), query.sessionFile);
     return this.deps.mirror.sessions.find(owner, {
       sessionId: query.sessionId,
@@ -208,21 +211,38 @@ export class ChatSessionService {
 }
 
 /**
- * A mirror read or write; SQLite failing under it (locked by another process, read-only, an I/O error)
- * is the contract's 503 "mirror unavailable", not a 500.
+ * A mirror read or write; the database failing under it (SQLite locked by another process, read-only,
+ * an I/O error; PostgreSQL unreachable, shutting down or read-only) is the contract's 503 "mirror
+ * unavailable", not a 500.
  */
-function mirrorCall<T>(fn: () => T): T {
+async function mirrorCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && code.startsWith("SQLITE_"))
+    const code = unavailableCode(error);
+    if (code)
       throw new AppError(
         "unavailable",
         `The chat mirror database is unavailable (${code}); nothing was deleted`,
       );
     throw error;
   }
+}
+
+/**
+ * The engine's code when an error says the database cannot serve now (not that the statement is wrong):
+ * any SQLite error code; PostgreSQL's connection errors (Bun.SQL's ERR_POSTGRES_CONNECTION_*) and the
+ * SQLSTATE classes 08 (connection), 53 (resources), 57 (shut down, cancelled), 25006 (read-only) and
+ * 55P03 (a lock another connection holds, past lock_timeout: SQLite's SQLITE_BUSY).
+ */
+function unavailableCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { code, errno, name } = error as { code?: unknown; errno?: unknown; name?: unknown };
+  if (typeof code === "string" && code.startsWith("SQLITE_")) return code;
+  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return code;
+  if (name === "PostgresError" && typeof errno === "string" && /^(08|53|57)|^(25006|55P03)$/.test(errno))
+    return errno;
+  return undefined;
 }
 
 /** SQLite's stored times as ISO 8601 (written as ISO; a row without a zone is UTC). */

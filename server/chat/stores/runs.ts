@@ -4,7 +4,7 @@
  * back. Every statement is scoped by owner.
  */
 import { isoNow } from "../../lib/clock.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 
 export interface ChatRunRow {
   id: string;
@@ -58,97 +58,106 @@ export interface RunOutcome {
   usage?: unknown;
 }
 
-export class ChatRunStore {
-  constructor(private readonly db: Store) {}
+/** Every column of `ChatRunRow` (not `*`: the PostgreSQL table also has its `rowid` column). */
+const RUN_COLUMNS = `id, session_id, prompt, mode, plan_action, model, thinking_level, status, error, settings_json,
+  usage_json, started_at, first_event_at, ended_at, duration_ms`;
 
-  start(owner: string, run: NewRun): void {
-    this.db.run(
+export class ChatRunStore {
+  constructor(private readonly db: Db) {}
+
+  async start(owner: string, run: NewRun): Promise<void> {
+    await this.db.run(
       `INSERT INTO chat_runs (id, owner_id, session_id, prompt, mode, plan_action, model, thinking_level,
          status, settings_json, started_at)
-       VALUES ($id, $owner, $session, $prompt, $mode, $planAction, $model, $thinking, 'running', $settings, $now)`,
-      {
-        id: run.id,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+      [
+        run.id,
         owner,
-        session: run.sessionId,
-        prompt: run.prompt,
-        mode: run.mode,
-        planAction: run.planAction ?? null,
-        model: run.model,
-        thinking: run.thinkingLevel ?? null,
-        settings: JSON.stringify(run.settings),
-        now: isoNow(),
-      },
+        run.sessionId,
+        run.prompt,
+        run.mode,
+        run.planAction ?? null,
+        run.model,
+        run.thinkingLevel ?? null,
+        JSON.stringify(run.settings),
+        isoNow(),
+      ],
     );
   }
 
-  markFirstEvent(owner: string, runId: string): void {
-    this.db.run(
+  async markFirstEvent(owner: string, runId: string): Promise<void> {
+    await this.db.run(
       "UPDATE chat_runs SET first_event_at = ? WHERE owner_id = ? AND id = ? AND first_event_at IS NULL",
       [isoNow(), owner, runId],
     );
   }
 
   /** Ends a running run; a run already ended keeps its first outcome. */
-  finish(owner: string, runId: string, outcome: RunOutcome): void {
+  async finish(owner: string, runId: string, outcome: RunOutcome): Promise<void> {
     const ended = isoNow();
-    this.db.run(
-      `UPDATE chat_runs SET status = $status, error = $error, usage_json = $usage, ended_at = $ended,
-         duration_ms = CAST((julianday($ended) - julianday(started_at)) * 86400000 AS INTEGER)
-       WHERE owner_id = $owner AND id = $id AND status = 'running'`,
-      {
-        status: outcome.status,
-        error: outcome.error ?? null,
-        usage: outcome.usage === undefined ? null : JSON.stringify(outcome.usage),
+    const { epochSeconds } = this.db.dialect;
+    await this.db.run(
+      `UPDATE chat_runs SET status = ?, error = ?, usage_json = ?, ended_at = ?,
+         duration_ms = CAST(ROUND((${epochSeconds("?")} - ${epochSeconds("started_at")}) * 1000) AS INTEGER)
+       WHERE owner_id = ? AND id = ? AND status = 'running'`,
+      [
+        outcome.status,
+        outcome.error ?? null,
+        outcome.usage === undefined ? null : JSON.stringify(outcome.usage),
+        ended,
         ended,
         owner,
-        id: runId,
-      },
+        runId,
+      ],
     );
   }
 
-  get(owner: string, runId: string): ChatRunRow | undefined {
-    return this.db.get<ChatRunRow>("SELECT * FROM chat_runs WHERE owner_id = ? AND id = ?", [owner, runId]);
+  get(owner: string, runId: string): Promise<ChatRunRow | undefined> {
+    return this.db.get<ChatRunRow>(`SELECT ${RUN_COLUMNS} FROM chat_runs WHERE owner_id = ? AND id = ?`, [
+      owner,
+      runId,
+    ]);
   }
 
   /** A session's runs, newest first. */
-  list(owner: string, sessionId: string, limit: number, offset: number): ChatRunRow[] {
+  list(owner: string, sessionId: string, limit: number, offset: number): Promise<ChatRunRow[]> {
     return this.db.all<ChatRunRow>(
-      `SELECT * FROM chat_runs WHERE owner_id = ? AND session_id = ?
+      `SELECT ${RUN_COLUMNS} FROM chat_runs WHERE owner_id = ? AND session_id = ?
        ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`,
       [owner, sessionId, limit, offset],
     );
   }
 
-  hasRuns(owner: string, sessionId: string): boolean {
-    return this.list(owner, sessionId, 1, 0).length > 0;
+  async hasRuns(owner: string, sessionId: string): Promise<boolean> {
+    return (await this.list(owner, sessionId, 1, 0)).length > 0;
   }
 
   // --- what a run's tools did -------------------------------------------------------------------------
 
-  startToolCall(owner: string, runId: string, toolCallId: string, toolName: string, args: unknown): void {
-    this.db.run(
-      `INSERT OR IGNORE INTO chat_tool_calls (owner_id, run_id, tool_call_id, tool_name, args_json, started_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
+  async startToolCall(owner: string, runId: string, toolCallId: string, toolName: string, args: unknown) {
+    await this.db.run(
+      `INSERT INTO chat_tool_calls (owner_id, run_id, tool_call_id, tool_name, args_json, started_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       [owner, runId, toolCallId, toolName, JSON.stringify(args ?? null), isoNow()],
     );
   }
 
-  finishToolCall(owner: string, runId: string, toolCallId: string, output: unknown, isError: boolean): void {
-    this.db.run(
+  async finishToolCall(owner: string, runId: string, toolCallId: string, output: unknown, isError: boolean) {
+    await this.db.run(
       `UPDATE chat_tool_calls SET output_json = ?, is_error = ?, ended_at = ?
        WHERE owner_id = ? AND run_id = ? AND tool_call_id = ?`,
       [JSON.stringify(output ?? null), isError ? 1 : 0, isoNow(), owner, runId, toolCallId],
     );
   }
 
-  addFileMutation(owner: string, runId: string, toolCallId: string, toolName: string, path: string): void {
-    this.db.run(
+  async addFileMutation(owner: string, runId: string, toolCallId: string, toolName: string, path: string) {
+    await this.db.run(
       "INSERT INTO chat_file_mutations (owner_id, run_id, tool_call_id, tool_name, path) VALUES (?, ?, ?, ?, ?)",
       [owner, runId, toolCallId, toolName, path],
     );
   }
 
-  toolCalls(owner: string, runId: string): ToolCallRow[] {
+  toolCalls(owner: string, runId: string): Promise<ToolCallRow[]> {
     return this.db.all<ToolCallRow>(
       `SELECT tool_call_id, tool_name, args_json, output_json, is_error, started_at, ended_at
        FROM chat_tool_calls WHERE owner_id = ? AND run_id = ? ORDER BY started_at, rowid`,
@@ -156,7 +165,7 @@ export class ChatRunStore {
     );
   }
 
-  fileMutations(owner: string, runId: string): FileMutationRow[] {
+  fileMutations(owner: string, runId: string): Promise<FileMutationRow[]> {
     return this.db.all<FileMutationRow>(
       `SELECT tool_call_id, tool_name, path, created_at FROM chat_file_mutations
        WHERE owner_id = ? AND run_id = ? ORDER BY id`,

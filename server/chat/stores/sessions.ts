@@ -3,7 +3,7 @@
  * activity times. Every statement is scoped by owner; a row of another owner is simply not found.
  */
 import { isoNow } from "../../lib/clock.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db, Queryable } from "../../storage/db/port.ts";
 
 export interface ChatSessionRow {
   id: string;
@@ -16,24 +16,24 @@ export interface ChatSessionRow {
 const COLUMNS = "id, session_file, title, created_at, updated_at";
 
 export class ChatSessionStore {
-  constructor(private readonly db: Store) {}
+  constructor(private readonly db: Db) {}
 
-  upsert(owner: string, id: string, sessionFile: string): void {
-    this.db.run(
-      `INSERT INTO chat_sessions (owner_id, id, session_file) VALUES ($owner, $id, $file)
+  async upsert(owner: string, id: string, sessionFile: string): Promise<void> {
+    await this.db.run(
+      `INSERT INTO chat_sessions (owner_id, id, session_file) VALUES (?, ?, ?)
        ON CONFLICT (owner_id, id) DO UPDATE SET session_file = excluded.session_file`,
-      { owner, id, file: sessionFile },
+      [owner, id, sessionFile],
     );
   }
 
-  get(owner: string, id: string): ChatSessionRow | undefined {
+  get(owner: string, id: string): Promise<ChatSessionRow | undefined> {
     return this.db.get<ChatSessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ? AND id = ?`, [
       owner,
       id,
     ]);
   }
 
-  byFile(owner: string, sessionFile: string): ChatSessionRow | undefined {
+  byFile(owner: string, sessionFile: string): Promise<ChatSessionRow | undefined> {
     return this.db.get<ChatSessionRow>(
       `SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ? AND session_file = ?`,
       [owner, sessionFile],
@@ -41,13 +41,16 @@ export class ChatSessionStore {
   }
 
   /** The row a client's reference names: by id when it gives one, else by (confined) file. */
-  find(owner: string, ref: { sessionId?: string; sessionFile?: string }): ChatSessionRow | undefined {
+  async find(
+    owner: string,
+    ref: { sessionId?: string; sessionFile?: string },
+  ): Promise<ChatSessionRow | undefined> {
     if (ref.sessionId) return this.get(owner, ref.sessionId);
     return ref.sessionFile ? this.byFile(owner, ref.sessionFile) : undefined;
   }
 
   /** Newest activity first. */
-  list(owner: string, limit: number, offset: number): ChatSessionRow[] {
+  list(owner: string, limit: number, offset: number): Promise<ChatSessionRow[]> {
     return this.db.all<ChatSessionRow>(
       `SELECT ${COLUMNS} FROM chat_sessions
        WHERE owner_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?`,
@@ -56,25 +59,32 @@ export class ChatSessionStore {
   }
 
   /** Records activity; the first prompt becomes the title. */
-  touch(owner: string, id: string, firstPrompt?: string): void {
-    this.db.run(
-      `UPDATE chat_sessions SET updated_at = $now, title = COALESCE(title, $title)
-       WHERE owner_id = $owner AND id = $id`,
-      { now: isoNow(), title: firstPrompt ? titleOf(firstPrompt) : null, owner, id },
+  async touch(owner: string, id: string, firstPrompt?: string): Promise<void> {
+    await this.db.run(
+      `UPDATE chat_sessions SET updated_at = ?, title = COALESCE(title, ?)
+       WHERE owner_id = ? AND id = ?`,
+      [isoNow(), firstPrompt ? titleOf(firstPrompt) : null, owner, id],
     );
   }
 
   /** Deletes a session with its runs, tool calls and file mutations (foreign-key cascades). */
-  delete(owner: string, id: string): boolean {
-    return this.db.run("DELETE FROM chat_sessions WHERE owner_id = ? AND id = ?", [owner, id]).changes > 0;
+  async delete(owner: string, id: string): Promise<boolean> {
+    const { changes } = await this.db.run("DELETE FROM chat_sessions WHERE owner_id = ? AND id = ?", [
+      owner,
+      id,
+    ]);
+    return changes > 0;
   }
 
-  /** Deletes every session of an owner (cascading as `delete` does); returns the rows it deleted. */
-  eraseOwner(owner: string): ChatSessionRow[] {
-    const rows = this.db.all<ChatSessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ?`, [
+  /**
+   * Deletes every session of an owner (cascading as `delete` does), inside the caller's transaction;
+   * returns the rows it deleted.
+   */
+  async eraseOwner(owner: string, q: Queryable = this.db): Promise<ChatSessionRow[]> {
+    const rows = await q.all<ChatSessionRow>(`SELECT ${COLUMNS} FROM chat_sessions WHERE owner_id = ?`, [
       owner,
     ]);
-    this.db.run("DELETE FROM chat_sessions WHERE owner_id = ?", [owner]);
+    await q.run("DELETE FROM chat_sessions WHERE owner_id = ?", [owner]);
     return rows;
   }
 }

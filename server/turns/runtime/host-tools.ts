@@ -182,7 +182,7 @@ export function hostToolHandler(input: HostToolsInput) {
       const toolName = str(tool, "tool");
       const params = args ?? {};
       if (typeof params !== "object" || Array.isArray(params)) throw new Error("args must be a dict");
-      const config = r.mcp?.configs(r.owner).find((s) => s.name === name && s.enabled);
+      const config = (await r.mcp?.configs(r.owner))?.find((s) => s.name === name && s.enabled);
       if (!config) throw new Error(`no MCP server named '${name}'`);
       // A turn has nobody to ask mid-run: a server that asks before each call is not called from Python.
       if (config.approval !== "allow")
