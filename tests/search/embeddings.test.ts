@@ -106,7 +106,9 @@ describe("search with an embeddings endpoint named in the policy", () => {
     const policy = writeEmbeddingsPolicy(join(dir.path, "policy.toml"));
     withVectors = await createTestApp({
       policyPath: policy,
-      env: { APP_EMBEDDINGS_BASE_URL: `${fake.url}/v1` },
+      // Vectors need sqlite-vec or pgvector: the test cluster of the PostgreSQL run has no pgvector, so
+      // this app stays on app.db there too (pgvector.test.ts runs the PostgreSQL vector path on PGlite).
+      env: { APP_EMBEDDINGS_BASE_URL: `${fake.url}/v1`, APP_DATABASE_URL: "" },
     });
     bm25Only = await createTestApp();
   });
