@@ -25,7 +25,9 @@ const host = () => t.family("chat").runtime.host;
 /** What a created session leaves behind for `owner`: mirror rows, live sessions, session files. */
 async function footprint(owner: string) {
   const rows = (
-    await t.ctx.database.get<{ n: number }>("SELECT count(*) AS n FROM chat_sessions WHERE owner_id = ?", [owner])
+    await t.ctx.database.get<{ n: number }>("SELECT count(*) AS n FROM chat_sessions WHERE owner_id = ?", [
+      owner,
+    ])
   )?.n;
   let files: string[] = [];
   try {
