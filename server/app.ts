@@ -12,7 +12,7 @@ import { authMigrations } from "./auth/migrations/index.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { tokenRoutes } from "./auth/token-routes.ts";
 import { chatFamily } from "./chat/index.ts";
-import type { AppContext } from "./context.ts";
+import { type AppContext, startupDatabases } from "./context.ts";
 import type { FamilyInstance } from "./family.ts";
 import { healthRoutes } from "./health.ts";
 import { requestBodies } from "./http/bodies.ts";
@@ -132,7 +132,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     family: (name) => instances[name],
     async compose() {
       // Managed profiles never migrate at startup: a database behind the head stops it (`atrium migrate`).
-      await migrateAtStartup(ctx, migrationSets());
+      await migrateAtStartup(startupDatabases(ctx), migrationSets());
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
       await migrateOwnerFolders(ctx);
       for (const family of mounted) await family.start?.();

@@ -28,6 +28,7 @@ import { openDatabase } from "./storage/database.ts";
 import { openDb } from "./storage/db/open.ts";
 import type { Db } from "./storage/db/port.ts";
 import { sqlitePort } from "./storage/db/sqlite.ts";
+import type { StartupDatabases } from "./storage/startup-migrations.ts";
 import { Store } from "./storage/store.ts";
 
 export interface AppContext {
@@ -157,4 +158,10 @@ export function createContext(options: ContextOptions): AppContext {
       }),
     }),
   };
+}
+
+/** What startup's migrations need of the context (storage/startup-migrations.ts). */
+export function startupDatabases(ctx: AppContext): StartupDatabases {
+  const requireHead = ctx.config.policy.settings.database.migrations === "require_head";
+  return { db: ctx.db, database: ctx.database, log: ctx.log, requireHead };
 }

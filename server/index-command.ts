@@ -8,7 +8,7 @@ import { migrationSets } from "./app.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
 import { ConfigError, loadConfig } from "./config/index.ts";
-import { createContext } from "./context.ts";
+import { createContext, startupDatabases } from "./context.ts";
 import { createLogger } from "./log.ts";
 import { policyEmbeddings } from "./models/embeddings.ts";
 import { type IndexReader, type IndexTarget, indexCliMain } from "./search/indexing/cli.ts";
@@ -57,7 +57,7 @@ async function open(dataDir: string | undefined): Promise<IndexTarget> {
     ctx.db.close();
   };
   try {
-    await migrateAtStartup(ctx, migrationSets());
+    await migrateAtStartup(startupDatabases(ctx), migrationSets());
   } catch (error) {
     await close();
     throw error;

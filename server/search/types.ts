@@ -128,3 +128,6 @@ export interface MergedRelationship {
   unitIds: number[];
   rank: number;
 }
+
+/** Whether entity vectors can be stored and searched here (sqlite-vec or pgvector), else why not. */
+export type VectorSupport = { ok: true } | { ok: false; reason: string };

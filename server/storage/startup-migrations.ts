@@ -3,18 +3,29 @@
  * pending, `require_head` refuses a database behind the head (`atrium migrate` moves it). The scopes go
  * where app-databases.ts places them: every one in app.db, the converted ones on PostgreSQL too.
  */
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
+import type { Logger } from "../log.ts";
 import { applyEverywhere, migrationPlaces } from "./app-databases.ts";
 import { fromSqliteSet, requireMigrationHead } from "./db/migrate.ts";
+import type { Db } from "./db/port.ts";
 import { sqlitePort } from "./db/sqlite.ts";
 import type { MigrationSet } from "./migrate.ts";
 
-export async function migrateAtStartup(ctx: AppContext, sets: MigrationSet[]): Promise<void> {
+/** What startup migrates with (the app context's fields; storage never imports the context). */
+export interface StartupDatabases {
+  db: Database;
+  database: Db;
+  log: Logger;
+  /** The policy's `[database] migrations = "require_head"`. */
+  requireHead: boolean;
+}
+
+export async function migrateAtStartup(ctx: StartupDatabases, sets: MigrationSet[]): Promise<void> {
   // One port per connection: on SQLite ctx.database is app.db's; on PostgreSQL app.db gets its own.
   const appPort = ctx.database.engine === "sqlite" ? ctx.database : sqlitePort(ctx.db);
   const dbs = { database: ctx.database, appPort };
   const portSets = sets.map(fromSqliteSet);
-  if (ctx.config.policy.settings.database.migrations === "require_head") {
+  if (ctx.requireHead) {
     for (const place of migrationPlaces(dbs, portSets)) await requireMigrationHead(place.db, place.sets);
     return;
   }

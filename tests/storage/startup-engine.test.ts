@@ -4,6 +4,7 @@
  * in app.db for the stores not yet on the port.
  */
 import { describe, expect, test } from "bun:test";
+import { startupDatabases } from "../../server/context.ts";
 import { DatabaseUrlError } from "../../server/storage/db/open.ts";
 import type { MigrationSet } from "../../server/storage/migrate.ts";
 import { migrateAtStartup } from "../../server/storage/startup-migrations.ts";
@@ -36,7 +37,7 @@ describe("the engine at startup", () => {
     try {
       expect(t.ctx.database.engine).toBe("postgres");
       expect((await t.request("/health")).status).toBe(200);
-      await migrateAtStartup(t.ctx, [converted, sqliteOnly]);
+      await migrateAtStartup(startupDatabases(t.ctx), [converted, sqliteOnly]);
       const pg = async (name: string) =>
         (await t.ctx.database.get<{ n: number }>(tableOnPostgres, [name]))?.n;
       expect(await pg("fixture_pg_notes")).toBe(1);
@@ -50,7 +51,7 @@ describe("the engine at startup", () => {
       );
       expect(row?.id).toBe(1);
       // Applied once: a second start finds them at the head.
-      await migrateAtStartup(t.ctx, [converted, sqliteOnly]);
+      await migrateAtStartup(startupDatabases(t.ctx), [converted, sqliteOnly]);
       const versions = await t.ctx.database.all("SELECT version FROM schema_migrations WHERE scope = ?", [
         converted.scope,
       ]);

@@ -7,7 +7,7 @@
  * warnings) and local search stays on BM25, as on a SQLite without sqlite-vec.
  */
 import type { Db } from "../../storage/db/port.ts";
-import type { VectorSupport } from "./vector-store.ts";
+import type { VectorSupport } from "../types.ts";
 
 const found = new WeakMap<Db, Promise<VectorSupport>>();
 

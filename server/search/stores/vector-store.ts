@@ -9,7 +9,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../storage/db/port.ts";
-import type { IndexRow } from "../types.ts";
+import type { IndexRow, VectorSupport } from "../types.ts";
 import { pgvector, vectorLiteral } from "./pgvector.ts";
 import { placeholders } from "./sql.ts";
 import { EMBEDDED_SQLITE_VEC } from "./sqlite-vec-embedded.ts";
@@ -40,8 +40,6 @@ function sqliteVecPath(): string {
   const { getLoadablePath } = require("sqlite-vec") as typeof import("sqlite-vec");
   return getLoadablePath();
 }
-
-export type VectorSupport = { ok: true } | { ok: false; reason: string };
 
 export class SearchVectorStore {
   /** `sqlite` is the port's own bun:sqlite connection when the port is SQLite (sqlite-vec loads into it). */
