@@ -142,7 +142,8 @@ async function exportSql(db: Db, file: string, sets: PortMigrationSet[]): Promis
         for (const row of all) {
           const values = columns.map((c) => sqlLiteral(row[c])).join(", ");
           write(
-            `INSERT INTO ${ident(table)} (${columns.map(ident).join(", ")}) VALUES (${values}) ON CONFLICT DO NOTHING;\n`,
+            // OVERRIDING SYSTEM VALUE: identity columns GENERATED ALWAYS (the `rowid` order columns) take the copied values.
+            `INSERT INTO ${ident(table)} (${columns.map(ident).join(", ")}) OVERRIDING SYSTEM VALUE VALUES (${values}) ON CONFLICT DO NOTHING;\n`,
           );
         }
         rows += all.length;
