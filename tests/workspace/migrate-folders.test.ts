@@ -179,7 +179,14 @@ describe("startup migration over a data dir of the earlier builds", () => {
   beforeAll(async () => {
     logs = memoryLogger();
     t = await createTestApp({
-      env: { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", APP_CHAT_DATABASE_URL: "sqlite", APP_SANDBOX_WARM: "0" },
+      // The earlier builds kept their rows in app.db only (their data dir is what this test writes), so
+      // this app stays there in the PostgreSQL run too: moving rows to PostgreSQL is not a startup step.
+      env: {
+        APP_CHAT_RUNTIME_REQUIRE_AUTH: "1",
+        APP_CHAT_DATABASE_URL: "sqlite",
+        APP_SANDBOX_WARM: "0",
+        APP_DATABASE_URL: "",
+      },
       resolvers: [resolver],
       compose: false,
       log: logs.log,
