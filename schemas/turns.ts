@@ -63,6 +63,15 @@ export const TurnRequest = t.Object(
         description: "up to four entries, each skill at most once: authoritative for the Turn",
       }),
     ),
+    model: t.Optional(
+      t.String({
+        minLength: 3,
+        maxLength: 200,
+        pattern: "^[^/\\s]+/\\S+$",
+        description:
+          "the Turn's root model, `provider/model`: one of the models the server has configured; omitted, the policy's model. Part of the idempotency fingerprint and recorded on the run",
+      }),
+    ),
   },
   // Swagger UI's "Try it out" sends this: Python the offline model runs, no skills or attachments to name.
   { additionalProperties: false, examples: [{ text: "```python\nprint(sum(range(10)))\n```" }] },
@@ -291,6 +300,9 @@ export const RunsByKey = t.Object({
         t.Literal("cancelled"),
       ]),
       createdAt: t.String(),
+      model: t.Union([t.String(), t.Null()], {
+        description: "the root model the request named; null: the policy's",
+      }),
     }),
   ),
 });

@@ -5,11 +5,12 @@
  * show the work. A turn is durable: without an idempotency key, a client that goes away cancels it
  * (`PUT /api/runs/{id}/cancellation`); with one (`Idempotency-Key` header), it completes, and the same
  * request again replays it from the turns family's own record instead of running twice (the run is found
- * by its key there, whatever else the caller has run since).
+ * by its key there, whatever else the caller has run since). `rlm/<provider/model>` names the turn's root
+ * model (the turns request's `model`; the service checked it is one this server offers).
  */
 import { AppError } from "../http/errors.ts";
 import { type AtriumHttp, sseFrames } from "../mcp/http.ts";
-import { badParam, fromFamily } from "./errors.ts";
+import { fromFamily } from "./errors.ts";
 import type { Piece, Pieces } from "./output.ts";
 
 interface TurnEvent {
@@ -52,12 +53,6 @@ export async function rlmPieces(
   question: string,
   idempotencyKey?: string,
 ): Promise<Pieces> {
-  if (kind.root !== undefined)
-    throw badParam(
-      "model",
-      "'rlm/<provider/model>' is not available yet: a turn's root model is the server policy's; use 'rlm'",
-      "model_not_found",
-    );
   if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey))
     throw new AppError("invalid", "The Idempotency-Key header must be 1 to 200 visible ASCII characters", {
       issues: [{ loc: ["header", "idempotency-key"], msg: "invalid", type: "value_error" }],
@@ -76,7 +71,7 @@ export async function rlmPieces(
       turnHttp,
       http,
       session,
-      question,
+      kind.root === undefined ? { text: question } : { text: question, model: kind.root },
       key ?? crypto.randomUUID(),
       idempotencyKey === undefined ? signal : undefined,
     );
@@ -86,21 +81,16 @@ async function* turnPieces(
   http: AtriumHttp,
   callerHttp: AtriumHttp,
   session: string,
-  text: string,
+  body: { text: string; model?: string },
   key: string,
   cancelWith: AbortSignal | undefined,
 ): AsyncGenerator<Piece> {
   let response: Response;
   try {
-    response = await http.send(
-      "POST",
-      `/api/sessions/${encodeURIComponent(session)}/turns`,
-      { text },
-      {
-        "idempotency-key": key,
-        accept: "text/event-stream",
-      },
-    );
+    response = await http.send("POST", `/api/sessions/${encodeURIComponent(session)}/turns`, body, {
+      "idempotency-key": key,
+      accept: "text/event-stream",
+    });
   } catch (error) {
     throw fromFamily(error);
   }

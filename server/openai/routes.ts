@@ -66,7 +66,7 @@ export function openaiRoutes(
           summary:
             "A chat completion from any model kind (OpenAI's request and response; `stream: true` for SSE)",
           description:
-            "Model ids: `provider/model` (`offline/offline` without a provider), `rlm`, `agent/<name-or-id>`, `fleet/<name-or-id>`, `search/<index>`, `search/<index>/global`. `n` > 1, `logprobs` and audio are refused (400 naming the parameter). A turn (`rlm`) takes an `Idempotency-Key` header: the same request again replays it.",
+            "Model ids: `provider/model` (`offline/offline` without a provider), `rlm`, `rlm/<provider/model>` (a turn on that root model), `agent/<name-or-id>`, `fleet/<name-or-id>`, `search/<index>`, `search/<index>/global`. `n` > 1, `logprobs` and audio are refused (400 naming the parameter). A turn (`rlm`) takes an `Idempotency-Key` header: the same request again replays it.",
           requestBody: {
             required: true,
             content: { "application/json": { schema: ChatCompletionRequest as never } },

@@ -135,6 +135,8 @@ export class OpenAiService {
 
   /** What produces the answer for one kind; a model the caller cannot use is model_not_found here. */
   private async piecesFor(caller: OpenAiCaller, kind: ModelKind, request: ChatRequest): Promise<Pieces> {
+    if (kind.kind === "rlm" && kind.root !== undefined && !this.offersRoot(kind.root))
+      throw modelNotFound(request.model);
     if (kind.kind !== "provider") {
       const key = caller.request.headers.get("idempotency-key") ?? undefined;
       return targetPieces(this.http(caller), kind, request, key);
@@ -156,6 +158,14 @@ export class OpenAiService {
       apiKey: providerInfo(model.provider) ? stored[model.provider] : undefined,
     };
     return (signal) => providerPieces(call, signal);
+  }
+
+  /**
+   * `rlm/<provider/model>`: the root model must be one this server lists as a provider model (the
+   * turns API checks it again, with the policy's own model, and answers 400 `model_not_allowed`).
+   */
+  private offersRoot(root: string): boolean {
+    return this.options.models.list().some((m) => m.key === root && m.available);
   }
 
   /** `POST /v1/embeddings` through the policy's embeddings endpoint (404 when none is configured). */

@@ -2,7 +2,8 @@
  * The turns family's error envelope: `{error: {code, message}}` (server/http/errors.ts), with the contract's
  * own codes for two request checks its schemas enforce. The turn POST's headers schema (TurnHeaders)
  * failing is 400 `idempotency_key_required` (missing or empty) or 400 `invalid_idempotency_key` (too
- * long); its body schema failing only inside `skill_selections` is 422 `invalid_skill_selection`. Every
+ * long); its body schema failing only inside `skill_selections` is 422 `invalid_skill_selection`, only
+ * at `model` 400 `invalid_model`. Every
  * other error keeps the shared mapping (422 `invalid_request` for validation).
  */
 import { codeEnvelope, type ErrorEnvelope, type ErrorInfo } from "../../http/errors.ts";
@@ -29,6 +30,13 @@ export function turnsErrorInfo(info: ErrorInfo): ErrorInfo {
           message: "The Idempotency-Key header is required",
         };
   }
+  if (issues.every((issue) => at(issue, "body", "model")))
+    return {
+      ...info,
+      status: 400,
+      code: "invalid_model",
+      message: "model must be a 'provider/model' id of at most 200 characters",
+    };
   if (issues.every((issue) => at(issue, "body", "skill_selections")))
     return { ...info, code: "invalid_skill_selection" };
   return info;

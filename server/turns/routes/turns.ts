@@ -84,7 +84,8 @@ export function turnRoutes(ctx: AppContext, { turns }: { turns: TurnService }) {
               },
             },
             400: {
-              description: "idempotency_key_required (missing Idempotency-Key) or invalid_idempotency_key",
+              description:
+                "idempotency_key_required (missing Idempotency-Key), invalid_idempotency_key, invalid_model (not a provider/model id) or model_not_allowed (a model this server does not offer for turns)",
               content: { "application/json": { schema: TurnsError as never } },
             },
             422: {

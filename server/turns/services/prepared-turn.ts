@@ -14,6 +14,8 @@ export interface TurnInput {
   text: string;
   attachment_ids: string[];
   skill_selections: { id: string; expected_version: string }[];
+  /** The root model the request named (`provider/model`, one the server allows); absent: the policy's. */
+  model?: string;
 }
 
 /** A preparation failure: the stream answers `turn_error` (this message and code) then `turn_finish`. */

@@ -1,5 +1,6 @@
 /**
- * The model turns run with: the policy's `model.id`, else the server default. With the policy's base
+ * The model turns run with: the one the request named (`rootModelAllowed` bounds it), else the policy's
+ * `model.id`, else the server default. With the policy's base
  * URL variable set, a bare id names a model of that OpenAI-compatible endpoint (`openai/<id>`), called
  * with the policy's key variable; an id with an explicit `provider/` prefix resolves as everywhere.
  */
@@ -8,7 +9,7 @@ import { openAiCompatibleModel } from "../../models/compatible.ts";
 import type { ModelService } from "../../models/service.ts";
 
 export interface TurnModelDeps {
-  models: Pick<ModelService, "register" | "resolve" | "defaultModel">;
+  models: Pick<ModelService, "register" | "resolve" | "defaultModel" | "list">;
   /** Read per turn: the policy's model settings. */
   model: { id: string };
   endpoint: { modelBaseUrl?: string; modelApiKey?: string };
@@ -29,4 +30,17 @@ export function turnModel({ models, model, endpoint }: TurnModelDeps): Model<Api
     return compatible;
   }
   return models.resolve(id || models.defaultModel().id);
+}
+
+/**
+ * Whether a turn request may name `id` as its root model: the policy's own model, or one the server has
+ * configured (its configured providers' models, a registered endpoint's, the offline model: the models
+ * chat lists). A model of a provider the server has no key for is refused: it would run on nobody's key.
+ */
+export function rootModelAllowed(
+  { models, model }: Pick<TurnModelDeps, "models" | "model">,
+  id: string,
+): boolean {
+  if (id === model.id) return true;
+  return models.list().some((m) => m.key === id && m.available);
 }

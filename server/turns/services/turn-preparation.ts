@@ -104,10 +104,15 @@ async function knownTurn(
   return { kind: "replay", events: replayable(await runs.events(existing.id), existing) };
 }
 
-/** SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. */
+/**
+ * SHA-256 of the canonical JSON of the input: what an Idempotency-Key is bound to. A named root model
+ * is part of it (the same key under another model is another turn); a request naming none hashes as
+ * before the field existed, so runs recorded earlier still replay.
+ */
 function fingerprint(input: TurnInput): string {
   const canonical = JSON.stringify({
     attachment_ids: input.attachment_ids,
+    ...(input.model === undefined ? {} : { model: input.model }),
     skill_selections: input.skill_selections.map((s) => ({ expected_version: s.expected_version, id: s.id })),
     text: input.text,
   });
@@ -183,7 +188,10 @@ async function resolveTurn(deps: ResolveDeps, { owner, input }: TurnSubmission):
   }
   let model: Model<Api>;
   try {
-    model = turnModel({ models, model: settings.model, endpoint });
+    model =
+      input.model === undefined
+        ? turnModel({ models, model: settings.model, endpoint })
+        : models.resolve(input.model);
   } catch (error) {
     if (error instanceof UnknownModelError)
       throw new TurnPreparationError("Turn is unavailable", "model_unavailable");
@@ -226,6 +234,7 @@ async function claimTurn(
     idempotency_key: key,
     fingerprint: print,
     input_json: JSON.stringify(input),
+    model: input.model ?? null,
   });
   if (!claimed) {
     const again = await runs.byKey(owner, sessionId, key);

@@ -20,13 +20,14 @@ import type { TurnAnalytics } from "../runtime/analytics.ts";
 import { CompatEncoder, type TurnEvent } from "../runtime/events.ts";
 import type { RunRow, TurnRunStore } from "../stores/runs.ts";
 import { SandboxLine, type TurnInput, TurnPreparationError, type TurnSubmission } from "./prepared-turn.ts";
+import { rootModelAllowed } from "./turn-model.ts";
 import { prepareTurn, type TurnPreparationDeps } from "./turn-preparation.ts";
 
 /** What a turn's stream uses: preparation's dependencies, analytics and the log; cancelling, runs. */
 export type TurnServiceDeps = TurnPreparationDeps & {
   runs: Pick<TurnRunStore, "get" | "requestCancel" | "allByKey">;
-  /** Read per turn: the heartbeat and the preparation deadline. */
-  settings: Pick<PolicySettings, "runtime">;
+  /** Read per turn: the heartbeat and the preparation deadline, the policy's model. */
+  settings: Pick<PolicySettings, "runtime" | "model">;
   analytics: Pick<TurnAnalytics, "capture">;
   log: Logger;
 };
@@ -36,6 +37,7 @@ export interface TurnBody {
   text: string;
   attachment_ids?: string[];
   skill_selections?: { id: string; expected_version: string }[];
+  model?: string;
 }
 
 /** Who asks, in which session, under which Idempotency-Key, with what body. */
@@ -61,7 +63,14 @@ export class TurnService {
    * fails with `server_stopping`) before the server closes it.
    */
   start(request: TurnPost, form: TurnStreamForm, shutdown: AbortSignal) {
-    const submission: TurnSubmission = { ...request, input: turnInput(request.body) };
+    const input = turnInput(request.body);
+    const { models, settings } = this.deps;
+    if (input.model !== undefined && !rootModelAllowed({ models, model: settings.model }, input.model))
+      throw new AppError("invalid", `The model '${input.model}' is not one this server offers for turns`, {
+        status: 400,
+        code: "model_not_allowed",
+      });
+    const submission: TurnSubmission = { ...request, input };
     // `signal` is the client's: gone, the stream stops and the turn goes on.
     return (signal: AbortSignal) => turnFrames(this.events(submission, signal, shutdown), form);
   }
@@ -74,6 +83,7 @@ export class TurnService {
       sessionId: run.session_id,
       status: run.status,
       createdAt: run.created_at,
+      model: run.model,
     }));
     return { items };
   }
@@ -165,6 +175,7 @@ export function turnInput(body: TurnBody): TurnInput {
     text: body.text,
     attachment_ids: body.attachment_ids ?? [],
     skill_selections: selections.map(({ id, expected_version }) => ({ id, expected_version })),
+    ...(body.model === undefined ? {} : { model: body.model }),
   };
 }
 

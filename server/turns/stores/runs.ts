@@ -15,6 +15,8 @@ export interface RunRow {
   idempotency_key: string;
   fingerprint: string;
   input_json: string;
+  /** The root model the request named (`provider/model`); null: the policy's. */
+  model: string | null;
   status: "running" | "completed" | "failed" | "cancelled";
   committed: number;
   cancel_requested: number;
@@ -34,7 +36,7 @@ export interface EventRow {
   event: TurnEvent;
 }
 
-const COLUMNS = `id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, committed,
+const COLUMNS = `id, owner_id, session_id, idempotency_key, fingerprint, input_json, model, status, committed,
   cancel_requested, parts_json, usage_json, error_code, error_message, trace_id, duration_ms, created_at, finished_at`;
 
 /** Rows per INSERT of the event log (5 parameters each: far below either engine's parameter limit). */
@@ -72,12 +74,23 @@ export class TurnRunStore {
    * two first attempts racing on PostgreSQL's side-by-side connections cannot both win.
    */
   async claim(
-    row: Pick<RunRow, "id" | "owner_id" | "session_id" | "idempotency_key" | "fingerprint" | "input_json">,
+    row: Pick<RunRow, "id" | "owner_id" | "session_id" | "idempotency_key" | "fingerprint" | "input_json"> & {
+      model?: string | null;
+    },
   ): Promise<boolean> {
     const { changes } = await this.db.run(
-      `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
-      [row.id, row.owner_id, row.session_id, row.idempotency_key, row.fingerprint, row.input_json, isoNow()],
+      `INSERT INTO turn_runs (id, owner_id, session_id, idempotency_key, fingerprint, input_json, model, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
+      [
+        row.id,
+        row.owner_id,
+        row.session_id,
+        row.idempotency_key,
+        row.fingerprint,
+        row.input_json,
+        row.model ?? null,
+        isoNow(),
+      ],
     );
     return changes === 1;
   }
