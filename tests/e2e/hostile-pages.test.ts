@@ -119,7 +119,7 @@ const code = (markerPath: string) =>
 
 test("a page on another local port cannot run the three-POST chain or open the WebSocket", async () => {
   await t.request("/api/chat/settings");
-  const before = stateHash(t);
+  const before = await stateHash(t);
   const page = await browser.newPage();
   const seen = watch(page, `127.0.0.1:${port}`);
   await page.goto(`http://127.0.0.1:${attacker.port}/`);
@@ -181,14 +181,14 @@ test("a page on another local port cannot run the three-POST chain or open the W
     fetchSite: "same-site",
   });
   await page.close();
-  expect(stateHash(t)).toBe(before);
+  expect(await stateHash(t)).toBe(before);
   expect(existsSync(extension)).toBe(false);
   expect(existsSync(marker)).toBe(false);
   expect(JSON.stringify((await t.json("/api/chat/settings")).body)).not.toContain("evil.ts");
 }, 30_000);
 
 test("a DNS-rebinding page on evil.example reads nothing and writes nothing", async () => {
-  const before = stateHash(t);
+  const before = await stateHash(t);
   const host = `evil.example:${port}`;
   const page = await browser.newPage();
   const seen = watch(page, host);
@@ -247,7 +247,7 @@ test("a DNS-rebinding page on evil.example reads nothing and writes nothing", as
     fetchSite: null,
   });
   await page.close();
-  expect(stateHash(t)).toBe(before);
+  expect(await stateHash(t)).toBe(before);
   expect(existsSync(extension)).toBe(false);
   expect(existsSync(marker)).toBe(false);
 }, 30_000);

@@ -85,7 +85,7 @@ browserTest(
         await t.json<{ documents: { name: string }[] }>("/search/indexes/people/documents")
       ).body.documents.map((d) => d.name);
       expect(names).toEqual(["ada.txt"]);
-      const entities = t.ctx.db.query<{ name: string }, []>("SELECT name FROM search_entities").all();
+      const entities = await t.ctx.database.all<{ name: string }>("SELECT name FROM search_entities");
       expect(entities.map((e) => e.name)).toContain("Isaac Newton");
       expect(await seriousViolations(page)).toEqual([]);
     });

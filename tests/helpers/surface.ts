@@ -80,8 +80,11 @@ export function upgradeHeaders(host: string, extra: Record<string, string> = {})
   };
 }
 
-/** A hash of every row of every table and of every file in the data dir (the database files aside). */
-export function stateHash(t: TestApp): string {
+/**
+ * A hash of every row of every table (app.db's, and PostgreSQL's in the PostgreSQL run) and of every file
+ * in the data dir (the database files aside).
+ */
+export async function stateHash(t: TestApp): Promise<string> {
   const hash = createHash("sha256");
   const tables = t.ctx.db
     .query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -91,6 +94,17 @@ export function stateHash(t: TestApp): string {
   for (const { name } of tables) {
     hash.update(name);
     hash.update(JSON.stringify(t.ctx.db.query(`SELECT * FROM "${name}"`).all()));
+  }
+  if (t.ctx.database.engine === "postgres") {
+    const onPostgres = await t.ctx.database.all<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+    );
+    for (const { name } of onPostgres) {
+      // No ORDER BY fits every table: the rows are sorted as text, which is what the hash needs.
+      const rows = (await t.ctx.database.all(`SELECT * FROM "${name}"`)).map((r) => JSON.stringify(r)).sort();
+      hash.update(`pg:${name}`);
+      hash.update(rows.join("\n"));
+    }
   }
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir).sort()) {

@@ -122,3 +122,12 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const { sqlite, sqlstate } = codes(error);
   return sqlstate === "23503" || sqlite === "SQLITE_CONSTRAINT_FOREIGNKEY";
 }
+
+/**
+ * PostgreSQL refused text it cannot hold: a NUL character (U+0000), which its text type has no room for
+ * (SQLSTATE 22021; 22P05 in JSON). SQLite stores it; on PostgreSQL it is the caller's bad input.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const { sqlstate } = codes(error);
+  return sqlstate === "22021" || sqlstate === "22P05";
+}

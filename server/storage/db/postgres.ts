@@ -8,7 +8,8 @@
  * ISO text, decided by the column's type, never by the look of a value.
  */
 import { SQL } from "bun";
-import { postgresDialect, toPostgresPlaceholders } from "./dialect.ts";
+import { AppError } from "../../http/errors.ts";
+import { isUnstorableText, postgresDialect, toPostgresPlaceholders } from "./dialect.ts";
 import {
   type Connection,
   DatabaseUsageError,
@@ -72,7 +73,14 @@ function connectionOf(target: Unsafe): Connection {
     if (count !== params.length) {
       throw new DatabaseUsageError(`the statement has ${count} placeholders and ${params.length} values`);
     }
-    return (await target.unsafe(text, params)) as Result;
+    try {
+      return (await target.unsafe(text, params)) as Result;
+    } catch (error) {
+      // SQLite stores a NUL character; PostgreSQL's text cannot: the caller's bad input, not a 500.
+      if (isUnstorableText(error))
+        throw new AppError("invalid", "Text with a NUL character (U+0000) cannot be stored");
+      throw error;
+    }
   };
   return {
     all: async (sql, params) => convert(await query(sql, params)),
