@@ -30,10 +30,10 @@ export const WS_MAX_FRAME_BYTES = 256 * 1024;
 /** The SQL stores over the app's database. */
 function agentsStores(ctx: AppContext) {
   return {
-    agents: new AgentStore(ctx.store),
-    fleets: new FleetStore(ctx.store),
-    chat: new AgentChatStore(ctx.store),
-    memory: new MemoryStore(ctx.store),
+    agents: new AgentStore(ctx.database),
+    fleets: new FleetStore(ctx.database),
+    chat: new AgentChatStore(ctx.database),
+    memory: new MemoryStore(ctx.database),
   };
 }
 

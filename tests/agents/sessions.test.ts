@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { agentModel, as, chat } from "../helpers/agents.ts";
-import { createTestApp, type TestApp } from "../helpers/app.ts";
+import { createTestApp, type TestApp, testDatabaseEnv } from "../helpers/app.ts";
 import { listen } from "../helpers/listen.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { asUser, twoUsers } from "../helpers/users.ts";
@@ -155,7 +155,7 @@ describe("session list and the inactivity rule", () => {
     });
     // 31 minutes pass for session A.
     const old = new Date(Date.now() - 31 * 60 * 1000).toISOString();
-    t.ctx.db.run("UPDATE agent_sessions SET last_message_at = ? WHERE id = ?", [old, sa]);
+    await t.ctx.database.run("UPDATE agent_sessions SET last_message_at = ? WHERE id = ?", [old, sa]);
     const statusOf = async (id: string) =>
       (await api.get("/v1/chat/sessions?limit=200")).body.sessions.find(
         (s: { session_id: string }) => s.session_id === id,
@@ -192,8 +192,10 @@ describe("session list and the inactivity rule", () => {
 
 test("shutdown closes sockets (1001) and a restart loses nothing", async () => {
   const dir = tempDir();
+  // The restart reopens the same database: app.db in the data dir, or the same PostgreSQL database.
+  const env = await testDatabaseEnv();
   try {
-    const first = await createTestApp({ dataDir: dir.path });
+    const first = await createTestApp({ dataDir: dir.path, env });
     const s1 = listen(first);
     const agent = (await as(first).post("/v1/agents", { name: "Durable", role: "r" })).body;
     const c = await chat(s1.url, { target_id: agent.id, target_type: "agent" });
@@ -205,7 +207,7 @@ test("shutdown closes sockets (1001) and a restart loses nothing", async () => {
     await s1.stop();
     await first.close();
 
-    const second = await createTestApp({ dataDir: dir.path });
+    const second = await createTestApp({ dataDir: dir.path, env });
     const s2 = listen(second);
     const api2 = as(second);
     expect((await api2.get(`/v1/agents/${agent.id}`)).body.name).toBe("Durable");

@@ -220,7 +220,15 @@ test("user delete erases the user's rows in every family and their folders; othe
   ).toEqual({
     n: 0,
   });
-  expect(db.query("SELECT count(*) AS n FROM memory_fts WHERE owner_id = ?").get(ann.id)).toEqual({ n: 0 });
+  // Memory's text index: FTS5's memory_fts in app.db; on PostgreSQL it is memory_entries' own tsv column.
+  if (t.ctx.database.engine === "sqlite")
+    expect(db.query("SELECT count(*) AS n FROM memory_fts WHERE owner_id = ?").get(ann.id)).toEqual({ n: 0 });
+  else
+    expect(
+      await t.ctx.database.get("SELECT count(*) AS n FROM memory_tags WHERE owner_id = ?", [ann.id]),
+    ).toEqual({
+      n: 0,
+    });
   for (const folder of Object.values(ownerFolders(dir, ann.id))) expect(existsSync(folder)).toBe(false);
   expect(await ownedRows(db, t, bob.id)).toEqual(bobBefore);
   db.close();

@@ -1,5 +1,11 @@
-/** The agents family's numbered migrations (scope `agents`); text imports embed the SQL in a compiled binary. */
+/**
+ * The agents family's numbered migrations (scope `agents`), one text per engine (`.sql` SQLite,
+ * `.pg.sql` PostgreSQL); text imports embed the SQL in a compiled binary.
+ */
 import type { Migration } from "../../storage/migrate.ts";
+import agentsPg from "./0001_agents.pg.sql" with { type: "text" };
 import agents from "./0001_agents.sql" with { type: "text" };
 
-export const agentsMigrations: Migration[] = [{ version: 1, name: "agents", sql: agents }];
+export const agentsMigrations: Migration[] = [
+  { version: 1, name: "agents", sql: agents, postgres: agentsPg },
+];

@@ -49,8 +49,8 @@ export function agentRoutes(
     })
     .delete(
       "/v1/agents/:agent_id",
-      ({ params, owner }) => {
-        agents.delete(owner, params.agent_id);
+      async ({ params, owner }) => {
+        await agents.delete(owner, params.agent_id);
         return { id: params.agent_id, deleted: true as const };
       },
       {

@@ -52,8 +52,8 @@ export function fleetRoutes(
     })
     .delete(
       "/v1/fleets/:fleet_id",
-      ({ params, owner }) => {
-        fleets.delete(owner, params.fleet_id);
+      async ({ params, owner }) => {
+        await fleets.delete(owner, params.fleet_id);
         return { id: params.fleet_id, deleted: true as const };
       },
       {

@@ -53,8 +53,8 @@ export function memoryRoutes(
     )
     .delete(
       "/v1/memory/:memory_id",
-      ({ params, owner }) => {
-        memory.delete(owner, params.memory_id);
+      async ({ params, owner }) => {
+        await memory.delete(owner, params.memory_id);
         return { id: params.memory_id, deleted: true as const };
       },
       { response: { 200: S.Deleted, 404: DetailError }, detail: { summary: "Delete a memory entry" } },

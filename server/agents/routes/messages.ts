@@ -32,10 +32,11 @@ export function agentMessageRoutes(
         const signal = requestOrShutdown(request, shutdown);
         if (!request.headers.get("accept")?.includes("text/event-stream"))
           return askOnce(chat, owner, body, signal);
-        return sseResponse(askStream(chat, owner, body), {
-          signal,
-          onError: () => [STREAM_FAILED],
-        });
+        // The session opens before the stream starts (a refusal is the HTTP error); Elysia's types take
+        // a promised Response only as the handler's one answer, hence the cast (it sends it as is).
+        return askStream(chat, owner, body).then((produce) =>
+          sseResponse(produce, { signal, onError: () => [STREAM_FAILED] }),
+        ) as Promise<never>;
       },
       {
         body: S.ChatMessageRequest,

@@ -46,7 +46,7 @@ export interface AgentCallDeps {
   /** The tools of these MCP servers (only those set to "allow": nobody is asked mid-reply). */
   mcpTools?: (servers: string[]) => Promise<{ tools: AgentTool[]; notices: string[] }>;
   /** The memory entries of these holders that fit the prompt, at most `limit`. */
-  recall(holders: { id: string; type: string }[], prompt: string, limit: number): MemoryRecord[];
+  recall(holders: { id: string; type: string }[], prompt: string, limit: number): Promise<MemoryRecord[]>;
   now: Clock;
 }
 
@@ -71,7 +71,7 @@ export async function callAgent(
   const { agent, prompt } = call;
   const model = deps.models.resolve(effectiveModel(agent, deps.models));
   const limit = num(agent.config.memory_limit) ?? DEFAULT_MEMORY_LIMIT;
-  const memories = deps.recall([{ id: agent.id, type: "agent" }, ...call.holders], prompt, limit);
+  const memories = await deps.recall([{ id: agent.id, type: "agent" }, ...call.holders], prompt, limit);
   const system = [
     `You are ${agent.name}, ${agent.role}.`,
     agent.description,

@@ -48,13 +48,13 @@ export class AgentService {
     }
   }
 
-  private record(owner: string, id: string): AgentRecord {
-    const agent = this.deps.agents.get(owner, id);
+  private async record(owner: string, id: string): Promise<AgentRecord> {
+    const agent = await this.deps.agents.get(owner, id);
     if (!agent) throw AppError.notFound(`Agent ${id} not found`);
     return agent;
   }
 
-  create(owner: string, input: AgentInput) {
+  async create(owner: string, input: AgentInput) {
     this.checkModel(input.model);
     const now = isoNow();
     const agent: AgentRecord = {
@@ -70,21 +70,21 @@ export class AgentService {
       created_at: now,
       updated_at: now,
     };
-    this.deps.agents.insert(owner, agent);
+    await this.deps.agents.insert(owner, agent);
     return this.view(agent);
   }
 
-  get(owner: string, id: string) {
-    return this.view(this.record(owner, id));
+  async get(owner: string, id: string) {
+    return this.view(await this.record(owner, id));
   }
 
-  list(owner: string, filter: Page & { status?: string }) {
-    const { items, total } = this.deps.agents.list(owner, filter);
+  async list(owner: string, filter: Page & { status?: string }) {
+    const { items, total } = await this.deps.agents.list(owner, filter);
     return { agents: items.map((a) => this.view(a)), ...pageInfo(filter, items.length, total) };
   }
 
-  update(owner: string, id: string, input: AgentInput) {
-    const agent = this.record(owner, id);
+  async update(owner: string, id: string, input: AgentInput) {
+    const agent = await this.record(owner, id);
     this.checkModel(input.model);
     const updated: AgentRecord = {
       ...agent,
@@ -92,14 +92,14 @@ export class AgentService {
       model: input.model === undefined ? agent.model : input.model,
       updated_at: isoNow(),
     };
-    this.deps.agents.update(owner, updated);
+    await this.deps.agents.update(owner, updated);
     return this.view(updated);
   }
 
   /** Refused with 409 while a fleet lists the agent; the agent's own memory goes with it. */
-  delete(owner: string, id: string): void {
-    this.record(owner, id);
-    const fleets = this.deps.fleets.withMember(owner, id);
+  async delete(owner: string, id: string): Promise<void> {
+    await this.record(owner, id);
+    const fleets = await this.deps.fleets.withMember(owner, id);
     if (fleets.length > 0) {
       const names = fleets.map((f) => `${f.name} (${f.id})`).join(", ");
       throw new AppError(
@@ -107,6 +107,6 @@ export class AgentService {
         `Agent ${id} is a member of ${fleets.length === 1 ? "fleet" : "fleets"} ${names}; remove it from them first`,
       );
     }
-    this.deps.agents.delete(owner, id);
+    await this.deps.agents.delete(owner, id);
   }
 }

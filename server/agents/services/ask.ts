@@ -24,13 +24,14 @@ function httpError(error: { code: string; message: string; closeCode?: number })
 }
 
 /** Opens the session the message goes to: a refusal here is the HTTP error, before any stream starts. */
-function open(chat: AgentChatService, owner: string, request: typeof ChatMessageRequest.static) {
+async function open(chat: AgentChatService, owner: string, request: typeof ChatMessageRequest.static) {
   try {
-    return chat.connect(owner, {
+    const { session } = await chat.connect(owner, {
       session_id: request.session_id,
       target_id: request.target_id,
       target_type: request.target_type,
-    }).session;
+    });
+    return session;
   } catch (error) {
     if (error instanceof AgentChatError) throw httpError(error);
     throw error;
@@ -55,7 +56,7 @@ export async function askOnce(
   request: typeof ChatMessageRequest.static,
   signal: AbortSignal,
 ): Promise<Reply> {
-  const session = open(chat, owner, request);
+  const session = await open(chat, owner, request);
   const frames: Frame[] = [];
   try {
     const reply = await chat.message(
@@ -83,12 +84,12 @@ export async function askOnce(
  * `notice`, `error`), then `event: reply` with the JSON reply. So a fleet's members' contributions reach
  * a plain HTTP client while the fleet works (the OpenAI-compatible endpoint streams them).
  */
-export function askStream(
+export async function askStream(
   chat: AgentChatService,
   owner: string,
   request: typeof ChatMessageRequest.static,
-): (signal: AbortSignal) => AsyncGenerator<SseFrame> {
-  const session = open(chat, owner, request);
+): Promise<(signal: AbortSignal) => AsyncGenerator<SseFrame>> {
+  const session = await open(chat, owner, request);
   return async function* frames(signal) {
     const queue: Frame[] = [];
     let wake: (() => void) | undefined;

@@ -44,7 +44,7 @@ export interface SocketChat {
   connect(
     owner: string,
     params: ConnectParams,
-  ): { session: { id: string; status: string }; target: ChatTarget };
+  ): Promise<{ session: { id: string; status: string }; target: ChatTarget }>;
   message(
     owner: string,
     sessionId: string,
@@ -52,7 +52,7 @@ export interface SocketChat {
     send: Send,
     signal: AbortSignal,
   ): Promise<unknown>;
-  end(owner: string, sessionId: string): string;
+  end(owner: string, sessionId: string): Promise<string>;
 }
 
 /** The parts of a Bun/Elysia socket this code uses. */
@@ -66,7 +66,10 @@ export interface SocketLike {
 interface Connection {
   ws: SocketLike;
   owner: string;
+  /** Empty until the session is open (connecting reads the database). */
   sessionId: string;
+  /** Settles when the connection is set up or refused: frames that arrive before wait for it. */
+  ready: Promise<void>;
   queue: Promise<void>;
   abort: AbortController;
   /** Stops watching the credential (the socket closed). */
@@ -122,9 +125,23 @@ export function chatSocket(
       ws.close(CLOSE.unauthorized, "Authentication required");
       return;
     }
+    const conn: Connection = {
+      ws,
+      owner: identity.id,
+      sessionId: "",
+      ready: Promise.resolve(),
+      queue: Promise.resolve(),
+      abort: new AbortController(),
+      release: () => {},
+    };
+    connections.set(ws.id, conn);
+    conn.ready = connect(ws, conn, identity);
+  }
+
+  async function connect(ws: SocketLike, conn: Connection, identity: Identity): Promise<void> {
     const q = ws.data.query ?? {};
     try {
-      const { session, target } = chat.connect(identity.id, {
+      const { session, target } = await chat.connect(identity.id, {
         session_id: q.session_id || undefined,
         target_id: q.target_id || undefined,
         target_type: q.target_type || undefined,
@@ -136,14 +153,10 @@ export function chatSocket(
         send(ws, errorFrame("unauthorized", "The credential of this connection was revoked"));
         ws.close(CLOSE.unauthorized, "Authentication revoked");
       };
-      connections.set(ws.id, {
-        ws,
-        owner: identity.id,
-        sessionId: session.id,
-        queue: Promise.resolve(),
-        abort: new AbortController(),
-        release: live?.hold(identity, revoked) ?? (() => {}),
-      });
+      // The socket closed while the session was being opened: nothing to hold.
+      if (connections.get(ws.id) !== conn) return;
+      conn.sessionId = session.id;
+      conn.release = live?.hold(identity, revoked) ?? (() => {});
       send(ws, {
         type: "connected",
         status: "connected",
@@ -152,6 +165,7 @@ export function chatSocket(
         session_status: session.status,
       });
     } catch (error) {
+      connections.delete(ws.id);
       if (error instanceof AgentChatError) return refuse(ws, error);
       log.error("chat connection failed", { error });
       send(ws, errorFrame("internal_error", "The connection could not be set up"));
@@ -162,14 +176,19 @@ export function chatSocket(
   function message(ws: SocketLike, raw: unknown) {
     const conn = connections.get(ws.id);
     if (!conn) return;
+    if (!conn.sessionId) {
+      // Still connecting: handled once connected (in arrival order), dropped if the connection is refused.
+      void conn.ready.then(() => message(ws, raw));
+      return;
+    }
     const frame = readClientFrame(raw, conn.sessionId);
     if (frame.kind === "invalid") {
       send(ws, frame.error);
       return;
     }
     if (frame.kind === "end_session") {
-      conn.queue = conn.queue.then(() => {
-        const timestamp = chat.end(conn.owner, conn.sessionId);
+      conn.queue = conn.queue.then(async () => {
+        const timestamp = await chat.end(conn.owner, conn.sessionId);
         send(ws, { type: "session_ended", session_id: conn.sessionId, timestamp });
         drop(ws.id);
         ws.close(CLOSE.normal, "session ended");

@@ -69,9 +69,12 @@ export class AgentChatService implements SocketChat {
   }
 
   /** Opens a new session on a target, or resumes `session_id` (whose target, if given, must match). */
-  connect(owner: string, params: ConnectParams): { session: SessionRecord; target: ChatTarget } {
+  async connect(
+    owner: string,
+    params: ConnectParams,
+  ): Promise<{ session: SessionRecord; target: ChatTarget }> {
     if (params.session_id) {
-      const session = this.deps.chat.getSession(owner, params.session_id);
+      const session = await this.deps.chat.getSession(owner, params.session_id);
       if (!session)
         throw new AgentChatError("session_not_found", `Session ${params.session_id} not found`, 4404);
       if (session.status === "ended")
@@ -85,7 +88,7 @@ export class AgentChatService implements SocketChat {
           `Session ${session.id} belongs to ${session.target_type} ${session.target_id}`,
           4409,
         );
-      return { session, target: this.target(owner, session.target_type, session.target_id) };
+      return { session, target: await this.target(owner, session.target_type, session.target_id) };
     }
     if (!params.target_id || !params.target_type)
       throw new AgentChatError(
@@ -95,7 +98,7 @@ export class AgentChatService implements SocketChat {
       );
     if (params.target_type !== "agent" && params.target_type !== "fleet")
       throw new AgentChatError("invalid_connection", "target_type must be 'agent' or 'fleet'", 4400);
-    const target = this.target(owner, params.target_type, params.target_id);
+    const target = await this.target(owner, params.target_type, params.target_id);
     const config: Record<string, unknown> = {};
     if (params.max_turns !== undefined) config.max_turns = params.max_turns;
     if (params.temperature !== undefined) config.temperature = params.temperature;
@@ -110,31 +113,31 @@ export class AgentChatService implements SocketChat {
       last_message_at: null,
       ended_at: null,
     };
-    this.deps.chat.insertSession(owner, session);
+    await this.deps.chat.insertSession(owner, session);
     return { session, target };
   }
 
-  private target(owner: string, type: "agent" | "fleet", id: string): ChatTarget {
-    const record = type === "agent" ? this.agentOf(owner, id) : this.fleetOf(owner, id);
+  private async target(owner: string, type: "agent" | "fleet", id: string): Promise<ChatTarget> {
+    const record = type === "agent" ? await this.agentOf(owner, id) : await this.fleetOf(owner, id);
     return { id: record.id, type, name: record.name };
   }
 
   /** A target deleted or never there ends the connection (4404), at connect or at a later message. */
-  private agentOf(owner: string, id: string): AgentRecord {
-    const agent = this.deps.agents.get(owner, id);
+  private async agentOf(owner: string, id: string): Promise<AgentRecord> {
+    const agent = await this.deps.agents.get(owner, id);
     if (!agent) throw new AgentChatError("target_not_found", `Agent ${id} not found`, 4404);
     return agent;
   }
 
-  private fleetOf(owner: string, id: string): FleetRecord {
-    const fleet = this.deps.fleets.get(owner, id);
+  private async fleetOf(owner: string, id: string): Promise<FleetRecord> {
+    const fleet = await this.deps.fleets.get(owner, id);
     if (!fleet) throw new AgentChatError("target_not_found", `Fleet ${id} not found`, 4404);
     return fleet;
   }
 
-  end(owner: string, sessionId: string): string {
+  async end(owner: string, sessionId: string): Promise<string> {
     const timestamp = isoNow(this.now);
-    this.deps.chat.setStatus(owner, sessionId, "ended", timestamp);
+    await this.deps.chat.setStatus(owner, sessionId, "ended", timestamp);
     return timestamp;
   }
 
@@ -150,16 +153,16 @@ export class AgentChatService implements SocketChat {
     send: Send,
     signal: AbortSignal,
   ): Promise<AgentReply | undefined> {
-    const session = this.deps.chat.getSession(owner, sessionId);
+    const session = await this.deps.chat.getSession(owner, sessionId);
     if (!session) throw new AgentChatError("session_not_found", `Session ${sessionId} not found`, 4404);
     if (session.status === "ended")
       throw new AgentChatError("session_ended", `Session ${sessionId} has ended`, 4410);
-    const plan = this.plan(owner, session);
+    const plan = await this.plan(owner, session);
     const context = frame.context ?? {};
     // Each top-level message starts a thread named after it; follow-ups name the thread in context.
     const userId = newId("msg", "uuid");
     const threadId = context.thread_id ?? userId;
-    const userMessage = this.store(owner, session, {
+    const userMessage = await this.store(owner, session, {
       id: userId,
       role: "user",
       content: frame.content,
@@ -173,7 +176,7 @@ export class AgentChatService implements SocketChat {
     const streaming = context.stream !== false;
     const spoke: { agent_id: string; agent_name: string; phase: CoordinationPhase }[] = [];
     const notices: string[] = [];
-    const conversation = this.conversation(owner, session.id, userMessage.id);
+    const conversation = await this.conversation(owner, session.id, userMessage.id);
     let step = 0;
     // The reply stops when the socket closes (signal) or when one agent fails (run: parallel members
     // included), so no frames follow an error.
@@ -200,7 +203,7 @@ export class AgentChatService implements SocketChat {
         },
       );
       spoke.push({ agent_id: agent.id, agent_name: agent.name, phase });
-      this.store(owner, session, {
+      await this.store(owner, session, {
         role: "assistant",
         content: text,
         sender: agent.id,
@@ -252,10 +255,10 @@ export class AgentChatService implements SocketChat {
   }
 
   /** Who takes part and with which settings; refuses when the target has no active agent. */
-  private plan(owner: string, session: SessionRecord): Plan {
+  private async plan(owner: string, session: SessionRecord): Promise<Plan> {
     const sessionConfig = session.config;
     if (session.target_type === "agent") {
-      const agent = this.agentOf(owner, session.target_id);
+      const agent = await this.agentOf(owner, session.target_id);
       if (agent.status !== "active")
         throw new AgentChatError(
           "target_inactive",
@@ -269,8 +272,8 @@ export class AgentChatService implements SocketChat {
         holders: [],
       };
     }
-    const fleet = this.fleetOf(owner, session.target_id);
-    const members = fleet.status === "active" ? this.activeMembers(owner, fleet) : [];
+    const fleet = await this.fleetOf(owner, session.target_id);
+    const members = fleet.status === "active" ? await this.activeMembers(owner, fleet) : [];
     if (members.length === 0)
       throw new AgentChatError(
         "target_inactive",
@@ -288,17 +291,16 @@ export class AgentChatService implements SocketChat {
   }
 
   /** The fleet's members in order, skipping inactive ones. */
-  private activeMembers(owner: string, fleet: FleetRecord): AgentRecord[] {
-    const found = this.deps.agents.byIds(owner, fleet.agent_ids);
+  private async activeMembers(owner: string, fleet: FleetRecord): Promise<AgentRecord[]> {
+    const found = await this.deps.agents.byIds(owner, fleet.agent_ids);
     return fleet.agent_ids.flatMap((id) => {
       const agent = found.get(id);
       return agent && agent.status === "active" ? [agent] : [];
     });
   }
 
-  private conversation(owner: string, sessionId: string, skipId: string): string {
-    return this.deps.chat
-      .recent(owner, sessionId, CONVERSATION_MESSAGES + 1)
+  private async conversation(owner: string, sessionId: string, skipId: string): Promise<string> {
+    return (await this.deps.chat.recent(owner, sessionId, CONVERSATION_MESSAGES + 1))
       .filter((m) => m.id !== skipId)
       .slice(-CONVERSATION_MESSAGES)
       .map((m) => `${m.role === "user" ? "user" : String(m.metadata.agent_name ?? m.sender)}: ${m.content}`)
@@ -309,15 +311,13 @@ export class AgentChatService implements SocketChat {
     owner: string,
     session: SessionRecord,
     message: Omit<MessageRecord, "id" | "session_id" | "timestamp" | "type"> & { id?: string },
-  ): MessageRecord {
-    const record: MessageRecord = {
+  ): Promise<MessageRecord> {
+    const record = {
       ...message,
       id: message.id ?? newId("msg", "uuid"),
       session_id: session.id,
       type: "text",
-      timestamp: this.deps.chat.nextTimestamp(owner, session.id, this.now()),
     };
-    this.deps.chat.insertMessage(owner, record);
-    return record;
+    return this.deps.chat.appendMessage(owner, record, this.now());
   }
 }

@@ -32,8 +32,8 @@ export interface FleetServiceDeps {
 export class FleetService {
   constructor(private readonly deps: FleetServiceDeps) {}
 
-  private check(owner: string, fleet: FleetRecord): void {
-    const found = this.deps.agents.byIds(owner, fleet.agent_ids);
+  private async check(owner: string, fleet: FleetRecord): Promise<void> {
+    const found = await this.deps.agents.byIds(owner, fleet.agent_ids);
     const issues: Issue[] = [];
     fleet.agent_ids.forEach((agentId, index) => {
       if (!found.has(agentId))
@@ -53,7 +53,7 @@ export class FleetService {
     if (issues.length) throw invalidRequest(issues);
   }
 
-  create(owner: string, input: FleetInput): FleetRecord {
+  async create(owner: string, input: FleetInput): Promise<FleetRecord> {
     const now = isoNow();
     const fleet: FleetRecord = {
       id: newId("fleet", "uuid"),
@@ -67,33 +67,33 @@ export class FleetService {
       created_at: now,
       updated_at: now,
     };
-    this.check(owner, fleet);
-    this.deps.fleets.insert(owner, fleet);
+    await this.check(owner, fleet);
+    await this.deps.fleets.insert(owner, fleet);
     return fleet;
   }
 
-  get(owner: string, id: string): FleetRecord {
-    const fleet = this.deps.fleets.get(owner, id);
+  async get(owner: string, id: string): Promise<FleetRecord> {
+    const fleet = await this.deps.fleets.get(owner, id);
     if (!fleet) throw AppError.notFound(`Fleet ${id} not found`);
     return fleet;
   }
 
-  list(owner: string, filter: Page & { type?: string; status?: string }) {
-    const { items, total } = this.deps.fleets.list(owner, filter);
+  async list(owner: string, filter: Page & { type?: string; status?: string }) {
+    const { items, total } = await this.deps.fleets.list(owner, filter);
     return { fleets: items, ...pageInfo(filter, items.length, total) };
   }
 
-  update(owner: string, id: string, input: FleetInput): FleetRecord {
-    const fleet = this.get(owner, id);
+  async update(owner: string, id: string, input: FleetInput): Promise<FleetRecord> {
+    const fleet = await this.get(owner, id);
     const updated: FleetRecord = { ...fleet, ...definedOnly(input), updated_at: isoNow() };
-    this.check(owner, updated);
-    this.deps.fleets.update(owner, updated);
+    await this.check(owner, updated);
+    await this.deps.fleets.update(owner, updated);
     return updated;
   }
 
   /** A fleet's memory goes with it; its agents stay. */
-  delete(owner: string, id: string): void {
-    this.get(owner, id);
-    this.deps.fleets.delete(owner, id);
+  async delete(owner: string, id: string): Promise<void> {
+    await this.get(owner, id);
+    await this.deps.fleets.delete(owner, id);
   }
 }

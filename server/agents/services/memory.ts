@@ -58,8 +58,9 @@ export function parseTags(tags: string[] | string | undefined): string[] {
 export class MemoryService {
   constructor(private readonly deps: MemoryServiceDeps) {}
 
-  private checkHolder(owner: string, id: string, type: string): void {
-    const exists = type === "agent" ? this.deps.agents.get(owner, id) : this.deps.fleets.get(owner, id);
+  private async checkHolder(owner: string, id: string, type: string): Promise<void> {
+    const exists =
+      type === "agent" ? await this.deps.agents.get(owner, id) : await this.deps.fleets.get(owner, id);
     if (!exists)
       throw invalidRequest([
         {
@@ -70,11 +71,11 @@ export class MemoryService {
       ]);
   }
 
-  create(
+  async create(
     owner: string,
     input: Required<Pick<MemoryInput, "owner_id" | "owner_type" | "type" | "content">> & MemoryInput,
   ) {
-    this.checkHolder(owner, input.owner_id, input.owner_type);
+    await this.checkHolder(owner, input.owner_id, input.owner_type);
     const now = isoNow();
     const entry: MemoryRecord = {
       id: newId("mem", "uuid"),
@@ -88,22 +89,22 @@ export class MemoryService {
       created_at: now,
       updated_at: now,
     };
-    this.deps.memory.insert(owner, entry);
+    await this.deps.memory.insert(owner, entry);
     return memoryView(entry);
   }
 
-  private record(owner: string, id: string): MemoryRecord {
-    const entry = this.deps.memory.get(owner, id);
+  private async record(owner: string, id: string): Promise<MemoryRecord> {
+    const entry = await this.deps.memory.get(owner, id);
     if (!entry) throw AppError.notFound(`Memory entry ${id} not found`);
     return entry;
   }
 
-  get(owner: string, id: string) {
-    return memoryView(this.record(owner, id));
+  async get(owner: string, id: string) {
+    return memoryView(await this.record(owner, id));
   }
 
-  update(owner: string, id: string, input: MemoryInput) {
-    const entry = this.record(owner, id);
+  async update(owner: string, id: string, input: MemoryInput) {
+    const entry = await this.record(owner, id);
     const updated: MemoryRecord = {
       ...entry,
       type: input.type ?? entry.type,
@@ -113,15 +114,15 @@ export class MemoryService {
       importance: input.importance ?? entry.importance,
       updated_at: isoNow(),
     };
-    this.deps.memory.update(owner, updated);
+    await this.deps.memory.update(owner, updated);
     return memoryView(updated);
   }
 
-  delete(owner: string, id: string): void {
-    if (!this.deps.memory.delete(owner, id)) throw AppError.notFound(`Memory entry ${id} not found`);
+  async delete(owner: string, id: string): Promise<void> {
+    if (!(await this.deps.memory.delete(owner, id))) throw AppError.notFound(`Memory entry ${id} not found`);
   }
 
-  search(owner: string, query: MemorySearch) {
+  async search(owner: string, query: MemorySearch) {
     let match: string | undefined;
     if (query.content_query !== undefined) {
       match = matchExpression(query.content_query);
@@ -134,7 +135,7 @@ export class MemoryService {
           },
         ]);
     }
-    const { items, total } = this.deps.memory.search(owner, {
+    const { items, total } = await this.deps.memory.search(owner, {
       holderId: query.owner_id,
       holderType: query.owner_type,
       type: query.type,
@@ -150,18 +151,20 @@ export class MemoryService {
    * What an agent remembers for a message: the entries of the agent (and of its fleet, if any) that
    * match the message's words, best BM25 first; when none match, its most important entries.
    */
-  recall(
+  async recall(
     owner: string,
     holders: { id: string; type: string }[],
     message: string,
     limit: number,
-  ): MemoryRecord[] {
+  ): Promise<MemoryRecord[]> {
     if (limit <= 0) return [];
     const match = matchExpression(message);
     const base = { holders, limit, offset: 0 };
     // No totals: the context needs the entries, not how many there are.
-    const hits = match ? this.deps.memory.search(owner, { ...base, match }, { count: false }).items : [];
-    const found = hits.length ? hits : this.deps.memory.search(owner, base, { count: false }).items;
+    const hits = match
+      ? (await this.deps.memory.search(owner, { ...base, match }, { count: false })).items
+      : [];
+    const found = hits.length ? hits : (await this.deps.memory.search(owner, base, { count: false })).items;
     return found.map(({ score: _score, ...entry }) => entry);
   }
 }

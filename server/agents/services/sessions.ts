@@ -28,9 +28,9 @@ export class AgentSessionService {
     this.now = deps.now ?? Date.now;
   }
 
-  list(owner: string, filter: Page & { status?: string; target_id?: string; target_type?: string }) {
-    this.deps.chat.sweepInactive(owner, this.now());
-    const { items, total } = this.deps.chat.listSessions(owner, {
+  async list(owner: string, filter: Page & { status?: string; target_id?: string; target_type?: string }) {
+    await this.deps.chat.sweepInactive(owner, this.now());
+    const { items, total } = await this.deps.chat.listSessions(owner, {
       status: filter.status,
       targetId: filter.target_id,
       targetType: filter.target_type,
@@ -51,10 +51,10 @@ export class AgentSessionService {
     };
   }
 
-  history(owner: string, sessionId: string, page: HistoryPage) {
-    if (!this.deps.chat.getSession(owner, sessionId))
+  async history(owner: string, sessionId: string, page: HistoryPage) {
+    if (!(await this.deps.chat.getSession(owner, sessionId)))
       throw AppError.notFound(`Session ${sessionId} not found`);
-    const { messages, hasMore } = this.deps.chat.history(owner, sessionId, {
+    const { messages, hasMore } = await this.deps.chat.history(owner, sessionId, {
       limit: page.limit,
       before: page.before,
       after: page.after,

@@ -1,9 +1,10 @@
 /**
  * SQL for agents. Every statement is scoped by `owner_id`: a row of another owner does not exist here.
- * JSON columns (capabilities, config) are decoded into records; timestamps are ISO 8601.
+ * JSON columns (capabilities, config) are decoded into records; timestamps are ISO 8601. Over the
+ * database port (either engine).
  */
 import type { Capability, RecordStatus } from "../../../schemas/agents.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 import { deleteHolder } from "./holders.ts";
 
 export interface AgentRecord {
@@ -29,70 +30,74 @@ function agentOf(row: AgentRow): AgentRecord {
   return { ...row, capabilities: JSON.parse(row.capabilities), config: JSON.parse(row.config) };
 }
 
-/** Statement parameters for a record (bindings a statement does not name are ignored). */
-function bindings(owner: string, agent: AgentRecord) {
-  return {
-    ...agent,
-    capabilities: JSON.stringify(agent.capabilities),
-    config: JSON.stringify(agent.config),
-    owner,
-  };
+/** A record's columns in COLUMNS order, JSON columns encoded. */
+function values(agent: AgentRecord) {
+  return [
+    agent.id,
+    agent.name,
+    agent.role,
+    agent.description,
+    JSON.stringify(agent.capabilities),
+    agent.model,
+    agent.instructions,
+    JSON.stringify(agent.config),
+    agent.status,
+    agent.created_at,
+    agent.updated_at,
+  ];
 }
 
 export class AgentStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly db: Db) {}
 
-  insert(owner: string, agent: AgentRecord): void {
-    this.store.run(
-      `INSERT INTO agents (${COLUMNS}, owner_id)
-       VALUES ($id, $name, $role, $description, $capabilities, $model, $instructions, $config, $status, $created_at, $updated_at, $owner)`,
-      bindings(owner, agent),
+  async insert(owner: string, agent: AgentRecord): Promise<void> {
+    await this.db.run(
+      `INSERT INTO agents (${COLUMNS}, owner_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [...values(agent), owner],
     );
   }
 
-  update(owner: string, agent: AgentRecord): void {
-    this.store.run(
-      `UPDATE agents SET name = $name, role = $role, description = $description, capabilities = $capabilities,
-         model = $model, instructions = $instructions, config = $config, status = $status, updated_at = $updated_at
-       WHERE id = $id AND owner_id = $owner`,
-      bindings(owner, agent),
+  async update(owner: string, agent: AgentRecord): Promise<void> {
+    await this.db.run(
+      `UPDATE agents SET name = ?, role = ?, description = ?, capabilities = ?,
+         model = ?, instructions = ?, config = ?, status = ?, updated_at = ?
+       WHERE id = ? AND owner_id = ?`,
+      [...values(agent).slice(1, 9), agent.updated_at, agent.id, owner],
     );
   }
 
-  get(owner: string, id: string): AgentRecord | undefined {
-    const row = this.store.get<AgentRow>(
-      `SELECT ${COLUMNS} FROM agents WHERE id = $id AND owner_id = $owner`,
-      {
-        id,
-        owner,
-      },
-    );
+  async get(owner: string, id: string): Promise<AgentRecord | undefined> {
+    const row = await this.db.get<AgentRow>(`SELECT ${COLUMNS} FROM agents WHERE id = ? AND owner_id = ?`, [
+      id,
+      owner,
+    ]);
     return row && agentOf(row);
   }
 
   /** The agents among `ids` that this owner has, keyed by id. */
-  byIds(owner: string, ids: string[]): Map<string, AgentRecord> {
-    const rows = this.store.all<AgentRow>(
-      `SELECT ${COLUMNS} FROM agents
-       WHERE owner_id = $owner AND id IN (SELECT value FROM json_each($ids))`,
-      { owner, ids: JSON.stringify(ids) },
+  async byIds(owner: string, ids: string[]): Promise<Map<string, AgentRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.all<AgentRow>(
+      `SELECT ${COLUMNS} FROM agents WHERE owner_id = ? AND id IN (${ids.map(() => "?").join(", ")})`,
+      [owner, ...ids],
     );
     return new Map(rows.map((row) => [row.id, agentOf(row)]));
   }
 
-  list(owner: string, filter: { status?: string; limit: number; offset: number }) {
-    const params = { owner, status: filter.status ?? null };
-    const where = "owner_id = $owner AND ($status IS NULL OR status = $status)";
-    const rows = this.store.all<AgentRow>(
-      `SELECT ${COLUMNS} FROM agents WHERE ${where} ORDER BY created_at, id LIMIT $limit OFFSET $offset`,
-      { ...params, limit: filter.limit, offset: filter.offset },
+  async list(owner: string, filter: { status?: string; limit: number; offset: number }) {
+    const status = filter.status ?? null;
+    const where = "owner_id = ? AND (CAST(? AS TEXT) IS NULL OR status = ?)";
+    const params = [owner, status, status];
+    const rows = await this.db.all<AgentRow>(
+      `SELECT ${COLUMNS} FROM agents WHERE ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [...params, filter.limit, filter.offset],
     );
-    const total = this.store.get<{ n: number }>(`SELECT count(*) AS n FROM agents WHERE ${where}`, params);
+    const total = await this.db.get<{ n: number }>(`SELECT count(*) AS n FROM agents WHERE ${where}`, params);
     return { items: rows.map(agentOf), total: total?.n ?? 0 };
   }
 
   /** Deletes the agent and the memory entries it holds. */
-  delete(owner: string, id: string): void {
-    deleteHolder(this.store, "agent", owner, id);
+  delete(owner: string, id: string): Promise<void> {
+    return deleteHolder(this.db, "agent", owner, id);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * SQL for fleets and their ordered members (`fleet_agents`; the order is the sequential pattern's
  * order). Every statement is scoped by `owner_id`. The config column is JSON; timestamps are ISO 8601.
+ * Over the database port (either engine).
  */
 import type { FleetType, Pattern, RecordStatus } from "../../../schemas/agents.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db, Queryable } from "../../storage/db/port.ts";
 import { deleteHolder } from "./holders.ts";
 
 export interface FleetRecord {
@@ -23,92 +24,108 @@ type FleetRow = Omit<FleetRecord, "agent_ids" | "config"> & { config: string };
 
 const COLUMNS = "id, name, description, type, coordination_pattern, config, status, created_at, updated_at";
 
-function bindings(owner: string, fleet: FleetRecord) {
-  const { agent_ids: _members, ...fields } = fleet;
-  return { ...fields, config: JSON.stringify(fleet.config), owner };
-}
-
 export class FleetStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly db: Db) {}
 
-  insert(owner: string, fleet: FleetRecord): void {
-    this.store.tx(() => {
-      this.store.run(
-        `INSERT INTO fleets (${COLUMNS}, owner_id)
-         VALUES ($id, $name, $description, $type, $coordination_pattern, $config, $status, $created_at, $updated_at, $owner)`,
-        bindings(owner, fleet),
-      );
-      this.setMembers(owner, fleet.id, fleet.agent_ids);
-    });
-  }
-
-  update(owner: string, fleet: FleetRecord): void {
-    this.store.tx(() => {
-      this.store.run(
-        `UPDATE fleets SET name = $name, description = $description, type = $type,
-           coordination_pattern = $coordination_pattern, config = $config, status = $status, updated_at = $updated_at
-         WHERE id = $id AND owner_id = $owner`,
-        bindings(owner, fleet),
-      );
-      this.store.run("DELETE FROM fleet_agents WHERE fleet_id = $id AND owner_id = $owner", {
-        id: fleet.id,
+  insert(owner: string, fleet: FleetRecord): Promise<void> {
+    return this.db.tx(async (tx) => {
+      await tx.run(`INSERT INTO fleets (${COLUMNS}, owner_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+        fleet.id,
+        fleet.name,
+        fleet.description,
+        fleet.type,
+        fleet.coordination_pattern,
+        JSON.stringify(fleet.config),
+        fleet.status,
+        fleet.created_at,
+        fleet.updated_at,
         owner,
-      });
-      this.setMembers(owner, fleet.id, fleet.agent_ids);
+      ]);
+      await setMembers(tx, owner, fleet.id, fleet.agent_ids);
     });
   }
 
-  private setMembers(owner: string, fleetId: string, agentIds: string[]): void {
-    agentIds.forEach((agentId, position) => {
-      this.store.run(
-        "INSERT INTO fleet_agents (owner_id, fleet_id, agent_id, position) VALUES ($owner, $fleetId, $agentId, $position)",
-        { owner, fleetId, agentId, position },
+  update(owner: string, fleet: FleetRecord): Promise<void> {
+    return this.db.tx(async (tx) => {
+      await tx.run(
+        `UPDATE fleets SET name = ?, description = ?, type = ?, coordination_pattern = ?, config = ?, status = ?,
+           updated_at = ?
+         WHERE id = ? AND owner_id = ?`,
+        [
+          fleet.name,
+          fleet.description,
+          fleet.type,
+          fleet.coordination_pattern,
+          JSON.stringify(fleet.config),
+          fleet.status,
+          fleet.updated_at,
+          fleet.id,
+          owner,
+        ],
       );
+      await tx.run("DELETE FROM fleet_agents WHERE fleet_id = ? AND owner_id = ?", [fleet.id, owner]);
+      await setMembers(tx, owner, fleet.id, fleet.agent_ids);
     });
   }
 
-  get(owner: string, id: string): FleetRecord | undefined {
-    const row = this.store.get<FleetRow>(
-      `SELECT ${COLUMNS} FROM fleets WHERE id = $id AND owner_id = $owner`,
-      {
-        id,
-        owner,
-      },
-    );
-    return row && this.fleetOf(owner, row);
+  async get(owner: string, id: string): Promise<FleetRecord | undefined> {
+    const row = await this.db.get<FleetRow>(`SELECT ${COLUMNS} FROM fleets WHERE id = ? AND owner_id = ?`, [
+      id,
+      owner,
+    ]);
+    return row && (await this.withMembers(owner, [row]))[0];
   }
 
-  list(owner: string, filter: { type?: string; status?: string; limit: number; offset: number }) {
+  async list(owner: string, filter: { type?: string; status?: string; limit: number; offset: number }) {
     const where =
-      "owner_id = $owner AND ($type IS NULL OR type = $type) AND ($status IS NULL OR status = $status)";
-    const params = { owner, type: filter.type ?? null, status: filter.status ?? null };
-    const rows = this.store.all<FleetRow>(
-      `SELECT ${COLUMNS} FROM fleets WHERE ${where} ORDER BY created_at, id LIMIT $limit OFFSET $offset`,
-      { ...params, limit: filter.limit, offset: filter.offset },
+      "owner_id = ? AND (CAST(? AS TEXT) IS NULL OR type = ?) AND (CAST(? AS TEXT) IS NULL OR status = ?)";
+    const type = filter.type ?? null;
+    const status = filter.status ?? null;
+    const params = [owner, type, type, status, status];
+    const rows = await this.db.all<FleetRow>(
+      `SELECT ${COLUMNS} FROM fleets WHERE ${where} ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [...params, filter.limit, filter.offset],
     );
-    const total = this.store.get<{ n: number }>(`SELECT count(*) AS n FROM fleets WHERE ${where}`, params);
-    return { items: rows.map((row) => this.fleetOf(owner, row)), total: total?.n ?? 0 };
+    const total = await this.db.get<{ n: number }>(`SELECT count(*) AS n FROM fleets WHERE ${where}`, params);
+    return { items: await this.withMembers(owner, rows), total: total?.n ?? 0 };
   }
 
   /** Deletes the fleet (its member rows cascade) and the memory entries it holds; its agents stay. */
-  delete(owner: string, id: string): void {
-    deleteHolder(this.store, "fleet", owner, id);
+  delete(owner: string, id: string): Promise<void> {
+    return deleteHolder(this.db, "fleet", owner, id);
   }
 
   /** Fleets (id and name) that list the agent as a member. */
-  withMember(owner: string, agentId: string): { id: string; name: string }[] {
-    return this.store.all(
+  withMember(owner: string, agentId: string): Promise<{ id: string; name: string }[]> {
+    return this.db.all(
       `SELECT f.id, f.name FROM fleet_agents fa JOIN fleets f ON f.id = fa.fleet_id
-       WHERE fa.owner_id = $owner AND fa.agent_id = $agentId ORDER BY f.created_at, f.id`,
-      { owner, agentId },
+       WHERE fa.owner_id = ? AND fa.agent_id = ? ORDER BY f.created_at, f.id`,
+      [owner, agentId],
     );
   }
 
-  private fleetOf(owner: string, row: FleetRow): FleetRecord {
-    const members = this.store.all<{ agent_id: string }>(
-      "SELECT agent_id FROM fleet_agents WHERE fleet_id = $id AND owner_id = $owner ORDER BY position",
-      { id: row.id, owner },
+  /** The rows as records with their members, read in one statement for the whole page. */
+  private async withMembers(owner: string, rows: FleetRow[]): Promise<FleetRecord[]> {
+    if (rows.length === 0) return [];
+    const members = await this.db.all<{ fleet_id: string; agent_id: string }>(
+      `SELECT fleet_id, agent_id FROM fleet_agents
+       WHERE owner_id = ? AND fleet_id IN (${rows.map(() => "?").join(", ")}) ORDER BY fleet_id, position`,
+      [owner, ...rows.map((row) => row.id)],
     );
-    return { ...row, config: JSON.parse(row.config), agent_ids: members.map((m) => m.agent_id) };
+    const byFleet = new Map<string, string[]>();
+    for (const m of members) byFleet.set(m.fleet_id, [...(byFleet.get(m.fleet_id) ?? []), m.agent_id]);
+    return rows.map((row) => ({
+      ...row,
+      config: JSON.parse(row.config),
+      agent_ids: byFleet.get(row.id) ?? [],
+    }));
   }
+}
+
+async function setMembers(tx: Queryable, owner: string, fleetId: string, agentIds: string[]): Promise<void> {
+  if (agentIds.length === 0) return;
+  await tx.run(
+    `INSERT INTO fleet_agents (owner_id, fleet_id, agent_id, position) VALUES ${agentIds.map(() => "(?, ?, ?, ?)").join(", ")}`,
+    agentIds.flatMap((agentId, position) => [owner, fleetId, agentId, position]),
+  );
 }

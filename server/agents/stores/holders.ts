@@ -2,18 +2,19 @@
  * Agents and fleets both hold memory entries: deleting either deletes its entries in the same
  * transaction, so no entry outlives its holder.
  */
-import type { Store } from "../../storage/store.ts";
+import type { Db } from "../../storage/db/port.ts";
 
 export type HolderKind = "agent" | "fleet";
 
 const TABLE: Record<HolderKind, string> = { agent: "agents", fleet: "fleets" };
 
-export function deleteHolder(store: Store, kind: HolderKind, owner: string, id: string): void {
-  store.tx(() => {
-    store.run(
-      "DELETE FROM memory_entries WHERE owner_id = $owner AND holder_type = $kind AND holder_id = $id",
-      { owner, kind, id },
-    );
-    store.run(`DELETE FROM ${TABLE[kind]} WHERE id = $id AND owner_id = $owner`, { id, owner });
+export function deleteHolder(db: Db, kind: HolderKind, owner: string, id: string): Promise<void> {
+  return db.tx(async (tx) => {
+    await tx.run("DELETE FROM memory_entries WHERE owner_id = ? AND holder_type = ? AND holder_id = ?", [
+      owner,
+      kind,
+      id,
+    ]);
+    await tx.run(`DELETE FROM ${TABLE[kind]} WHERE id = ? AND owner_id = ?`, [id, owner]);
   });
 }

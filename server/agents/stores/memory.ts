@@ -2,10 +2,13 @@
  * SQL for memory entries and their search. Full text goes through the FTS5 index `memory_fts` (porter
  * stemming) ranked by BM25; tags are a JSON array on the row, mirrored into `memory_tags` by triggers,
  * and the filter keeps an entry only when every asked tag is on it. Every statement is scoped by `owner_id`.
+ * Over the database port: on PostgreSQL the index is `memory_entries.tsv` (content and tags in one
+ * tsvector, kept by a trigger) ranked by `bm25Query`, BM25 with FTS5's constants over the owner's entries;
+ * FTS5's column weights (tags 0.5) are not reproduced there.
  */
-import type { SQLQueryBindings } from "bun:sqlite";
 import type { MemoryType } from "../../../schemas/agents.ts";
-import type { Store } from "../../storage/store.ts";
+import type { Db, SqlValue } from "../../storage/db/port.ts";
+import { bm25Query, TS_CONFIG } from "../../storage/db/text-search.ts";
 
 export interface MemoryRecord {
   id: string;
@@ -59,106 +62,169 @@ export function matchExpression(text: string): string | undefined {
   return unique.length ? unique.map((w) => `"${w}"`).join(" OR ") : undefined;
 }
 
+/** The words of a `matchExpression` (PostgreSQL parses them itself: `to_tsvector` of the words). */
+function matchWords(match: string): string {
+  return [...match.matchAll(/"([^"]*)"/g)].map((m) => m[1]).join(" ");
+}
+
 export class MemoryStore {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly db: Db) {}
 
-  insert(owner: string, entry: MemoryRecord): void {
-    this.store.run(
+  async insert(owner: string, entry: MemoryRecord): Promise<void> {
+    await this.db.run(
       `INSERT INTO memory_entries (id, owner_id, holder_id, holder_type, type, content, tags, metadata, importance, created_at, updated_at)
-       VALUES ($id, $owner, $holder_id, $holder_type, $type, $content, $tags, $metadata, $importance, $created_at, $updated_at)`,
-      { ...entry, owner, tags: JSON.stringify(entry.tags), metadata: JSON.stringify(entry.metadata) },
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        entry.id,
+        owner,
+        entry.holder_id,
+        entry.holder_type,
+        entry.type,
+        entry.content,
+        JSON.stringify(entry.tags),
+        JSON.stringify(entry.metadata),
+        entry.importance,
+        entry.created_at,
+        entry.updated_at,
+      ],
     );
   }
 
-  update(owner: string, entry: MemoryRecord): void {
-    this.store.run(
-      `UPDATE memory_entries SET type = $type, content = $content, tags = $tags, metadata = $metadata,
-         importance = $importance, updated_at = $updated_at
-       WHERE id = $id AND owner_id = $owner`,
-      {
-        id: entry.id,
-        type: entry.type,
-        content: entry.content,
-        tags: JSON.stringify(entry.tags),
-        metadata: JSON.stringify(entry.metadata),
-        importance: entry.importance,
-        updated_at: entry.updated_at,
+  async update(owner: string, entry: MemoryRecord): Promise<void> {
+    await this.db.run(
+      `UPDATE memory_entries SET type = ?, content = ?, tags = ?, metadata = ?, importance = ?, updated_at = ?
+       WHERE id = ? AND owner_id = ?`,
+      [
+        entry.type,
+        entry.content,
+        JSON.stringify(entry.tags),
+        JSON.stringify(entry.metadata),
+        entry.importance,
+        entry.updated_at,
+        entry.id,
         owner,
-      },
+      ],
     );
   }
 
-  get(owner: string, id: string): MemoryRecord | undefined {
-    const row = this.store.get<MemoryRow>(
-      `SELECT ${COLUMNS} FROM memory_entries m WHERE m.id = $id AND m.owner_id = $owner`,
-      {
-        id,
-        owner,
-      },
+  async get(owner: string, id: string): Promise<MemoryRecord | undefined> {
+    const row = await this.db.get<MemoryRow>(
+      `SELECT ${COLUMNS} FROM memory_entries m WHERE m.id = ? AND m.owner_id = ?`,
+      [id, owner],
     );
     if (!row) return undefined;
     const { score: _score, ...record } = recordOf(row);
     return record;
   }
 
-  delete(owner: string, id: string): boolean {
+  async delete(owner: string, id: string): Promise<boolean> {
     return (
-      this.store.run("DELETE FROM memory_entries WHERE id = $id AND owner_id = $owner", { id, owner })
-        .changes > 0
+      (await this.db.run("DELETE FROM memory_entries WHERE id = ? AND owner_id = ?", [id, owner])).changes > 0
     );
   }
 
   /**
    * The WHERE clause is built from the filters that are set (and each asked tag joins `memory_tags`
-   * once), so SQLite plans each combination on its own: `$x IS NULL OR ...` clauses defeat its indexes.
+   * once), so SQLite plans each combination on its own: `? IS NULL OR ...` clauses defeat its indexes.
    */
-  search(owner: string, filter: MemoryFilter, { count = true } = {}) {
-    const params: Record<string, SQLQueryBindings> = { owner };
-    const where = ["m.owner_id = $owner"];
-    const joins: string[] = [];
+  async search(owner: string, filter: MemoryFilter, { count = true } = {}) {
+    const params: SqlValue[] = [owner];
+    const where = ["m.owner_id = ?"];
     const holders =
       filter.holders ?? (filter.holderId ? [{ id: filter.holderId, type: filter.holderType }] : []);
     if (holders.length) {
-      const any = holders.map((h, i) => {
-        params[`holder${i}`] = h.id;
-        if (!h.type) return `m.holder_id = $holder${i}`;
-        params[`holderType${i}`] = h.type;
-        return `(m.holder_id = $holder${i} AND m.holder_type = $holderType${i})`;
+      const any = holders.map((h) => {
+        params.push(h.id);
+        if (!h.type) return "m.holder_id = ?";
+        params.push(h.type);
+        return "(m.holder_id = ? AND m.holder_type = ?)";
       });
       where.push(`(${any.join(" OR ")})`);
     }
     if (filter.holderType) {
-      params.holderType = filter.holderType;
-      where.push("m.holder_type = $holderType");
+      params.push(filter.holderType);
+      where.push("m.holder_type = ?");
     }
     if (filter.type) {
-      params.type = filter.type;
-      where.push("m.type = $type");
+      params.push(filter.type);
+      where.push("m.type = ?");
     }
-    (filter.tags ?? []).forEach((tag, i) => {
-      params[`tag${i}`] = tag;
-      joins.push(
-        `JOIN memory_tags t${i} ON t${i}.memory_id = m.id AND t${i}.owner_id = $owner AND t${i}.tag = $tag${i}`,
-      );
-    });
+    const tags = filter.tags ?? [];
+    if (filter.match && this.db.engine === "postgres")
+      return this.searchPostgres(owner, filter, where, params, count);
+    // The tag joins come first in the FROM clause, so their parameters precede the WHERE clause's.
+    const joins = tags.map(
+      (_, i) => `JOIN memory_tags t${i} ON t${i}.memory_id = m.id AND t${i}.owner_id = ? AND t${i}.tag = ?`,
+    );
+    const joinParams = tags.flatMap((tag) => [owner, tag]);
     let from = ["memory_entries m", ...joins].join(" ");
     let score = "";
     let order = "m.importance DESC, m.created_at DESC, m.id";
     if (filter.match) {
-      params.match = filter.match;
+      // memory_fts comes before the joins in FROM, but its conditions are in WHERE: the order stays.
       from = ["memory_fts JOIN memory_entries m ON m.rowid = memory_fts.rowid", ...joins].join(" ");
-      where.push("memory_fts MATCH $match", "memory_fts.owner_id = $owner");
+      where.push("memory_fts MATCH ?", "memory_fts.owner_id = ?");
+      params.push(filter.match, owner);
       score = ", bm25(memory_fts, 1.0, 0.5) AS score";
       order = `score, ${order}`;
     }
     const clause = where.join(" AND ");
-    const rows = this.store.all<MemoryRow>(
-      `SELECT ${COLUMNS}${score} FROM ${from} WHERE ${clause} ORDER BY ${order} LIMIT $limit OFFSET $offset`,
-      { ...params, limit: filter.limit, offset: filter.offset },
+    const rows = await this.db.all<MemoryRow>(
+      `SELECT ${COLUMNS}${score} FROM ${from} WHERE ${clause} ORDER BY ${order} LIMIT ? OFFSET ?`,
+      [...joinParams, ...params, filter.limit, filter.offset],
     );
     const total = count
-      ? (this.store.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${clause}`, params)?.n ?? 0)
+      ? ((
+          await this.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${clause}`, [
+            ...joinParams,
+            ...params,
+          ])
+        )?.n ?? 0)
       : rows.length;
     return { items: rows.map(recordOf), total };
+  }
+
+  /**
+   * Text search on PostgreSQL: BM25 over the entries the filters keep (tags as EXISTS conditions), best
+   * first, then the same tie order as SQLite. The score is negated to FTS5's lower-is-better sign, which
+   * `recordOf` turns back.
+   */
+  private async searchPostgres(
+    owner: string,
+    filter: MemoryFilter,
+    where: string[],
+    params: SqlValue[],
+    count: boolean,
+  ) {
+    const conditions = [...where];
+    const values = [...params];
+    for (const tag of filter.tags ?? []) {
+      conditions.push(
+        "EXISTS (SELECT 1 FROM memory_tags x WHERE x.memory_id = m.id AND x.owner_id = ? AND x.tag = ?)",
+      );
+      values.push(owner, tag);
+    }
+    const scope = conditions.join(" AND ").replaceAll("m.", "t.");
+    const ranked = bm25Query({
+      table: "memory_entries",
+      columns: COLUMNS.replaceAll("m.", "t."),
+      where: scope,
+      limit: filter.limit + filter.offset,
+    });
+    const words = matchWords(filter.match ?? "");
+    const rows = await this.db.all<MemoryRow>(
+      `SELECT r.id, r.holder_id, r.holder_type, r.type, r.content, r.tags, r.metadata, r.importance, r.created_at,
+         r.updated_at, -r.score AS score
+       FROM (${ranked}) r ORDER BY r.score DESC, r.importance DESC, r.created_at DESC, r.id LIMIT ? OFFSET ?`,
+      [words, ...values, ...values, ...values, ...values, filter.limit, filter.offset],
+    );
+    if (!count) return { items: rows.map(recordOf), total: rows.length };
+    const total = await this.db.get<{ n: number }>(
+      `SELECT count(*) AS n FROM memory_entries m
+       WHERE ${conditions.join(" AND ")} AND m.tsv @@ (
+         SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(to_tsvector('${TS_CONFIG}', ?)))`,
+      [...values, words],
+    );
+    return { items: rows.map(recordOf), total: total?.n ?? 0 };
   }
 }
