@@ -90,6 +90,11 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
         if (found instanceof Response) return found;
       },
       open: async (ws) => {
+        // The client may send before the URL is checked again (a database read): its first messages wait
+        // here, in order, instead of being dropped; a close meanwhile ends it.
+        const early: (string | Uint8Array)[] = [];
+        let closedEarly = false;
+        links.set(ws.raw, { send: (m) => early.push(m), close: () => (closedEarly = true) });
         const data = ws.data as unknown as {
           params: Record<string, string>;
           identity?: { id: string };
@@ -97,6 +102,7 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
           headers: Record<string, string | undefined>;
         };
         const found = await resolve(data.params.token, data.identity?.id);
+        if (closedEarly) return;
         if (found instanceof Response) return ws.close(1008, "Invalid or expired preview URL");
         const request = {
           headers: new Headers(
@@ -105,13 +111,12 @@ export function sandboxRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
         };
         const path = `/${data.params["*"] ?? ""}`;
         const query = new URL(data.request?.url ?? "http://x/").search;
-        links.set(
-          ws.raw,
-          forwardWebSocket(found.upstream, found.claim.port, `${path}${query}`, request, {
-            send: (message) => ws.send(message),
-            close: (code, reason) => ws.close(code, reason),
-          }),
-        );
+        const link = forwardWebSocket(found.upstream, found.claim.port, `${path}${query}`, request, {
+          send: (message) => ws.send(message),
+          close: (code, reason) => ws.close(code, reason),
+        });
+        links.set(ws.raw, link);
+        for (const message of early.splice(0)) link.send(message);
       },
       message: (ws, message) => {
         const link = links.get(ws.raw);
