@@ -9,6 +9,7 @@ import { networkInterfaces } from "node:os";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadPolicy } from "../../server/config/policy.ts";
 import type { TestApp } from "../helpers/app.ts";
+import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { turnsApp } from "../helpers/turns.ts";
 
 const SECRET = "sk-settings-secret-0123456789";
@@ -17,8 +18,13 @@ let base: string;
 let port: number;
 
 beforeAll(async () => {
+  // The database URL carries the secret as its password (the test cluster trusts loopback and ignores it).
+  const database = (await freshPostgresDatabase()).replace(
+    /^postgres:\/\/([^@]+)@/,
+    `postgres://$1:${SECRET}@`,
+  );
   t = await turnsApp({
-    env: { APP_SANDBOX_WARM: "0", APP_MODEL_API_KEY: SECRET, APP_DATABASE_URL: `sqlite://${SECRET}` },
+    env: { APP_SANDBOX_WARM: "0", APP_MODEL_API_KEY: SECRET, APP_DATABASE_URL: database },
   });
   t.app.listen({ hostname: "0.0.0.0", port: 0, reusePort: false, development: false });
   port = t.app.server?.port as number;
