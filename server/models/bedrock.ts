@@ -18,6 +18,7 @@ import {
   type StreamOptions,
   setBedrockProviderModule,
 } from "@mariozechner/pi-ai";
+import { failedMessage } from "./reply.ts";
 
 export interface BedrockCredentials {
   accessKeyId: string;
@@ -141,24 +142,7 @@ function wrapped(pick: (m: BedrockModule) => BedrockStream): BedrockStream {
       out.end(await inner.result());
     };
     const failed = (error: unknown) => {
-      const message = {
-        role: "assistant" as const,
-        content: [],
-        api: model.api,
-        provider: model.provider,
-        model: model.id,
-        usage: {
-          input: 0,
-          output: 0,
-          cacheRead: 0,
-          cacheWrite: 0,
-          totalTokens: 0,
-          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-        },
-        stopReason: "error" as const,
-        errorMessage: error instanceof Error ? error.message : String(error),
-        timestamp: Date.now(),
-      };
+      const message = failedMessage(model, error instanceof Error ? error.message : String(error));
       out.push({ type: "error", reason: "error", error: message });
       out.end(message);
     };

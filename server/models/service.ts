@@ -27,6 +27,7 @@ import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
 import { hasOllamaModel, isLocalEndpoint, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
 import { OFFLINE_API, offlineModel, registerOfflineProvider } from "./offline.ts";
+import { failedMessage } from "./reply.ts";
 
 export class UnknownModelError extends Error {
   override name = "UnknownModelError";
@@ -291,28 +292,6 @@ function onLocalServer(model: Model<Api>): boolean {
   // Scripted and offline models answer in-process; their URLs are placeholders.
   if (model.api === OFFLINE_API || model.api.startsWith("faux")) return false;
   return isLocalEndpoint(model.baseUrl);
-}
-
-/** The reply of a model whose server could not be reached. */
-function failedMessage(model: Model<Api>, errorMessage: string): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
-    stopReason: "error",
-    errorMessage,
-    timestamp: Date.now(),
-  };
 }
 
 export function modelInfo(m: Model<Api>, available = true): ModelInfo {
