@@ -202,6 +202,11 @@ export class InterpreterPool {
     return this.idle.filter((i) => i.isReady && i.alive).length;
   }
 
+  /** The spawned process of each interpreter serving a turn now (diagnostics: which sandbox runs it). */
+  get turnPids(): number[] {
+    return [...this.turnHeld].map((i) => i.pid);
+  }
+
   /** Counts for health and benchmarks. */
   stats() {
     return { max: this.max, live: this.alive, idle: this.idle.length, waiting: this.line.length };
