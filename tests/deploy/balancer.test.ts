@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { PreviewSigner } from "../../server/sandbox/users/preview.ts";
+import { chat } from "../helpers/agents.ts";
 import { CLUSTER_SECRET, type Cluster, homeValueFor, instanceOf, startCluster } from "../helpers/balancer.ts";
 import { readFrames } from "../helpers/streams.ts";
 
@@ -64,6 +65,27 @@ describe("routing", () => {
           name,
         );
       }
+    }
+  });
+
+  test("the agents WebSocket upgrades through it, on either instance", async () => {
+    const eve = await signUp("socket@example.org");
+    const agent = await call("/v1/agents", {
+      method: "POST",
+      json: { name: "helper", role: "helps" },
+      headers: eve.bearer,
+    });
+    expect(agent.status).toBe(200);
+    for (const name of ["a", "b"] as const) {
+      const home = await homeValueFor(cluster, name);
+      const ws = await chat(
+        cluster.url,
+        { target_id: agent.body.id, target_type: "agent", auth_token: eve.token },
+        { "x-atrium-home": home },
+      );
+      const connected = await ws.next((f) => f.type === "connected");
+      expect(typeof connected.session_id).toBe("string");
+      ws.close();
     }
   });
 
