@@ -97,7 +97,7 @@ describe("routing", () => {
 });
 
 describe("shared limits and keys", () => {
-  test("sign-in failures spread over both instances lock the account at the 5th", async () => {
+  test("sign-in failures spread over both instances lock the account at the 5th, on every instance", async () => {
     await signUp("limits@example.org");
     const answered: string[] = [];
     for (let i = 0; i < 5; i++) {
@@ -118,6 +118,15 @@ describe("shared limits and keys", () => {
       });
       expect({ instance: locked.instance, status: locked.status }).toEqual({ instance: name, status: 429 });
     }
+    // And a third instance started on the same database afterwards, asked directly.
+    const c = await cluster.third();
+    const third = await fetch(`${c.url}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "limits@example.org", password: PASSWORD }),
+    });
+    expect(third.status).toBe(429);
+    await c.stop();
   });
 
   test("a CSRF token instance A issues passes instance B's check", async () => {

@@ -21,7 +21,8 @@ export const HAPROXY_CONFIG = join(REPO_ROOT, "deploy", "haproxy.cfg");
 /** The secret every instance shares (its HMAC keys: server/auth/server-keys.ts). */
 export const CLUSTER_SECRET = "cluster-secret-0123456789abcdef0123456789";
 
-export type InstanceName = "a" | "b";
+/** `a` and `b` sit behind the balancer; `c` is an extra instance on the same data (`Cluster.third`). */
+export type InstanceName = "a" | "b" | "c";
 
 export interface Instance {
   name: InstanceName;
@@ -43,7 +44,9 @@ export interface Cluster {
   dataDir: string;
   /** The environment every instance runs with. */
   env: Record<string, string>;
-  instances: Record<InstanceName, Instance>;
+  instances: Record<"a" | "b", Instance>;
+  /** Starts a third instance on the same database and data dir, not behind the balancer. */
+  third(): Promise<Instance>;
   stop(): Promise<void>;
 }
 
@@ -113,11 +116,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     return me;
   };
   const instances = { a: await instance("a"), b: await instance("b") };
+  const extras: Instance[] = [];
+  const third = async () => {
+    const c = await instance("c");
+    extras.push(c);
+    await c.start();
+    return c;
+  };
   let balancer: Subprocess<"ignore", "ignore", "pipe"> | undefined;
   const stop = async () => {
     balancer?.kill("SIGTERM");
     await balancer?.exited;
-    await Promise.all(Object.values(instances).map((i) => i.stop()));
+    await Promise.all([...Object.values(instances), ...extras].map((i) => i.stop()));
     data.remove();
   };
   try {
@@ -149,7 +159,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       },
       { timeoutMs: 20_000, intervalMs: 50, what: "both instances to answer through the balancer" },
     );
-    return { url, databaseUrl, dataDir: data.path, env, instances, stop };
+    return { url, databaseUrl, dataDir: data.path, env, instances, third, stop };
   } catch (error) {
     await stop();
     throw error;
