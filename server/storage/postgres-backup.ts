@@ -78,7 +78,7 @@ export function libpqEnv(url: string): Record<string, string> {
 }
 
 /** The schema's tables, each after the tables its foreign keys point at (so its rows load after theirs). */
-async function tablesOf(q: Queryable): Promise<string[]> {
+export async function tablesOf(q: Queryable): Promise<string[]> {
   const names = (
     await q.all<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
