@@ -20,7 +20,7 @@ import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { chat, scripted } from "../helpers/chat.ts";
 import { freshPostgresDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/tmp.ts";
-import { createSession, runTurn, turnsApp } from "../helpers/turns.ts";
+import { turnsApp } from "../helpers/turns.ts";
 import { fixtureDocuments } from "../search/fixtures.ts";
 
 const AUTH = { APP_CHAT_RUNTIME_REQUIRE_AUTH: "1", APP_AUTH_SECRET: SECRET, APP_AUTH_SIGNUP: "open" };
@@ -168,6 +168,10 @@ describe("atrium db copy from app.db to PostgreSQL", () => {
       expect(again).toBeString();
       const agent = await t.json<any>("/v1/agents", postJson({ name: "New", role: "after" }, bearer));
       expect(agent.status).toBe(200);
+      // A second index: its index, entity and unit rows take identity ids after the copied ones.
+      const documents = fixtureDocuments().map((d) => ({ name: d.title, text: d.text }));
+      const second = await t.request("/search/index", postJson({ name: "second", documents }, bearer));
+      expect(second.status).toBe(200);
     } finally {
       await t.close();
     }
