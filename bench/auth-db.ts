@@ -29,9 +29,9 @@ import { createEnvSource } from "../server/config/env.ts";
 import { loadConfig } from "../server/config/index.ts";
 import { type AppContext, createContext } from "../server/context.ts";
 import { silentLogger } from "../server/log.ts";
-import type { Db, Tx } from "../server/storage/db/port.ts";
 import { CHEAP_ARGON2ID } from "../tests/helpers/app.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
+import { countStatements } from "./lib/count-statements.ts";
 import { fmt, median } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -41,36 +41,6 @@ const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 const EMAIL = "bench@example.org";
 const PASSWORD = "correct horse battery staple";
-
-/** Counts the statements a port runs (and a transaction's BEGIN and COMMIT). */
-function countStatements(db: Db): { count: number } {
-  const counter = { count: 0 };
-  const counted =
-    <A extends unknown[], R>(f: (...args: A) => R) =>
-    (...args: A): R => {
-      counter.count++;
-      return f(...args);
-    };
-  const wrapTx = (inner: Tx): Tx => ({
-    all: counted(inner.all.bind(inner)) as Tx["all"],
-    get: counted(inner.get.bind(inner)) as Tx["get"],
-    run: counted(inner.run.bind(inner)),
-    exec: counted(inner.exec.bind(inner)),
-    tx: (fn) => inner.tx((t) => fn(wrapTx(t))),
-    afterCommit: (cb) => inner.afterCommit(cb),
-  });
-  // `get` reads through `all` on both adapters: counting `all` counts it once.
-  const d = db as unknown as Record<string, unknown>;
-  d.all = counted(db.all.bind(db));
-  d.run = counted(db.run.bind(db));
-  d.exec = counted(db.exec.bind(db));
-  const tx = db.tx.bind(db);
-  d.tx = <T>(fn: (t: Tx) => Promise<T>) => {
-    counter.count += 2;
-    return tx((t) => fn(wrapTx(t)));
-  };
-  return counter;
-}
 
 interface Engine {
   name: string;
