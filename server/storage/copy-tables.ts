@@ -16,6 +16,9 @@ import type { Engine } from "./db/dialect.ts";
 import type { Queryable, Row, SqlValue } from "./db/port.ts";
 import { TS_CONFIG, textSearchLength } from "./db/text-search.ts";
 
+/** Where `atrium db copy` records the tables it verified (a record of the move, not the app's data). */
+export const COPY_PROGRESS = "db_copy_progress";
+
 export const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 export interface TargetColumn {

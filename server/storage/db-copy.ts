@@ -16,6 +16,7 @@
 
 import {
   batchSize,
+  COPY_PROGRESS,
   ident,
   insertParams,
   insertSql,
@@ -57,7 +58,7 @@ export interface TableResult {
   how: "copied" | "verified";
 }
 
-const PROGRESS = "db_copy_progress";
+const PROGRESS = COPY_PROGRESS;
 const NOT_COPIED = new Set(["schema_migrations", PROGRESS]);
 
 /** Copies `source` into `target` (see the module comment); throws CopyError on a refusal or a mismatch. */

@@ -7,10 +7,11 @@
  * checksums, bad input as one line. Always on PostgreSQL (the throwaway cluster of helpers/postgres.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { migrationSets } from "../../server/app.ts";
+import { backupAll } from "../../server/backup-command.ts";
 import { dbCommandMain } from "../../server/db-command.ts";
 import { applyMigrations, fromSqliteSet, postgresScopes } from "../../server/storage/db/migrate.ts";
 import { openDb } from "../../server/storage/db/open.ts";
@@ -345,7 +346,7 @@ describe("refusals", () => {
 });
 
 describe("PostgreSQL to PostgreSQL", () => {
-  test("a copied PostgreSQL database copies on to another, the same rows and checksums", async () => {
+  test("a copied PostgreSQL database copies on to another, the same rows and checksums, and backs up", async () => {
     const first = await freshPostgresDatabase();
     const second = await freshPostgresDatabase();
     const a = await copy("--from", dataDir, "--to", first);
@@ -359,11 +360,25 @@ describe("PostgreSQL to PostgreSQL", () => {
       );
     // Computed on SQLite for the first copy and on PostgreSQL for the second: the same per table.
     expect(await checksums(second)).toEqual(await checksums(first));
-    const t = await app(second);
+    // `atrium backup`'s export of the copied database restores (the copy's own record left out).
+    const backupDir = tempDir();
     try {
-      expect(await views(t, bearer)).toEqual(seen);
+      const target = join(backupDir.path, "copy");
+      const done = await backupAll(dataDir, target, { url: second, usePgDump: false });
+      expect(done.postgres?.method).toBe("export");
+      const third = await freshPostgresDatabase();
+      await withDb(third, async (db) => {
+        const text = readFileSync(join(target, "postgres.sql"), "utf8");
+        await db.tx((tx) => tx.exec(text));
+      });
+      const t = await app(third);
+      try {
+        expect(await views(t, bearer)).toEqual(seen);
+      } finally {
+        await t.close();
+      }
     } finally {
-      await t.close();
+      backupDir.remove();
     }
   }, 120_000);
 });
