@@ -32,7 +32,7 @@ import { silentLogger } from "../server/log.ts";
 import { CHEAP_ARGON2ID } from "../tests/helpers/app.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
 import { countStatements } from "./lib/count-statements.ts";
-import { fmt, median } from "./lib/stats.ts";
+import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "3" } },
@@ -107,36 +107,7 @@ const engines = [
   await engine("postgres", { APP_DATABASE_URL: await freshPostgresDatabase() }),
 ];
 try {
-  const perCall: Record<string, Record<string, number[]>> = {};
-  const statements: Record<string, Record<string, number>> = {};
-  for (const name of Object.keys(subjects)) {
-    perCall[name] = { sqlite: [], postgres: [] };
-    statements[name] = {};
-  }
-  for (const e of engines)
-    for (const run of Object.values(subjects)) for (let i = 0; i < 3; i++) await run(e); // warm
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(subjects)) {
-      const order = round % 2 === 0 ? engines : [...engines].reverse();
-      for (const e of order) {
-        const calls = callsOf(name);
-        e.counter.count = 0;
-        const started = performance.now();
-        for (let i = 0; i < calls; i++) await run(e);
-        perCall[name]?.[e.name]?.push((performance.now() - started) / calls);
-        (statements[name] as Record<string, number>)[e.name] = e.counter.count / calls;
-      }
-    }
-  }
-  console.log("auth hot paths, median ms per call (statements per call), PostgreSQL ÷ SQLite");
-  for (const name of Object.keys(subjects)) {
-    const lite = median(perCall[name]?.sqlite ?? []);
-    const pg = median(perCall[name]?.postgres ?? []);
-    const st = statements[name] ?? {};
-    console.log(
-      `${name.padEnd(14)} sqlite ${fmt(lite, 3).padStart(7)} ms (${fmt(st.sqlite ?? 0, 1)})   postgres ${fmt(pg, 3).padStart(7)} ms (${fmt(st.postgres ?? 0, 1)})   ratio ${fmt(pg / lite, 2)}x`,
-    );
-  }
+  await printEngineRatios("auth hot paths", engines, subjects, { rounds: ROUNDS, callsOf });
 } finally {
   for (const e of engines) {
     await e.app.close();

@@ -26,7 +26,7 @@ import { scriptedModel } from "../tests/helpers/faux.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
 import { fixtureDocuments } from "../tests/search/fixtures.ts";
 import { countStatements } from "./lib/count-statements.ts";
-import { fmt, median } from "./lib/stats.ts";
+import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "50" }, rounds: { type: "string", default: "3" } },
@@ -149,36 +149,7 @@ try {
     }
     e.counter.sql = undefined;
   }
-  const perCall: Record<string, Record<string, number[]>> = {};
-  const statements: Record<string, Record<string, number>> = {};
-  for (const name of Object.keys(subjects)) {
-    perCall[name] = { sqlite: [], postgres: [] };
-    statements[name] = {};
-  }
-  for (const e of engines)
-    for (const run of Object.values(subjects)) for (let i = 0; i < 3; i++) await run(e);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(subjects)) {
-      const order = round % 2 === 0 ? engines : [...engines].reverse();
-      for (const e of order) {
-        const calls = callsOf(name);
-        e.counter.count = 0;
-        const started = performance.now();
-        for (let i = 0; i < calls; i++) await run(e);
-        perCall[name]?.[e.name]?.push((performance.now() - started) / calls);
-        (statements[name] as Record<string, number>)[e.name] = e.counter.count / calls;
-      }
-    }
-  }
-  console.log("families' hot paths, median ms per call (statements per call), PostgreSQL ÷ SQLite");
-  for (const name of Object.keys(subjects)) {
-    const lite = median(perCall[name]?.sqlite ?? []);
-    const pg = median(perCall[name]?.postgres ?? []);
-    const st = statements[name] ?? {};
-    console.log(
-      `${name.padEnd(15)} sqlite ${fmt(lite, 3).padStart(8)} ms (${fmt(st.sqlite ?? 0, 1)})   postgres ${fmt(pg, 3).padStart(8)} ms (${fmt(st.postgres ?? 0, 1)})   ratio ${fmt(pg / lite, 2)}x`,
-    );
-  }
+  await printEngineRatios("families' hot paths", engines, subjects, { rounds: ROUNDS, callsOf });
 } finally {
   for (const e of engines) await e.t.close();
   await stopPostgres();
