@@ -72,7 +72,7 @@ export async function copyDatabase(
   await requireSourceHead(source, sets);
   const resume = !options.force && (await previousRun(target, source.label));
   if (!resume) {
-    const occupied = await occupiedTables(target);
+    const occupied = await occupiedTables(target, source);
     if (occupied.length > 0 && !options.force)
       throw new CopyError(
         `the target database is not empty (${occupied.slice(0, 4).join(", ")}${occupied.length > 4 ? ", …" : ""}); nothing was written: copy into an empty database, or pass --force to replace its contents`,
@@ -82,7 +82,11 @@ export async function copyDatabase(
   await target.exec(
     `CREATE TABLE IF NOT EXISTS ${PROGRESS} (table_name TEXT PRIMARY KEY, source TEXT NOT NULL, rows BIGINT NOT NULL, checksum TEXT NOT NULL, copied_at TEXT NOT NULL)`,
   );
-  const tables = (await tablesOf(target)).filter((t) => !NOT_COPIED.has(t));
+  // Atrium's tables: those the source has too (another application's tables in the same schema are
+  // never emptied or copied).
+  const tables: string[] = [];
+  for (const t of await tablesOf(target))
+    if (!NOT_COPIED.has(t) && (await sourceColumns(source.q, source.engine, t))) tables.push(t);
   if (!resume) {
     // A fresh copy (or --force): nothing of the target's own stays, not even the migrations' local user.
     await target.tx(async (tx) => {
@@ -129,15 +133,15 @@ export async function copyDatabase(
   return results;
 }
 
-/** Rows the target holds of its own: every table's, except the migrations' records and local user. */
-async function occupiedTables(target: Db): Promise<string[]> {
+/** Rows the target holds of its own in Atrium's tables, except the migrations' records and local user. */
+async function occupiedTables(target: Db, source: CopySource): Promise<string[]> {
   const tables = await target.all<{ name: string }>(
     `SELECT table_name AS name FROM information_schema.tables
      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
   );
   const out: string[] = [];
   for (const { name } of tables) {
-    if (NOT_COPIED.has(name)) continue;
+    if (NOT_COPIED.has(name) || !(await sourceColumns(source.q, source.engine, name))) continue;
     const where = name === "users" ? " WHERE id <> 'local'" : "";
     const row = await target.get<{ n: number }>(`SELECT count(*) AS n FROM ${ident(name)}${where}`);
     if ((row?.n ?? 0) > 0) out.push(`${name}: ${row?.n} rows`);

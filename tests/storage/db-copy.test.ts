@@ -268,6 +268,12 @@ describe("refusals", () => {
     } finally {
       await other.close();
     }
+    // Another application's table in the same schema: never emptied, never copied.
+    await withDb(url, (db) =>
+      db.exec(
+        "CREATE TABLE other_app_notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO other_app_notes VALUES (1, 'kept')",
+      ),
+    );
     const snapshot = (db: Db) =>
       db.all(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1",
@@ -285,6 +291,10 @@ describe("refusals", () => {
 
     const forced = await copy("--from", dataDir, "--to", url, "--force");
     expect(forced.code).toBe(0);
+    expect(forced.err).not.toContain("other_app_notes");
+    await withDb(url, async (db) =>
+      expect(await db.all("SELECT id, body FROM other_app_notes")).toEqual([{ id: 1, body: "kept" }]),
+    );
     const t = await app(url);
     try {
       expect(await views(t, bearer)).toEqual(seen);
