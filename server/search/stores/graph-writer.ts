@@ -7,32 +7,11 @@
  */
 import type { Engine } from "../../storage/db/dialect.ts";
 import type { Queryable } from "../../storage/db/port.ts";
-import type { IndexRow, MergedEntity, MergedRelationship } from "../types.ts";
+import type { EntityRow, IndexRow, MergedEntity, MergedRelationship, RelationshipRow } from "../types.ts";
 import { ftsRow, placeholders, RowInserter } from "./sql.ts";
 
-interface StoredEntity {
-  id: number;
-  human_id: number;
-  name: string;
-  type: string;
-  description: string;
-  degree: number;
-  mentions: number;
-  unit_ids: string;
-}
-
-interface StoredRelationship {
-  id: number;
-  human_id: number;
-  source_id: number;
-  target_id: number;
-  source: string;
-  target: string;
-  description: string;
-  weight: number;
-  rank: number;
-  unit_ids: string;
-}
+/** An entity row as this writer reads it (its community list is written apart). */
+type StoredEntity = Omit<EntityRow, "community_ids">;
 
 /** Rows deleted per statement: far under either engine's limit on bound parameters. */
 const DELETE_CHUNK = 500;
@@ -50,7 +29,7 @@ export async function writeMergedGraph(
     "SELECT id, human_id, name, type, description, degree, mentions, unit_ids FROM search_entities WHERE index_id = ? AND owner_id = ?",
     scope,
   );
-  const oldRelationships = await q.all<StoredRelationship>(
+  const oldRelationships = await q.all<RelationshipRow>(
     "SELECT id, human_id, source_id, target_id, source, target, description, weight, rank, unit_ids FROM search_relationships WHERE index_id = ? AND owner_id = ?",
     scope,
   );
