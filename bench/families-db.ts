@@ -11,7 +11,7 @@
  *   local search      `POST /search/local` on an index of the fixture books (offline: the context tables)
  *   memory search     `GET /v1/memory/search` over 300 memories of one agent (BM25 on both engines)
  *
- * Statements per call are counted on the port (bench/lib/count-statements.ts).
+ * Statements per call are counted on the port (tests/helpers/count-statements.ts).
  *
  *   bun bench/families-db.ts [--n 50] [--rounds 3]
  */
@@ -22,10 +22,10 @@ import { turnRecorder } from "../server/turns/services/turn-recorder.ts";
 import { TurnRunStore } from "../server/turns/stores/runs.ts";
 import { TurnSessionStore } from "../server/turns/stores/sessions.ts";
 import { createTestApp, postJson, type TestApp } from "../tests/helpers/app.ts";
+import { countStatements } from "../tests/helpers/count-statements.ts";
 import { scriptedModel } from "../tests/helpers/faux.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
 import { fixtureDocuments } from "../tests/search/fixtures.ts";
-import { countStatements } from "./lib/count-statements.ts";
 import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({
@@ -145,7 +145,7 @@ try {
     for (const [name, run] of Object.entries(subjects)) {
       e.counter.sql = [];
       await run(e);
-      console.log(`${name}:\n  ${e.counter.sql.join("\n  ")}`);
+      console.log(`${name}:\n  ${e.counter.sql.map((s) => s.slice(0, 110)).join("\n  ")}`);
     }
     e.counter.sql = undefined;
   }
