@@ -3,13 +3,16 @@
  * the app runs (`ATRIUM_TEST_DATABASE=postgres` for PostgreSQL): a fleet with its members (created,
  * updated), an agent or fleet deleted with its memory, a message counted on its session. Each is made to
  * fail part-way by the database itself (a constraint, or a trigger refusing the last write) and leaves
- * nothing of itself behind. None of them emits an event.
+ * nothing of itself behind. A message's transaction sends nothing itself; the chat socket's frames follow
+ * it, and the last test reads the rows back the moment its frame arrives.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { AgentChatStore } from "../../server/agents/stores/chat.ts";
 import { type FleetRecord, FleetStore } from "../../server/agents/stores/fleets.ts";
 import { deleteHolder } from "../../server/agents/stores/holders.ts";
+import { agentModel, chat } from "../helpers/agents.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { listen } from "../helpers/listen.ts";
 import { failingWith, rows } from "../helpers/refuse-writes.ts";
 
 let t: TestApp;
@@ -114,4 +117,34 @@ test("AgentChatStore.appendMessage: a message whose session cannot be counted is
   await chat.appendMessage("local", message, Date.now());
   expect(await rows(t.ctx.database, "agent_messages", "session_id = ?", ["ses_tx"])).toBe(1);
   expect(await rows(t.ctx.database, "agent_sessions", "id = ? AND message_count = 1", ["ses_tx"])).toBe(1);
+});
+
+test("the chat socket's reply frame arrives after both messages committed: a read at that moment finds them", async () => {
+  const model = agentModel(t, (prompt) => `echo ${prompt}`);
+  const { body: agent } = await t.json<{ id: string }>(
+    "/v1/agents",
+    postJson({ name: "Echo", role: "tester", model: model.id }),
+  );
+  const server = listen(t);
+  try {
+    const c = await chat(server.url, { target_id: agent.id, target_type: "agent" });
+    const { session_id } = await c.next((f) => f.type === "connected");
+    c.send({ type: "message", content: "ping", context: { stream: false } });
+    // Read as the frame arrives (no await between the frame and the statement's start).
+    const stored = await c
+      .next((f) => f.type === "response")
+      .then(() =>
+        t.ctx.database.all<{ role: string; content: string }>(
+          "SELECT role, content FROM agent_messages WHERE session_id = ? ORDER BY timestamp",
+          [session_id],
+        ),
+      );
+    expect(stored).toEqual([
+      { role: "user", content: "ping" },
+      { role: "assistant", content: "echo ping" },
+    ]);
+    c.close();
+  } finally {
+    await server.stop();
+  }
 });
