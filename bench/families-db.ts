@@ -3,6 +3,7 @@
  * the auth checks are bench/auth-db.ts's). Two apps, one on app.db and one on a fresh PostgreSQL database
  * (the throwaway cluster of tests/helpers/postgres.ts), interleaved per round:
  *
+ *   one statement     `SELECT 1` on the port, no request: a round trip's floor on PostgreSQL
  *   lookup by key     `GET /v1/agents/:id` through the app in process
  *   turn event log    a turn's database work: the claim, 40 events through the recorder (batched), the
  *                     commit of the outcome with the rest of the log (server/turns/services/turn-recorder.ts)
@@ -118,6 +119,8 @@ async function ok(response: Response, what: string): Promise<void> {
 
 type Subject = (e: Engine) => Promise<unknown>;
 const subjects: Record<string, Subject> = {
+  // The floor of any path: one statement on the port, no HTTP (what a lookup's ratio is measured against).
+  "one statement": (e) => e.t.ctx.database.get("SELECT 1 AS one"),
   "lookup by key": async (e) => ok(await e.t.request(`/v1/agents/${e.agentId}`), "the agent"),
   "turn event log": turn,
   "chat run": async (e) =>
