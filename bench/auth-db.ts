@@ -30,8 +30,8 @@ import { loadConfig } from "../server/config/index.ts";
 import { type AppContext, createContext } from "../server/context.ts";
 import { silentLogger } from "../server/log.ts";
 import { CHEAP_ARGON2ID } from "../tests/helpers/app.ts";
+import { countStatements } from "../tests/helpers/count-statements.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
-import { countStatements } from "./lib/count-statements.ts";
 import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({

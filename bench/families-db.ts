@@ -3,6 +3,7 @@
  * the auth checks are bench/auth-db.ts's). Two apps, one on app.db and one on a fresh PostgreSQL database
  * (the throwaway cluster of tests/helpers/postgres.ts), interleaved per round:
  *
+ *   one statement     `SELECT 1` on the port, no request: a round trip's floor on PostgreSQL
  *   lookup by key     `GET /v1/agents/:id` through the app in process
  *   turn event log    a turn's database work: the claim, 40 events through the recorder (batched), the
  *                     commit of the outcome with the rest of the log (server/turns/services/turn-recorder.ts)
@@ -11,7 +12,7 @@
  *   local search      `POST /search/local` on an index of the fixture books (offline: the context tables)
  *   memory search     `GET /v1/memory/search` over 300 memories of one agent (BM25 on both engines)
  *
- * Statements per call are counted on the port (bench/lib/count-statements.ts).
+ * Statements per call are counted on the port (tests/helpers/count-statements.ts).
  *
  *   bun bench/families-db.ts [--n 50] [--rounds 3]
  */
@@ -22,10 +23,10 @@ import { turnRecorder } from "../server/turns/services/turn-recorder.ts";
 import { TurnRunStore } from "../server/turns/stores/runs.ts";
 import { TurnSessionStore } from "../server/turns/stores/sessions.ts";
 import { createTestApp, postJson, type TestApp } from "../tests/helpers/app.ts";
+import { countStatements } from "../tests/helpers/count-statements.ts";
 import { scriptedModel } from "../tests/helpers/faux.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
 import { fixtureDocuments } from "../tests/search/fixtures.ts";
-import { countStatements } from "./lib/count-statements.ts";
 import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({
@@ -118,6 +119,8 @@ async function ok(response: Response, what: string): Promise<void> {
 
 type Subject = (e: Engine) => Promise<unknown>;
 const subjects: Record<string, Subject> = {
+  // The floor of any path: one statement on the port, no HTTP (what a lookup's ratio is measured against).
+  "one statement": (e) => e.t.ctx.database.get("SELECT 1 AS one"),
   "lookup by key": async (e) => ok(await e.t.request(`/v1/agents/${e.agentId}`), "the agent"),
   "turn event log": turn,
   "chat run": async (e) =>
@@ -145,7 +148,7 @@ try {
     for (const [name, run] of Object.entries(subjects)) {
       e.counter.sql = [];
       await run(e);
-      console.log(`${name}:\n  ${e.counter.sql.join("\n  ")}`);
+      console.log(`${name}:\n  ${e.counter.sql.map((s) => s.slice(0, 110)).join("\n  ")}`);
     }
     e.counter.sql = undefined;
   }

@@ -29,7 +29,6 @@ import { openDb } from "./storage/db/open.ts";
 import type { Db } from "./storage/db/port.ts";
 import { sqlitePort } from "./storage/db/sqlite.ts";
 import type { StartupDatabases } from "./storage/startup-migrations.ts";
-import { Store } from "./storage/store.ts";
 
 export interface AppContext {
   config: AppConfig;
@@ -37,10 +36,9 @@ export interface AppContext {
   db: Database;
   /**
    * The database port (storage/db/): app.db's connection through the asynchronous port, or PostgreSQL
-   * when the policy's APP_DATABASE_URL names one. Converted stores use it; the rest still use `store`.
+   * when the policy's APP_DATABASE_URL names one. Every store uses it.
    */
   database: Db;
-  store: Store;
   models: ModelService;
   log: Logger;
   readiness: Readiness;
@@ -85,7 +83,6 @@ export interface ContextOptions {
 export function createContext(options: ContextOptions): AppContext {
   const { config, env, log, shutdown, resolvers } = options;
   const db = openDatabase(join(config.dataDir, "app.db"));
-  const store = new Store(db);
   const { databaseUrl } = config.policy.secrets;
   const database = databaseUrl ? openDb({ url: databaseUrl, dataDir: config.dataDir }) : sqlitePort(db);
   const limits = new LimitStore(database);
@@ -127,7 +124,6 @@ export function createContext(options: ContextOptions): AppContext {
     env,
     db,
     database,
-    store,
     auth,
     tokens,
     scopes,

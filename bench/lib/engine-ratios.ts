@@ -1,7 +1,7 @@
 /**
  * The loop of the PostgreSQL ÷ SQLite benches (auth-db.ts, families-db.ts): every path warmed on both
  * engines, then timed per round with the engines' order alternating (neither always runs on a warmer
- * machine), statements per call read from each engine's counter (count-statements.ts), and one line per
+ * machine), statements per call read from each engine's counter (tests/helpers/count-statements.ts), and one line per
  * path: median ms per call, statements per call, the ratio.
  */
 import { fmt, median } from "./stats.ts";

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { migrationSets } from "../../server/app.ts";
 import { openDatabase } from "../../server/storage/database.ts";
 import { MigrationError, type MigrationSet, migrate } from "../../server/storage/migrate.ts";
-import { Store } from "../../server/storage/store.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const dir = tempDir();
@@ -114,40 +113,6 @@ describe("migrate", () => {
       });
     }
     expect(db.query("SELECT id FROM users").all()).toEqual([{ id: "local" }]);
-    db.close();
-  });
-});
-
-describe("Store", () => {
-  test("reads, writes and rolls back transactions", () => {
-    const db = freshDb();
-    migrate(db, [notes(["CREATE TABLE notes (id INTEGER PRIMARY KEY, owner_id TEXT NOT NULL, body TEXT)"])]);
-    const store = new Store(db);
-    const { changes, lastInsertRowid } = store.run(
-      "INSERT INTO notes (owner_id, body) VALUES ($owner, $body)",
-      {
-        owner: "local",
-        body: "hello",
-      },
-    );
-    expect({ changes, lastInsertRowid }).toEqual({ changes: 1, lastInsertRowid: 1 });
-    expect(store.get("SELECT body FROM notes WHERE owner_id = ?", ["local"])).toEqual({ body: "hello" });
-    expect(store.get("SELECT body FROM notes WHERE owner_id = ?", ["someone-else"])).toBeUndefined();
-    expect(() =>
-      store.tx(() => {
-        store.run("INSERT INTO notes (owner_id, body) VALUES (?, ?)", ["local", "doomed"]);
-        throw new Error("abort");
-      }),
-    ).toThrow("abort");
-    expect(store.all("SELECT body FROM notes ORDER BY id")).toEqual([{ body: "hello" }]);
-    db.close();
-  });
-
-  test("can be built before its tables exist (statements are prepared on first use)", () => {
-    const db = freshDb();
-    const store = new Store(db);
-    db.exec("CREATE TABLE later (owner_id TEXT)");
-    expect(store.all("SELECT * FROM later")).toEqual([]);
     db.close();
   });
 });

@@ -18,6 +18,7 @@ import { SearchVectorStore } from "../../server/search/stores/vector-store.ts";
 import { applyMigrations, fromSqliteSet } from "../../server/storage/db/migrate.ts";
 import { openDb } from "../../server/storage/db/open.ts";
 import type { Db } from "../../server/storage/db/port.ts";
+import { failingWith, rows } from "../helpers/refuse-writes.ts";
 import { fixtureDocuments, searchDb } from "./fixtures.ts";
 
 /** A toy semantic space: one dimension per concept, counted from the words that express it. */
@@ -123,4 +124,18 @@ test("without pgvector (the test cluster): the reason is given and the index sta
   } finally {
     await close();
   }
+}, 120_000);
+
+test("with pgvector: vectors whose entities cannot be updated are not stored (one transaction)", async () => {
+  const store = new SearchStore(db);
+  const stave = fixtureDocuments().slice(0, 1);
+  await failingWith(db, ["search_entities", "UPDATE"], () =>
+    runIndex(store, "local", "refused", stave, { embeddings: client }),
+  );
+  const index = await store.findIndex("local", "refused");
+  if (!index) throw new Error("no index");
+  expect(await rows(db, "search_vectors", "index_id = ?", [index.id])).toBe(0);
+  expect(await rows(db, "search_entities", "index_id = ? AND embed_hash IS NOT NULL", [index.id])).toBe(0);
+  const again = await runIndex(store, "local", "refused", stave, { embeddings: client });
+  expect(again.vectors).toBeGreaterThan(0);
 }, 120_000);

@@ -77,8 +77,8 @@ export class SearchQueryService {
 
   /** The named index when it holds text to search; an index with no units counts as missing. */
   private async indexOf(ownerId: string, input: SearchQuery): Promise<IndexRow | undefined> {
-    const row = await this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
-    return row && (await this.stores.search.countUnits(row)) > 0 ? row : undefined;
+    const row = await this.stores.search.findSearchable(ownerId, input.index ?? DEFAULT_INDEX_NAME);
+    return row && row.unit_count > 0 ? row : undefined;
   }
 }
 

@@ -40,15 +40,14 @@ export async function retrievePassages(
 ): Promise<Retrieved> {
   const { search, graph } = stores;
   const terms = question.terms.slice(0, 12);
-  const total = await search.countUnits(index);
-  const counted = [];
-  for (const term of terms)
-    counted.push({
-      term,
-      df: await search.unitTermCount(index, term, DF_CAP),
-      name: question.names.includes(term),
-      related: question.related.get(term),
-    });
+  const total = index.unit_count ?? (await search.countUnits(index));
+  const dfs = await search.unitTermCounts(index, terms, DF_CAP);
+  const counted = terms.map((term, i) => ({
+    term,
+    df: dfs[i] ?? 0,
+    name: question.names.includes(term),
+    related: question.related.get(term),
+  }));
   const groups = termGroups(counted, total);
   // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice).
   const present = counted.filter((t) => t.df > 0).map((t) => t.term);

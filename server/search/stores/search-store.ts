@@ -44,6 +44,15 @@ export class SearchStore {
     ]);
   }
 
+  /** The index with its unit count, in one statement (a query's check that there is text to search). */
+  findSearchable(ownerId: string, name: string): Promise<(IndexRow & { unit_count: number }) | undefined> {
+    return this.q.get(
+      `SELECT i.*, (SELECT count(*) FROM search_units u WHERE u.index_id = i.id AND u.owner_id = i.owner_id) AS unit_count
+       FROM search_indexes i WHERE i.owner_id = ? AND i.name = ?`,
+      [ownerId, name],
+    );
+  }
+
   async ensureIndex(ownerId: string, name: string): Promise<IndexRow> {
     await this.q.run(
       "INSERT INTO search_indexes (owner_id, name) VALUES (?, ?) ON CONFLICT (owner_id, name) DO NOTHING",
@@ -198,22 +207,25 @@ export class SearchStore {
   }
 
   /**
-   * In how many of the index's units a term occurs (stemmed), counted up to `cap`: enough to tell a rare
-   * word from a common one without reading a common word's every row.
+   * In how many of the index's units each term occurs (stemmed), counted up to `cap`: enough to tell a
+   * rare word from a common one without reading a common word's every row. One statement for all terms
+   * (a column each), so a question costs one round trip here, not one per word.
    */
-  async unitTermCount(index: IndexRow, term: string, cap: number): Promise<number> {
-    const word = term.replace(/"/g, "");
-    const row =
-      this.db.engine === "sqlite"
-        ? await this.q.get<{ n: number }>(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?)",
-            [`"${word}"`, index.id, index.owner_id, cap],
-          )
-        : await this.q.get<{ n: number }>(
-            `SELECT count(*) AS n FROM (SELECT 1 FROM search_units_fts WHERE ${PG_HAS_TERM} AND index_id = ? AND owner_id = ? LIMIT ?) c`,
-            [word, index.id, index.owner_id, cap],
-          );
-    return row?.n ?? 0;
+  async unitTermCounts(index: IndexRow, terms: string[], cap: number): Promise<number[]> {
+    if (terms.length === 0) return [];
+    const sqlite = this.db.engine === "sqlite";
+    const one = sqlite
+      ? "(SELECT count(*) FROM (SELECT 1 FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ? LIMIT ?))"
+      : `(SELECT count(*) FROM (SELECT 1 FROM search_units_fts WHERE ${PG_HAS_TERM} AND index_id = ? AND owner_id = ? LIMIT ?) c)`;
+    const params = terms.flatMap((term) => {
+      const word = term.replace(/"/g, "");
+      return [sqlite ? `"${word}"` : word, index.id, index.owner_id, cap];
+    });
+    const row = await this.q.get<Record<string, number>>(
+      `SELECT ${terms.map((_, i) => `${one} AS n${i}`).join(", ")}`,
+      params,
+    );
+    return terms.map((_, i) => row?.[`n${i}`] ?? 0);
   }
 
   /** The number of units of each document, so a unit's place in its document is known. */

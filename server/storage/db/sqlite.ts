@@ -24,14 +24,6 @@ import {
   type Tx,
 } from "./port.ts";
 
-/** Databases with an async transaction open right now (store.ts refuses synchronous writes meanwhile). */
-const busyDatabases = new WeakSet<Database>();
-
-/** True while an async transaction of the port holds this connection. */
-export function asyncTransactionOpen(db: Database): boolean {
-  return busyDatabases.has(db);
-}
-
 export interface SqlitePortOptions {
   /** Called with an error thrown by an after-commit callback (the transaction stays committed). */
   onCallbackError?: (error: unknown) => void;
@@ -124,14 +116,12 @@ class SqliteDb implements Db {
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     refuseInsideOwnTx(this);
     await this.acquire();
-    busyDatabases.add(this.db);
     let outcome: Awaited<ReturnType<typeof runTransaction<T>>>;
     try {
       // IMMEDIATE takes the write lock up front: another process (the index command, a backup) cannot
       // make this transaction fail half-way with SQLITE_BUSY when it first writes.
       outcome = await runTransaction(this, this.conn, "BEGIN IMMEDIATE", fn, this.onCallbackError);
     } finally {
-      busyDatabases.delete(this.db);
       this.release();
     }
     runCallbacks(outcome.callbacks, this.onCallbackError);

@@ -11,7 +11,7 @@ export function countStatements(db: Db): { count: number; sql?: string[] } {
     (...args: A): R => {
       counter.count++;
       // Set `sql` to an array to see which statements a path makes.
-      counter.sql?.push(String(args[0]).replace(/\s+/g, " ").slice(0, 110));
+      counter.sql?.push(String(args[0]).replace(/\s+/g, " ").trim());
       return f(...args);
     };
   const wrapTx = (inner: Tx): Tx => ({

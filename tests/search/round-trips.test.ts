@@ -1,0 +1,53 @@
+/**
+ * Round trips of a local search (issue 27, item 7): each statement is one on PostgreSQL, so the request
+ * path reads nothing twice. The index and its unit count come in one statement, the question's term
+ * frequencies in one more, and no later step counts the units again. Runs on both engines.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+import { countStatements } from "../helpers/count-statements.ts";
+import { fixtureDocuments } from "./fixtures.ts";
+
+let t: TestApp;
+let counter: { count: number; sql?: string[] };
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const documents = fixtureDocuments().map((d) => ({ name: d.title, text: d.text }));
+  expect((await t.request("/search/index", postJson({ documents }))).status).toBe(200);
+  counter = countStatements(t.ctx.database);
+});
+afterAll(() => t.close());
+
+async function localSearch(query: string): Promise<{ sql: string[]; body: { response: string } }> {
+  counter.sql = [];
+  const res = await t.json<{ response: string }>("/search/local", postJson({ query }));
+  expect(res.status).toBe(200);
+  const sql = counter.sql;
+  counter.sql = undefined;
+  return { sql, body: res.body };
+}
+
+test("a local search counts the index's units once, in the statement that finds the index", async () => {
+  const { sql, body } = await localSearch("Who is Scrooge and what does he fear?");
+  expect(body.response.length).toBeGreaterThan(0);
+  // countUnits' statement (search/stores/sql.ts countInIndex): what the path used to run twice.
+  expect(sql.filter((s) => s.startsWith("SELECT count(*) AS n FROM search_units WHERE"))).toEqual([]);
+  expect(sql[0]).toContain("FROM search_indexes");
+  expect(sql[0]).toContain("count(*) FROM search_units");
+  expect(sql.filter((s) => s.includes("FROM search_indexes"))).toHaveLength(1);
+});
+
+test("the question's term frequencies are one statement, however many words it has", async () => {
+  const { sql } = await localSearch("Scrooge Marley ghost Christmas chains counting house fear");
+  const termCounts = sql.filter((s) => /count\(\*\) FROM \(SELECT 1 FROM search_units_fts/.test(s));
+  expect(termCounts).toHaveLength(1);
+});
+
+test("an index without units answers that there is nothing to search", async () => {
+  const { body } = await t.json<{ response: string }>(
+    "/search/local",
+    postJson({ query: "Scrooge", index: "never-built" }),
+  );
+  expect(body.response).toContain("No search index named 'never-built' has been built yet");
+});
