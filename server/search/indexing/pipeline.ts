@@ -12,16 +12,10 @@
 import type { IndexSummary } from "../../../schemas/search.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelChoice } from "../model-calls.ts";
+import type { CommunityToWrite } from "../stores/graph-communities.ts";
 import { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
-import type {
-  Extraction,
-  IndexRow,
-  MergedEntity,
-  MergedRelationship,
-  RelationshipRow,
-  Report,
-} from "../types.ts";
+import type { Extraction, IndexRow, MergedEntity, MergedRelationship, RelationshipRow } from "../types.ts";
 import { withoutLicence } from "./boilerplate.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
@@ -264,8 +258,8 @@ export async function writeGraph(
     else bySource.set(r.source_id, [r]);
   }
   const previous = await graph.reportsByHash(index);
-  const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
-    [];
+  const parents = new Set(hierarchy.communities.map((c) => c.parent).filter((p) => p !== null));
+  const list: CommunityToWrite[] = [];
   for (const [i, community] of hierarchy.communities.entries()) {
     const members = new Set(community.members);
     const inner = community.members.flatMap((m) =>
@@ -289,45 +283,22 @@ export async function writeGraph(
       if (!report)
         warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
     }
-    reports.push({
+    report ??= offlineReport(input);
+    list.push({
       level: community.level,
       parent: community.parent,
       members: community.members,
       hash,
-      report: report ?? offlineReport(input),
+      leaf: !parents.has(i),
+      report,
+      content: reportContent(report),
     });
     progress("reports", i + 1, hierarchy.communities.length);
   }
 
+  const current = new Map([...entityById.values()].map((e) => [e.id, e.community_ids]));
   await store.db.tx(async (q) => {
-    const tx = graph.bind(q);
-    await tx.clearCommunities(index);
-    const rowIds: number[] = [];
-    const parents = new Set(reports.map((r) => r.parent).filter((p) => p !== null));
-    const memberships = new Map<number, number[]>();
-    for (const [human, r] of reports.entries()) {
-      const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
-      const id = await tx.insertCommunity(index, {
-        human,
-        level: r.level,
-        parentId,
-        entityIds: r.members,
-        hash: r.hash,
-      });
-      rowIds.push(id);
-      for (const member of r.members) memberships.set(member, [...(memberships.get(member) ?? []), id]);
-      await tx.insertReport(index, {
-        communityId: id,
-        human,
-        level: r.level,
-        leaf: !parents.has(human),
-        report: r.report,
-        content: reportContent(r.report),
-        hash: r.hash,
-      });
-    }
-    for (const [entityId, communityIds] of memberships)
-      await tx.setEntityCommunities(index, entityId, communityIds);
+    await graph.bind(q).replaceCommunities(index, list, current);
     await store.bind(q).saveStats(index, {
       extractor,
       levels: hierarchy.levels,

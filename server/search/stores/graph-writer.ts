@@ -184,12 +184,21 @@ function humanIds(rows: { key: string; human: number }[]): (key: string) => numb
   };
 }
 
-/** Deletes rows by id with their FTS5 rows (on PostgreSQL the text rows go with them: ON DELETE CASCADE). */
-async function deleteRows(q: Queryable, engine: Engine, table: string, ids: number[]): Promise<void> {
+/**
+ * Deletes rows by id with their FTS5 rows when the table has some (`fts`; on PostgreSQL the text rows go
+ * with them: ON DELETE CASCADE).
+ */
+export async function deleteRows(
+  q: Queryable,
+  engine: Engine,
+  table: string,
+  ids: number[],
+  fts = true,
+): Promise<void> {
   for (let at = 0; at < ids.length; at += DELETE_CHUNK) {
     const chunk = ids.slice(at, at + DELETE_CHUNK);
     const list = placeholders(chunk.length);
-    if (engine === "sqlite") await q.run(`DELETE FROM ${table}_fts WHERE rowid IN (${list})`, chunk);
+    if (engine === "sqlite" && fts) await q.run(`DELETE FROM ${table}_fts WHERE rowid IN (${list})`, chunk);
     await q.run(`DELETE FROM ${table} WHERE id IN (${list})`, chunk);
   }
 }
