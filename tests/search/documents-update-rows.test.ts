@@ -1,8 +1,10 @@
 /**
- * An incremental run writes only the graph rows that changed (stores/graph-writer.ts): an entity and a
- * relationship the changed document does not touch keep their rows, and the index afterwards holds the
- * same graph as one built from scratch from the same documents (entities, relationships, communities by
- * their members, reports bar their citation ids, entity full-text search), with every entity's communities ones that exist.
+ * An incremental run writes only the graph rows that changed (stores/graph-writer.ts,
+ * stores/graph-communities.ts): an entity, a relationship and a community with its report the changed
+ * document does not touch keep their rows, and the index afterwards holds the same graph as one built from
+ * scratch from the same documents (entities, relationships, communities by their members and citation
+ * ids, reports bar the entity citation ids they hold, entity full-text search), with every entity's
+ * communities ones that exist.
  * Real SQLite, or PostgreSQL with ATRIUM_TEST_DATABASE=postgres.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -128,4 +130,71 @@ test("an update keeps the rows it did not change and leaves the graph a rebuild 
   expect(found).toEqual(await ask("scratch"));
   expect(found).toContain("Isaac Newton");
   expect(found).toContain("Mary Somerville");
+});
+
+test("an update keeps a far-away community's row and report, and gives citation ids a rebuild gives", async () => {
+  await build("far", BEFORE);
+  const id = await indexId("far");
+  const communities = () =>
+    t.ctx.database.all<{ id: number; human_id: number; level: number; entity_ids: string }>(
+      "SELECT id, human_id, level, entity_ids FROM search_communities WHERE index_id = ?",
+      [id],
+    );
+  const reports = () =>
+    t.ctx.database.all<{ id: number; community_id: number; human_id: number; content: string }>(
+      "SELECT id, community_id, human_id, content FROM search_reports WHERE index_id = ?",
+      [id],
+    );
+  const entityNames = async (index: number) =>
+    new Map(
+      (
+        await t.ctx.database.all<{ id: number; name: string }>(
+          "SELECT id, name FROM search_entities WHERE index_id = ?",
+          [index],
+        )
+      ).map((e) => [e.id, e.name]),
+    );
+  /** A community by the names of its members (row ids differ between indexes). */
+  const byMembers = async (index: number) => {
+    const names = await entityNames(index);
+    return (c: { level: number; entity_ids: string }) =>
+      `${c.level}:${(JSON.parse(c.entity_ids) as number[])
+        .map((m) => names.get(m))
+        .sort()
+        .join("|")}`;
+  };
+  const before = await communities();
+  const beforeReports = await reports();
+  const label = await byMembers(id);
+  const newton = before.find((c) => label(c).includes("Isaac Newton")) as (typeof before)[number];
+  const ada = before.find((c) => label(c).includes("Ada Lovelace")) as (typeof before)[number];
+  expect(newton).toBeDefined();
+  const reportOf = (rows: typeof beforeReports, community: number) =>
+    rows.find((r) => r.community_id === community);
+
+  // Another index's rows come after these, so a row written again cannot take back its old id.
+  await build("far-neighbour", { "curie.txt": BEFORE["curie.txt"] });
+  await build("far", AFTER);
+  const after = await communities();
+  const afterReports = await reports();
+  // Newton's community and its report are the same rows; Ada's changed and were written again.
+  expect(after.map((c) => c.id)).toContain(newton.id);
+  expect(reportOf(afterReports, newton.id)?.id).toBe(reportOf(beforeReports, newton.id)?.id as number);
+  expect(after.map((c) => c.id)).not.toContain(ada.id);
+  expect(afterReports.map((r) => r.id)).not.toContain(reportOf(beforeReports, ada.id)?.id as number);
+
+  // Every community and report has the citation id a build from scratch gives it.
+  await build("far-scratch", AFTER);
+  const scratchId = await indexId("far-scratch");
+  const scratch = await t.ctx.database.all<{ human_id: number; level: number; entity_ids: string }>(
+    "SELECT human_id, level, entity_ids FROM search_communities WHERE index_id = ?",
+    [scratchId],
+  );
+  const afterLabel = await byMembers(id);
+  const scratchLabel = await byMembers(scratchId);
+  type Placed = { human_id: number; level: number; entity_ids: string };
+  const humans = (rows: Placed[], name: (c: Placed) => string) =>
+    new Map(rows.map((c) => [name(c), c.human_id]));
+  expect(humans(after, afterLabel)).toEqual(humans(scratch, scratchLabel));
+  for (const c of after) expect(reportOf(afterReports, c.id)?.human_id).toBe(c.human_id);
 });
