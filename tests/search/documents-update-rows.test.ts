@@ -205,3 +205,27 @@ test("an update keeps a far-away community's row and report, and gives citation 
   expect(humans(after, afterLabel)).toEqual(humans(scratch, scratchLabel));
   for (const c of after) expect(reportOf(afterReports, c.id)?.human_id).toBe(c.human_id);
 });
+
+test("an entity two documents describe reads the same after one of them changes as after a rebuild", async () => {
+  // London is described by both documents; the first one (by title) changes.
+  const shared = {
+    "a-ada.txt": story("Ada Lovelace", "Charles Babbage", "London"),
+    "b-darwin.txt": story("Charles Darwin", "Emma Darwin", "London"),
+  };
+  const changed = {
+    ...shared,
+    "a-ada.txt": story("Ada Lovelace", "Charles Babbage", "London", "Ada Lovelace left London in June."),
+  };
+  const london = async (name: string) =>
+    (
+      await t.ctx.database.get<{ description: string }>(
+        "SELECT description FROM search_entities WHERE index_id = ? AND name = 'London'",
+        [await indexId(name)],
+      )
+    )?.description;
+  await build("shared", shared);
+  await build("shared", { "a-ada.txt": changed["a-ada.txt"] });
+  await build("shared-scratch", changed);
+  expect(await london("shared")).toBeDefined();
+  expect(await london("shared")).toBe((await london("shared-scratch")) as string);
+});
