@@ -37,8 +37,18 @@ export function mergeGraph(
   minMentions = 1,
 ): { entities: MergedEntity[]; relationships: MergedRelationship[] } {
   const acc = new Map<string, Accumulator>();
+  // Names recur thousands of times in a large index: each is keyed once.
+  const keys = new Map<string, string>();
+  const keyOf = (name: string) => {
+    let key = keys.get(name);
+    if (key === undefined) {
+      key = nameKey(name);
+      keys.set(name, key);
+    }
+    return key;
+  };
   const touch = (name: string) => {
-    const key = nameKey(name);
+    const key = keyOf(name);
     let entry = acc.get(key);
     if (!entry) {
       entry = { names: new Map(), types: new Map(), descriptions: [], mentions: 0, units: new Set() };
@@ -114,7 +124,7 @@ export function mergeGraph(
     absorb(key, holderKey);
   }
   const resolve = (name: string) => {
-    let key = nameKey(name);
+    let key = keyOf(name);
     for (let hops = 0; alias.has(key) && hops < 4; hops++) key = alias.get(key) as string;
     return key;
   };

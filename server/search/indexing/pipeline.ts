@@ -183,6 +183,16 @@ export async function runIndex(
   };
 }
 
+/** The value `make` gives for `key`, made once per map. */
+function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /** What a user reads instead of a silent 0 entities: why there is (almost) no graph, and what helps. */
 export function smallGraphNote(entities: number, tokens: number): string {
   const found = entities === 0 ? "no entities" : "one entity";
@@ -258,6 +268,8 @@ export async function writeGraph(
     else bySource.set(r.source_id, [r]);
   }
   const previous = await graph.reportsByHash(index);
+  const entityText = new Map<number, string>();
+  const relationshipText = new Map<number, string>();
   const parents = new Set(hierarchy.communities.map((c) => c.parent).filter((p) => p !== null));
   const list: CommunityToWrite[] = [];
   for (const [i, community] of hierarchy.communities.entries()) {
@@ -269,11 +281,12 @@ export async function writeGraph(
       entities: community.members.map((id) => entityById.get(id)).filter((e) => e !== undefined),
       relationships: inner.sort((x, y) => x.human_id - y.human_id),
     };
+    // What the report is made of, by content and citation id (not row id, which every run renews): a
+    // community no change touched keeps its report. An entity is in one community per level: its part of
+    // the text is made once.
     const hash = new Bun.CryptoHasher("sha256")
       .update(
-        // What the report is made of, by content and citation id (not row id, which every run renews):
-        // a community no change touched keeps its report.
-        `${extractor}|${community.level}|${input.entities.map((e) => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`).join("\n")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}:${r.description}`).join("\n")}`,
+        `${extractor}|${community.level}|${input.entities.map((e) => memo(entityText, e.human_id, () => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`)).join("\n")}|${input.relationships.map((r) => memo(relationshipText, r.human_id, () => `${r.human_id}:${r.weight}:${r.description}`)).join("\n")}`,
       )
       .digest("hex");
     let report = previous.get(hash);
