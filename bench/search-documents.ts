@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { runIndex } from "../server/search/indexing/pipeline.ts";
+import { type IndexOptions, runIndex } from "../server/search/indexing/pipeline.ts";
 import { searchMigrations } from "../server/search/migrations/index.ts";
 import { SearchStore } from "../server/search/stores/search-store.ts";
 import { openDatabase } from "../server/storage/database.ts";
@@ -48,10 +48,36 @@ function documents(n: number): { title: string; text: string }[] {
   return out;
 }
 
-const seconds = async (run: () => Promise<unknown>) => {
+/**
+ * Where a run's time goes, from the pipeline's progress calls: reading and splitting documents, extracting,
+ * storing them and writing the merged graph (until communities start), community detection, reports, and
+ * writing the communities and the summary (after the last report).
+ */
+const STAGES = ["documents", "extraction", "merge+entities", "communities", "reports", "write"] as const;
+type Stage = (typeof STAGES)[number];
+const spent = new Map<string, Map<Stage, number[]>>();
+
+/** Runs `run` with progress timing; returns seconds, and files each stage's seconds under `label`. */
+const seconds = async (label: string, run: (onProgress: IndexOptions["onProgress"]) => Promise<unknown>) => {
   const started = performance.now();
-  await run();
-  return (performance.now() - started) / 1000;
+  const marks: { stage: Stage; at: number }[] = [{ stage: "documents", at: started }];
+  const mark = (stage: Stage) => {
+    if (marks.at(-1)?.stage !== stage) marks.push({ stage, at: performance.now() });
+  };
+  await run((phase, done, total) => {
+    if (phase === "extraction") mark(done < total ? "extraction" : "merge+entities");
+    else if (phase === "communities") mark(done === 0 ? "communities" : "reports");
+    else if (phase === "reports" && done === total) mark("write");
+  });
+  const ended = performance.now();
+  const stages = spent.get(label) ?? new Map<Stage, number[]>();
+  spent.set(label, stages);
+  const took = new Map<Stage, number>();
+  marks.forEach((m, i) => {
+    took.set(m.stage, (took.get(m.stage) ?? 0) + ((marks[i + 1]?.at ?? ended) - m.at) / 1000);
+  });
+  for (const stage of STAGES) stages.set(stage, [...(stages.get(stage) ?? []), took.get(stage) ?? 0]);
+  return (ended - started) / 1000;
 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -70,7 +96,9 @@ try {
     const db = openDatabase(join(dir.path, `docs-${round}.db`));
     migrate(db, [coreMigrations, { scope: "search", migrations: searchMigrations }]);
     const store = new SearchStore(sqlitePort(db), db);
-    full.push(await seconds(() => runIndex(store, "bench", "docs", docs)));
+    full.push(
+      await seconds("full build", (onProgress) => runIndex(store, "bench", "docs", docs, { onProgress })),
+    );
     const index = await store.findIndex("bench", "docs");
     if (!index) throw new Error("no index");
     const reportIds = () =>
@@ -84,11 +112,15 @@ try {
     // One document of the middle changes: a sentence added, as an edit would.
     const target = docs[Math.floor(docs.length / 2)] as { title: string; text: string };
     const changed = { ...target, text: `${target.text}\n\nThe editor added this sentence about the text.` };
-    update.push(await seconds(() => runIndex(store, "bench", "docs", [changed])));
+    update.push(
+      await seconds("update", (onProgress) => runIndex(store, "bench", "docs", [changed], { onProgress })),
+    );
     const after = reportIds();
     kept = `${[...after].filter((c) => before.has(c)).length} of ${after.size}`;
     remove.push(
-      await seconds(() => runIndex(store, "bench", "docs", [], { remove: [docs[1]?.title as string] })),
+      await seconds("remove", (onProgress) =>
+        runIndex(store, "bench", "docs", [], { remove: [docs[1]?.title as string], onProgress }),
+      ),
     );
     db.close();
   }
@@ -102,6 +134,12 @@ try {
   );
   console.log(`  remove one document   ${fmt(r, 2)} s  ratio ${fmt(r / f, 3)}`);
   console.log(`  reports kept by the update (last round): ${kept}`);
+  console.log("median seconds by stage:");
+  console.log(`  ${"".padEnd(12)}${STAGES.map((s) => s.padStart(15)).join("")}`);
+  for (const [label, stages] of spent)
+    console.log(
+      `  ${label.padEnd(12)}${STAGES.map((s) => fmt(median(stages.get(s) ?? [0]), 3).padStart(15)).join("")}`,
+    );
 } finally {
   dir.remove();
 }

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddingsClient, EmbeddingsError } from "../../server/models/embeddings.ts";
+import { runIndex } from "../../server/search/indexing/pipeline.ts";
+import { SearchStore } from "../../server/search/stores/search-store.ts";
 import { loadVectorExtension } from "../../server/search/stores/vector-store.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 import { cleanEnv, finished, MAIN } from "../helpers/server.ts";
@@ -182,6 +184,50 @@ describe("search with an embeddings endpoint named in the policy", () => {
     } finally {
       failEmbeddings = false;
     }
+  });
+
+  test("an entity whose text an update changes loses its vector until it is embedded again", async () => {
+    const story = (extra: string) =>
+      [
+        "Ada Lovelace worked with Charles Babbage in London.",
+        "Every morning Ada Lovelace wrote to Charles Babbage about the engine.",
+        extra,
+      ].join("\n\n");
+    const other = "Isaac Newton wrote to Edmond Halley.\n\nEdmond Halley answered Isaac Newton.";
+    const built = await withVectors.request(
+      "/search/index",
+      postJson({
+        name: "moving",
+        documents: [
+          { name: "ada.txt", text: story("") },
+          { name: "newton.txt", text: other },
+        ],
+      }),
+    );
+    expect(built.status).toBe(200);
+    const db = withVectors.ctx.database;
+    const row = (name: string) =>
+      db.get<{ id: number; description: string; embed_hash: string | null }>(
+        "SELECT e.id, e.description, e.embed_hash FROM search_entities e JOIN search_indexes i ON i.id = e.index_id WHERE i.name = 'moving' AND e.name = ?",
+        [name],
+      );
+    const ada = await row("Ada Lovelace");
+    const newton = await row("Isaac Newton");
+    expect(ada?.embed_hash).toBeString();
+    expect(newton?.embed_hash).toBeString();
+    const owner = (
+      await db.get<{ owner_id: string }>("SELECT owner_id FROM search_indexes WHERE name = 'moving'")
+    )?.owner_id as string;
+    // The same index updated without an embeddings endpoint (as the command run without one would).
+    const store = new SearchStore(db, withVectors.ctx.db);
+    await runIndex(store, owner, "moving", [
+      { title: "ada.txt", text: story("Ada Lovelace sailed to Paris with Mary Somerville.") },
+    ]);
+    const changed = await row("Ada Lovelace");
+    expect(changed?.id).toBe(ada?.id as number);
+    expect(changed?.description).not.toBe(ada?.description as string);
+    expect(changed?.embed_hash).toBeNull();
+    expect((await row("Isaac Newton"))?.embed_hash).toBe(newton?.embed_hash as string);
   });
 });
 

@@ -37,8 +37,18 @@ export function mergeGraph(
   minMentions = 1,
 ): { entities: MergedEntity[]; relationships: MergedRelationship[] } {
   const acc = new Map<string, Accumulator>();
+  // Names recur thousands of times in a large index: each is keyed once.
+  const keys = new Map<string, string>();
+  const keyOf = (name: string) => {
+    let key = keys.get(name);
+    if (key === undefined) {
+      key = nameKey(name);
+      keys.set(name, key);
+    }
+    return key;
+  };
   const touch = (name: string) => {
-    const key = nameKey(name);
+    const key = keyOf(name);
     let entry = acc.get(key);
     if (!entry) {
       entry = { names: new Map(), types: new Map(), descriptions: [], mentions: 0, units: new Set() };
@@ -77,20 +87,29 @@ export function mergeGraph(
   // "TINY TIM", "SCROOGE" in "EBENEZER SCROOGE"); when several longer names share it ("CRATCHIT"), it stays
   // ambiguous and on its own. Figures ("GHOST OF JACOB MARLEY") are not full names of their parts. The
   // merged entity shows the full name unless the short one is far more usual ("Scrooge").
-  const longer = [...acc.keys()].filter((k) => k.includes(" ") && !k.includes(" OF "));
+  // Full names listed under their first and last word, so each one-word name looks up only the names it
+  // could belong to (scanning every longer name for every one-word name took most of a merge).
+  const longerByWord = new Map<string, string[]>();
+  for (const k of acc.keys()) {
+    if (!k.includes(" ") || k.includes(" OF ")) continue;
+    // "MRS. FEZZIWIG" is not the full name of "FEZZIWIG", but "MASTER PETER CRATCHIT" is of "PETER".
+    const bare = k.replace(SAME_PERSON_HONORIFIC, "");
+    if (bare !== bare.replace(ANY_HONORIFIC, "")) continue;
+    const words = bare.split(" ");
+    if (words.length < 2) continue;
+    for (const word of new Set([words[0] as string, words.at(-1) as string])) {
+      const list = longerByWord.get(word);
+      if (list) list.push(k);
+      else longerByWord.set(word, [k]);
+    }
+  }
   for (const key of [...acc.keys()]) {
     if (key.includes(" ")) continue;
     const entry = acc.get(key) as Accumulator;
     const type = top(entry.types);
-    const holders = longer.filter((k) => {
+    const holders = (longerByWord.get(key) ?? []).filter((k) => {
       const candidate = acc.get(k);
-      // "MRS. FEZZIWIG" is not the full name of "FEZZIWIG", but "MASTER PETER CRATCHIT" is of "PETER".
-      const bare = k.replace(SAME_PERSON_HONORIFIC, "");
-      if (!candidate || candidate.mentions < minMentions || bare !== bare.replace(ANY_HONORIFIC, ""))
-        return false;
-      const words = bare.split(" ");
-      if (words.length < 2) return false;
-      return words[0] === key || words.at(-1) === key;
+      return candidate !== undefined && candidate.mentions >= minMentions;
     });
     const holderKey = holders.length === 1 ? (holders[0] as string) : undefined;
     const holder = holderKey ? acc.get(holderKey) : undefined;
@@ -105,7 +124,7 @@ export function mergeGraph(
     absorb(key, holderKey);
   }
   const resolve = (name: string) => {
-    let key = nameKey(name);
+    let key = keyOf(name);
     for (let hops = 0; alias.has(key) && hops < 4; hops++) key = alias.get(key) as string;
     return key;
   };

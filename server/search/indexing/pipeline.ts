@@ -12,16 +12,10 @@
 import type { IndexSummary } from "../../../schemas/search.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelChoice } from "../model-calls.ts";
+import type { CommunityToWrite } from "../stores/graph-communities.ts";
 import { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
-import type {
-  Extraction,
-  IndexRow,
-  MergedEntity,
-  MergedRelationship,
-  RelationshipRow,
-  Report,
-} from "../types.ts";
+import type { Extraction, IndexRow, MergedEntity, MergedRelationship, RelationshipRow } from "../types.ts";
 import { withoutLicence } from "./boilerplate.ts";
 import { hierarchicalCommunities } from "./communities.ts";
 import { type InputDocument, rejectReason } from "./documents.ts";
@@ -189,6 +183,16 @@ export async function runIndex(
   };
 }
 
+/** The value `make` gives for `key`, made once per map. */
+function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /** What a user reads instead of a silent 0 entities: why there is (almost) no graph, and what helps. */
 export function smallGraphNote(entities: number, tokens: number): string {
   const found = entities === 0 ? "no entities" : "one entity";
@@ -264,8 +268,10 @@ export async function writeGraph(
     else bySource.set(r.source_id, [r]);
   }
   const previous = await graph.reportsByHash(index);
-  const reports: { level: number; parent: number | null; members: number[]; hash: string; report: Report }[] =
-    [];
+  const entityText = new Map<number, string>();
+  const relationshipText = new Map<number, string>();
+  const parents = new Set(hierarchy.communities.map((c) => c.parent).filter((p) => p !== null));
+  const list: CommunityToWrite[] = [];
   for (const [i, community] of hierarchy.communities.entries()) {
     const members = new Set(community.members);
     const inner = community.members.flatMap((m) =>
@@ -275,11 +281,12 @@ export async function writeGraph(
       entities: community.members.map((id) => entityById.get(id)).filter((e) => e !== undefined),
       relationships: inner.sort((x, y) => x.human_id - y.human_id),
     };
+    // What the report is made of, by content and citation id (not row id, which every run renews): a
+    // community no change touched keeps its report. An entity is in one community per level: its part of
+    // the text is made once.
     const hash = new Bun.CryptoHasher("sha256")
       .update(
-        // What the report is made of, by content and citation id (not row id, which every run renews):
-        // a community no change touched keeps its report.
-        `${extractor}|${community.level}|${input.entities.map((e) => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`).join("\n")}|${input.relationships.map((r) => `${r.human_id}:${r.weight}:${r.description}`).join("\n")}`,
+        `${extractor}|${community.level}|${input.entities.map((e) => memo(entityText, e.human_id, () => `${e.human_id}:${e.name}:${e.type}:${e.degree}:${e.description}`)).join("\n")}|${input.relationships.map((r) => memo(relationshipText, r.human_id, () => `${r.human_id}:${r.weight}:${r.description}`)).join("\n")}`,
       )
       .digest("hex");
     let report = previous.get(hash);
@@ -289,45 +296,22 @@ export async function writeGraph(
       if (!report)
         warnings.push(`community ${i}: the model's report did not parse; an extractive report was used`);
     }
-    reports.push({
+    report ??= offlineReport(input);
+    list.push({
       level: community.level,
       parent: community.parent,
       members: community.members,
       hash,
-      report: report ?? offlineReport(input),
+      leaf: !parents.has(i),
+      report,
+      content: reportContent(report),
     });
     progress("reports", i + 1, hierarchy.communities.length);
   }
 
+  const current = new Map([...entityById.values()].map((e) => [e.id, e.community_ids]));
   await store.db.tx(async (q) => {
-    const tx = graph.bind(q);
-    await tx.clearCommunities(index);
-    const rowIds: number[] = [];
-    const parents = new Set(reports.map((r) => r.parent).filter((p) => p !== null));
-    const memberships = new Map<number, number[]>();
-    for (const [human, r] of reports.entries()) {
-      const parentId = r.parent === null ? null : (rowIds[r.parent] as number);
-      const id = await tx.insertCommunity(index, {
-        human,
-        level: r.level,
-        parentId,
-        entityIds: r.members,
-        hash: r.hash,
-      });
-      rowIds.push(id);
-      for (const member of r.members) memberships.set(member, [...(memberships.get(member) ?? []), id]);
-      await tx.insertReport(index, {
-        communityId: id,
-        human,
-        level: r.level,
-        leaf: !parents.has(human),
-        report: r.report,
-        content: reportContent(r.report),
-        hash: r.hash,
-      });
-    }
-    for (const [entityId, communityIds] of memberships)
-      await tx.setEntityCommunities(index, entityId, communityIds);
+    await graph.bind(q).replaceCommunities(index, list, current);
     await store.bind(q).saveStats(index, {
       extractor,
       levels: hierarchy.levels,

@@ -16,9 +16,10 @@ import type {
   Report,
   ReportRow,
 } from "../types.ts";
+import { type CommunityToWrite, writeCommunities } from "./graph-communities.ts";
 import { writeMergedGraph } from "./graph-writer.ts";
 import { scopeFourTimes } from "./search-store.ts";
-import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
+import { countInIndex, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -63,79 +64,16 @@ export class SearchGraphStore {
     return new Map(rows.map((r) => [r.member_hash, toReport(r)]));
   }
 
-  async clearCommunities(index: IndexRow): Promise<void> {
-    const scope = [index.id, index.owner_id];
-    if (this.db.engine === "sqlite")
-      await this.q.run("DELETE FROM search_reports_fts WHERE index_id = ? AND owner_id = ?", scope);
-    await this.q.run("DELETE FROM search_reports WHERE index_id = ? AND owner_id = ?", scope);
-    await this.q.run("DELETE FROM search_communities WHERE index_id = ? AND owner_id = ?", scope);
-    // Entity rows a run kept still name the communities just deleted; an entity in none has none.
-    await this.q.run(
-      "UPDATE search_entities SET community_ids = '[]' WHERE index_id = ? AND owner_id = ? AND community_ids <> '[]'",
-      scope,
-    );
-  }
-
-  async insertCommunity(
+  /**
+   * Replaces the index's communities and reports (only the rows that changed: graph-communities.ts) and
+   * sets the entities' community lists where they changed; how many communities kept their rows.
+   */
+  replaceCommunities(
     index: IndexRow,
-    c: { human: number; level: number; parentId: number | null; entityIds: number[]; hash: string },
-  ): Promise<number> {
-    const row = await this.q.get<{ id: number }>(
-      `INSERT INTO search_communities (index_id, owner_id, human_id, level, parent_id, entity_ids, member_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      [index.id, index.owner_id, c.human, c.level, c.parentId, JSON.stringify(c.entityIds), c.hash],
-    );
-    return (row as { id: number }).id;
-  }
-
-  async setEntityCommunities(index: IndexRow, entityId: number, communityIds: number[]): Promise<void> {
-    await this.q.run("UPDATE search_entities SET community_ids = ? WHERE id = ? AND owner_id = ?", [
-      JSON.stringify(communityIds),
-      entityId,
-      index.owner_id,
-    ]);
-  }
-
-  async insertReport(
-    index: IndexRow,
-    r: {
-      communityId: number;
-      human: number;
-      level: number;
-      leaf: boolean;
-      report: Report;
-      content: string;
-      hash: string;
-    },
-  ): Promise<void> {
-    const { id } = (await this.q.get<{ id: number }>(
-      `INSERT INTO search_reports (index_id, owner_id, community_id, human_id, level, title, summary, rating, rating_explanation, findings, content, member_hash, leaf)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      [
-        index.id,
-        index.owner_id,
-        r.communityId,
-        r.human,
-        r.level,
-        r.report.title,
-        r.report.summary,
-        r.report.rating,
-        r.report.rating_explanation,
-        JSON.stringify(r.report.findings),
-        r.content,
-        r.hash,
-        r.leaf ? 1 : 0,
-      ],
-    )) as { id: number };
-    const fts = ftsRow(
-      this.db.engine,
-      "search_reports_fts",
-      id,
-      index,
-      { title: r.report.title, content: r.content },
-      { level: r.level, leaf: r.leaf ? 1 : 0 },
-    );
-    await this.q.run(fts.sql, fts.params);
+    list: CommunityToWrite[],
+    current: Map<number, string>,
+  ): Promise<{ kept: number }> {
+    return writeCommunities(this.q, this.db.engine, index, list, current);
   }
 
   // ---- reads for the query services ----
@@ -269,10 +207,13 @@ export class SearchGraphStore {
     );
   }
 
-  /** Reports of one level, the most important (rating) first. */
+  /**
+   * Reports of one level, the most important (rating) first; ties by citation id, last first (the order a
+   * build inserts them in, which the rows an update keeps no longer follow).
+   */
   topReports(index: IndexRow, level: number, limit: number): Promise<ReportRow[]> {
     return this.q.all<ReportRow>(
-      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC, id DESC LIMIT ?",
+      "SELECT * FROM search_reports WHERE index_id = ? AND owner_id = ? AND level = ? ORDER BY rating DESC, human_id DESC LIMIT ?",
       [index.id, index.owner_id, level, limit],
     );
   }

@@ -1,9 +1,11 @@
 /**
- * Writes an index's merged graph over the one stored, touching only what changed: an entity or
- * relationship whose every stored field (and, for a relationship, both ends' rows) is the same keeps its
- * row and its full-text row; the rest are deleted and inserted again. One changed document of 200 changes
- * a few dozen of hundreds of entities, and the write was most of an incremental run when it rewrote all.
- * The rows, ids and text rows left are those a whole rewrite would leave, bar the row ids nothing cites.
+ * Writes an index's merged graph over the one stored, touching only what changed: an entity (by name) or
+ * relationship (by its two names) that is still there keeps its row, updated in place when a field
+ * changed (its full-text row rewritten only when its text did); one no longer there is deleted; a new one
+ * is inserted. Keeping the row of a changed entity keeps its relationships' rows too (they name it by row
+ * id), and the communities that hold it. One changed document of 200 changes a few dozen of hundreds of
+ * entities, and the write was most of an incremental run when it rewrote all. The rows, ids and text rows
+ * left are those a whole rewrite would leave, bar the row ids nothing cites.
  */
 import type { Engine } from "../../storage/db/dialect.ts";
 import type { Queryable } from "../../storage/db/port.ts";
@@ -43,32 +45,49 @@ export async function writeMergedGraph(
   // Entities: decide which rows stay before anything is written.
   const oldByName = new Map(oldEntities.map((e) => [e.name, e]));
   const ids = new Map<string, number>();
-  const keptEntities = new Set<number>();
+  const claimed = new Set<number>();
   const newEntities: { e: MergedEntity; human: number }[] = [];
+  const changedEntities: { id: number; e: MergedEntity; human: number; text: boolean }[] = [];
   for (const e of entities) {
     const human = entityHuman(`${e.name}\u0000`);
     const old = oldByName.get(e.name);
-    const unitIds = JSON.stringify(e.unitIds);
+    if (!old || claimed.has(old.id)) {
+      newEntities.push({ e, human });
+      continue;
+    }
+    claimed.add(old.id);
+    ids.set(e.key, old.id);
     if (
-      old &&
-      !keptEntities.has(old.id) &&
-      old.human_id === human &&
-      old.type === e.type &&
-      old.description === e.description &&
-      old.degree === e.degree &&
-      old.mentions === e.mentions &&
-      old.unit_ids === unitIds
-    ) {
-      keptEntities.add(old.id);
-      ids.set(e.key, old.id);
-    } else newEntities.push({ e, human });
+      old.human_id !== human ||
+      old.type !== e.type ||
+      old.description !== e.description ||
+      old.degree !== e.degree ||
+      old.mentions !== e.mentions ||
+      old.unit_ids !== JSON.stringify(e.unitIds)
+    )
+      changedEntities.push({ id: old.id, e, human, text: old.description !== e.description });
   }
   await deleteRows(
     q,
     engine,
     "search_entities",
-    oldEntities.filter((e) => !keptEntities.has(e.id)).map((e) => e.id),
+    oldEntities.filter((e) => !claimed.has(e.id)).map((e) => e.id),
   );
+  for (const { id, e, human, text } of changedEntities) {
+    // A new text has no vector yet: the embedding step gives it one (embed.ts).
+    await q.run(
+      `UPDATE search_entities SET human_id = ?, type = ?, description = ?, degree = ?, mentions = ?, unit_ids = ?${text ? ", embed_hash = NULL" : ""} WHERE id = ?`,
+      [human, e.type, e.description, e.degree, e.mentions, JSON.stringify(e.unitIds), id],
+    );
+    if (text) {
+      await deleteText(q, engine, "search_entities_fts", id);
+      const fts = ftsRow(engine, "search_entities_fts", id, index, {
+        name: e.name,
+        description: e.description,
+      });
+      await q.run(fts.sql, fts.params);
+    }
+  }
   const entityRows = await RowInserter.open(q, engine, "search_entities", [
     "index_id",
     "owner_id",
@@ -99,36 +118,58 @@ export async function writeMergedGraph(
     ids.set(e.key, id);
   }
 
-  // Relationships: kept when every field is the same and both ends kept their rows.
+  // Relationships: the same, by the names of their two ends.
   const names = new Map(entities.map((e) => [e.key, e.name]));
   const oldByPair = new Map(oldRelationships.map((r) => [`${r.source}\u0000${r.target}`, r]));
-  const keptRelationships = new Set<number>();
+  const claimedRelationships = new Set<number>();
   const newRelationships: { r: MergedRelationship; human: number; source: string; target: string }[] = [];
+  const changedRelationships: { id: number; r: MergedRelationship; human: number; text: boolean }[] = [];
   for (const r of relationships) {
     const source = names.get(r.source) ?? r.source;
     const target = names.get(r.target) ?? r.target;
     const human = relationshipHuman(`${source}\u0000${target}`);
     const old = oldByPair.get(`${source}\u0000${target}`);
+    if (!old || claimedRelationships.has(old.id)) {
+      newRelationships.push({ r, human, source, target });
+      continue;
+    }
+    claimedRelationships.add(old.id);
     if (
-      old &&
-      !keptRelationships.has(old.id) &&
-      old.human_id === human &&
-      old.source_id === ids.get(r.source) &&
-      old.target_id === ids.get(r.target) &&
-      old.description === r.description &&
-      old.weight === r.weight &&
-      old.rank === r.rank &&
-      old.unit_ids === JSON.stringify(r.unitIds)
+      old.human_id !== human ||
+      old.source_id !== ids.get(r.source) ||
+      old.target_id !== ids.get(r.target) ||
+      old.description !== r.description ||
+      old.weight !== r.weight ||
+      old.rank !== r.rank ||
+      old.unit_ids !== JSON.stringify(r.unitIds)
     )
-      keptRelationships.add(old.id);
-    else newRelationships.push({ r, human, source, target });
+      changedRelationships.push({ id: old.id, r, human, text: old.description !== r.description });
   }
   await deleteRows(
     q,
     engine,
     "search_relationships",
-    oldRelationships.filter((r) => !keptRelationships.has(r.id)).map((r) => r.id),
+    oldRelationships.filter((r) => !claimedRelationships.has(r.id)).map((r) => r.id),
   );
+  for (const { id, r, human, text } of changedRelationships) {
+    await q.run(
+      "UPDATE search_relationships SET human_id = ?, source_id = ?, target_id = ?, description = ?, weight = ?, rank = ?, unit_ids = ? WHERE id = ?",
+      [
+        human,
+        ids.get(r.source) as number,
+        ids.get(r.target) as number,
+        r.description,
+        r.weight,
+        r.rank,
+        JSON.stringify(r.unitIds),
+        id,
+      ],
+    );
+    if (text && engine === "sqlite") {
+      await deleteText(q, engine, "search_relationships_fts", id);
+      await insertRelationshipText(q, index, id, r);
+    }
+  }
   const relationshipRows = await RowInserter.open(q, engine, "search_relationships", [
     "index_id",
     "owner_id",
@@ -156,13 +197,21 @@ export async function writeMergedGraph(
       JSON.stringify(r.unitIds),
     ]);
     // Relationship text is searched by nothing yet: PostgreSQL keeps no text rows for it.
-    if (engine === "sqlite")
-      await q.run(
-        "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
-        [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
-      );
+    if (engine === "sqlite") await insertRelationshipText(q, index, id, r);
   }
   return ids;
+}
+
+function insertRelationshipText(q: Queryable, index: IndexRow, id: number, r: MergedRelationship) {
+  return q.run(
+    "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
+    [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
+  );
+}
+
+/** Deletes one row's text row (FTS5's rowid on SQLite, the `id` on PostgreSQL). */
+function deleteText(q: Queryable, engine: Engine, table: string, id: number) {
+  return q.run(`DELETE FROM ${table} WHERE ${engine === "sqlite" ? "rowid" : "id"} = ?`, [id]);
 }
 
 /**
@@ -184,12 +233,21 @@ function humanIds(rows: { key: string; human: number }[]): (key: string) => numb
   };
 }
 
-/** Deletes rows by id with their FTS5 rows (on PostgreSQL the text rows go with them: ON DELETE CASCADE). */
-async function deleteRows(q: Queryable, engine: Engine, table: string, ids: number[]): Promise<void> {
+/**
+ * Deletes rows by id with their FTS5 rows when the table has some (`fts`; on PostgreSQL the text rows go
+ * with them: ON DELETE CASCADE).
+ */
+export async function deleteRows(
+  q: Queryable,
+  engine: Engine,
+  table: string,
+  ids: number[],
+  fts = true,
+): Promise<void> {
   for (let at = 0; at < ids.length; at += DELETE_CHUNK) {
     const chunk = ids.slice(at, at + DELETE_CHUNK);
     const list = placeholders(chunk.length);
-    if (engine === "sqlite") await q.run(`DELETE FROM ${table}_fts WHERE rowid IN (${list})`, chunk);
+    if (engine === "sqlite" && fts) await q.run(`DELETE FROM ${table}_fts WHERE rowid IN (${list})`, chunk);
     await q.run(`DELETE FROM ${table} WHERE id IN (${list})`, chunk);
   }
 }

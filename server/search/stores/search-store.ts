@@ -188,9 +188,17 @@ export class SearchStore {
     }
   }
 
+  /**
+   * Every extraction of the index in document order: by title (byte order on both engines), then by unit.
+   * Not by row id: a changed document's rows are new, and merging in insertion order would move what it
+   * says to the end (an entity's first descriptions would differ from those a rebuild gives it).
+   */
   extractions(index: IndexRow): Promise<ExtractionRecord[]> {
+    const title = this.db.engine === "postgres" ? 'd.title COLLATE "C"' : "d.title";
     return this.q.all<ExtractionRecord>(
-      "SELECT unit_id, kind, name, target, type, description, weight FROM search_extractions WHERE index_id = ? AND owner_id = ? ORDER BY id",
+      `SELECT x.unit_id, x.kind, x.name, x.target, x.type, x.description, x.weight FROM search_extractions x
+       JOIN search_units u ON u.id = x.unit_id JOIN search_documents d ON d.id = u.document_id
+       WHERE x.index_id = ? AND x.owner_id = ? ORDER BY ${title}, u.ordinal, x.id`,
       [index.id, index.owner_id],
     );
   }
