@@ -11,7 +11,7 @@
 
 import { idList } from "../text.ts";
 import type { LocalContext } from "./local-context.ts";
-import { answers, type Passage } from "./passages.ts";
+import { answers, leadPassage, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { subjectOf } from "./subject.ts";
 
@@ -35,8 +35,9 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
     const mentioned = named.filter((e) => lower.includes(e.name.toLowerCase())).map((e) => e.human_id);
     return { text: p.text, source: p.unit, entities: mentioned };
   };
-  const [lead, ...rest] = passages;
+  const lead = leadPassage(passages, question);
   if (!lead) return NO_DATA_ANSWER;
+  const rest = passages.filter((p) => p !== lead);
 
   const confident = answers(lead, question);
   const first = cited(lead);
