@@ -1,11 +1,15 @@
 /**
  * How the offline local answer chooses its opening (issue 31, item 2), each on a small text of its own
- * indexed over HTTP: the question's everyday equivalents find a page that never uses its words ("tall":
+ * (indexed over HTTP, or as scored passages where only the choice among them is tested): the question's
+ * everyday equivalents find a page that never uses its words ("tall":
  * "height"), an age is said as one ("seventy-two years old", not "twenty years ago"), a title is set in
  * italics and is no person, a sentence that answers opens the answer over a closer match that does not,
- * a heading of captions never does, and a term elsewhere on the page counts for the sentence that answers.
+ * a heading of captions never does, a term elsewhere on the page counts for the sentence that answers,
+ * and after a near miss the sentences that name a candidate of the kind asked come first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { extractiveAnswer } from "../../server/search/services/local-answer.ts";
+import { emptyTables } from "../../server/search/services/local-context.ts";
 import { leadPassage, type Passage } from "../../server/search/services/passages.ts";
 import { analyseQuestion } from "../../server/search/services/question.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -105,6 +109,41 @@ describe("the offline local answer's opening", () => {
     expect(leadPassage([nearMiss, heading, answer], question)).toBe(answer);
     // Nothing that answers near the best: the best, given as a near miss.
     expect(leadPassage([nearMiss, heading, { ...answer, score: 0.5 }], question)).toBe(nearMiss);
+  });
+
+  test("after a near miss, the sentences naming someone of the kind asked come first", () => {
+    const query = "Who built the mill?";
+    const passage = (text: string, score: number, coverage: number, candidate?: string): Passage => ({
+      text,
+      unit: 1,
+      score,
+      coverage,
+      candidate,
+      named: true,
+      order: -score,
+    });
+    const passages = [
+      passage("The mill was built of grey stone and slate.", 3, 1),
+      passage("The mill was built beside the river in a dry summer.", 2.9, 1),
+      passage("The mill was built with a tall wheel of oak.", 2.8, 1),
+      passage("The mill was built to grind the valley's corn.", 2.7, 1),
+      passage("Mr. Hardwick, the mason, laid its first stones.", 1, 0.3, "Mr. Hardwick"),
+    ];
+    const answer = extractiveAnswer(
+      {
+        text: "",
+        tables: emptyTables(),
+        entities: [],
+        relationships: [],
+        sources: [{ id: 1, text: passages.map((p) => p.text).join(" "), title: "mill.txt" }],
+        question: analyseQuestion(query),
+        passages,
+      },
+      query,
+    );
+    expect(answer).toMatch(/^The text does not say this directly/);
+    const supporting = answer.split("Supporting passages:")[1] ?? "";
+    expect(supporting.split("\n").filter((l) => l.startsWith("- "))[0]).toContain("Mr. Hardwick");
   });
 
   test("a term elsewhere on the page counts for the sentence that answers in other words", async () => {

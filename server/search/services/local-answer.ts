@@ -37,7 +37,13 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
   };
   const lead = leadPassage(passages, question);
   if (!lead) return NO_DATA_ANSWER;
-  const rest = passages.filter((p) => p !== lead);
+  // After the opening, the sentences that name a fitting candidate come first: when the opening is a
+  // near miss, they are what a reader checks next.
+  const others = passages.filter((p) => p !== lead);
+  const rest = [
+    ...others.filter((p) => p.candidate && !p.weak),
+    ...others.filter((p) => !p.candidate || p.weak),
+  ];
 
   const confident = answers(lead, question);
   const first = cited(lead);
