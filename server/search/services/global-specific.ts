@@ -12,7 +12,7 @@ import { estimateTokens, idList } from "../text.ts";
 import type { Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import type { SearchStores } from "./local-context.ts";
-import { answers } from "./passages.ts";
+import { answers, leadPassage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
@@ -59,7 +59,9 @@ export async function specificGlobal(
     used += cost;
     chosen.push(point);
   };
-  for (const p of retrieved.passages) {
+  const best = leadPassage(retrieved.passages, question);
+  const ordered = best ? [best, ...retrieved.passages.filter((p) => p !== best)] : [];
+  for (const p of ordered) {
     if (chosen.length >= maxPoints - FINDINGS) break;
     const text = flat(p.text);
     add({
@@ -89,7 +91,6 @@ export async function specificGlobal(
   };
   const [lead, ...rest] = chosen;
   if (!lead) return fixedAnswer(data, NO_DATA_ANSWER);
-  const best = retrieved.passages[0];
   const confident = best !== undefined && flat(best.text) === lead.key && answers(best, question);
   const opening = !confident
     ? `The text does not say this directly. The nearest passage is: ${lead.description} ${cite(lead)}`

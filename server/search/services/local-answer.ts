@@ -11,7 +11,7 @@
 
 import { idList } from "../text.ts";
 import type { LocalContext } from "./local-context.ts";
-import { answers, type Passage } from "./passages.ts";
+import { answers, leadPassage, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { subjectOf } from "./subject.ts";
 
@@ -35,8 +35,15 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
     const mentioned = named.filter((e) => lower.includes(e.name.toLowerCase())).map((e) => e.human_id);
     return { text: p.text, source: p.unit, entities: mentioned };
   };
-  const [lead, ...rest] = passages;
+  const lead = leadPassage(passages, question);
   if (!lead) return NO_DATA_ANSWER;
+  // After the opening, the sentences that name a fitting candidate come first: when the opening is a
+  // near miss, they are what a reader checks next.
+  const others = passages.filter((p) => p !== lead);
+  const rest = [
+    ...others.filter((p) => p.candidate && !p.weak),
+    ...others.filter((p) => !p.candidate || p.weak),
+  ];
 
   const confident = answers(lead, question);
   const first = cited(lead);

@@ -90,7 +90,24 @@ export function answers(p: Passage, question: Question): boolean {
   );
 }
 
+/**
+ * The passage an answer opens with: the best that answers the question when one scores near the best
+ * (a sentence naming a fitting candidate beats a closer match that names none), else the best, which
+ * the answerers give as a near miss.
+ */
+export function leadPassage(passages: Passage[], question: Question): Passage | undefined {
+  const best = passages[0];
+  if (!best) return undefined;
+  // A heading or a list of captions is no answer, however many fitting names it holds.
+  const said = (p: Passage) => /[.!?]["'’”)_]*$/.test(p.text);
+  return passages.find((p) => p.score >= LEAD_MARGIN * best.score && said(p) && answers(p, question)) ?? best;
+}
+
+/** A passage that answers may open the answer when it scores at least this share of the best. */
+const LEAD_MARGIN = 0.5;
+
 const NEIGHBOUR = 0.33;
+const PAGE = 0.25;
 const TYPE_BONUS = 0.6;
 const WEAK_BONUS = 0.3;
 const MIN_CHARS = 20;
@@ -113,6 +130,7 @@ export async function scorePassages(
   for (const unit of units) {
     const list = sentences(stripCaptions(unit.text));
     const bags = list.map((s) => new Set(wordsOf(s).map(stem)));
+    const whole = new Set(bags.flatMap((b) => [...b]));
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
       if (text.length < MIN_CHARS || seen.has(text)) continue;
@@ -121,17 +139,22 @@ export async function scorePassages(
       let own = 0;
       let near = 0;
       let covered = 0;
+      let far = 0;
       for (const g of groups) {
         const here = matchIn(bag, g);
         const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
+        // A term elsewhere on the page: the page is about it, the sentence may answer it in other words
+        // ("He was an old Wellfleet oysterman…" then, lines on, "I am eighty-eight year old.").
+        const page = here > 0 || around > 0 ? 0 : matchIn(whole, g);
         own += here;
         near += around;
-        if (content.includes(g)) covered += here + NEIGHBOUR * around;
+        if (!g.name) far += page;
+        if (content.includes(g)) covered += here + NEIGHBOUR * around + PAGE * page;
       }
       // The passage is about what the question names when the sentence or one near it names it.
       const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
       if (own === 0) continue;
-      let score = own + NEIGHBOUR * near + form(text);
+      let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       if (question.position && unit.position !== undefined)
         score += edgeBonus(question.position === "end" ? unit.position : 1 - unit.position);
       raw.push({
@@ -212,6 +235,14 @@ async function candidateFinder(
   passages: Raw[],
 ): Promise<Finder> {
   const type = question.type;
+  if (type === "number" && /^how old\b|\bwhat age\b/i.test(question.text))
+    // An age is said as one ("eighty-eight year old", "aged forty"); "twenty years ago" is no age.
+    return (text) => {
+      const age = ageIn(text);
+      if (age) return { name: age, strong: true };
+      const first = numbersIn(text)[0];
+      return first ? { name: first, strong: false } : undefined;
+    };
   if (type === "number")
     return (text) => {
       const found = numbersIn(text).filter((n) => !asked.has(stem(n.split(/[\s-]/)[0] ?? "")));
@@ -249,10 +280,17 @@ async function candidateFinder(
   const known = names.length > 0 ? await typesOf(names) : new Map<string, string>();
   return (text) => {
     let weak: string | undefined;
+    if (question.title) {
+      // Plain-text books set titles and ships' names in italics: "_Paradise Lost_", "the brig _St. John_".
+      const italic = text.match(/(?<![\p{L}_])_([\p{Lu}][^_]{0,60}?)_(?![\p{L}_])/u)?.[1];
+      if (italic) return { name: italic.trim(), strong: true };
+    }
     for (const m of mentionsOf(text)) {
       const typed = known.get(m.name) ?? known.get(m.core.join(" ")) ?? cueType(m);
       if (typed !== undefined && fits(type, typed)) return { name: m.name, strong: true };
-      if (!weak && (typed === undefined || type === "thing")) weak = m.name;
+      // A person or a place is no title: "which books" is not answered by who read them.
+      const untitled = question.title && (typed === "person" || typed === "geo");
+      if (!weak && !untitled && (typed === undefined || type === "thing")) weak = m.name;
     }
     return weak ? { name: weak, strong: false } : undefined;
   };
@@ -286,6 +324,16 @@ const NUMBER_PART = new RegExp(`^${NUMBER_WORD}$`, "i");
 /** The numbers a sentence holds, each with the word after it ("eight feet", "ten shillings", "1,500"). */
 export function numbersIn(text: string): string[] {
   return [...text.matchAll(NUMBER)].map((m) => m[0].trim());
+}
+
+const AGE = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:(?:\\d+|${NUMBER_WORD}(?:[- ]${NUMBER_WORD})*) years? (?:old|of age)|aged (?:\\d+|${NUMBER_WORD}(?:[- ]${NUMBER_WORD})*))(?![\\p{L}\\p{N}])`,
+  "iu",
+);
+
+/** An age as a sentence says one ("eighty-eight year old", "seventy years of age", "aged forty"). */
+export function ageIn(text: string): string | undefined {
+  return text.match(AGE)?.[0];
 }
 
 const MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December";

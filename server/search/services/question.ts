@@ -20,6 +20,8 @@ export interface Question {
   focus?: string;
   /** The question asks for a name ("the name of…", "which books"): a proper name is the answer. */
   wantsName: boolean;
+  /** The question asks for a title ("which books", "what ship"): italics and untyped names answer. */
+  title: boolean;
   /** "at the end", "in the beginning": where in the material the answer lies. */
   position?: "start" | "end";
   /** Terms the question writes capitalised mid-sentence (names): they find the passage, not the fact. */
@@ -68,6 +70,7 @@ export function analyseQuestion(text: string): Question {
     terms: contentTerms(text, q),
     focus,
     wantsName,
+    title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
     position: positionCue(q),
     names: namesIn(text),
     measures: measuresOf(q),

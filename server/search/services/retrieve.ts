@@ -49,8 +49,9 @@ export async function retrievePassages(
     related: question.related.get(term),
   }));
   const groups = termGroups(counted, total);
-  // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice).
-  const present = counted.filter((t) => t.df > 0).map((t) => t.term);
+  // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice), and
+  // their everyday equivalents, since a book seldom uses the question's own word ("tall": "height").
+  const present = [...new Set(counted.flatMap((t) => [...(t.df > 0 ? [t.term] : []), ...(t.related ?? [])]))];
   const bm25 =
     present.length > 0
       ? await search.searchUnits(

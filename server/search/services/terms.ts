@@ -29,6 +29,19 @@ export function ftsMatch(text: string): string | undefined {
  * "book" when sentences are scored in JavaScript (FTS5's Porter stemmer does the same inside SQLite).
  */
 export function stem(word: string): string {
+  const known = STEMS.get(word);
+  if (known !== undefined) return known;
+  const stemmed = stemOf(word);
+  // Scoring a question stems every word of its passages: the same few thousand words, again and again.
+  if (STEMS.size >= MAX_STEMS) STEMS.clear();
+  STEMS.set(word, stemmed);
+  return stemmed;
+}
+
+const STEMS = new Map<string, string>();
+const MAX_STEMS = 50_000;
+
+function stemOf(word: string): string {
   let w = word.toLowerCase().replace(/['’]s?$/, "");
   const base = IRREGULAR.get(w);
   if (base) return base;
@@ -55,7 +68,7 @@ for (const line of `run ran|go went gone|come came|take took taken|see saw seen|
   "|",
 )) {
   const [base, ...forms] = line.trim().split(" ");
-  const root = stem(base as string);
+  const root = stemOf(base as string);
   for (const form of forms) IRREGULAR.set(form, root);
 }
 
