@@ -23,12 +23,14 @@ import type { TurnAssetStore } from "../stores/assets.ts";
 import type { TurnRunStore } from "../stores/runs.ts";
 import type { TurnFileService } from "./files.ts";
 import { type Memory, promoteMemories } from "./memories.ts";
+import type { TurnInstances } from "./turn-instances.ts";
 import type { RecordedRun, TurnRecorder } from "./turn-recorder.ts";
 
 export interface TurnExecutionDeps {
   runs: Pick<TurnRunStore, "commit">;
   assets: Pick<TurnAssetStore, "settleCandidates">;
   live: Pick<LiveRuns, "remove">;
+  instances: Pick<TurnInstances, "release">;
   /** Read per turn: the loop's caps and whether trace ids are exposed. */
   settings: Pick<PolicySettings, "rlm" | "tracing">;
   models: ModelService;
@@ -62,6 +64,8 @@ const STOP_REASONS: Record<string, { code: string; message: (p: Pick<PolicySetti
     message: (p) => `The turn ran past its time limit of ${p.rlm.turn_timeout_seconds} s`,
   },
   event_limit: { code: "event_limit", message: () => "The turn produced more events than it may store" },
+  // Our lease lapsed and another instance failed the run (turn-instances.ts): its outcome stands.
+  lease_lost: { code: "interrupted", message: () => "The server stopped during this turn" },
 };
 
 export async function executeTurn(
@@ -216,5 +220,6 @@ export async function executeTurn(
     clearTimeout(deadline);
     turn.repl.close();
     deps.live.remove(run.id);
+    await deps.instances.release(run.id);
   }
 }
