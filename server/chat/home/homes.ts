@@ -14,7 +14,7 @@ import type { InstanceRegistry } from "./instances.ts";
 export const HOME_LEASE = "home";
 
 /** Where a user's work runs: here, at another instance's address, or at one that gave none. */
-export type Place = { kind: "here" } | { kind: "there"; origin: string } | { kind: "unaddressed" };
+export type HomePlace = { kind: "here" } | { kind: "there"; origin: string } | { kind: "unaddressed" };
 
 export interface HomesDeps {
   leases: Leases;
@@ -47,7 +47,7 @@ export class Homes {
   }
 
   /** Where `owner`'s per-user work runs; takes the home here when nobody holds it (or it lapsed). */
-  async place(owner: string): Promise<Place> {
+  async place(owner: string): Promise<HomePlace> {
     if (this.mine.has(owner)) return { kind: "here" };
     // A home released between the take and the read is free again: a few tries settle it.
     for (let attempt = 0; attempt < 3; attempt++) {

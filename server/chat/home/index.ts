@@ -41,6 +41,7 @@ export function chatHome(ctx: AppContext, deps: ChatHomeDeps) {
   const routes = enabled
     ? homeRouting({ homes, instance, secret: ctx.config.auth.secret, identityOf: resolvedIdentity })
     : new Elysia({ name: "atrium/chat/home" });
+  let registered = false;
   return {
     homes,
     routes,
@@ -49,11 +50,11 @@ export function chatHome(ctx: AppContext, deps: ChatHomeDeps) {
       const origin = instanceOrigin(configured);
       if ("error" in origin) throw new Error(origin.error);
       await registry.register(instance, origin.origin);
+      registered = true;
     },
     async stop() {
-      if (!enabled) return;
       await homes.releaseAll();
-      await registry.unregister(instance);
+      if (registered) await registry.unregister(instance);
     },
   };
 }
