@@ -1,6 +1,8 @@
 /**
  * The chat family's home instance (homes.ts, routing.ts, instances.ts): composed over the app's context.
- * Protected mode only: local mode is one user on one machine, with nobody to share an instance with.
+ * On when the instance is one of several: protected mode with APP_INSTANCE_URL set (every instance of a
+ * group sets it: docs/deploy.md "Several instances"). A single instance takes no lease and routes
+ * nothing, exactly as before; local mode is one user on one machine.
  * `start` records this instance's address (APP_INSTANCE_URL) for the others; `stop`, once the chat
  * sessions are closed, releases the homes this instance held so another takes them at once.
  */
@@ -37,7 +39,7 @@ export function chatHome(ctx: AppContext, deps: ChatHomeDeps) {
       await deps.sandboxes.stop(owner);
     },
   });
-  const enabled = ctx.config.mode.kind === "protected";
+  const enabled = ctx.config.mode.kind === "protected" && Boolean(configured);
   const routes = enabled
     ? homeRouting({ homes, instance, secret: ctx.config.auth.secret, identityOf: resolvedIdentity })
     : new Elysia({ name: "atrium/chat/home" });
