@@ -38,6 +38,7 @@ export class Leases {
   private readonly held = new Set<string>();
   private readonly lost = new Set<LostListener>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private renewing: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -118,10 +119,16 @@ export class Leases {
   /** Starts the heartbeat loop (idempotent): every third of the lease time. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(
-      () => void this.renew().catch((error) => this.options.onError?.(error)),
-      Math.max(10, Math.floor(this.ttlMs / 3)),
-    );
+    // One renewal at a time: a slow database must not pile beats up behind each other.
+    const beat = () => {
+      if (this.renewing) return;
+      this.renewing = this.renew()
+        .catch((error) => this.options.onError?.(error))
+        .finally(() => {
+          this.renewing = undefined;
+        });
+    };
+    this.timer = setInterval(beat, Math.max(10, Math.floor(this.ttlMs / 3)));
     this.timer.unref?.();
   }
 
