@@ -20,8 +20,18 @@ import type { Homes } from "./homes.ts";
 /** The cookie (and header, X-Atrium-Home) the balancer hashes. */
 export const HOME_COOKIE = "atrium_home";
 
-/** The paths whose work lives on the user's home instance: session files, live runs, sandboxes. */
-const HOME_PREFIXES = ["/api/chat", "/api/post-chat", "/api/attach", "/api/sandbox", "/mcp"];
+/**
+ * The paths whose work lives on the user's home instance: session files and live runs, the workspace
+ * (its search projection is a SQLite file per user), the user's sandbox, and the MCP server's sessions.
+ */
+const HOME_PREFIXES = [
+  "/api/chat",
+  "/api/post-chat",
+  "/api/attach",
+  "/api/workspace",
+  "/api/sandbox",
+  "/mcp",
+];
 
 export function isHomePath(path: string): boolean {
   return HOME_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
