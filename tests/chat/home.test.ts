@@ -2,7 +2,7 @@
  * Home instances (issue 28, item 4): two apps on one data dir and one database (app.db, or the run's
  * PostgreSQL database with ATRIUM_TEST_DATABASE=postgres), each listening on loopback with its address in
  * APP_INSTANCE_URL. A user's chat runs on the instance holding their `home` lease: a request that lands on
- * the other one is forwarded there and streams back (abort included); when the home instance stops
+ * the other one is forwarded there and streams back (abort, /api/attach and MCP sessions included); when the home instance stops
  * renewing, the other takes the home over once the lease lapses, never before; and the instance that lost
  * it stops writing. A caller cannot be routed into another user's home, and a forward carries nothing but
  * the caller's own request.
@@ -115,6 +115,66 @@ describe("forwarding to the home instance", () => {
       headers: bea.bearer,
     });
     expect(provenance.body.status).toBe("aborted");
+  });
+  test("/api/attach through B streams the live events of a session held on A", async () => {
+    const [a, b] = await twoInstances();
+    const ida = await signUp(a.t, "ida@example.org");
+    const model = scripted(a.t, [fauxAssistantMessage("first"), fauxAssistantMessage("seen through B")]);
+    const first = await lines(await chatOn(a, ida, { message: "hi", model: model.id }));
+    const sessionId = first[0]?.sessionId as string;
+    // An SSE stream that never ends by itself: only a streaming forward shows its frames.
+    const attached = await fetch(`${b.url}/api/attach`, postJson({ sessionId }, ida.bearer));
+    expect(attached.status).toBe(200);
+    const reader = (attached.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    const read = async (until: string) => {
+      while (!seen.includes(until)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`attach ended: ${seen}`);
+        seen += new TextDecoder().decode(value);
+      }
+    };
+    await read("event: attached");
+    expect(await lines(await chatOn(a, ida, { sessionId, message: "again", model: model.id }))).not.toEqual(
+      [],
+    );
+    await read("seen through B");
+    await reader.cancel();
+  });
+
+  test("an MCP session opened on the home instance is used through the other one", async () => {
+    const [a, b] = await twoInstances();
+    const jo = await signUp(a.t, "jo@example.org");
+    const created = await a.t.json<{ token: string }>(
+      "/api/auth/tokens",
+      postJson({ name: "mcp", scopes: ["mcp"] }, jo.bearer),
+    );
+    const bearer = { authorization: `Bearer ${created.body.token}` };
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const opened = await fetch(`${a.url}/mcp`, {
+      method: "POST",
+      headers: { ...headers, ...bearer },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+    });
+    await opened.text();
+    const session = opened.headers.get("mcp-session-id") as string;
+    expect(typeof session).toBe("string");
+    const ping = await fetch(`${b.url}/mcp`, {
+      method: "POST",
+      headers: { ...headers, ...bearer, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+    });
+    expect(ping.status).toBe(200);
+    expect(await ping.text()).toContain('"result"');
   });
 });
 
