@@ -2,9 +2,9 @@
  * Home instances (issue 28, item 4): two apps on one data dir and one database (app.db, or the run's
  * PostgreSQL database with ATRIUM_TEST_DATABASE=postgres), each listening on loopback with its address in
  * APP_INSTANCE_URL. A user's chat runs on the instance holding their `home` lease: a request that lands on
- * the other one is forwarded there and streams back (abort, /api/attach and MCP sessions included); when the home instance stops
- * renewing, the other takes the home over once the lease lapses, never before; and the instance that lost
- * it stops writing. A caller cannot be routed into another user's home, and a forward carries nothing but
+ * the other one is forwarded there and streams back (abort, /api/attach and MCP sessions included); when
+ * the home instance stops renewing, the other takes the home over once the lease lapses, never before;
+ * and the instance that lost it stops writing. A caller cannot be routed into another user's home, and a forward carries nothing but
  * the caller's own request.
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
