@@ -135,6 +135,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
       await migrateAtStartup(startupDatabases(ctx), migrationSets());
       // Per-owner folders named by earlier encodings move to today's names before any family reads them.
       await migrateOwnerFolders(ctx);
+      // The leases table exists now: this instance's leases are renewed while it runs.
+      ctx.leases.start();
       for (const family of mounted) await family.start?.();
       ctx.readiness.markComposed();
     },
@@ -147,6 +149,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
         await ctx.mcp.close();
         for (const family of [...mounted].reverse()) await family.stop?.();
         ctx.connections.close();
+        ctx.leases.stop();
+        await ctx.bus.close();
         // On SQLite the port shares ctx.db's connection; on PostgreSQL it is its own pool.
         if (ctx.database.engine === "postgres") await ctx.database.close();
         ctx.db.close();

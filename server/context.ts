@@ -20,14 +20,19 @@ import type { AppConfig } from "./config/index.ts";
 import { outboundRule } from "./http/outbound/rule.ts";
 import { Readiness } from "./http/readiness.ts";
 import { RoutePolicies } from "./http/route-policy.ts";
+import { newId } from "./lib/ids.ts";
 import type { Logger } from "./log.ts";
 import { McpClients } from "./mcp-client/clients.ts";
 import { adminServers } from "./mcp-client/servers.ts";
 import { ModelService } from "./models/service.ts";
+import type { SignalBus } from "./storage/bus/bus.ts";
+import { MemoryBus } from "./storage/bus/memory.ts";
+import { PostgresBus } from "./storage/bus/postgres.ts";
 import { openDatabase } from "./storage/database.ts";
 import { openDb } from "./storage/db/open.ts";
 import type { Db } from "./storage/db/port.ts";
 import { sqlitePort } from "./storage/db/sqlite.ts";
+import { DEFAULT_LEASE_MS, Leases } from "./storage/leases.ts";
 import type { StartupDatabases } from "./storage/startup-migrations.ts";
 
 export interface AppContext {
@@ -68,6 +73,12 @@ export interface AppContext {
   shutdown: AbortSignal;
   /** MCP servers as tools, shared by every family (server/mcp-client/, docs/mcp-tools.md). */
   mcp: McpClients;
+  /** This process's id among the instances on one database, new at every start (in the `ready` log line). */
+  instanceId: string;
+  /** Who owns live work (turns, index builds) among the instances: rows of `leases` (storage/leases.ts). */
+  leases: Leases;
+  /** Signals between instances: LISTEN/NOTIFY on PostgreSQL, in-process on SQLite (storage/bus/). */
+  bus: SignalBus;
 }
 
 export interface ContextOptions {
@@ -86,6 +97,14 @@ export function createContext(options: ContextOptions): AppContext {
   const { databaseUrl } = config.policy.secrets;
   const database = databaseUrl ? openDb({ url: databaseUrl, dataDir: config.dataDir }) : sqlitePort(db);
   const limits = new LimitStore(database);
+  const instanceId = newId("inst");
+  const leaseMs = Number(env.get("APP_LEASE_MS") ?? "") || DEFAULT_LEASE_MS;
+  const leases = new Leases(database, {
+    instance: instanceId,
+    ttlMs: leaseMs,
+    onError: (error) => log.warn("leases were not renewed", { error: (error as Error).message }),
+  });
+  const bus: SignalBus = databaseUrl ? new PostgresBus(databaseUrl) : new MemoryBus();
   const { secret, signup } = config.auth;
   const passwords = options.passwords ?? new PasswordQueue();
   const auth = secret ? new SessionAuth({ db: database, secret, signup, limits, passwords }) : undefined;
@@ -143,6 +162,9 @@ export function createContext(options: ContextOptions): AppContext {
       policies: routePolicies,
     }),
     shutdown: shutdown ?? new AbortController().signal,
+    instanceId,
+    leases,
+    bus,
     mcp: new McpClients({
       database,
       log,

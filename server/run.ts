@@ -109,6 +109,7 @@ export async function run(argv: string[], options: ServerRunOptions = {}): Promi
     mode: config.mode,
     profile: config.policy.profile,
     dataDir: config.dataDir,
+    instance: server.ctx.instanceId,
   });
 
   const signal = await signalled;

@@ -108,6 +108,17 @@ export function identityPlugin(options: IdentityOptions) {
   return protectedIdentity(base, resolvers, proxies, scopes ?? new ScopeRules(), isPublicRoute);
 }
 
+/** The identities protected mode resolved, by request (one map: requests are unique objects). */
+const resolvedByRequest = new WeakMap<Request, Identity>();
+
+/**
+ * The identity protected mode resolved for `request` in its `onRequest` hook: for a later `onRequest`
+ * hook that must know the caller before the body is read (the chat family's home routing).
+ */
+export function resolvedIdentity(request: Request): Identity | undefined {
+  return resolvedByRequest.get(request);
+}
+
 function protectedIdentity(
   base: Elysia<"">,
   resolvers: CredentialResolver[],
@@ -115,7 +126,7 @@ function protectedIdentity(
   scopes: ScopeRules,
   isPublicRoute: (method: string, path: string) => boolean,
 ) {
-  const resolved = new WeakMap<Request, Identity>();
+  const resolved = resolvedByRequest;
   return base
     .onRequest(async ({ request, server }) => {
       const client = proxies.client(request, server);

@@ -19,6 +19,7 @@ import { messageEnvelope } from "../http/errors.ts";
 import { outboundRule } from "../http/outbound/rule.ts";
 import { QuotaWatch } from "../sandbox/quota-watch.ts";
 import { sandboxProviderFor } from "../sandbox/users/provider.ts";
+import { chatHome } from "./home/index.ts";
 import { chatMigrations } from "./migrations/index.ts";
 import { catalogRoutes } from "./routes/catalogs.ts";
 import { mcpServerRoutes } from "./routes/mcp-servers.ts";
@@ -67,17 +68,24 @@ export const chatFamily = defineFamily({
     const stores = chatStores(ctx);
     const runtime = chatRuntime(ctx, stores);
     const services = chatServices(ctx, stores, runtime);
+    // Per-user state (session files, sandboxes) lives on one instance: the user's home (home/).
+    const home = chatHome(ctx, { host: runtime.host, runs: stores.runs, sandboxes: runtime.sandboxes });
     return {
-      routes: chatRoutes(ctx, services),
-      /** The users' own sandbox keys into memory, before the first request asks for one. */
-      start: () => stores.providerKeys.loadSandboxKeys(),
+      routes: new Elysia({ name: "atrium/chat" }).use(home.routes).use(chatRoutes(ctx, services)),
+      /** The users' own sandbox keys into memory, then this instance's address for the others. */
+      start: async () => {
+        await stores.providerKeys.loadSandboxKeys();
+        await home.start();
+      },
+      home,
       /** The pi host and the users' sandboxes (tests drive them directly). */
       runtime,
       services,
-      /** Closes the live pi sessions, then stops every user's sandbox. */
+      /** Closes the live pi sessions, stops every user's sandbox, then gives their homes back. */
       stop: async () => {
         await runtime.host.stop();
         await runtime.sandboxes.close();
+        await home.stop();
         runtime.quota.close();
       },
     };
@@ -188,7 +196,7 @@ function chatServices(ctx: AppContext, stores: ChatStore, runtime: ReturnType<ty
 
 /** The thin routes, each given the app's context and the services. */
 function chatRoutes(ctx: AppContext, services: ReturnType<typeof chatServices>) {
-  return new Elysia({ name: "atrium/chat" })
+  return new Elysia({ name: "atrium/chat/routes" })
     .use(chatStreamRoutes(ctx, services))
     .use(chatSessionRoutes(ctx, services))
     .use(chatRunRoutes(ctx, services))

@@ -31,6 +31,7 @@ import { TurnQuota } from "./services/quota.ts";
 import { TurnSessionService } from "./services/sessions.ts";
 import { TurnSettingsService } from "./services/settings.ts";
 import { TurnSkillService } from "./services/skills.ts";
+import { TurnInstances } from "./services/turn-instances.ts";
 import { TurnService } from "./services/turn-start.ts";
 import { TurnAssetStore } from "./stores/assets.ts";
 import { TurnRunStore } from "./stores/runs.ts";
@@ -86,9 +87,18 @@ type TurnsStores = ReturnType<typeof turnsStores>;
 function turnsRuntime(ctx: AppContext, stores: TurnsStores) {
   const { settings, secrets } = ctx.config.policy;
   const known = Object.values(secrets).filter((v): v is string => typeof v === "string");
+  const live = new LiveRuns();
   return {
     sandbox: new TurnSandbox(),
-    live: new LiveRuns(),
+    live,
+    instances: new TurnInstances({
+      runs: stores.runs,
+      live,
+      leases: ctx.leases,
+      bus: ctx.bus,
+      shared: ctx.database.engine === "postgres",
+      log: ctx.log,
+    }),
     tracer: new TurnTracer(stores.spans, settings.tracing, known, (error) =>
       ctx.log.warn("tracing spans were not written", { error: (error as Error).message }),
     ),
@@ -166,7 +176,7 @@ class TurnsInstance {
 
   async start() {
     const { ctx, stores, runtime } = this;
-    const failed = await stores.runs.failInterrupted();
+    const failed = await runtime.instances.start();
     await stores.assets.discardOrphans();
     if (failed > 0) ctx.log.warn("runs interrupted by a restart were marked failed", { failed });
     // The jail probes run as child processes (started early by main.ts); the pool then finds them done.
@@ -193,6 +203,7 @@ class TurnsInstance {
     if (!this.started) return;
     this.release();
     await this.runtime.live.settled(SETTLE_MS);
+    await this.runtime.instances.stop();
     await this.runtime.tracer.close();
   }
 

@@ -92,6 +92,8 @@ describe("migrate", () => {
       "auth_limit_hits",
       // Digests of the sandbox provider's webhook bodies: the provider's, not a user's; gone in 10 minutes.
       "sandbox_webhook_seen",
+      // Which server instance runs a turn or an index build: the instances', gone when the work ends.
+      "leases",
     ]);
     const tables = db
       .query<{ name: string }, []>(

@@ -101,7 +101,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
             url,
             ...(options.args ?? []),
           ],
-          { env },
+          // Each instance's own address, for the others to forward a user's requests to its home.
+          { env: { ...env, APP_INSTANCE_URL: me.url } },
         );
         await waitForOk(`${me.url}/health/ready`, 60_000);
       },

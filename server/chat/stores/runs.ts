@@ -112,6 +112,19 @@ export class ChatRunStore {
     );
   }
 
+  /** Fails the owner's runs still marked running: the instance running them stopped (home.ts). */
+  async failRunning(owner: string, error: string): Promise<number> {
+    const ended = isoNow();
+    const { epochSeconds } = this.db.dialect;
+    const { changes } = await this.db.run(
+      `UPDATE chat_runs SET status = 'failed', error = ?, ended_at = ?,
+         duration_ms = CAST(ROUND((${epochSeconds("?")} - ${epochSeconds("started_at")}) * 1000) AS INTEGER)
+       WHERE owner_id = ? AND status = 'running'`,
+      [error, ended, ended, owner],
+    );
+    return changes;
+  }
+
   get(owner: string, runId: string): Promise<ChatRunRow | undefined> {
     return this.db.get<ChatRunRow>(`SELECT ${RUN_COLUMNS} FROM chat_runs WHERE owner_id = ? AND id = ?`, [
       owner,

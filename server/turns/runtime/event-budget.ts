@@ -98,8 +98,13 @@ export function compactForStorage(event: TurnEvent): TurnEvent {
 
 /** Rebuilds the accumulated `text` of stored reasoning deltas (the inverse of compactForStorage). */
 export function expandStored(events: TurnEvent[]): TurnEvent[] {
+  return events.map(storedExpander());
+}
+
+/** expandStored one event at a time (a follower reading the log in batches keeps one expander). */
+export function storedExpander(): (event: TurnEvent) => TurnEvent {
   const texts = new Map<string, string>();
-  return events.map((event) => {
+  return (event) => {
     if (event.type !== "reasoning") return event;
     if (event.final) {
       texts.delete(event.streamId);
@@ -108,7 +113,7 @@ export function expandStored(events: TurnEvent[]): TurnEvent[] {
     const text = (texts.get(event.streamId) ?? "") + event.delta;
     texts.set(event.streamId, text);
     return { ...event, text };
-  });
+  };
 }
 
 export class EventBudget {

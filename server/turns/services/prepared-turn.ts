@@ -8,6 +8,7 @@ import type { TurnEvent } from "../runtime/events.ts";
 import type { LiveRun } from "../runtime/live-run.ts";
 import { SKILLS, type Skill } from "../skills/catalog.ts";
 import type { AttachmentRow } from "../stores/assets.ts";
+import type { Followable } from "./turn-instances.ts";
 
 /** A turn's input once checked (turn-start.ts): what its Idempotency-Key fingerprint covers. */
 export interface TurnInput {
@@ -40,7 +41,7 @@ export interface TurnSubmission {
 }
 
 /** What a POST streams after preparation: a replay of the committed run, or a live run to follow. */
-export type Prepared = { kind: "replay"; events: TurnEvent[] } | { kind: "live"; live: LiveRun };
+export type Prepared = { kind: "replay"; events: TurnEvent[] } | { kind: "live"; live: Followable };
 
 /** What a turn runs with once resolved: its skills, attachments, model. */
 export interface ResolvedTurn {

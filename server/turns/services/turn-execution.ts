@@ -13,7 +13,7 @@ import type { ModelService } from "../../models/service.ts";
 import { SandboxKilled } from "../../sandbox/interpreter.ts";
 import type { TurnAnalytics } from "../runtime/analytics.ts";
 import type { TurnEvent } from "../runtime/events.ts";
-import type { LiveRuns } from "../runtime/live-run.ts";
+import type { LiveRun, LiveRuns } from "../runtime/live-run.ts";
 import { assistantParts, tombstoneParts } from "../runtime/parts.ts";
 import type { Repl } from "../runtime/repl.ts";
 import { AbortedError, type RlmResult, runOffline, runRlm } from "../runtime/rlm.ts";
@@ -23,12 +23,14 @@ import type { TurnAssetStore } from "../stores/assets.ts";
 import type { TurnRunStore } from "../stores/runs.ts";
 import type { TurnFileService } from "./files.ts";
 import { type Memory, promoteMemories } from "./memories.ts";
+import type { TurnInstances } from "./turn-instances.ts";
 import type { RecordedRun, TurnRecorder } from "./turn-recorder.ts";
 
 export interface TurnExecutionDeps {
-  runs: Pick<TurnRunStore, "commit">;
+  runs: Pick<TurnRunStore, "commit" | "byId">;
   assets: Pick<TurnAssetStore, "settleCandidates">;
   live: Pick<LiveRuns, "remove">;
+  instances: Pick<TurnInstances, "release">;
   /** Read per turn: the loop's caps and whether trace ids are exposed. */
   settings: Pick<PolicySettings, "rlm" | "tracing">;
   models: ModelService;
@@ -62,6 +64,8 @@ const STOP_REASONS: Record<string, { code: string; message: (p: Pick<PolicySetti
     message: (p) => `The turn ran past its time limit of ${p.rlm.turn_timeout_seconds} s`,
   },
   event_limit: { code: "event_limit", message: () => "The turn produced more events than it may store" },
+  // Our lease lapsed and another instance failed the run (turn-instances.ts): its outcome stands.
+  lease_lost: { code: "interrupted", message: () => "The server stopped during this turn" },
 };
 
 export async function executeTurn(
@@ -148,17 +152,16 @@ export async function executeTurn(
           },
           tx,
         );
-        if (done) {
-          await deps.assets.settleCandidates(run.id, true, tx);
-          emit({
-            type: "turn_finish",
-            finishReason,
-            status: "completed",
-            checkpointVersion: 1,
-            durationMs: elapsed(),
-            traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
-          });
-        }
+        if (!done) throw new CommittedElsewhere();
+        await deps.assets.settleCandidates(run.id, true, tx);
+        emit({
+          type: "turn_finish",
+          finishReason,
+          status: "completed",
+          checkpointVersion: 1,
+          durationMs: elapsed(),
+          traceId: policy.tracing.expose_trace_id ? turn.traceId : null,
+        });
         return done;
         // Memories are promoted before readers get turn_finish, so what they read next already has them.
       },
@@ -166,6 +169,23 @@ export async function executeTurn(
     );
     span.end("ok", { iterations: result.iterations, usage: turn.usage.snapshot() });
   } catch (error) {
+    try {
+      if (error instanceof CommittedElsewhere) throw error;
+      await commitFailure(error);
+    } catch (again) {
+      if (!(again instanceof CommittedElsewhere)) throw again;
+      // Another instance failed the run (our lease lapsed): what it logged stands; readers here end too.
+      await endedElsewhere(deps, live, elapsed());
+      span.end("error", { error: "committed by another instance" });
+    }
+  } finally {
+    clearTimeout(deadline);
+    turn.repl.close();
+    deps.live.remove(run.id);
+    await deps.instances.release(run.id);
+  }
+
+  async function commitFailure(error: unknown): Promise<void> {
     // Whatever was interrupted (a model call, a step, a child), an aborted signal means cancellation,
     // unless the server is stopping or a budget (deadline, events) ended the turn: those fail it.
     const reason = typeof signal.reason === "string" ? signal.reason : "";
@@ -173,48 +193,47 @@ export async function executeTurn(
     const cancelled = signal.aborted && !stopped;
     if (cancelled) {
       await recorder.commit(async (tx) => {
-        await deps.runs.commit(
-          run.id,
-          {
-            status: "cancelled",
-            parts: tombstoneParts(),
-            usage: turn.usage.snapshot(),
-            durationMs: elapsed(),
-          },
-          tx,
-        );
+        const outcome = {
+          status: "cancelled",
+          parts: tombstoneParts(),
+          usage: turn.usage.snapshot(),
+        } as const;
+        if (!(await deps.runs.commit(run.id, { ...outcome, durationMs: elapsed() }, tx)))
+          throw new CommittedElsewhere();
         emit({ type: "turn_cancelled", reason: "Cancelled by request", durationMs: elapsed() });
       });
       await deps.assets.settleCandidates(run.id, false);
       span.end("error", { cancelled: true });
-    } else {
-      const memory = error instanceof SandboxKilled && error.reason === "memory";
-      const message = stopped?.message(policy) ?? ((error as Error).message || "The turn failed");
-      const code = stopped?.code ?? (memory ? "sandbox_memory_limit" : "execution_failed");
-      const failure: TurnEvent = { type: "turn_error", message, code, durationMs: elapsed() };
-      await recorder.commit(async (tx) => {
-        await deps.runs.commit(
-          run.id,
-          {
-            status: "failed",
-            parts: assistantParts([...live.events, failure], "failed"),
-            usage: turn.usage.snapshot(),
-            errorCode: code,
-            errorMessage: message,
-            durationMs: elapsed(),
-          },
-          tx,
-        );
-        emit(failure);
-      });
-      await deps.assets.settleCandidates(run.id, false);
-      deps.analytics.capture("turn_failed", { phase: "stream", code });
-      deps.log.warn("turn failed", { runId: run.id, error: message });
-      span.end("error", { error: message });
+      return;
     }
-  } finally {
-    clearTimeout(deadline);
-    turn.repl.close();
-    deps.live.remove(run.id);
+    const memory = error instanceof SandboxKilled && error.reason === "memory";
+    const message = stopped?.message(policy) ?? ((error as Error).message || "The turn failed");
+    const code = stopped?.code ?? (memory ? "sandbox_memory_limit" : "execution_failed");
+    const failure: TurnEvent = { type: "turn_error", message, code, durationMs: elapsed() };
+    await recorder.commit(async (tx) => {
+      const parts = assistantParts([...live.events, failure], "failed");
+      const outcome = { status: "failed", parts, usage: turn.usage.snapshot(), errorCode: code } as const;
+      if (!(await deps.runs.commit(run.id, { ...outcome, errorMessage: message, durationMs: elapsed() }, tx)))
+        throw new CommittedElsewhere();
+      emit(failure);
+    });
+    await deps.assets.settleCandidates(run.id, false);
+    deps.analytics.capture("turn_failed", { phase: "stream", code });
+    deps.log.warn("turn failed", { runId: run.id, error: message });
+    span.end("error", { error: message });
   }
+}
+
+/** The run's outcome was committed by another instance: this one's commit is rolled back. */
+class CommittedElsewhere extends Error {}
+
+/** Readers of the run here end with the terminal event the other instance logged (the run's error). */
+async function endedElsewhere(deps: TurnExecutionDeps, live: LiveRun, durationMs: number): Promise<void> {
+  const row = await deps.runs.byId(live.id).catch(() => undefined);
+  live.push({
+    type: "turn_error",
+    message: row?.error_message ?? "The server stopped during this turn",
+    code: row?.error_code ?? "interrupted",
+    durationMs: row?.duration_ms ?? durationMs,
+  });
 }

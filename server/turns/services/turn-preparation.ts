@@ -33,6 +33,7 @@ import {
   type TurnSubmission,
 } from "./prepared-turn.ts";
 import { type ClaimedTurn, executeTurn, type TurnExecutionDeps } from "./turn-execution.ts";
+import type { TurnInstances } from "./turn-instances.ts";
 import { type TurnModelDeps, turnModel } from "./turn-model.ts";
 import { type TurnRecorder, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
 import { type OpenedSandbox, type TurnSandboxDeps, turnSandbox } from "./turn-sandbox.ts";
@@ -64,15 +65,22 @@ export async function prepareTurn(
   const resolved = await resolveTurn(deps, submission);
   const claim = await claimTurn(deps, submission, print);
   const recorder = turnRecorder(deps, claim);
-  const opened = await turnSandbox(deps, {
-    pool,
-    owner: submission.owner,
-    resolved,
-    claim,
-    recorder,
-    line,
-    timedOut,
-  });
+  let opened: OpenedSandbox;
+  try {
+    opened = await turnSandbox(deps, {
+      pool,
+      owner: submission.owner,
+      resolved,
+      claim,
+      recorder,
+      line,
+      timedOut,
+    });
+  } catch (error) {
+    // The run committed its failure (turn-sandbox.ts): nothing here holds it any more.
+    await deps.instances.release(claim.run.id);
+    throw error;
+  }
   return {
     kind: "live",
     live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, recorder),
@@ -83,11 +91,12 @@ interface KnownTurnDeps {
   sessions: Pick<TurnSessionStore, "get">;
   runs: Pick<TurnRunStore, "byKey" | "events">;
   live: Pick<LiveRuns, "get">;
+  instances: Pick<TurnInstances, "elsewhere" | "remote">;
 }
 
 /** Step 1: the session must be the owner's; a known key replays its run or follows it while it runs. */
 async function knownTurn(
-  { sessions, runs, live }: KnownTurnDeps,
+  { sessions, runs, live, instances }: KnownTurnDeps,
   { owner, sessionId, key }: TurnSubmission,
   print: string,
 ): Promise<Prepared | undefined> {
@@ -99,6 +108,9 @@ async function knownTurn(
     throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");
   const running = live.get(existing.id);
   if (running) return { kind: "live", live: running };
+  // Executing on another instance: its log, then the rest as that instance commits it.
+  if (existing.status === "running" && (await instances.elsewhere(existing.id)))
+    return { kind: "live", live: instances.remote(existing.id) };
   if (existing.status === "running")
     throw new TurnPreparationError("A Turn is already running", "turn_already_running");
   return { kind: "replay", events: replayable(await runs.events(existing.id), existing) };
@@ -217,16 +229,19 @@ function selectedSkills(selections: TurnInput["skill_selections"]): Skill[] | un
 interface ClaimDeps {
   runs: Pick<TurnRunStore, "claim" | "byKey" | "setTraceId">;
   tracer: Pick<TurnTracer, "newTrace">;
+  instances: Pick<TurnInstances, "hold" | "release">;
 }
 
 /** Step 4: claims the session for a new run (one running run per session), traced when sampled. */
 async function claimTurn(
-  { runs, tracer }: ClaimDeps,
+  { runs, tracer, instances }: ClaimDeps,
   submission: TurnSubmission,
   print: string,
 ): Promise<TurnClaim> {
   const { owner, sessionId, key, input } = submission;
   const runId = newId("run");
+  // The lease first: an instance starting meanwhile must not take the new running run for a crashed one's.
+  await instances.hold(runId);
   const claimed = await runs.claim({
     id: runId,
     owner_id: owner,
@@ -237,6 +252,7 @@ async function claimTurn(
     model: input.model ?? null,
   });
   if (!claimed) {
+    await instances.release(runId);
     const again = await runs.byKey(owner, sessionId, key);
     if (again && again.fingerprint !== print)
       throw new TurnPreparationError("Idempotency key input mismatch", "idempotency_key_mismatch");

@@ -19,6 +19,7 @@ import { TERMINAL_TYPES, type TurnEvent } from "../runtime/events.ts";
 import type { LiveRun } from "../runtime/live-run.ts";
 import type { Span, TurnTracer } from "../runtime/tracing.ts";
 import type { EventRow, RunRow, TurnRunStore } from "../stores/runs.ts";
+import type { TurnInstances } from "./turn-instances.ts";
 
 /** Events per batch of the log, and the longest an event waits for its batch. */
 export const EVENT_BATCH = 20;
@@ -29,6 +30,8 @@ export interface TurnRecorderDeps {
   tracer: Pick<TurnTracer, "start">;
   /** The event caps (read when the turn starts). */
   rlm: PolicySettings["rlm"];
+  /** Tells followers on any instance that the log grew (turn-instances.ts). */
+  instances?: Pick<TurnInstances, "logged">;
   /** Where a failed batch write is told (the turn goes on; its commit writes what is still queued). */
   log?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
@@ -114,6 +117,7 @@ export function turnRecorder(deps: TurnRecorderDeps, turn: RecordedRun): TurnRec
       if (rows.length === 0) return;
       try {
         await runs.appendEvents(run, rows);
+        deps.instances?.logged(run.id);
       } catch (error) {
         // Kept for the next write (the commit's at the latest), ahead of what came since.
         queued = [...rows, ...queued];
@@ -165,6 +169,7 @@ export function turnRecorder(deps: TurnRecorderDeps, turn: RecordedRun): TurnRec
         if (mine.some(({ event }) => TERMINAL_TYPES.has(event.type))) closed = false;
         throw error;
       }
+      deps.instances?.logged(run.id);
       // Committed: what `fn` emitted now reaches the readers, once the settling work is done.
       try {
         await settled?.(value);

@@ -20,12 +20,14 @@ import type { TurnAnalytics } from "../runtime/analytics.ts";
 import { CompatEncoder, type TurnEvent } from "../runtime/events.ts";
 import type { RunRow, TurnRunStore } from "../stores/runs.ts";
 import { SandboxLine, type TurnInput, TurnPreparationError, type TurnSubmission } from "./prepared-turn.ts";
+import type { TurnInstances } from "./turn-instances.ts";
 import { rootModelAllowed } from "./turn-model.ts";
 import { prepareTurn, type TurnPreparationDeps } from "./turn-preparation.ts";
 
 /** What a turn's stream uses: preparation's dependencies, analytics and the log; cancelling, runs. */
 export type TurnServiceDeps = TurnPreparationDeps & {
   runs: Pick<TurnRunStore, "get" | "requestCancel" | "allByKey">;
+  instances: Pick<TurnInstances, "cancel" | "elsewhere" | "remote" | "hold" | "release" | "logged">;
   /** Read per turn: the heartbeat and the preparation deadline, the policy's model. */
   settings: Pick<PolicySettings, "runtime" | "model">;
   analytics: Pick<TurnAnalytics, "capture">;
@@ -88,15 +90,16 @@ export class TurnService {
     return { items };
   }
 
-  /** Durable cancellation: recorded in the database, and a run executing here is stopped at once. */
+  /** Durable cancellation: recorded in the database, and the run is stopped at once wherever it executes. */
   async cancel(owner: string, runId: string): Promise<CancelOutcome> {
-    const { runs, live, analytics } = this.deps;
+    const { runs, instances, analytics } = this.deps;
     const run = await runs.get(owner, runId);
     if (!run) throw AppError.notFound("Run not found");
     analytics.capture("run_cancellation_requested");
     if (run.status !== "running") return { accepted: false, view: { runId: run.id, status: run.status } };
     await runs.requestCancel(run.id);
-    live.get(run.id)?.controller.abort("cancelled");
+    // Here, or over the bus on the instance executing it.
+    await instances.cancel(run.id);
     return { accepted: true, view: { runId: run.id, status: "cancelling" } };
   }
 

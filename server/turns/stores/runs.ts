@@ -39,6 +39,11 @@ export interface EventRow {
 const COLUMNS = `id, owner_id, session_id, idempotency_key, fingerprint, input_json, model, status, committed,
   cancel_requested, parts_json, usage_json, error_code, error_message, trace_id, duration_ms, created_at, finished_at`;
 
+const INTERRUPTED = "The server stopped during this turn";
+const INTERRUPTED_PARTS = JSON.stringify([
+  { type: "data-status", data: { phase: "execution", status: "failed", message: INTERRUPTED } },
+]);
+
 /** Rows per INSERT of the event log (5 parameters each: far below either engine's parameter limit). */
 const EVENT_ROWS_PER_STATEMENT = 200;
 
@@ -125,6 +130,52 @@ export class TurnRunStore {
     return rows.map((r) => JSON.parse(r.payload) as TurnEvent);
   }
 
+  /** A run by id alone: a follower on another instance, whose owner check was its key lookup. */
+  byId(runId: string): Promise<RunRow | undefined> {
+    return this.db.get<RunRow>(`SELECT ${COLUMNS} FROM turn_runs WHERE id = ?`, [runId]);
+  }
+
+  /** The run's logged events from sequence number `from` on, in order (a follower's next read). */
+  async eventsFrom(runId: string, from: number): Promise<EventRow[]> {
+    const rows = await this.db.all<{ seq: number; payload: string }>(
+      "SELECT seq, payload FROM turn_events WHERE run_id = ? AND seq >= ? ORDER BY seq",
+      [runId, from],
+    );
+    return rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.payload) as TurnEvent }));
+  }
+
+  /** Running runs whose turn lease lapsed (or was never taken: a build before leases): their instance stopped. */
+  async orphaned(): Promise<Pick<RunRow, "id" | "owner_id" | "created_at">[]> {
+    return this.db.all(
+      `SELECT r.id, r.owner_id, r.created_at FROM turn_runs r LEFT JOIN leases l ON l.kind = 'turn' AND l.id = r.id
+       WHERE r.status = 'running' AND (l.id IS NULL OR l.expires_at < ?)`,
+      [Date.now()],
+    );
+  }
+
+  /**
+   * Fails a run whose instance stopped, as startup's failInterrupted does, and logs the terminal event a
+   * follower ends with, in one transaction; false when the run had already committed.
+   */
+  async failOrphan(run: Pick<RunRow, "id" | "owner_id" | "created_at">): Promise<boolean> {
+    return this.db.tx(async (tx) => {
+      const { changes } = await tx.run(
+        `UPDATE turn_runs SET status = 'failed', committed = 1, parts_json = ?, usage_json = 'null',
+           error_code = 'interrupted', error_message = ?, finished_at = ? WHERE id = ? AND committed = 0`,
+        [INTERRUPTED_PARTS, INTERRUPTED, isoNow(), run.id],
+      );
+      if (changes !== 1) return false;
+      const last = await tx.get<{ seq: number | null }>(
+        "SELECT MAX(seq) AS seq FROM turn_events WHERE run_id = ?",
+        [run.id],
+      );
+      const durationMs = Math.max(0, Date.now() - Date.parse(run.created_at));
+      const event: TurnEvent = { type: "turn_error", message: INTERRUPTED, code: "interrupted", durationMs };
+      await this.appendEvents(run, [{ seq: (last?.seq ?? -1) + 1, event }], tx);
+      return true;
+    });
+  }
+
   async requestCancel(runId: string): Promise<void> {
     await this.db.run("UPDATE turn_runs SET cancel_requested = 1 WHERE id = ?", [runId]);
   }
@@ -169,12 +220,7 @@ export class TurnRunStore {
 
   /** After a crash: runs left running never finished; they become failed, with no partial history. */
   async failInterrupted(): Promise<number> {
-    const parts = JSON.stringify([
-      {
-        type: "data-status",
-        data: { phase: "execution", status: "failed", message: "The server stopped during this turn" },
-      },
-    ]);
+    const parts = INTERRUPTED_PARTS;
     const { changes } = await this.db.run(
       `UPDATE turn_runs SET status = 'failed', committed = 1, parts_json = ?, usage_json = 'null',
          error_code = 'interrupted', error_message = 'The server stopped during this turn', finished_at = ?
