@@ -29,10 +29,10 @@ import { createEnvSource } from "../server/config/env.ts";
 import { loadConfig } from "../server/config/index.ts";
 import { type AppContext, createContext } from "../server/context.ts";
 import { silentLogger } from "../server/log.ts";
-import type { Db, Tx } from "../server/storage/db/port.ts";
 import { CHEAP_ARGON2ID } from "../tests/helpers/app.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
-import { fmt, median } from "./lib/stats.ts";
+import { countStatements } from "./lib/count-statements.ts";
+import { printEngineRatios } from "./lib/engine-ratios.ts";
 
 const { values } = parseArgs({
   options: { n: { type: "string", default: "200" }, rounds: { type: "string", default: "3" } },
@@ -41,36 +41,6 @@ const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 const EMAIL = "bench@example.org";
 const PASSWORD = "correct horse battery staple";
-
-/** Counts the statements a port runs (and a transaction's BEGIN and COMMIT). */
-function countStatements(db: Db): { count: number } {
-  const counter = { count: 0 };
-  const counted =
-    <A extends unknown[], R>(f: (...args: A) => R) =>
-    (...args: A): R => {
-      counter.count++;
-      return f(...args);
-    };
-  const wrapTx = (inner: Tx): Tx => ({
-    all: counted(inner.all.bind(inner)) as Tx["all"],
-    get: counted(inner.get.bind(inner)) as Tx["get"],
-    run: counted(inner.run.bind(inner)),
-    exec: counted(inner.exec.bind(inner)),
-    tx: (fn) => inner.tx((t) => fn(wrapTx(t))),
-    afterCommit: (cb) => inner.afterCommit(cb),
-  });
-  // `get` reads through `all` on both adapters: counting `all` counts it once.
-  const d = db as unknown as Record<string, unknown>;
-  d.all = counted(db.all.bind(db));
-  d.run = counted(db.run.bind(db));
-  d.exec = counted(db.exec.bind(db));
-  const tx = db.tx.bind(db);
-  d.tx = <T>(fn: (t: Tx) => Promise<T>) => {
-    counter.count += 2;
-    return tx((t) => fn(wrapTx(t)));
-  };
-  return counter;
-}
 
 interface Engine {
   name: string;
@@ -137,36 +107,7 @@ const engines = [
   await engine("postgres", { APP_DATABASE_URL: await freshPostgresDatabase() }),
 ];
 try {
-  const perCall: Record<string, Record<string, number[]>> = {};
-  const statements: Record<string, Record<string, number>> = {};
-  for (const name of Object.keys(subjects)) {
-    perCall[name] = { sqlite: [], postgres: [] };
-    statements[name] = {};
-  }
-  for (const e of engines)
-    for (const run of Object.values(subjects)) for (let i = 0; i < 3; i++) await run(e); // warm
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, run] of Object.entries(subjects)) {
-      const order = round % 2 === 0 ? engines : [...engines].reverse();
-      for (const e of order) {
-        const calls = callsOf(name);
-        e.counter.count = 0;
-        const started = performance.now();
-        for (let i = 0; i < calls; i++) await run(e);
-        perCall[name]?.[e.name]?.push((performance.now() - started) / calls);
-        (statements[name] as Record<string, number>)[e.name] = e.counter.count / calls;
-      }
-    }
-  }
-  console.log("auth hot paths, median ms per call (statements per call), PostgreSQL ÷ SQLite");
-  for (const name of Object.keys(subjects)) {
-    const lite = median(perCall[name]?.sqlite ?? []);
-    const pg = median(perCall[name]?.postgres ?? []);
-    const st = statements[name] ?? {};
-    console.log(
-      `${name.padEnd(14)} sqlite ${fmt(lite, 3).padStart(7)} ms (${fmt(st.sqlite ?? 0, 1)})   postgres ${fmt(pg, 3).padStart(7)} ms (${fmt(st.postgres ?? 0, 1)})   ratio ${fmt(pg / lite, 2)}x`,
-    );
-  }
+  await printEngineRatios("auth hot paths", engines, subjects, { rounds: ROUNDS, callsOf });
 } finally {
   for (const e of engines) {
     await e.app.close();

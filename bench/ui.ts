@@ -11,7 +11,10 @@
  *    the reference, the same route's JSON fetched and every node and edge drawn with a plain 2D canvas in
  *    the same page (ratio); the first (cold: the server lays the graph out) and the median of the rest;
  *    and the longest main-thread task from the choice until the last batch of edges is drawn (what a user
- *    would feel as a freeze).
+ *    would feel as a freeze);
+ *  - interaction on that graph once drawn: a hover sweep, a pan (drag) and a zoom (wheel), each timed
+ *    from the input to the second frame after it, against the same gestures on the two-entity graph in
+ *    the same page (ratio), with the longest main-thread task during them.
  *
  *   bun bench/ui.ts [--rounds 5]
  */
@@ -216,6 +219,7 @@ for (let round = 0; round < rounds + 1; round++) {
   longest.push(result.longest);
   graphRef.push(refMs);
 }
+
 const [cold, ...warm] = graphUi;
 const gu = median(warm);
 const gr = median(graphRef.slice(1));
@@ -224,6 +228,69 @@ console.log(
     `(cold, the server laying it out: ${fmt(cold as number, 1)} ms); plain-canvas reference ${fmt(gr, 1)} ms; ratio ${fmt(gu / gr, 1)}; ` +
     `longest main-thread task ${fmt(Math.max(...longest), 1)} ms (${rounds} rounds)`,
 );
+
+// 4. Pan, zoom and hover on the drawn graph, against the same gestures on the two-entity one.
+async function gestures(name: string): Promise<{ ms: number[]; longest: number }> {
+  await graphPage.evaluate(async (wanted) => {
+    const select = document.querySelector<HTMLSelectElement>("#search-index") as HTMLSelectElement;
+    select.value = wanted;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  }, name);
+  await graphPage.locator('[data-testid="graph-canvas"][data-complete="true"]').waitFor({ timeout: 120_000 });
+  await graphPage.waitForFunction(
+    (wanted) => (document.querySelector("#graph-title")?.textContent ?? "").includes(`"${wanted}"`),
+    name,
+  );
+  const canvas = graphPage.locator('[data-testid="graph-canvas"]');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = (await canvas.boundingBox()) as { x: number; y: number; width: number; height: number };
+  const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+  await graphPage.evaluate(() => {
+    const w = window as unknown as { __tasks: number[] };
+    w.__tasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) w.__tasks.push(entry.duration);
+    }).observe({ type: "longtask" });
+  });
+  const frames = () =>
+    graphPage.evaluate(
+      () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
+    );
+  const timed = async (gesture: () => Promise<void>) => {
+    const started = performance.now();
+    await gesture();
+    await frames();
+    return performance.now() - started;
+  };
+  const ms: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    ms.push(await timed(() => graphPage.mouse.move(cx - 100 + i * 40, cy - 60, { steps: 5 })));
+    await graphPage.mouse.move(cx, cy);
+    ms.push(
+      await timed(async () => {
+        await graphPage.mouse.down();
+        await graphPage.mouse.move(cx + 80, cy + 40, { steps: 5 });
+        await graphPage.mouse.up();
+      }),
+    );
+    ms.push(await timed(() => graphPage.mouse.wheel(0, i % 2 === 0 ? -240 : 240)));
+    await graphPage.waitForTimeout(350); // sigma's zoom animation, and clicks apart
+  }
+  const longest = (await graphPage.evaluate(() =>
+    Math.max(0, ...(window as unknown as { __tasks: number[] }).__tasks),
+  )) as number;
+  return { ms, longest };
+}
+// The small one first: "big" is showing, and choosing it again would time gestures against a redraw.
+const smallGestures = await gestures("a-small");
+const bigGestures = await gestures("big");
+console.log(
+  `pan, zoom and hover on the ${fmt(GRAPH.entities)}-entity graph: ${fmt(median(bigGestures.ms), 1)} ms median from input to the second frame ` +
+    `(slowest ${fmt(Math.max(...bigGestures.ms), 1)} ms); two-entity reference ${fmt(median(smallGestures.ms), 1)} ms; ratio ` +
+    `${fmt(median(bigGestures.ms) / median(smallGestures.ms), 1)}; longest main-thread task ${fmt(bigGestures.longest, 1)} ms ` +
+    `(${rounds * 3} gestures)`,
+);
+
 await browser.close();
 await app.stop();
 rmSync(data, { recursive: true, force: true });

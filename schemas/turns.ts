@@ -1,10 +1,19 @@
 /**
  * The turns family's schemas (docs/turns.md): sessions, turn requests, history, attachments,
- * artifacts, files, skills, cancellation, settings, and the stream's event union. Schemas only.
+ * artifacts, files, skills, cancellation and settings. The stream's events are in turn-stream.ts.
  */
-import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import { Paging, SandboxReport } from "./common.ts";
+import {
+  ArtifactEvent,
+  AttachmentEvent,
+  ChildProgressEvent,
+  SkillEvent,
+  StructuredResultEvent,
+  TurnUsage,
+  WarningEvent,
+} from "./turn-stream.ts";
 
 const Id = t.String({ minLength: 1, maxLength: 100 });
 
@@ -100,134 +109,8 @@ export const TurnHeaders = t.Object({
   }),
 });
 
-// --- the stream's spec events (`event: <type>` + `data: {type, ...camelCase}`; docs/streams.md) -----------
-
 const Str = t.String();
 const Int = t.Integer();
-const event = <T extends string, P extends TProperties>(type: T, properties: P, description?: string) =>
-  t.Object({ type: t.Literal(type), ...properties }, description ? { description } : {});
-
-export const TurnUsage = t.Object({
-  inputTokens: Int,
-  outputTokens: Int,
-  totalTokens: Int,
-  llmCalls: Int,
-});
-
-export const TurnStatusEvent = event(
-  "turn_status",
-  { phase: Str, status: Str, message: t.Union([Str, t.Null()]) },
-  "where a turn is before it starts (queued, preparing)",
-);
-export const TurnStartEvent = event("turn_start", {
-  runId: Str,
-  sessionId: Str,
-  delivery: t.Union([t.Literal("live"), t.Literal("replay")]),
-  traceId: t.Optional(Str),
-});
-export const StepStartEvent = event("step_start", { step: Int });
-export const StepFinishEvent = event("step_finish", { step: Int, durationMs: Int });
-export const ReasoningEvent = event("reasoning", {
-  streamId: Str,
-  step: Int,
-  text: Str,
-  delta: Str,
-  final: t.Boolean(),
-});
-export const CodeEvent = event("code", {
-  streamId: Str,
-  step: Int,
-  code: Str,
-  isDelta: t.Boolean(),
-  final: t.Boolean(),
-});
-export const OutputEvent = event("output", {
-  streamId: Str,
-  step: Int,
-  output: Str,
-  isDelta: t.Boolean(),
-  final: t.Boolean(),
-});
-export const TextEvent = event("text", {
-  streamId: Str,
-  delta: Str,
-  text: Str,
-  final: t.Boolean(),
-  role: t.Literal("assistant"),
-});
-export const ToolCallEvent = event("tool_call", { toolCallId: Str, toolName: Str, input: t.Unknown() });
-export const ToolResultEvent = event("tool_result", {
-  toolCallId: Str,
-  toolName: Str,
-  output: t.Unknown(),
-  error: t.Union([Str, t.Null()]),
-});
-export const SkillEvent = event("skill", {
-  skillId: Str,
-  name: Str,
-  phase: t.Union([t.Literal("preloaded"), t.Literal("loaded")]),
-  version: Str,
-  trust: t.Literal("system"),
-  affordances: t.Array(Str),
-});
-export const ChildProgressEvent = event("child_progress", {
-  childId: Str,
-  taskLabel: Str,
-  state: t.Union([
-    t.Literal("not_started"),
-    t.Literal("running"),
-    t.Literal("completed"),
-    t.Literal("failed"),
-    t.Literal("cancelled"),
-    t.Literal("timed_out"),
-  ]),
-  elapsedMs: Int,
-  outcome: t.Union([Str, t.Null()]),
-  evidence: t.Array(Str),
-  gaps: t.Array(Str),
-  resultFileCount: Int,
-  codeExcerpt: t.Union([Str, t.Null()]),
-  outputExcerpt: t.Union([Str, t.Null()]),
-  cleanupState: t.Union([t.Literal("pending"), t.Literal("done")]),
-  parentRunId: Str,
-});
-export const AttachmentEvent = event("attachment", {
-  attachmentId: Str,
-  phase: t.Union([t.Literal("bound"), t.Literal("listed")]),
-  filename: Str,
-  byteSize: Int,
-});
-export const ArtifactEvent = event("artifact", {
-  artifactId: Str,
-  artifactKind: Str,
-  title: Str,
-  mediaType: Str,
-  byteSize: Int,
-  checksumSha256: Str,
-});
-export const StructuredResultEvent = event("structured_result", {
-  schemaId: Str,
-  schemaVersion: Str,
-  value: t.Record(t.String(), t.Unknown()),
-});
-export const UsageEvent = event("usage", { iterations: Int, durationMs: Int, usage: TurnUsage });
-export const WarningEvent = event("warning", { message: Str, code: Str });
-export const TurnFinishEvent = event("turn_finish", {
-  finishReason: t.Union([t.Literal("stop"), t.Literal("length"), t.Literal("error")]),
-  status: t.Union([t.Literal("completed"), t.Literal("failed")]),
-  checkpointVersion: Int,
-  durationMs: Int,
-  traceId: t.Union([Str, t.Null()]),
-});
-export const TurnErrorEvent = event("turn_error", {
-  message: Str,
-  code: Str,
-  durationMs: Int,
-  /** What happened, in a sentence a person understands, when more is known than `message`. */
-  detail: t.Optional(Str),
-});
-export const TurnCancelledEvent = event("turn_cancelled", { reason: Str, durationMs: Int });
-
 const payload = <E extends TObject>(e: E) => t.Omit(e, ["type"]);
 const dataPart = <T extends string, D extends TSchema>(type: T, data: D) =>
   t.Object({ type: t.Literal(type), data });
@@ -452,82 +335,11 @@ export const SettingsPatch = t.Union([
   t.Object({ revision: t.String(), profile: t.String({ minLength: 1 }) }, { additionalProperties: false }),
 ]);
 
-/** The AI SDK's UIMessageChunk union as the stream uses it (the compat-only form's every frame). */
-export const UIMessageChunk = t.Union(
-  [
-    t.Object({
-      type: t.Literal("start"),
-      messageId: t.Optional(t.String()),
-      messageMetadata: t.Optional(t.Unknown()),
-    }),
-    t.Object({ type: t.Literal("start-step") }),
-    t.Object({ type: t.Literal("finish-step") }),
-    t.Object({ type: t.Union([t.Literal("text-start"), t.Literal("text-end")]), id: t.String() }),
-    t.Object({ type: t.Literal("text-delta"), id: t.String(), delta: t.String() }),
-    t.Object({ type: t.Union([t.Literal("reasoning-start"), t.Literal("reasoning-end")]), id: t.String() }),
-    t.Object({ type: t.Literal("reasoning-delta"), id: t.String(), delta: t.String() }),
-    t.Object({
-      type: t.Literal("tool-input-available"),
-      toolCallId: t.String(),
-      toolName: t.String(),
-      input: t.Unknown(),
-    }),
-    t.Object({ type: t.Literal("tool-output-available"), toolCallId: t.String(), output: t.Unknown() }),
-    t.Object({ type: t.Literal("tool-output-error"), toolCallId: t.String(), errorText: t.String() }),
-    t.Object({ type: t.Literal("error"), errorText: t.String() }),
-    t.Object({ type: t.Literal("abort"), reason: t.Optional(t.String()) }),
-    t.Object({
-      type: t.Literal("finish"),
-      finishReason: t.Optional(t.String()),
-      messageMetadata: t.Optional(t.Unknown()),
-    }),
-    t.Object({
-      type: t.String({
-        pattern: "^data-",
-        description: "data-status, data-usage, data-code, data-output, ...",
-      }),
-      id: t.Optional(t.String()),
-      data: t.Unknown(),
-      transient: t.Optional(t.Boolean()),
-    }),
-  ],
-  { $id: "UIMessageChunk", description: "AI SDK UI message stream chunk" },
-);
-
-/** One spec event of the default stream form, told apart by `type` (fields per docs/turns.md). */
-export const TurnStreamEvent = t.Union(
-  [
-    TurnStatusEvent,
-    TurnStartEvent,
-    StepStartEvent,
-    StepFinishEvent,
-    ReasoningEvent,
-    CodeEvent,
-    OutputEvent,
-    TextEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    SkillEvent,
-    ChildProgressEvent,
-    AttachmentEvent,
-    ArtifactEvent,
-    StructuredResultEvent,
-    UsageEvent,
-    WarningEvent,
-    TurnFinishEvent,
-    TurnErrorEvent,
-    TurnCancelledEvent,
-  ],
-  { description: "one turn stream event" },
-);
-
 // --- the types clients and the server speak (derived, so they cannot drift from the schemas) -----------
 
 export type Session = Static<typeof Session>;
 export type SessionList = Static<typeof SessionList>;
 export type TurnRequest = Static<typeof TurnRequest>;
-export type TurnStreamEvent = Static<typeof TurnStreamEvent>;
-export type TurnUsage = Static<typeof TurnUsage>;
 export type TurnPart = Static<typeof TurnPart>;
 export type TurnRecord = Static<typeof TurnRecord>;
 export type TurnHistory = Static<typeof TurnHistory>;
@@ -539,4 +351,3 @@ export type FileList = Static<typeof FileList>;
 export type FilePage = Static<typeof FilePage>;
 export type SkillCard = Static<typeof SkillCard>;
 export type SkillList = Static<typeof SkillList>;
-export type UIMessageChunk = Static<typeof UIMessageChunk>;

@@ -37,6 +37,12 @@ export const COMMANDS: Record<string, Command> = {
     load: () =>
       import("./pi-package.ts").then(() => import("./migrate-command.ts").then((m) => m.migrateCommandMain)),
   },
+  db: {
+    summary:
+      "move the database: db copy --from <app.db | data dir | postgres://…> --to <postgres://…> [--force]",
+    // The migrations come from the app's modules, which include pi's: pi-package.ts first, as for index.
+    load: () => import("./pi-package.ts").then(() => import("./db-command.ts").then((m) => m.dbCommandMain)),
+  },
   backup: {
     summary: "a consistent copy of a (running) server's data: backup DIR [--data-dir D]",
     load: () => import("./backup-command.ts").then((m) => m.backupCommandMain),

@@ -5,7 +5,7 @@
  * startup errors print one line and give a non-zero exit code.
  */
 import type { AnyElysia } from "elysia";
-import { authNotes } from "./auth/notes.ts";
+import { authNotes, authStartError } from "./auth/notes.ts";
 import { commandsHelp } from "./commands.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
@@ -47,6 +47,11 @@ export async function run(argv: string[], options: ServerRunOptions = {}): Promi
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`atrium: ${error.message}\n`);
+    return 1;
+  }
+  const refused = authStartError(config);
+  if (refused) {
+    process.stderr.write(`atrium: ${refused}\n`);
     return 1;
   }
   const secrets = secretValues(config, env, [

@@ -3,7 +3,8 @@
  * (`reasoning`, `data-code`, `data-output`, `text`, `dynamic-tool`, `data-<event>`, `data-status`);
  * turned back into the stream's events they draw through the same TurnView as a live turn.
  */
-import type { TurnStreamEvent as TurnEvent, TurnPart, TurnRecord } from "../../schemas/turns.ts";
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turn-stream.ts";
+import type { TurnPart, TurnRecord } from "../../schemas/turns.ts";
 import { TurnView } from "./view.ts";
 
 export function partsToEvents(parts: TurnPart[]): TurnEvent[] {

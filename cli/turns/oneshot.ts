@@ -5,7 +5,7 @@
  * the cancellation route; a second one leaves without waiting.
  */
 
-import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turn-stream.ts";
 import type { Api } from "../api.ts";
 import { ApiError } from "../api.ts";
 import { clean } from "../style.ts";

@@ -7,7 +7,7 @@
  */
 
 import { sseEvents } from "../../common/streams.ts";
-import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turn-stream.ts";
 import { type Api, ApiError } from "../api.ts";
 
 /** The turn has ended once one of these came (a failed preparation adds turn_finish after turn_error). */

@@ -6,7 +6,7 @@
  */
 import { Container, Markdown, Spacer, Text } from "@mariozechner/pi-tui";
 import { count } from "../../common/words.ts";
-import type { TurnStreamEvent as TurnEvent } from "../../schemas/turns.ts";
+import type { TurnStreamEvent as TurnEvent } from "../../schemas/turn-stream.ts";
 import { bytes, clean, cleanDeep, highlightCode, markdownTheme, preview, style } from "../style.ts";
 
 const GUTTER = style.muted("│ ");

@@ -2,13 +2,13 @@
  * Session auth (`APP_AUTH_SECRET`): accounts with argon2id passwords (`Bun.password`, through the
  * process's password queue), sign-up by the operator's sign-up mode (open, invite, closed), sign-in with
  * limits per client address and per account (counted in the database, reserved before the hash),
- * Lucia-style sessions with sliding expiry, and the secret-keyed HMACs other routes need (CSRF tokens).
+ * Lucia-style sessions with sliding expiry. (The secret's HMAC keys, CSRF tokens and preview URLs, are
+ * derived in server-keys.ts.)
  * Plain service: no Elysia context; the routes and the credential resolver call it.
  *
  * Errors never say whether an account exists: an unknown email, a wrong password and a disabled account
  * are the same 401, and the unknown email still pays for one password verification.
  */
-import { createHmac } from "node:crypto";
 import { AppError } from "../http/errors.ts";
 import type { Clock } from "../lib/clock.ts";
 import { isUniqueViolation } from "../storage/db/dialect.ts";
@@ -66,6 +66,7 @@ export interface Validated {
 export interface SessionAuthOptions {
   /** The database port: app.db or PostgreSQL. */
   db: Db;
+  /** `APP_AUTH_SECRET`: session auth exists only with it (its HMAC keys: server-keys.ts). */
   secret: string;
   signup: SignupMode;
   clock?: Clock;
@@ -82,7 +83,6 @@ const invalidCredentials = () => new AppError("unauthorized", "Invalid email or 
 export class SessionAuth {
   readonly accounts: AccountStore;
   readonly signup: SignupMode;
-  private readonly secret: string;
   readonly passwords: PasswordQueue;
   private readonly clock: Clock;
   private readonly limits: LimitStore;
@@ -94,7 +94,6 @@ export class SessionAuth {
   constructor(options: SessionAuthOptions) {
     this.accounts = new AccountStore(options.db);
     this.signup = options.signup;
-    this.secret = options.secret;
     this.clock = options.clock ?? Date.now;
     this.passwords = options.passwords ?? new PasswordQueue();
     this.limits = options.limits ?? new LimitStore(options.db, this.clock);
@@ -306,14 +305,6 @@ export class SessionAuth {
     if (!disabled) return;
     await this.accounts.deleteSessionsOf(userId);
     this.revoked();
-  }
-
-  /**
-   * The CSRF token of a session: an HMAC of its id under the server secret, so it is worthless for any
-   * other session (another user's token fails) and needs no storage.
-   */
-  csrfToken(sessionKey: string): string {
-    return createHmac("sha256", this.secret).update(`csrf:${sessionKey}`).digest("base64url");
   }
 }
 

@@ -175,7 +175,7 @@ function chatServices(ctx: AppContext, stores: ChatStore, runtime: ReturnType<ty
     // One guard for the protected writes (workspace reindex, sandbox settings): they share the CSRF cookie.
     writeGuard: new ProtectedWriteGuard({
       protectedMode: ctx.config.mode.kind === "protected",
-      csrfToken: ctx.auth ? (key) => ctx.auth?.csrfToken(key) as string : undefined,
+      secret: ctx.config.auth.secret,
       publicOrigins: ctx.config.publicOrigins,
       limits: ctx.limits,
     }),

@@ -122,7 +122,8 @@ Environment (read by name; the process environment wins over ./.env):
   APP_MANAGED_AUTH_AUDIENCE        the audience (aud) its tokens must carry (required with the URL)
   APP_HOSTED=1                     hosted platform; implies protected mode
   APP_AUTH_SECRET                  enables the built-in session-cookie sign-in (/api/auth/*); keys the
-                                   server's HMACs (CSRF tokens, preview URLs)
+                                   server's HMACs (CSRF tokens, preview URLs); required in protected
+                                   mode on PostgreSQL (every instance must share the keys)
   APP_AUTH_SIGNUP                  open, invite (default) or closed: who may create an account
   APP_CHAT_DATABASE_URL            chat mirror database in protected mode (a SQLite path)
   APP_DESKTOP_TOKEN                set by the desktop shell: required on every non-public route

@@ -11,6 +11,7 @@
  * CONFLICT), then each identity column's sequence moved past the copied ids.
  */
 import { closeSync, openSync, writeSync } from "node:fs";
+import { COPY_PROGRESS } from "./copy-tables.ts";
 import type { PortMigrationSet } from "./db/migrate.ts";
 import type { Db, Queryable } from "./db/port.ts";
 
@@ -78,7 +79,7 @@ export function libpqEnv(url: string): Record<string, string> {
 }
 
 /** The schema's tables, each after the tables its foreign keys point at (so its rows load after theirs). */
-async function tablesOf(q: Queryable): Promise<string[]> {
+export async function tablesOf(q: Queryable): Promise<string[]> {
   const names = (
     await q.all<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
@@ -132,7 +133,8 @@ async function exportSql(db: Db, file: string, sets: PortMigrationSet[]): Promis
   scope TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, checksum TEXT NOT NULL,
   applied_at TEXT NOT NULL, PRIMARY KEY (scope, version));\n`;
       write(`\n${schemaTable}`);
-      const tables = await tablesOf(tx);
+      // The record of an `atrium db copy` is not restored: no migration creates its table.
+      const tables = (await tablesOf(tx)).filter((t) => t !== COPY_PROGRESS);
       let rows = 0;
       for (const table of tables) {
         const all = await tx.all<Record<string, unknown>>(`SELECT * FROM ${ident(table)}`);

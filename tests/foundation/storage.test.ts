@@ -91,6 +91,8 @@ describe("migrate", () => {
       "auth_invites",
       // Attempt counters keyed by client address, email or owner: no one's data, gone within 15 minutes.
       "auth_limit_hits",
+      // Digests of the sandbox provider's webhook bodies: the provider's, not a user's; gone in 10 minutes.
+      "sandbox_webhook_seen",
     ]);
     const tables = db
       .query<{ name: string }, []>(

@@ -103,7 +103,9 @@ async function startCluster(): Promise<Cluster> {
   asPostgres([`${BIN}/pg_ctl`, "-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
   // A run that dies without its afterAll (an uncaught error, kill -9) still stops its cluster: a watchdog
   // shell outlives it, sees it gone and stops the cluster.
-  process.once("exit", () => stopSync(dir));
+  process.once("exit", () => {
+    if (!stopping.has(dir)) stopSync(dir);
+  });
   const watchdog = Bun.spawn(
     [
       "sh",
@@ -120,6 +122,23 @@ async function startCluster(): Promise<Cluster> {
   const admin = new SQL({ url: `postgres://${USER}@127.0.0.1:${port}/postgres`, max: 2 });
   await admin.unsafe(`CREATE DATABASE ${TEMPLATE}`);
   return { dir, port, admin };
+}
+
+/** Clusters whose stop is under way in a shell of its own (the exit handler leaves them to it). */
+const stopping = new Set<string>();
+
+/**
+ * Stops the cluster and removes its folder in a detached shell, so the run's last hook returns at once:
+ * at the end of a whole run the folder holds hundreds of databases, and removing it on a loaded machine
+ * outlasted the hook's time (the PostgreSQL half's last "test" failed on that alone).
+ */
+function stopDetached(dir: string): void {
+  stopping.add(dir);
+  const pgctl = `runuser -u postgres -- ${BIN}/pg_ctl -D '${join(dir, "data")}' -m immediate stop`;
+  const shell = Bun.spawn(["setsid", "sh", "-c", `${pgctl} >/dev/null 2>&1; rm -rf '${dir}'`], {
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  shell.unref();
 }
 
 function stopSync(dir: string): void {
@@ -155,8 +174,8 @@ export async function stopPostgres(): Promise<void> {
   const c = await starting.catch(() => undefined);
   starting = undefined;
   if (!c) return;
-  // The immediate stop ends every connection (the admin's and any a test left open) first: waiting on
-  // the admin pool's close before it could outlast the run's hook time at the end of a whole run.
-  stopSync(c.dir);
+  // The immediate stop ends every connection (the admin's and any a test left open): waiting on the admin
+  // pool's close first could outlast the run's hook time at the end of a whole run.
+  stopDetached(c.dir);
   await Promise.race([c.admin.close().catch(() => {}), Bun.sleep(1000)]);
 }

@@ -4,7 +4,8 @@
  * history parts give the same display parts as its live events did.
  */
 import { expect, test } from "bun:test";
-import type { TurnRecord, TurnStreamEvent } from "../../schemas/turns.ts";
+import type { TurnStreamEvent } from "../../schemas/turn-stream.ts";
+import type { TurnRecord } from "../../schemas/turns.ts";
 import { applyEvent, initialLive, partsFromHistory } from "../../web/views/turns/parts.ts";
 
 test("deltas of reasoning, code, output and text each grow one part; a final frame sets the whole text", () => {

@@ -21,7 +21,7 @@ const json = (status: number, body: unknown) =>
 
 export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: SandboxProvider }) {
   const registry = sandboxes.registry;
-  const replays = new ReplayGuard();
+  const replays = new ReplayGuard(ctx.database);
   const received = () => json(200, { received: true });
   const ignore = (reason: string, details: Record<string, unknown> = {}) => {
     ctx.log.warn("sandbox webhook ignored", { reason, ...details });
@@ -50,7 +50,7 @@ export function webhookRoutes(ctx: AppContext, { sandboxes }: { sandboxes: Sandb
         ctx.log.warn("sandbox webhook: signed body is not usable JSON");
         return json(500, { error: "Webhook processing failed" });
       }
-      const replay = replays.check(raw, payload);
+      const replay = await replays.check(raw, payload);
       if (replay) return ignore(replay);
       const state = stateOfEvent(payload.event);
       if (!state) return ignore("not a lifecycle event", { event: String(payload.event).slice(0, 64) });

@@ -3,17 +3,19 @@
  * check on every such write, and a rate limit on reindexing. A cookie-authenticated caller first GETs a CSRF
  * token (also set as the `app_csrf` cookie: HttpOnly, SameSite=Strict), then POSTs with it in
  * `x-app-csrf-token` and a same-origin `Origin` (or `Referer`). The token is an HMAC of the caller's
- * session under the server secret: it cannot be forged, and another user's (or another session's) token
+ * session under the server secret (auth/server-keys.ts: `APP_AUTH_SECRET`, so every instance accepts
+ * the token another issued): it cannot be forged, and another user's (or another session's) token
  * fails. Callers authenticated by a valid header credential (a Bearer token) skip the check: a page
  * cannot make a browser add one. Any other `Authorization` header (with the cookie doing the
  * authenticating) does not. Five reindexes per minute per user, counted in the database; a refused
  * attempt is not counted.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { readCookie } from "../../auth/cookies.ts";
 import type { Identity } from "../../auth/identity.ts";
 import type { LimitStore } from "../../auth/limit-store.ts";
 import { SlidingWindow } from "../../auth/rate-limit.ts";
+import { serverKey } from "../../auth/server-keys.ts";
 import { AppError } from "../../http/errors.ts";
 
 export const CSRF_COOKIE = "app_csrf";
@@ -23,8 +25,8 @@ const REINDEX_WINDOW_MS = 60_000;
 
 export interface ProtectedWriteGuardOptions {
   protectedMode: boolean;
-  /** The server's CSRF HMAC (session auth's, keyed by APP_AUTH_SECRET), when there is one. */
-  csrfToken?: (sessionKey: string) => string;
+  /** `APP_AUTH_SECRET`, which keys the tokens (undefined: a key of this process, one instance only). */
+  secret: string | undefined;
   publicOrigins: readonly string[];
   /** Where the reindex window is counted (the app's attempt limits). */
   limits: LimitStore;
@@ -32,10 +34,11 @@ export interface ProtectedWriteGuardOptions {
 
 export class ProtectedWriteGuard {
   private readonly window: SlidingWindow;
-  private readonly fallbackKey = randomBytes(32);
+  private readonly key: Buffer;
 
   constructor(private readonly options: ProtectedWriteGuardOptions) {
     this.window = new SlidingWindow("reindex", REINDEX_LIMIT, REINDEX_WINDOW_MS, options.limits);
+    this.key = serverKey(options.secret, "csrf");
   }
 
   get enforced(): boolean {
@@ -45,8 +48,7 @@ export class ProtectedWriteGuard {
   /** The caller's CSRF token: bound to their session (or, without one, to their identity). */
   token(identity: Identity | undefined): string {
     const key = identity?.session ?? `owner:${identity?.id ?? "local"}`;
-    if (this.options.csrfToken) return this.options.csrfToken(key);
-    return createHmac("sha256", this.fallbackKey).update(`csrf:${key}`).digest("base64url");
+    return createHmac("sha256", this.key).update(`csrf:${key}`).digest("base64url");
   }
 
   /** Throws 403 unless the request passes the CSRF check (only enforced in protected mode). */

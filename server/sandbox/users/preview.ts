@@ -1,9 +1,11 @@
 /**
  * Preview URLs: `/api/sandbox/preview/<token>/...`, where the token names the owner, the port and an
- * expiry, signed with HMAC-SHA256 under the server secret (`APP_AUTH_SECRET`, else a per-process key).
+ * expiry, signed with HMAC-SHA256 under the server secret (`APP_AUTH_SECRET`, else a per-process key:
+ * auth/server-keys.ts).
  * A forged, altered or expired token is refused; the owner in it must be the caller.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { serverKey } from "../../auth/server-keys.ts";
 
 export const PREVIEW_LIFETIME_MS = 10 * 60 * 1000;
 
@@ -20,7 +22,7 @@ export class PreviewSigner {
     secret: string | undefined,
     private readonly clock: () => number = Date.now,
   ) {
-    this.key = secret ? Buffer.from(`preview:${secret}`) : randomBytes(32);
+    this.key = serverKey(secret, "preview");
   }
 
   sign(owner: string, port: number): { token: string; expiresAt: number } {

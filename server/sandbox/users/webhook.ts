@@ -5,11 +5,14 @@
  * (optionally `sha256=`-prefixed); it is compared in constant time (on digests, so lengths leak
  * nothing). Every signed body must carry a `timestamp` (seconds or milliseconds since the epoch, or an
  * ISO date) within 5 minutes of now, and a body seen before in the last 10 minutes is refused: a
- * captured request cannot be played back later. A body without a timestamp is refused too: the replay
+ * captured request cannot be played back later. The bodies seen are kept in the database
+ * (`sandbox_webhook_seen`), so a body played back to another instance on the same database is refused
+ * too. A body without a timestamp is refused too: the replay
  * memory alone would let it be played back once its 10 minutes (or the server's restart) had passed.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../lib/clock.ts";
+import type { Db } from "../../storage/db/port.ts";
 import type { SandboxState } from "./registry.ts";
 
 /** Largest webhook body read; lifecycle events are a few hundred bytes. */
@@ -31,23 +34,27 @@ export function signatureValid(raw: string, header: string | null, secret: strin
   return timingSafeEqual(digest(presented), digest(signatureOf(raw, secret)));
 }
 
-/** Remembers signed bodies for the replay window. */
+/** Remembers signed bodies for the replay window, in the database every instance shares. */
 export class ReplayGuard {
-  private readonly seen = new Map<string, number>();
-
-  constructor(private readonly clock: Clock = Date.now) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = Date.now,
+  ) {}
 
   /** Why the body must be ignored as a replay, or undefined when it is fresh (and now remembered). */
-  check(raw: string, payload: Record<string, unknown>): string | undefined {
+  async check(raw: string, payload: Record<string, unknown>): Promise<string | undefined> {
     const now = this.clock();
     const stamp = timestampOf(payload.timestamp);
     if (stamp === undefined) return "no timestamp";
     if (Math.abs(now - stamp) > TIMESTAMP_SKEW_MS) return "timestamp outside the window";
-    for (const [key, at] of this.seen) if (now - at > REPLAY_MEMORY_MS) this.seen.delete(key);
-    const key = createHash("sha256").update(raw).digest("hex");
-    if (this.seen.has(key)) return "replayed";
-    this.seen.set(key, now);
-    return undefined;
+    const digest = createHash("sha256").update(raw).digest("hex");
+    await this.db.run("DELETE FROM sandbox_webhook_seen WHERE expires_at <= ?", [now]);
+    // One statement decides: of two instances given the same body at once, one inserts, the other sees 0.
+    const { changes } = await this.db.run(
+      "INSERT INTO sandbox_webhook_seen (digest, expires_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING",
+      [digest, now + REPLAY_MEMORY_MS],
+    );
+    return changes === 0 ? "replayed" : undefined;
   }
 }
 

@@ -233,14 +233,26 @@ export async function writeGraph(
 ) {
   const ids = await graph.tx((tx) => tx.replaceGraph(index, merged.entities, merged.relationships));
   progress("communities", 0, 1);
-  const hierarchy = hierarchicalCommunities(
+  // Communities are found over entities numbered by their place in the merged graph, not by row id: an
+  // incremental run keeps the rows it did not change, so row ids no longer follow that order, and
+  // Louvain's result depends on the order it meets nodes in (a rebuild must find the same communities).
+  const place = new Map(merged.entities.map((e, i) => [e.key, i]));
+  const rowIdAt = merged.entities.map((e) => ids.get(e.key) as number);
+  const byPlace = hierarchicalCommunities(
     merged.relationships.map((r) => ({
-      source: ids.get(r.source) as number,
-      target: ids.get(r.target) as number,
+      source: place.get(r.source) as number,
+      target: place.get(r.target) as number,
       weight: r.weight,
     })),
     options.maxClusterSize ?? 10,
   );
+  const hierarchy = {
+    ...byPlace,
+    communities: byPlace.communities.map((c) => ({
+      ...c,
+      members: c.members.map((m) => rowIdAt[m] as number),
+    })),
+  };
   progress("communities", 1, 1);
 
   const entityById = new Map((await graph.allEntities(index)).map((e) => [e.id, e]));

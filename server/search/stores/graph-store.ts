@@ -1,7 +1,8 @@
 /**
  * The search family's SQL for the merged graph: entities, relationships, communities, reports and their
- * full-text rows (BM25: FTS5 on SQLite, tsvector on PostgreSQL, sql.ts), written whole on each indexing
- * run and read by the query services, on the database port. Every statement is scoped by owner and
+ * full-text rows (BM25: FTS5 on SQLite, tsvector on PostgreSQL, sql.ts), written on each indexing
+ * run (entities and relationships only where they changed: graph-writer.ts) and read by the query
+ * services, on the database port. Every statement is scoped by owner and
  * index. `tx(fn)` runs `fn` with a store bound to one transaction. SQL only.
  */
 import type { Db, Queryable } from "../../storage/db/port.ts";
@@ -15,8 +16,9 @@ import type {
   Report,
   ReportRow,
 } from "../types.ts";
+import { writeMergedGraph } from "./graph-writer.ts";
 import { scopeFourTimes } from "./search-store.ts";
-import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
+import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -43,116 +45,13 @@ export class SearchGraphStore {
     return new SearchGraphStore(this.db, q);
   }
 
-  /** Replaces the index's entities and relationships; returns entity ids by name key. */
-  async replaceGraph(
+  /** Replaces the index's entities and relationships (only the rows that changed); entity ids by name key. */
+  replaceGraph(
     index: IndexRow,
     entities: MergedEntity[],
     relationships: MergedRelationship[],
   ): Promise<Map<string, number>> {
-    const scope = [index.id, index.owner_id];
-    // Citation ids stay put across incremental runs: an entity or relationship that survives keeps its
-    // human id (so a kept report's [Data: …] still points at it), and a new one takes the next free id.
-    const entityIds = await this.previousIds("search_entities", "name AS a, '' AS b", index);
-    const relationshipIds = await this.previousIds("search_relationships", "source AS a, target AS b", index);
-    // On PostgreSQL the text rows go with their rows (ON DELETE CASCADE); FTS5 rows must be deleted.
-    if (this.db.engine === "sqlite") {
-      await this.q.run("DELETE FROM search_entities_fts WHERE index_id = ? AND owner_id = ?", scope);
-      await this.q.run("DELETE FROM search_relationships_fts WHERE index_id = ? AND owner_id = ?", scope);
-    }
-    await this.q.run("DELETE FROM search_entities WHERE index_id = ? AND owner_id = ?", scope);
-    await this.q.run("DELETE FROM search_relationships WHERE index_id = ? AND owner_id = ?", scope);
-    const ids = new Map<string, number>();
-    const names = new Map(entities.map((e) => [e.key, e.name]));
-    const entityRows = await RowInserter.open(this.q, this.db.engine, "search_entities", [
-      "index_id",
-      "owner_id",
-      "human_id",
-      "name",
-      "type",
-      "description",
-      "degree",
-      "mentions",
-      "unit_ids",
-    ]);
-    for (const e of entities) {
-      const human = entityIds(`${e.name}\u0000`);
-      const id = await entityRows.insert([
-        ...scope,
-        human,
-        e.name,
-        e.type,
-        e.description,
-        e.degree,
-        e.mentions,
-        JSON.stringify(e.unitIds),
-      ]);
-      const fts = ftsRow(this.db.engine, "search_entities_fts", id, index, {
-        name: e.name,
-        description: e.description,
-      });
-      await this.q.run(fts.sql, fts.params);
-      ids.set(e.key, id);
-    }
-    const relationshipRows = await RowInserter.open(this.q, this.db.engine, "search_relationships", [
-      "index_id",
-      "owner_id",
-      "human_id",
-      "source_id",
-      "target_id",
-      "source",
-      "target",
-      "description",
-      "weight",
-      "rank",
-      "unit_ids",
-    ]);
-    for (const r of relationships) {
-      const source = names.get(r.source) ?? r.source;
-      const target = names.get(r.target) ?? r.target;
-      const human = relationshipIds(`${source}\u0000${target}`);
-      const id = await relationshipRows.insert([
-        ...scope,
-        human,
-        ids.get(r.source) as number,
-        ids.get(r.target) as number,
-        source,
-        target,
-        r.description,
-        r.weight,
-        r.rank,
-        JSON.stringify(r.unitIds),
-      ]);
-      // Relationship text is searched by nothing yet: PostgreSQL keeps no text rows for it.
-      if (this.db.engine === "sqlite")
-        await this.q.run(
-          "INSERT INTO search_relationships_fts (rowid, description, owner_id, index_id) VALUES (?, ?, ?, ?)",
-          [id, `${r.source} ${r.target} ${r.description}`, index.owner_id, index.id],
-        );
-    }
-    return ids;
-  }
-
-  /**
-   * Human ids by key as the index has them now, and a function giving a key its id (kept, or the next
-   * free). The key is `a NUL b` of the two columns `cols` selects (PostgreSQL text cannot hold a NUL).
-   */
-  private async previousIds(table: string, cols: string, index: IndexRow): Promise<(key: string) => number> {
-    const rows = await this.q.all<{ a: string; b: string; human_id: number }>(
-      `SELECT ${cols}, human_id FROM ${table} WHERE index_id = ? AND owner_id = ?`,
-      [index.id, index.owner_id],
-    );
-    const kept = new Map(rows.map((r) => [`${r.a}\u0000${r.b}`, r.human_id]));
-    const taken = new Set<number>();
-    let next = rows.reduce((max, r) => Math.max(max, r.human_id + 1), 0);
-    return (k) => {
-      const id = kept.get(k);
-      if (id !== undefined && !taken.has(id)) {
-        taken.add(id);
-        return id;
-      }
-      taken.add(next);
-      return next++;
-    };
+    return writeMergedGraph(this.q, this.db.engine, index, entities, relationships);
   }
 
   /** Old reports by member hash, so that an unchanged community keeps its (possibly model-written) report. */
@@ -170,6 +69,11 @@ export class SearchGraphStore {
       await this.q.run("DELETE FROM search_reports_fts WHERE index_id = ? AND owner_id = ?", scope);
     await this.q.run("DELETE FROM search_reports WHERE index_id = ? AND owner_id = ?", scope);
     await this.q.run("DELETE FROM search_communities WHERE index_id = ? AND owner_id = ?", scope);
+    // Entity rows a run kept still name the communities just deleted; an entity in none has none.
+    await this.q.run(
+      "UPDATE search_entities SET community_ids = '[]' WHERE index_id = ? AND owner_id = ? AND community_ids <> '[]'",
+      scope,
+    );
   }
 
   async insertCommunity(

@@ -26,8 +26,13 @@ ALTER TEXT SEARCH CONFIGURATION ${TS_CONFIG} DROP MAPPING FOR asciihword, hword,
  * `INSERT INTO t (id, body, tsv, len) SELECT ?, ?, ${textSearchValues("?")}` (the text bound twice).
  */
 export function textSearchValues(param: string): string {
-  return `v.tsv, (SELECT coalesce(sum(array_length(positions, 1)), 0)::int FROM unnest(v.tsv))
+  return `v.tsv, ${textSearchLength("v.tsv")}
     FROM (SELECT to_tsvector('${TS_CONFIG}', ${param}) AS tsv) v`;
+}
+
+/** The token count (`len`) of a tsvector expression, as BM25 needs it. */
+export function textSearchLength(tsv: string): string {
+  return `(SELECT coalesce(sum(array_length(positions, 1)), 0)::int FROM unnest(${tsv}))`;
 }
 
 export interface Bm25Options {

@@ -6,6 +6,7 @@
  */
 import { Elysia } from "elysia";
 import { TurnsError } from "../../../schemas/common.ts";
+import { TurnStreamEvent, UIMessageChunk } from "../../../schemas/turn-stream.ts";
 import {
   Cancellation,
   RunParams,
@@ -15,8 +16,6 @@ import {
   TurnHeaders,
   TurnQuery,
   TurnRequest,
-  TurnStreamEvent,
-  UIMessageChunk,
 } from "../../../schemas/turns.ts";
 import type { AppContext } from "../../context.ts";
 import { AppError } from "../../http/errors.ts";

@@ -4,9 +4,9 @@
  * each spec event followed by its compat chunks; `?format=ui-message-stream` carries only the chunks,
  * every spec event without a UI chunk travelling as a `data-<type>` part.
  */
-import type { TurnStreamEvent, TurnUsage } from "../../../schemas/turns.ts";
+import type { TurnStreamEvent, TurnUsage } from "../../../schemas/turn-stream.ts";
 
-/** One spec event of the stream: the schema's union (schemas/turns.ts). */
+/** One spec event of the stream: the schema's union (schemas/turn-stream.ts). */
 export type TurnEvent = TurnStreamEvent;
 export type Usage = TurnUsage;
 

@@ -2,7 +2,7 @@
  * What the API returns for stored rows (the camelCase shapes of schemas/turns.ts): sessions, committed
  * turn records, attachments and artifacts. Rows never leave the services as they are stored.
  */
-import type { TurnUsage } from "../../../schemas/turns.ts";
+import type { TurnUsage } from "../../../schemas/turn-stream.ts";
 import type { Part } from "../runtime/parts.ts";
 import type { ArtifactRow, AttachmentRow } from "../stores/assets.ts";
 import type { RunRow } from "../stores/runs.ts";

@@ -6,6 +6,8 @@
  */
 import Graph from "graphology";
 import Sigma, { DEFAULT_STYLES } from "sigma";
+import { DEFAULT_EDGE_PRIMITIVES, DEFAULT_NODE_PRIMITIVES } from "sigma/primitives";
+import { pathLine } from "sigma/rendering";
 import { currentTheme } from "../../lib/theme.ts";
 
 /** The graph route's answer (schemas/search.ts IndexGraph). */
@@ -33,8 +35,18 @@ export interface DrawnGraph {
 }
 
 const PALETTE_SIZE = 8;
-/** The most edges drawn: beyond it the page would freeze for seconds while sigma takes them in. */
-export const DRAWN_EDGES = 5000;
+/**
+ * Edges drawn with the first picture: sigma takes edges in about ten times slower than nodes, all in one
+ * task, so the heaviest few thousand come first and the rest follow in batches after the first frame.
+ */
+export const FIRST_EDGES = 3000;
+/** Edges added per later batch: each batch makes sigma reprocess every edge it holds, in one task. */
+const EDGE_BATCH = 3000;
+/**
+ * The most edges drawn: beyond it each batch's reprocessing would freeze the page for a second or more
+ * in software WebGL (headless Chromium under load), and a hairball of more edges shows nothing new.
+ */
+export const DRAWN_EDGES = 12_000;
 
 /** Node radius in layout units: the same the server packed the circles with. */
 function nodeSize(degree: number): number {
@@ -62,7 +74,12 @@ function colours(container: HTMLElement) {
 export function drawGraph(
   container: HTMLElement,
   data: GraphColumns,
-  events: { onClick: (position: number | undefined) => void; onPainted: () => void },
+  events: {
+    onClick: (position: number | undefined) => void;
+    onPainted: () => void;
+    /** Every edge that will be drawn is drawn (the later batches too). */
+    onComplete?: () => void;
+  },
 ): DrawnGraph {
   // The server sends each pair once: a simple graph with keys given spares graphology making up 30,000.
   const graph = new Graph({ type: "undirected", multi: false, allowSelfLoops: false });
@@ -76,12 +93,34 @@ export function drawGraph(
       community: nodes.community[i],
     });
   // Edges cost sigma far more than nodes (about 0.2 ms each in software WebGL, all in one task): the
-  // heaviest DRAWN_EDGES are drawn (the server sends them heaviest first) and the panel says so.
-  for (let i = 0; i < Math.min(edges.source.length, DRAWN_EDGES); i++) {
-    const [s, t] = [String(edges.source[i]), String(edges.target[i])];
-    if (s === t || graph.hasEdge(s, t)) continue;
-    graph.addEdgeWithKey(i, s, t, { size: Math.min(4, 0.5 + Math.log1p(edges.weight[i] ?? 1) / 2) });
-  }
+  // server sends them heaviest first, the first FIRST_EDGES go with the first picture and the rest, up to
+  // DRAWN_EDGES (the panel says when there are more), follow in batches.
+  const total = Math.min(edges.source.length, DRAWN_EDGES);
+  let added = 0;
+  const addEdges = (upTo: number) => {
+    for (; added < Math.min(upTo, total); added++) {
+      const [s, t] = [String(edges.source[added]), String(edges.target[added])];
+      if (s === t || graph.hasEdge(s, t)) continue;
+      graph.addEdgeWithKey(added, s, t, {
+        size: Math.min(4, 0.5 + Math.log1p(edges.weight[added] ?? 1) / 2),
+      });
+    }
+  };
+  addEdges(FIRST_EDGES);
+  let batchTimer: ReturnType<typeof setTimeout> | undefined;
+  // One batch per turn of the event loop once sigma has drawn the last: input and frames go between.
+  const nextBatch = () => {
+    batchTimer = undefined;
+    if (!renderer) return;
+    if (added >= total) {
+      events.onComplete?.();
+      return;
+    }
+    addEdges(added + EDGE_BATCH);
+    requestAnimationFrame(() => {
+      batchTimer = setTimeout(nextBatch, 0);
+    });
+  };
 
   let renderer: Sigma | undefined;
   let selected: string | undefined;
@@ -98,6 +137,14 @@ export function drawGraph(
     type State = { isHovered: boolean; isHighlighted: boolean };
     const marked = (s: State) => s.isHovered || s.isHighlighted;
     renderer = new Sigma(graph, container, {
+      // Straight lines only. Sigma's default edge paths include the self-loop, and one edge program
+      // serves every path, so each edge was drawn with the loop's 66 vertices instead of a line's 6 (ten
+      // times the work per frame, in software WebGL a second per frame at 10,000 entities). The graph
+      // allows no self-loops.
+      primitives: {
+        nodes: DEFAULT_NODE_PRIMITIVES,
+        edges: { ...DEFAULT_EDGE_PRIMITIVES, paths: [pathLine()] },
+      },
       settings: {
         itemSizesReference: "positions",
         hideEdgesOnMove: nodes.id.length > 2000,
@@ -126,6 +173,7 @@ export function drawGraph(
         requestAnimationFrame(() => {
           painted = true;
           events.onPainted();
+          batchTimer = setTimeout(nextBatch, 0);
         }),
       );
   };
@@ -159,6 +207,7 @@ export function drawGraph(
     },
     destroy() {
       observer.disconnect();
+      if (batchTimer !== undefined) clearTimeout(batchTimer);
       scheme?.removeEventListener("change", retheme);
       renderer?.kill();
       renderer = undefined;

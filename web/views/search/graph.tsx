@@ -11,7 +11,7 @@ import { ErrorLine, useLoad } from "../common.tsx";
 import type { DrawnGraph, GraphColumns } from "./graph-canvas.ts";
 
 /** graph-canvas.ts's DRAWN_EDGES, known here without loading the chunk. */
-const DRAWN_EDGES = 5000;
+const DRAWN_EDGES = 12_000;
 
 interface EntityDetails {
   id: number;
@@ -29,6 +29,7 @@ export function IndexGraph(props: { index: string; onAsk: (question: string) => 
   const host = useRef<HTMLDivElement>(null);
   const drawn = useRef<DrawnGraph | undefined>(undefined);
   const [painted, setPainted] = useState(false);
+  const [complete, setComplete] = useState(false);
   const [entity, setEntity] = useState<EntityDetails>();
   const [find, setFind] = useState("");
   const [error, setError] = useState<unknown>();
@@ -55,12 +56,15 @@ export function IndexGraph(props: { index: string; onAsk: (question: string) => 
     const element = host.current;
     if (!data || !element || data.nodes.id.length === 0) return;
     let cancelled = false;
+    setPainted(false);
+    setComplete(false);
     void import("./graph-canvas.ts")
       .then(({ drawGraph }) => {
         if (cancelled) return;
         drawn.current = drawGraph(element, data, {
           onClick: (position) => void showRef.current(position),
           onPainted: () => setPainted(true),
+          onComplete: () => setComplete(true),
         });
       })
       .catch((e) => setError(e));
@@ -121,6 +125,7 @@ export function IndexGraph(props: { index: string; onAsk: (question: string) => 
               aria-label={`Graph of ${count} entities; find one by name above to read about it`}
               data-testid="graph-canvas"
               data-painted={painted ? "true" : "false"}
+              data-complete={complete ? "true" : "false"}
             />
             {entity ? (
               <aside class="graph-entity" aria-labelledby="graph-entity-name" data-testid="graph-entity">

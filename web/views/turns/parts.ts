@@ -4,7 +4,8 @@
  * renderer then draws both, so a finished live turn looks exactly like it will after a reload.
  */
 
-import type { TurnRecord, TurnStreamEvent } from "../../../schemas/turns.ts";
+import type { TurnStreamEvent } from "../../../schemas/turn-stream.ts";
+import type { TurnRecord } from "../../../schemas/turns.ts";
 
 export type DisplayPart =
   | { kind: "code"; key: string; step: number; code: string }
