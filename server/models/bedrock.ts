@@ -10,8 +10,10 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Api, AssistantMessageEventStream, Context, Model, StreamOptions } from "@mariozechner/pi-ai";
-import type { PiAi } from "./pi-ai.ts";
 import { failedMessage } from "./reply.ts";
+
+/** pi-ai's module, handed in by pi-ai.ts as it loads it (importing that file here would be a cycle). */
+type PiAi = typeof import("@mariozechner/pi-ai");
 
 export interface BedrockCredentials {
   accessKeyId: string;

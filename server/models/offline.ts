@@ -12,7 +12,9 @@ import type {
   StreamOptions,
 } from "@mariozechner/pi-ai";
 import { PROVIDERS } from "./catalog.ts";
-import type { PiAi } from "./pi-ai.ts";
+
+/** pi-ai's module, handed in by pi-ai.ts as it loads it (importing that file here would be a cycle). */
+type PiAi = typeof import("@mariozechner/pi-ai");
 
 export const OFFLINE_API = "atrium-offline";
 
