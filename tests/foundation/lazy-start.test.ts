@@ -1,9 +1,9 @@
 /**
  * What a server start loads (docs/design.md, "Start-up"): the real server, started as a user starts it
- * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages and
- * of the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready first answers
- * 200, none of pi-ai, pi-coding-agent or the MCP SDK has loaded: each costs start-up hundreds of
- * milliseconds of CPU and loads on first use. The first model request loads pi-ai; the first MCP
+ * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages,
+ * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
+ * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas) or the MCP SDK has
+ * loaded: each costs start-up 150 ms or more of CPU and loads on first use. The first model request loads pi-ai; the first MCP
  * session loads the SDK's server side. Module loads are asserted, never timings (bench/http.ts times it).
  */
 import { afterAll, expect, test } from "bun:test";
@@ -25,18 +25,19 @@ afterAll(async () => {
   tmp.remove();
 });
 
-/** The packages loaded so far: `pi-ai`, `pi-coding-agent`, … and `mcp-sdk` (any of its entry files). */
+/** The packages loaded so far: `pi-ai`, `pi-coding-agent`, …, `typebox` (1.x) and `mcp-sdk` (any of its entry files). */
 function loaded(): Set<string> {
   const names = new Set<string>();
   for (const line of readFileSync(loadsFile, "utf8").split("\n")) {
     const pi = line.match(/@mariozechner\/([^/]+)\/dist\/index\.js$/);
     if (pi?.[1]) names.add(pi[1]);
     if (line.includes("@modelcontextprotocol/sdk/")) names.add("mcp-sdk");
+    if (line.endsWith("node_modules/typebox/build/index.mjs")) names.add("typebox");
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent nor the MCP SDK is loaded; first use loads each", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the MCP SDK is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -44,7 +45,8 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent nor the MCP SDK is loa
   );
   await waitForOk(`${server.url}/health/ready`, 60_000);
   const atReady = loaded();
-  expect([...atReady].filter((n) => ["pi-ai", "pi-coding-agent", "mcp-sdk"].includes(n))).toEqual([]);
+  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox"];
+  expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
   // The plugin does see these files: a model request loads pi-ai.
   const models = await fetch(`${server.url}/api/chat/models`);
