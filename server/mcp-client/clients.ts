@@ -7,9 +7,9 @@
  *
  * Where a server runs: an HTTP server is reached through the outbound rule (http-fetch.ts); a stdio
  * server runs in the owner's own sandbox (sandbox-transport.ts), never in the server process.
+ * The SDK itself loads with the first connection (sdk.ts), so a server start does not pay for it.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
   McpServerBody,
@@ -23,7 +23,6 @@ import type { Logger } from "../log.ts";
 import type { SandboxProvider } from "../sandbox/users/provider-api.ts";
 import type { Db } from "../storage/db/port.ts";
 import { outboundFetchLike } from "./http-fetch.ts";
-import { SandboxStdioTransport, shellLine } from "./sandbox-transport.ts";
 import { type McpServerConfig, publicInfo, userServer } from "./servers.ts";
 import { McpServerStore } from "./store.ts";
 
@@ -253,26 +252,27 @@ export class McpClients {
   }
 
   private async open(owner: string, config: McpServerConfig, fingerprint: string): Promise<Connection> {
-    const transport = this.transport(owner, config);
-    const client = new Client({ name: "atrium", version: "1" }, { capabilities: {} });
+    const sdk = await import("./sdk.ts");
+    const transport = this.transport(sdk, owner, config);
+    const client = new sdk.Client({ name: "atrium", version: "1" }, { capabilities: {} });
     try {
       await client.connect(transport, { timeout: this.limits.connectTimeoutMs });
     } catch (error) {
       await transport.close().catch(() => {});
-      const ended = transport instanceof SandboxStdioTransport ? transport.ended : undefined;
+      const ended = transport instanceof sdk.SandboxStdioTransport ? transport.ended : undefined;
       throw unavailable(config.name, ended ?? error);
     }
     return { client, transport, fingerprint, lastUsed: Date.now() };
   }
 
-  private transport(owner: string, config: McpServerConfig): Transport {
+  private transport(sdk: typeof import("./sdk.ts"), owner: string, config: McpServerConfig): Transport {
     if (config.transport === "http") {
       const fetch = outboundFetchLike({
         rule: this.options.rule,
         namedBy: config.scope === "admin" ? "operator" : "user",
         maxBytes: this.limits.maxMessageBytes,
       });
-      return new StreamableHTTPClientTransport(new URL(config.url as string), {
+      return new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
         fetch,
         requestInit: { headers: config.headers },
       });
@@ -291,8 +291,8 @@ export class McpClients {
         `The sandbox provider '${sandbox.name}' cannot run stdio MCP servers; add the server by URL`,
       );
     const command = config.command as string;
-    return new SandboxStdioTransport(
-      (onData) => open(owner, shellLine(command, config.args), onData),
+    return new sdk.SandboxStdioTransport(
+      (onData) => open(owner, sdk.shellLine(command, config.args), onData),
       command,
       this.limits.maxMessageBytes,
     );

@@ -15,15 +15,17 @@
  * belongs to the owner who opened it: another owner's requests with its id get 404, as an unknown id
  * does. A message body is read up to 8 MiB (413 past it), whatever the app's upload limit.
  * This folder depends on the HTTP surface only (http.ts), never a family.
+ * The SDK (server.ts and the transport) loads with the first request that opens a session, not when the
+ * server starts: a start would otherwise pay ~200 ms of CPU for it (tests/foundation/lazy-start.test.ts).
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia } from "elysia";
 import type { Identity, identityPlugin } from "../auth/identity.ts";
 import type { LiveConnections } from "../auth/live-connections.ts";
 import { readCappedJson } from "../http/capped-body.ts";
 import type { Logger } from "../log.ts";
 import { forwardedHeaders, type Handle } from "./http.ts";
-import { type CallerInfo, createMcpServer } from "./server.ts";
+import type { CallerInfo } from "./server.ts";
 
 const IDLE_MS = 30 * 60_000;
 const PER_OWNER = 16;
@@ -100,6 +102,7 @@ export class McpSessions {
       return session.transport.handleRequest(request, { authInfo, parsedBody });
     }
     // No session: only an initialize may come (the transport answers anything else with its 400).
+    const { WebStandardStreamableHTTPServerTransport, createMcpServer } = await import("./server.ts");
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sessionId) => {

@@ -26,6 +26,9 @@ import { listResources, RESOURCE_TEMPLATES, readResource } from "./resources.ts"
 import { TOOL_INPUTS, TOOLS } from "./tools.ts";
 import { type Content, ToolFailure } from "./types.ts";
 
+/** The transport routes.ts opens each session with; exported here so the SDK loads in one import. */
+export { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+
 /** What routes.ts attaches to each MCP request (the SDK hands it to the handlers as `authInfo.extra`). */
 export interface CallerInfo {
   caller: Caller;

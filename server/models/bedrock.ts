@@ -9,16 +9,11 @@
  * users' requests at once each sign with their own keys and nothing else in the process sees them.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import {
-  type Api,
-  type AssistantMessageEventStream,
-  type Context,
-  createAssistantMessageEventStream,
-  type Model,
-  type StreamOptions,
-  setBedrockProviderModule,
-} from "@mariozechner/pi-ai";
+import type { Api, AssistantMessageEventStream, Context, Model, StreamOptions } from "@mariozechner/pi-ai";
 import { failedMessage } from "./reply.ts";
+
+/** pi-ai's module, handed in by pi-ai.ts as it loads it (importing that file here would be a cycle). */
+type PiAi = typeof import("@mariozechner/pi-ai");
 
 export interface BedrockCredentials {
   accessKeyId: string;
@@ -126,10 +121,10 @@ const loadReal = () =>
     (m) => m.bedrockProviderModule as unknown as BedrockModule,
   ));
 
-function wrapped(pick: (m: BedrockModule) => BedrockStream): BedrockStream {
+function wrapped(pi: PiAi, pick: (m: BedrockModule) => BedrockStream): BedrockStream {
   return (model, context, options) => {
     const credentials = decodeBedrockCredentials(options?.apiKey);
-    const out = createAssistantMessageEventStream();
+    const out = pi.createAssistantMessageEventStream();
     const run = async () => {
       const inner = pick(await loadReal())(
         model,
@@ -155,13 +150,13 @@ function wrapped(pick: (m: BedrockModule) => BedrockStream): BedrockStream {
 
 let installed = false;
 
-/** Puts the wrapped Bedrock provider in place once per process (idempotent). */
-export function installBedrockCredentials(): void {
+/** Puts the wrapped Bedrock provider in place once per process (idempotent; pi-ai.ts calls it on load). */
+export function installBedrockCredentials(pi: PiAi): void {
   if (installed) return;
   installed = true;
   installEnvOverlay();
-  setBedrockProviderModule({
-    streamBedrock: wrapped((m) => m.streamBedrock) as never,
-    streamSimpleBedrock: wrapped((m) => m.streamSimpleBedrock) as never,
+  pi.setBedrockProviderModule({
+    streamBedrock: wrapped(pi, (m) => m.streamBedrock) as never,
+    streamSimpleBedrock: wrapped(pi, (m) => m.streamSimpleBedrock) as never,
   });
 }

@@ -4,17 +4,17 @@
  * honestly that no model is configured and how to configure one (what the API really does: a stored
  * key works at once, a variable needs a restart; no menu is named), quoting the request it received.
  */
-import {
-  type AssistantMessage,
-  type AssistantMessageEventStream,
-  type Context,
-  createAssistantMessageEventStream,
-  getApiProvider,
-  type Model,
-  registerApiProvider,
-  type StreamOptions,
+import type {
+  AssistantMessage,
+  AssistantMessageEventStream,
+  Context,
+  Model,
+  StreamOptions,
 } from "@mariozechner/pi-ai";
 import { PROVIDERS } from "./catalog.ts";
+
+/** pi-ai's module, handed in by pi-ai.ts as it loads it (importing that file here would be a cycle). */
+type PiAi = typeof import("@mariozechner/pi-ai");
 
 export const OFFLINE_API = "atrium-offline";
 
@@ -79,11 +79,12 @@ export function chunkText(text: string, wordsPerChunk = 4): string[] {
 }
 
 function streamOffline(
+  pi: PiAi,
   model: Model<string>,
   context: Context,
   options?: StreamOptions,
 ): AssistantMessageEventStream {
-  const stream = createAssistantMessageEventStream();
+  const stream = pi.createAssistantMessageEventStream();
   const text = offlineReply(context);
   const promptChars = JSON.stringify(context.messages).length + (context.systemPrompt?.length ?? 0);
   const message: AssistantMessage = {
@@ -131,11 +132,10 @@ function streamOffline(
   return stream;
 }
 
-/** Registers the offline API with pi-ai's registry (once per process). */
-export function registerOfflineProvider(): void {
-  if (getApiProvider(OFFLINE_API)) return;
-  registerApiProvider(
-    { api: OFFLINE_API, stream: streamOffline, streamSimple: streamOffline },
-    "atrium-offline",
-  );
+/** Registers the offline API with pi-ai's registry (once per process; pi-ai.ts calls it as pi-ai loads). */
+export function registerOfflineProvider(pi: PiAi): void {
+  if (pi.getApiProvider(OFFLINE_API)) return;
+  const stream = (model: Model<string>, context: Context, options?: StreamOptions) =>
+    streamOffline(pi, model, context, options);
+  pi.registerApiProvider({ api: OFFLINE_API, stream, streamSimple: stream }, "atrium-offline");
 }

@@ -116,18 +116,15 @@ export async function customModelInfo(modelsJsonPath: string): Promise<ModelInfo
   return customModels(await loadPi(), modelsJsonPath).map((m) => modelInfo(m));
 }
 
-/**
- * ModelService's model for an id, else one from the owner's models.json; throws UnknownModelError.
- * Takes the loaded pi SDK, so the caller's validation stays synchronous.
- */
-export function resolveForOwner(
+/** ModelService's model for an id, else one from the owner's models.json; rejects with UnknownModelError. */
+export async function resolveForOwner(
   pi: PiSdk,
   models: ModelService,
   modelsJsonPath: string,
   id: string,
-): Model<Api> {
+): Promise<Model<Api>> {
   try {
-    return models.resolve(id);
+    return await models.resolve(id);
   } catch (error) {
     const ref = parseModelId(id);
     const custom =

@@ -8,9 +8,23 @@
  */
 export type PiSdk = typeof import("@mariozechner/pi-coding-agent");
 
-let loading: Promise<PiSdk> | undefined;
+/** typebox 1.x: pi's tool API types a tool's parameters with it (pi's own packages import it too). */
+export type PiTypeBox = typeof import("typebox");
 
+let loading: Promise<PiSdk> | undefined;
+let typebox: PiTypeBox | undefined;
+
+/** Loads pi and, with it, typebox 1.x (~150 ms of CPU of its own: it stays off the startup path too). */
 export function loadPi(): Promise<PiSdk> {
-  loading ??= import("@mariozechner/pi-coding-agent");
+  loading ??= Promise.all([import("@mariozechner/pi-coding-agent"), import("typebox")]).then(([pi, tb]) => {
+    typebox = tb;
+    return pi;
+  });
   return loading;
+}
+
+/** typebox 1.x for a pi tool's parameters; a tool is built after `await loadPi()` (its session needs pi). */
+export function piTypeBox(): PiTypeBox {
+  if (!typebox) throw new Error("typebox loads with pi: await loadPi() before building a pi tool");
+  return typebox;
 }

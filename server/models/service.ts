@@ -5,28 +5,23 @@
  * process.env, so the policy's "named variables only" rule holds).
  */
 
-import {
-  type Api,
-  type AssistantMessage,
-  type AssistantMessageEventStream,
-  type Context,
-  completeSimple,
-  createAssistantMessageEventStream,
-  getModels,
-  getSupportedThinkingLevels,
-  type KnownProvider,
-  type Model,
-  type ModelThinkingLevel,
-  type SimpleStreamOptions,
-  streamSimple,
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  Context,
+  KnownProvider,
+  Model,
+  ModelThinkingLevel,
+  SimpleStreamOptions,
 } from "@mariozechner/pi-ai";
 import type { EnvSource } from "../config/env.ts";
-import { installBedrockCredentials } from "./bedrock.ts";
 import { PROVIDERS, providerInfo } from "./catalog.ts";
 import { openAiCompatibleModel } from "./compatible.ts";
 import { formatModelId, OFFLINE_MODEL_ID, parseModelId } from "./ids.ts";
 import { hasOllamaModel, isLocalEndpoint, localEndpointRefusal, ollamaRoot, ollamaTags } from "./local.ts";
-import { OFFLINE_API, offlineModel, registerOfflineProvider } from "./offline.ts";
+import { OFFLINE_API, offlineModel } from "./offline.ts";
+import { loadPiAi, piAi } from "./pi-ai.ts";
 import { failedMessage } from "./reply.ts";
 
 export class UnknownModelError extends Error {
@@ -82,10 +77,8 @@ export class ModelService {
   /** What Ollama listed last, or why it could not (both kept a few seconds; undefined: not asked yet). */
   private ollama: { ids: string[]; failure?: string; at: number } | undefined;
 
-  constructor(private readonly env: EnvSource) {
-    registerOfflineProvider();
-    installBedrockCredentials();
-  }
+  /** Nothing of pi-ai loads here: the first method that needs a model loads it (pi-ai.ts). */
+  constructor(private readonly env: EnvSource) {}
 
   providers(): ProviderEntry[] {
     return PROVIDERS.map(({ id, name, envVarName }) => ({
@@ -100,33 +93,38 @@ export class ModelService {
    * settings → first configured provider → first provider the caller stored a key for → offline. A
    * preferred id that does not resolve (or that Ollama has not pulled) is reported. Ollama's default is
    * one it has pulled, once it has listed them (`refreshLocalModels`): its catalog default when pulled,
-   * else the first it lists.
+   * else the first it lists. Checking the preferred id loads pi-ai, hence async.
    */
-  defaultModel(preferred?: string, storedKeys: readonly string[] = []): DefaultModel {
-    let diagnostic: string | undefined;
-    if (preferred) {
-      try {
-        this.resolve(preferred);
-        const ref = parseModelId(preferred);
-        const pulled = this.ollama?.ids;
-        if (ref?.provider === "ollama" && pulled?.length && !hasOllamaModel(pulled, ref.model))
-          throw new Error(`Ollama has not pulled '${ref.model}'; it has ${pulled.join(", ")}`);
-        return { id: preferred, source: "settings" };
-      } catch (error) {
-        diagnostic = (error as Error).message;
-      }
+  async defaultModel(preferred?: string, storedKeys: readonly string[] = []): Promise<DefaultModel> {
+    if (!preferred) return this.fallbackModel(storedKeys);
+    try {
+      await this.resolve(preferred);
+      const ref = parseModelId(preferred);
+      const pulled = this.ollama?.ids;
+      if (ref?.provider === "ollama" && pulled?.length && !hasOllamaModel(pulled, ref.model))
+        throw new Error(`Ollama has not pulled '${ref.model}'; it has ${pulled.join(", ")}`);
+      return { id: preferred, source: "settings" };
+    } catch (error) {
+      return { ...this.fallbackModel(storedKeys), diagnostic: (error as Error).message };
     }
+  }
+
+  /**
+   * The default when no model is preferred: first configured provider → first provider the caller
+   * stored a key for → offline. Needs no catalog, so it stays synchronous (pi-ai need not be loaded).
+   */
+  fallbackModel(storedKeys: readonly string[] = []): DefaultModel {
     const first = PROVIDERS.find((p) => this.env.has(p.envVarName));
     if (first?.id === "ollama") {
       const pulled = this.ollama?.ids ?? [];
       const model =
         pulled.length && !hasOllamaModel(pulled, first.defaultModel) ? pulled[0] : first.defaultModel;
-      return { id: `ollama/${model}`, source: "provider", diagnostic };
+      return { id: `ollama/${model}`, source: "provider" };
     }
-    if (first) return { id: `${first.id}/${first.defaultModel}`, source: "provider", diagnostic };
+    if (first) return { id: `${first.id}/${first.defaultModel}`, source: "provider" };
     const stored = PROVIDERS.find((p) => p.id !== "ollama" && storedKeys.includes(p.id));
-    if (stored) return { id: `${stored.id}/${stored.defaultModel}`, source: "provider", diagnostic };
-    return { id: OFFLINE_MODEL_ID, source: "offline", diagnostic };
+    if (stored) return { id: `${stored.id}/${stored.defaultModel}`, source: "provider" };
+    return { id: OFFLINE_MODEL_ID, source: "offline" };
   }
 
   /**
@@ -168,8 +166,12 @@ export class ModelService {
     return localEndpointRefusal(name, model.baseUrl);
   }
 
-  /** The pi-ai model for an id; throws UnknownModelError with a message fit for the caller. */
-  resolve(id: string): Model<Api> {
+  /**
+   * The pi-ai model for an id; rejects with UnknownModelError with a message fit for the caller. Loads
+   * pi-ai first (once), so `stream` can run on what it returns.
+   */
+  async resolve(id: string): Promise<Model<Api>> {
+    const pi = await loadPiAi();
     if (id === OFFLINE_MODEL_ID || id === "offline") return offlineModel;
     const registered = this.registered.get(id);
     if (registered) return registered.model;
@@ -185,7 +187,7 @@ export class ModelService {
       );
     }
     if (info.id === "ollama") return this.ollamaModel(ref.model);
-    const models = getModels(info.id as KnownProvider) as Model<Api>[];
+    const models = pi.getModels(info.id as KnownProvider) as Model<Api>[];
     const model = models.find((m) => m.id === ref.model);
     if (!model) {
       const some = models
@@ -203,11 +205,12 @@ export class ModelService {
    * Models of the configured providers, the registered ones, and offline. Ollama serves whatever the
    * user pulled, so its models are discovered from the running server (chat's discover route), not listed.
    */
-  list(): ModelInfo[] {
+  async list(): Promise<ModelInfo[]> {
+    const pi = await loadPiAi();
     const out: ModelInfo[] = [];
     for (const p of PROVIDERS) {
       if (!this.env.has(p.envVarName) || p.id === "ollama") continue;
-      for (const m of getModels(p.id as KnownProvider) as Model<Api>[]) out.push(modelInfo(m));
+      for (const m of pi.getModels(p.id as KnownProvider) as Model<Api>[]) out.push(modelInfo(m));
     }
     if (this.env.has("OLLAMA_BASE_URL"))
       for (const id of this.ollamaModels()) out.push(modelInfo(this.ollamaModel(id)));
@@ -242,13 +245,15 @@ export class ModelService {
 
   /**
    * Streams a reply. A model on a local server is probed first: one that refuses the connection ends
-   * the stream at once with an error naming it and its URL, instead of the SDK's retries.
+   * the stream at once with an error naming it and its URL, instead of the SDK's retries. The model
+   * comes from `resolve`, which has loaded pi-ai.
    */
   stream(
     model: Model<Api>,
     context: Context,
     options: SimpleStreamOptions = {},
   ): AssistantMessageEventStream {
+    const { streamSimple, createAssistantMessageEventStream } = piAi();
     const withKey = { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) };
     if (!onLocalServer(model)) return streamSimple(model, context, withKey);
     const out = createAssistantMessageEventStream();
@@ -267,11 +272,12 @@ export class ModelService {
     return out;
   }
 
-  complete(
+  async complete(
     model: Model<Api>,
     context: Context,
     options: SimpleStreamOptions = {},
   ): Promise<AssistantMessage> {
+    const { completeSimple } = await loadPiAi();
     if (!onLocalServer(model))
       return completeSimple(model, context, { ...options, apiKey: options.apiKey ?? this.apiKeyFor(model) });
     return this.stream(model, context, options).result();
@@ -294,6 +300,7 @@ function onLocalServer(model: Model<Api>): boolean {
   return isLocalEndpoint(model.baseUrl);
 }
 
+/** A model's catalog entry; pi-ai must be loaded (every caller has listed or resolved first). */
 export function modelInfo(m: Model<Api>, available = true): ModelInfo {
   return {
     key: formatModelId({ provider: m.provider, model: m.id }),
@@ -304,7 +311,7 @@ export function modelInfo(m: Model<Api>, available = true): ModelInfo {
     input: m.input.filter((i) => i === "text" || i === "image"),
     ...(m.contextWindow ? { contextWindow: m.contextWindow } : {}),
     ...(m.maxTokens ? { maxTokens: m.maxTokens } : {}),
-    thinkingLevels: getSupportedThinkingLevels(m),
+    thinkingLevels: piAi().getSupportedThinkingLevels(m),
     available,
   };
 }

@@ -97,7 +97,7 @@ export class OpenAiService {
     this.admit(caller);
     const data: ModelEntry[] = [];
     if (this.reaches(caller, "chat:read"))
-      for (const m of this.options.models.list()) data.push(entry(m.key, "provider"));
+      for (const m of await this.options.models.list()) data.push(entry(m.key, "provider"));
     if (this.reaches(caller, "turns:read")) data.push(entry("rlm", "rlm"));
     const http = this.http(caller);
     for (const target of await targetModels(http, (scope) => this.reaches(caller, scope)))
@@ -135,15 +135,15 @@ export class OpenAiService {
 
   /** What produces the answer for one kind; a model the caller cannot use is model_not_found here. */
   private async piecesFor(caller: OpenAiCaller, kind: ModelKind, request: ChatRequest): Promise<Pieces> {
-    if (kind.kind === "rlm" && kind.root !== undefined && !this.offersRoot(kind.root))
+    if (kind.kind === "rlm" && kind.root !== undefined && !(await this.offersRoot(kind.root)))
       throw modelNotFound(request.model);
     if (kind.kind !== "provider") {
       const key = caller.request.headers.get("idempotency-key") ?? undefined;
       return targetPieces(this.http(caller), kind, request, key);
     }
-    let model: ReturnType<ModelService["resolve"]>;
+    let model: Awaited<ReturnType<ModelService["resolve"]>>;
     try {
-      model = this.options.models.resolve(kind.id);
+      model = await this.options.models.resolve(kind.id);
     } catch (error) {
       if (error instanceof UnknownModelError) throw modelNotFound(request.model);
       throw error;
@@ -164,8 +164,8 @@ export class OpenAiService {
    * `rlm/<provider/model>`: the root model must be one this server lists as a provider model (the
    * turns API checks it again, with the policy's own model, and answers 400 `model_not_allowed`).
    */
-  private offersRoot(root: string): boolean {
-    return this.options.models.list().some((m) => m.key === root && m.available);
+  private async offersRoot(root: string): Promise<boolean> {
+    return (await this.options.models.list()).some((m) => m.key === root && m.available);
   }
 
   /** `POST /v1/embeddings` through the policy's embeddings endpoint (404 when none is configured). */

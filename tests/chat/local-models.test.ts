@@ -171,7 +171,7 @@ test("what counts as a local server: this machine and private networks, never a 
 test("every family's model calls fail at once on a refused local server too (ModelService stream and complete)", async () => {
   const url = `http://127.0.0.1:${closedPort()}`;
   const models = new ModelService(createEnvSource({ OLLAMA_BASE_URL: url }));
-  const model = models.resolve("ollama/qwen3:4b");
+  const model = await models.resolve("ollama/qwen3:4b");
   const context = { messages: [{ role: "user" as const, content: "hi", timestamp: Date.now() }] };
   const expected = `Ollama at ${url}/v1 refused the connection: is it running?`;
   const reply = await models.complete(model, context);
@@ -183,6 +183,6 @@ test("every family's model calls fail at once on a refused local server too (Mod
   expect((await stream.result()).errorMessage).toBe(expected);
   // A running local server streams as before through the same wrapper.
   const running = new ModelService(createEnvSource({ OLLAMA_BASE_URL: `http://127.0.0.1:${ollama.port}` }));
-  const answer = await running.complete(running.resolve("ollama/qwen3:4b"), context);
+  const answer = await running.complete(await running.resolve("ollama/qwen3:4b"), context);
   expect(answer.content).toEqual([{ type: "text", text: "Hi from qwen3:4b" }]);
 });

@@ -41,9 +41,10 @@ describe("catalog", () => {
     ]);
   });
 
-  test("every catalog default model exists in pi-ai's registry", () => {
+  test("every catalog default model exists in pi-ai's registry", async () => {
     const models = service();
-    for (const p of PROVIDERS) expect(models.resolve(`${p.id}/${p.defaultModel}`).id).toBe(p.defaultModel);
+    for (const p of PROVIDERS)
+      expect((await models.resolve(`${p.id}/${p.defaultModel}`)).id).toBe(p.defaultModel);
   });
 });
 
@@ -58,14 +59,16 @@ describe("ids", () => {
       expect(parseModelId(bad)).toBeUndefined();
   });
 
-  test("resolve explains what is wrong", () => {
+  test("resolve explains what is wrong", async () => {
     const models = service();
-    expect(() => models.resolve("gpt-5")).toThrow(
+    await expect(models.resolve("gpt-5")).rejects.toThrow(
       new UnknownModelError("Invalid model id 'gpt-5': expected provider/model, e.g. openai/gpt-5-mini"),
     );
-    expect(() => models.resolve("nope/x")).toThrow("Unknown provider 'nope'");
-    expect(() => models.resolve("openai/gpt-99")).toThrow("Unknown model 'openai/gpt-99'; OpenAI offers");
-    expect(models.resolve("ollama/qwen3:8b")).toMatchObject({
+    await expect(models.resolve("nope/x")).rejects.toThrow("Unknown provider 'nope'");
+    await expect(models.resolve("openai/gpt-99")).rejects.toThrow(
+      "Unknown model 'openai/gpt-99'; OpenAI offers",
+    );
+    expect(await models.resolve("ollama/qwen3:8b")).toMatchObject({
       api: "openai-completions",
       baseUrl: "http://127.0.0.1:11434/v1",
     });
@@ -73,15 +76,16 @@ describe("ids", () => {
 });
 
 describe("default model", () => {
-  test("settings, then the first configured provider, then offline", () => {
-    expect(service().defaultModel()).toEqual({ id: "offline/offline", source: "offline" });
+  test("settings, then the first configured provider, then offline", async () => {
+    expect(await service().defaultModel()).toEqual({ id: "offline/offline", source: "offline" });
+    expect(service().fallbackModel()).toEqual({ id: "offline/offline", source: "offline" });
     const configured = service({ MISTRAL_API_KEY: "m-key", GEMINI_API_KEY: "g-key" });
-    expect(configured.defaultModel()).toEqual({ id: "google/gemini-2.5-flash", source: "provider" });
-    expect(configured.defaultModel("anthropic/claude-sonnet-4-5")).toEqual({
+    expect(await configured.defaultModel()).toEqual({ id: "google/gemini-2.5-flash", source: "provider" });
+    expect(await configured.defaultModel("anthropic/claude-sonnet-4-5")).toEqual({
       id: "anthropic/claude-sonnet-4-5",
       source: "settings",
     });
-    expect(configured.defaultModel("anthropic/claude-0")).toMatchObject({
+    expect(await configured.defaultModel("anthropic/claude-0")).toMatchObject({
       id: "google/gemini-2.5-flash",
       source: "provider",
       diagnostic: expect.stringContaining("Unknown model 'anthropic/claude-0'"),
@@ -92,7 +96,7 @@ describe("default model", () => {
 describe("the offline model", () => {
   test("streams an honest, deterministic reply in chunks", async () => {
     const models = service();
-    const model = models.resolve(models.defaultModel().id);
+    const model = await models.resolve((await models.defaultModel()).id);
     const events = await collect(models.stream(model, user("What is the capital of France?")));
     const deltas = events.filter((e) => e.type === "text_delta");
     expect(deltas.length).toBeGreaterThan(10);
@@ -111,7 +115,7 @@ describe("the offline model", () => {
     const models = service();
     const abort = new AbortController();
     const events: AssistantMessageEvent[] = [];
-    for await (const event of models.stream(models.resolve("offline/offline"), user("hi"), {
+    for await (const event of models.stream(await models.resolve("offline/offline"), user("hi"), {
       signal: abort.signal,
     })) {
       events.push(event);
@@ -133,7 +137,7 @@ describe("scripted models (pi-ai faux)", () => {
       fauxAssistantMessage([fauxText("All done.")]),
     ]);
     try {
-      const model = models.resolve(scripted.id);
+      const model = await models.resolve(scripted.id);
       const first = await models.complete(model, user("read a.txt"));
       expect(first.stopReason).toBe("toolUse");
       expect(first.content.map((c) => c.type)).toEqual(["thinking", "toolCall"]);
@@ -144,6 +148,6 @@ describe("scripted models (pi-ai faux)", () => {
     } finally {
       scripted.dispose();
     }
-    expect(() => models.resolve(scripted.id)).toThrow(UnknownModelError);
+    await expect(models.resolve(scripted.id)).rejects.toThrow(UnknownModelError);
   });
 });

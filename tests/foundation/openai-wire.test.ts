@@ -110,7 +110,7 @@ async function run(models: ModelService, model: Model<Api>, text: string) {
 test("the catalog's Ollama provider streams text over the OpenAI protocol", async () => {
   const models = new ModelService(createEnvSource({ OLLAMA_BASE_URL: base() }));
   expect(models.providers().find((p) => p.id === "ollama")?.configured).toBe(true);
-  const events = await run(models, models.resolve("ollama/llama3.2"), "say hello");
+  const events = await run(models, await models.resolve("ollama/llama3.2"), "say hello");
   const deltas = events.flatMap((e) => (e.type === "text_delta" ? [e.delta] : []));
   expect(deltas.join("")).toBe("Hello from the wire");
   expect(deltas.length).toBe(3);
@@ -127,7 +127,7 @@ test("the catalog's Ollama provider streams text over the OpenAI protocol", asyn
 test("a registered OpenAI-compatible model sends its key and parses streamed tool calls", async () => {
   const models = new ModelService(createEnvSource({}));
   const id = models.register(gatewayModel("local-gateway"), { apiKey: "sk-local-123" });
-  const events = await run(models, models.resolve(id), "please use the tool");
+  const events = await run(models, await models.resolve(id), "please use the tool");
   expect(seen.at(-1)!.authorization).toBe("Bearer sk-local-123");
   const end = events.find((e) => e.type === "toolcall_end");
   expect(end).toMatchObject({
@@ -140,7 +140,7 @@ test("a registered OpenAI-compatible model sends its key and parses streamed too
 test("a provider error ends the stream with an error event, never a hang", async () => {
   const models = new ModelService(createEnvSource({}));
   const id = models.register(gatewayModel("bad-gateway"), { apiKey: "wrong-key" });
-  const events = await run(models, models.resolve(id), "hello");
+  const events = await run(models, await models.resolve(id), "hello");
   const last = events.at(-1);
   expect(last?.type).toBe("error");
   if (last?.type === "error") expect(last.error.errorMessage).toContain("Incorrect API key provided");

@@ -128,7 +128,7 @@ describe("with a scripted model", () => {
     try {
       const extraction = await extractWithModel("Ada worked with Babbage.", {
         models: t.ctx.models,
-        model: t.ctx.models.resolve(model.id),
+        model: await t.ctx.models.resolve(model.id),
         maxGleanings: 3,
       });
       expect(prompts).toHaveLength(3);

@@ -93,7 +93,7 @@ describe("bench/search-qa.ts mechanics", () => {
     const seen: Seen = new Map();
     const model = scripted(models, seen);
     try {
-      const choice: ModelChoice = { models, model: models.resolve(model.id) };
+      const choice: ModelChoice = { models, model: await models.resolve(model.id) };
       const outcomes = await runAll(questions, (q) => askSearch(indexed, q, choice));
       expect(model.calls()).toBeGreaterThanOrEqual(questions.length);
       for (const [i, q] of questions.entries()) {
@@ -132,7 +132,7 @@ describe("bench/search-qa.ts mechanics", () => {
     const models = new ModelService(createEnvSource({}));
     const model = scripted(models, new Map(), true);
     try {
-      const choice: ModelChoice = { models, model: models.resolve(model.id) };
+      const choice: ModelChoice = { models, model: await models.resolve(model.id) };
       const t = tally(await runAll(questions, (q) => askSearch(indexed, q, choice)));
       expect(t.unanswerable).toBeGreaterThan(0);
       expect(t).toMatchObject({

@@ -15,11 +15,11 @@ import { type AgentCallEvent, AgentChatError } from "./frames.ts";
 /** Memory entries put in an agent's context per message unless its config says otherwise. */
 const DEFAULT_MEMORY_LIMIT = 5;
 
-export type AgentModels = Pick<ModelService, "resolve" | "defaultModel" | "stream">;
+export type AgentModels = Pick<ModelService, "resolve" | "fallbackModel" | "stream">;
 
 /** The model a message to this agent uses now: its own, else the server default. */
-export function effectiveModel(agent: { model: string | null }, models: Pick<ModelService, "defaultModel">) {
-  return agent.model ?? models.defaultModel().id;
+export function effectiveModel(agent: { model: string | null }, models: Pick<ModelService, "fallbackModel">) {
+  return agent.model ?? models.fallbackModel().id;
 }
 
 /** A finite number, or undefined: config values are free-form JSON. */
@@ -69,7 +69,7 @@ export async function callAgent(
   onEvent: (event: AgentCallEvent) => void = () => {},
 ): Promise<string> {
   const { agent, prompt } = call;
-  const model = deps.models.resolve(effectiveModel(agent, deps.models));
+  const model = await deps.models.resolve(effectiveModel(agent, deps.models));
   const limit = num(agent.config.memory_limit) ?? DEFAULT_MEMORY_LIMIT;
   const memories = await deps.recall([{ id: agent.id, type: "agent" }, ...call.holders], prompt, limit);
   const system = [

@@ -29,7 +29,7 @@ export interface AgentInput {
 export interface AgentServiceDeps {
   agents: AgentStore;
   fleets: Pick<FleetStore, "withMember">;
-  models: Pick<ModelService, "resolve" | "defaultModel">;
+  models: Pick<ModelService, "resolve" | "fallbackModel">;
 }
 
 export class AgentService {
@@ -39,10 +39,10 @@ export class AgentService {
     return { ...agent, effective_model: effectiveModel(agent, this.deps.models) };
   }
 
-  private checkModel(model: string | null | undefined): void {
+  private async checkModel(model: string | null | undefined): Promise<void> {
     if (model === undefined || model === null) return;
     try {
-      this.deps.models.resolve(model);
+      await this.deps.models.resolve(model);
     } catch (error) {
       throw invalidRequest([{ loc: ["body", "model"], msg: (error as Error).message, type: "value_error" }]);
     }
@@ -55,7 +55,7 @@ export class AgentService {
   }
 
   async create(owner: string, input: AgentInput) {
-    this.checkModel(input.model);
+    await this.checkModel(input.model);
     const now = isoNow();
     const agent: AgentRecord = {
       id: newId("agent", "uuid"),
@@ -85,7 +85,7 @@ export class AgentService {
 
   async update(owner: string, id: string, input: AgentInput) {
     const agent = await this.record(owner, id);
-    this.checkModel(input.model);
+    await this.checkModel(input.model);
     const updated: AgentRecord = {
       ...agent,
       ...definedOnly(input),

@@ -166,7 +166,7 @@ export class ChatRuntimeHost {
   async defaultModel(settings?: SettingsManager, owner?: string): Promise<Model<Api>> {
     const { models, providerKeys } = this.options;
     const stored = owner ? Object.keys(await providerKeys.all(owner)) : [];
-    return models.resolve(models.defaultModel(settingsModelId(settings), stored).id);
+    return models.resolve((await models.defaultModel(settingsModelId(settings), stored)).id);
   }
 
   /** Closes one session (after delete): aborts what runs, drops it from the pool. */

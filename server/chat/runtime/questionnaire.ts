@@ -6,9 +6,9 @@
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 // The app's one TypeBox is Elysia's (`@sinclair/typebox` 0.34, through `t` in schemas/). pi's tool API
 // types a tool's parameters with the `typebox` 1.x package, so a pi tool's schema is built with that
-// one: this is the only place in the server that uses it.
-import { Type } from "typebox";
+// one (with web-fetch/tool.ts). It loads with pi (piTypeBox), not when the server starts.
 import type { ChatQuestion as Question, QuestionAnswer } from "../../../schemas/chat.ts";
+import { piTypeBox } from "../../models/pi-sdk.ts";
 import { QUESTIONNAIRE_TOOL } from "./plan.ts";
 
 export type { Question };
@@ -92,27 +92,31 @@ export function describeAnswer(question: Question, answer: QuestionnaireAnswer):
   return `The user selected: ${labels.join(", ")}`;
 }
 
-const Params = Type.Object({
-  question: Type.String({ description: "The question to ask the user" }),
-  kind: Type.Union([Type.Literal("single"), Type.Literal("multi"), Type.Literal("text")], {
-    description: "single: pick one option; multi: pick several; text: free answer",
-  }),
-  id: Type.Optional(Type.String({ description: "A short id for the question" })),
-  options: Type.Optional(
-    Type.Array(Type.Object({ id: Type.String(), label: Type.String() }), {
-      description: "The choices (for single and multi)",
+function params() {
+  const { Type } = piTypeBox();
+  return Type.Object({
+    question: Type.String({ description: "The question to ask the user" }),
+    kind: Type.Union([Type.Literal("single"), Type.Literal("multi"), Type.Literal("text")], {
+      description: "single: pick one option; multi: pick several; text: free answer",
     }),
-  ),
-});
+    id: Type.Optional(Type.String({ description: "A short id for the question" })),
+    options: Type.Optional(
+      Type.Array(Type.Object({ id: Type.String(), label: Type.String() }), {
+        description: "The choices (for single and multi)",
+      }),
+    ),
+  });
+}
+type Params = ReturnType<typeof params>;
 
 /** A typed object, not pi's identity `defineTool`: importing that value would load pi (see pi-sdk.ts). */
-export function questionnaireTool(broker: QuestionBroker): ToolDefinition<typeof Params> {
+export function questionnaireTool(broker: QuestionBroker): ToolDefinition<Params> {
   return {
     name: QUESTIONNAIRE_TOOL,
     label: "Ask the user",
     description:
       "Ask the user a question and wait for the answer: a single choice, a multiple choice or free text.",
-    parameters: Params,
+    parameters: params(),
     async execute(toolCallId, params, signal) {
       const question: Question = {
         toolCallId,

@@ -5,7 +5,7 @@
  * Provider ids arrive checked against the eight by the schema (schemas/chat.ts `ProviderId`).
  */
 import { basename, join } from "node:path";
-import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import type { Api, KnownProvider, Model } from "@mariozechner/pi-ai";
 import type { SettingsManager } from "@mariozechner/pi-coding-agent";
 import type { EnvSource } from "../../config/env.ts";
 import { AppError, invalidValue } from "../../http/errors.ts";
@@ -17,6 +17,7 @@ import {
   encodeBedrockCredentials,
 } from "../../models/bedrock.ts";
 import { type ProviderInfo, providerInfo } from "../../models/catalog.ts";
+import { loadPiAi } from "../../models/pi-ai.ts";
 import { customModelInfo, providersWithStoredKeys } from "../../models/pi-bridge.ts";
 import { type ModelService, modelInfo } from "../../models/service.ts";
 import { chatFolders, ensureChatFolders, publicPath, scrubPaths } from "../runtime/chat-folders.ts";
@@ -85,8 +86,9 @@ export class ChatCatalogService {
     const diagnostics: string[] = [];
     const unreachable = await this.models.refreshLocalModels();
     if (unreachable) diagnostics.push(unreachable);
-    const chosen = this.models.defaultModel(settingsModelId(settings), Object.keys(stored));
-    const list = this.models.list();
+    const chosen = await this.models.defaultModel(settingsModelId(settings), Object.keys(stored));
+    const list = await this.models.list();
+    const { getModels } = await loadPiAi();
     for (const id of Object.keys(stored)) {
       const info = providerInfo(id);
       if (!info || this.env.has(info.envVarName) || id === "ollama") continue;
@@ -136,6 +138,7 @@ export class ChatCatalogService {
     const found = await discoverModels(info, key, { rule: this.deps.outbound, namedBy });
     if (info.id === "ollama" && found.reachable && this.env.has(info.envVarName))
       this.models.noteOllamaModels(found.models.map((m) => m.id));
+    const { getModels } = await loadPiAi();
     const catalog = info.id === "ollama" ? [] : (getModels(info.id as KnownProvider) as Model<Api>[]);
     const models = found.models.map((m) => {
       const known = catalog.find((c) => c.id === m.id);

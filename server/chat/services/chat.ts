@@ -47,7 +47,7 @@ export class ChatService {
     const paths = chatFolders(dataDir, owner);
     const modelsJson = join(paths.agentDir, "models.json");
     const pi = await loadPi();
-    const prepared = prepareChat(input, paths.sessionsDir, (id) =>
+    const prepared = await prepareChat(input, paths.sessionsDir, (id) =>
       resolveForOwner(pi, models, modelsJson, id),
     );
     // Ollama's default is a model it has pulled: ask it what it has (cached for a few seconds).

@@ -9,11 +9,12 @@
  * allowed, with no redirect followed; it is refused before any connection otherwise, and the diagnostic
  * says so without telling whether anything listens there.
  */
-import { type Api, getModels, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import type { Api, KnownProvider, Model } from "@mariozechner/pi-ai";
 import { type Connector, type Resolver, readBounded } from "../../http/outbound/connect.ts";
 import { outboundFetch } from "../../http/outbound/fetch.ts";
 import { type Namer, OutboundRefused, type OutboundRule } from "../../http/outbound/rule.ts";
 import type { ProviderInfo } from "../../models/catalog.ts";
+import { loadPiAi } from "../../models/pi-ai.ts";
 
 export interface Discovery {
   provider: string;
@@ -50,7 +51,7 @@ export async function discoverModels(
     return result;
   }
   if (info.id === "amazon-bedrock" || info.id === "google-vertex") {
-    result.models = catalog(info.id);
+    result.models = await catalog(info.id);
     result.diagnostics.push(`${info.name} has no simple list call: these are the models pi-ai knows`);
     return result;
   }
@@ -156,6 +157,7 @@ function list(body: unknown, field: string): Record<string, unknown>[] {
   return Array.isArray(items) ? items.filter((i) => typeof i === "object" && i !== null) : [];
 }
 
-function catalog(provider: string): { id: string; name?: string }[] {
+async function catalog(provider: string): Promise<{ id: string; name?: string }[]> {
+  const { getModels } = await loadPiAi();
   return (getModels(provider as KnownProvider) as Model<Api>[]).map((m) => ({ id: m.id, name: m.name }));
 }

@@ -44,11 +44,11 @@ export function sessionTarget(sessionsDir: string, input: SessionQuery): Session
   return target;
 }
 
-export function prepareChat(
+export async function prepareChat(
   input: ChatInput,
   sessionsDir: string,
-  resolve: (id: string) => Model<Api>,
-): PreparedChat {
+  resolve: (id: string) => Promise<Model<Api>>,
+): Promise<PreparedChat> {
   const text = input.message?.trim() ?? "";
   if (!text && !input.planAction)
     throw invalidValue(["body", "message"], "a non-empty message is required unless planAction is given");
@@ -56,7 +56,7 @@ export function prepareChat(
   let model: Model<Api> | undefined;
   if (modelId) {
     try {
-      model = resolve(modelId);
+      model = await resolve(modelId);
     } catch (error) {
       throw invalidValue(["body", "model"], (error as Error).message);
     }

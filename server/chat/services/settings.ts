@@ -108,7 +108,7 @@ export class ChatSettingsService {
     const provider = project.defaultProvider as string | undefined;
     const model = project.defaultModel as string | undefined;
     if (provider && model && (keys.includes("defaultProvider") || keys.includes("defaultModel"))) {
-      const chosen = this.deps.models.defaultModel(`${provider}/${model}`);
+      const chosen = await this.deps.models.defaultModel(`${provider}/${model}`);
       if (chosen.diagnostic) diagnostics.push(`defaultModel: ${chosen.diagnostic}`);
     }
     for (const live of this.deps.host.ownerSessions(owner)) {

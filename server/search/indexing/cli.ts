@@ -133,7 +133,7 @@ export async function indexCliMain(
     let model: IndexOptions["model"];
     if (values.model) {
       try {
-        model = { models: target.models, model: target.models.resolve(values.model) };
+        model = { models: target.models, model: await target.models.resolve(values.model) };
       } catch (error) {
         if (!(error instanceof UnknownModelError)) throw error;
         process.stderr.write(`atrium index: ${error.message}\n`);

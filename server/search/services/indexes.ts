@@ -45,7 +45,7 @@ export class SearchIndexService {
   ): Promise<IndexSummary> {
     const name = input.name ?? DEFAULT_INDEX_NAME;
     // Without a model named, indexing stays offline even when a default model is configured.
-    const model = input.model ? chooseModel(this.models, input.model) : undefined;
+    const model = input.model ? await chooseModel(this.models, input.model) : undefined;
     return this.exclusive(ownerId, name, async () => {
       // An uploaded document named .html is indexed as the text a reader sees, as a file would be; one
       // that cannot be read within the limits is skipped with the reason.

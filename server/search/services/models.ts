@@ -8,11 +8,14 @@ import { OFFLINE_MODEL_ID } from "../../models/ids.ts";
 import { type ModelService, UnknownModelError } from "../../models/service.ts";
 import type { ModelChoice } from "../model-calls.ts";
 
-export function chooseModel(models: ModelService, requested?: string): ModelChoice | undefined {
-  const id = requested ?? models.defaultModel().id;
+export async function chooseModel(
+  models: ModelService,
+  requested?: string,
+): Promise<ModelChoice | undefined> {
+  const id = requested ?? models.fallbackModel().id;
   if (id === "offline" || id === OFFLINE_MODEL_ID) return undefined;
   try {
-    return { models, model: models.resolve(id) };
+    return { models, model: await models.resolve(id) };
   } catch (error) {
     if (!(error instanceof UnknownModelError)) throw error;
     throw invalidValue(["body", "model"], error.message);

@@ -33,7 +33,7 @@ export class SearchQueryService {
   async local(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
     const index = await this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
-    const model = chooseModel(this.models, input.model);
+    const model = await chooseModel(this.models, input.model);
     const vectorRanked = await this.nearestEntities(index, input.query, signal);
     return localSearch(this.stores, index, input.query, model, { vectorRanked });
   }
@@ -63,7 +63,7 @@ export class SearchQueryService {
       this.stores,
       index,
       input.query,
-      chooseModel(this.models, input.model),
+      await chooseModel(this.models, input.model),
       { level: input.community_level },
       signal,
     );
@@ -72,7 +72,13 @@ export class SearchQueryService {
   async questions(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<string[]> {
     const index = await this.indexOf(ownerId, input);
     if (!index) return [];
-    return generateQuestions(this.stores, index, input.query, chooseModel(this.models, input.model), signal);
+    return generateQuestions(
+      this.stores,
+      index,
+      input.query,
+      await chooseModel(this.models, input.model),
+      signal,
+    );
   }
 
   /** The named index when it holds text to search; an index with no units counts as missing. */

@@ -46,8 +46,8 @@ export function turnRoutes(ctx: AppContext, { turns }: { turns: TurnService }) {
     .guard({ owner: true })
     .post(
       "/api/sessions/:session_id/turns",
-      ({ owner, params, headers, body, query, request }) => {
-        const frames = turns.start(
+      async ({ owner, params, headers, body, query, request }) => {
+        const frames = await turns.start(
           { owner, sessionId: params.session_id, key: headers["idempotency-key"], body },
           query.format ?? "events",
           ctx.shutdown,

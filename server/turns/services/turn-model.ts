@@ -9,14 +9,14 @@ import { openAiCompatibleModel } from "../../models/compatible.ts";
 import type { ModelService } from "../../models/service.ts";
 
 export interface TurnModelDeps {
-  models: Pick<ModelService, "register" | "resolve" | "defaultModel" | "list">;
+  models: Pick<ModelService, "register" | "resolve" | "fallbackModel" | "list">;
   /** Read per turn: the policy's model settings. */
   model: { id: string };
   endpoint: { modelBaseUrl?: string; modelApiKey?: string };
 }
 
-/** Throws UnknownModelError when the id names no model. */
-export function turnModel({ models, model, endpoint }: TurnModelDeps): Model<Api> {
+/** Rejects with UnknownModelError when the id names no model. Resolving loads pi-ai (models/pi-ai.ts). */
+export async function turnModel({ models, model, endpoint }: TurnModelDeps): Promise<Model<Api>> {
   const { id } = model;
   const { modelBaseUrl, modelApiKey } = endpoint;
   if (modelBaseUrl && id && !id.includes("/")) {
@@ -26,10 +26,9 @@ export function turnModel({ models, model, endpoint }: TurnModelDeps): Model<Api
       provider: "openai",
       baseUrl: modelBaseUrl,
     });
-    models.register(compatible, { apiKey: modelApiKey });
-    return compatible;
+    return models.resolve(models.register(compatible, { apiKey: modelApiKey }));
   }
-  return models.resolve(id || models.defaultModel().id);
+  return models.resolve(id || models.fallbackModel().id);
 }
 
 /**
@@ -37,10 +36,10 @@ export function turnModel({ models, model, endpoint }: TurnModelDeps): Model<Api
  * configured (its configured providers' models, a registered endpoint's, the offline model: the models
  * chat lists). A model of a provider the server has no key for is refused: it would run on nobody's key.
  */
-export function rootModelAllowed(
+export async function rootModelAllowed(
   { models, model }: Pick<TurnModelDeps, "models" | "model">,
   id: string,
-): boolean {
+): Promise<boolean> {
   if (id === model.id) return true;
-  return models.list().some((m) => m.key === id && m.available);
+  return (await models.list()).some((m) => m.key === id && m.available);
 }

@@ -202,8 +202,8 @@ async function resolveTurn(deps: ResolveDeps, { owner, input }: TurnSubmission):
   try {
     model =
       input.model === undefined
-        ? turnModel({ models, model: settings.model, endpoint })
-        : models.resolve(input.model);
+        ? await turnModel({ models, model: settings.model, endpoint })
+        : await models.resolve(input.model);
   } catch (error) {
     if (error instanceof UnknownModelError)
       throw new TurnPreparationError("Turn is unavailable", "model_unavailable");

@@ -64,10 +64,13 @@ export class TurnService {
    * `shutdown` is the server's: at shutdown the stream still ends with one terminal event (the live run
    * fails with `server_stopping`) before the server closes it.
    */
-  start(request: TurnPost, form: TurnStreamForm, shutdown: AbortSignal) {
+  async start(request: TurnPost, form: TurnStreamForm, shutdown: AbortSignal) {
     const input = turnInput(request.body);
     const { models, settings } = this.deps;
-    if (input.model !== undefined && !rootModelAllowed({ models, model: settings.model }, input.model))
+    if (
+      input.model !== undefined &&
+      !(await rootModelAllowed({ models, model: settings.model }, input.model))
+    )
       throw new AppError("invalid", `The model '${input.model}' is not one this server offers for turns`, {
         status: 400,
         code: "model_not_allowed",

@@ -1,0 +1,74 @@
+/**
+ * What a server start loads (docs/design.md, "Start-up"): the real server, started as a user starts it
+ * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages,
+ * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
+ * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas) or the MCP SDK has
+ * loaded: each costs start-up 150 ms or more of CPU and loads on first use. The first model request loads pi-ai; the first MCP
+ * session loads the SDK's server side. Module loads are asserted, never timings (bench/http.ts times it).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../helpers/app.ts";
+import { MAIN, type ServerProcess, startServerProcess, waitForOk } from "../helpers/server.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const PLUGIN = join(REPO_ROOT, "tests", "fixtures", "record-loads.ts");
+const tmp = tempDir("atrium-lazy-start-");
+const dir = tmp.path;
+const loadsFile = join(dir, "loads");
+let server: ServerProcess | undefined;
+
+afterAll(async () => {
+  server?.proc.kill("SIGTERM");
+  await server?.exited;
+  tmp.remove();
+});
+
+/** The packages loaded so far: `pi-ai`, `pi-coding-agent`, …, `typebox` (1.x) and `mcp-sdk` (any of its entry files). */
+function loaded(): Set<string> {
+  const names = new Set<string>();
+  for (const line of readFileSync(loadsFile, "utf8").split("\n")) {
+    const pi = line.match(/@mariozechner\/([^/]+)\/dist\/index\.js$/);
+    if (pi?.[1]) names.add(pi[1]);
+    if (line.includes("@modelcontextprotocol/sdk/")) names.add("mcp-sdk");
+    if (line.endsWith("node_modules/typebox/build/index.mjs")) names.add("typebox");
+  }
+  return names;
+}
+
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the MCP SDK is loaded; first use loads them", async () => {
+  writeFileSync(loadsFile, "");
+  server = await startServerProcess(
+    ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
+    { binary: process.execPath, env: { ATRIUM_TEST_LOADS: loadsFile } },
+  );
+  await waitForOk(`${server.url}/health/ready`, 60_000);
+  const atReady = loaded();
+  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox"];
+  expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
+
+  // The plugin does see these files: a model request loads pi-ai.
+  const models = await fetch(`${server.url}/api/chat/models`);
+  expect(models.status).toBe(200);
+  const body = (await models.json()) as { models: { key: string }[] };
+  expect(body.models.map((m) => m.key)).toContain("offline/offline");
+  expect(loaded().has("pi-ai")).toBe(true);
+  expect(loaded().has("mcp-sdk")).toBe(false);
+
+  // The first MCP session loads the SDK.
+  const init = await fetch(`${server.url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "test", version: "1" } },
+    }),
+  });
+  expect(init.status).toBe(200);
+  expect(init.headers.get("mcp-session-id")).toBeTruthy();
+  expect(await init.text()).toContain('"serverInfo"');
+  expect(loaded().has("mcp-sdk")).toBe(true);
+}, 120_000);
