@@ -28,7 +28,7 @@ try {
   const session = (
     await a.json<{ id: string }>("/api/sessions", {
       method: "POST",
-      body: "{}",
+      body: JSON.stringify({ title: "bench" }),
       headers: { "content-type": "application/json" },
     })
   ).body.id;
