@@ -66,6 +66,7 @@ function searchServices(ctx: AppContext, { search, graph }: ReturnType<typeof se
       ctx.log.child({ family: "search" }),
       parser,
       embeddings,
+      ctx.leases,
     ),
     graph: new SearchGraphService(search, graph),
     parser,

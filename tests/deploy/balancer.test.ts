@@ -15,9 +15,11 @@ import { readFrames } from "../helpers/streams.ts";
 setDefaultTimeout(120_000);
 
 const PASSWORD = "correct horse battery";
+const LEASE_MS = 2000;
 let cluster: Cluster;
 beforeAll(async () => {
-  cluster = await startCluster();
+  // A short lease: a killed instance's turn fails for its followers within seconds (issue 28, item 1).
+  cluster = await startCluster({ env: { APP_LEASE_MS: String(LEASE_MS) } });
 }, 180_000);
 afterAll(() => cluster?.stop());
 
@@ -240,5 +242,143 @@ describe("turns", () => {
       seen += new TextDecoder().decode(r.value);
     const rest = specEvents(await readFrames(new Response(seen)));
     expect(terminal(rest)).toEqual(["turn_cancelled"]);
+  });
+});
+
+const LOOP = "import time\nn = 0\nwhile True:\n    n += 1\n    time.sleep(0.05)";
+
+/** A turn of LOOP on `home`'s instance (or a retry of it with the same key): its stream, read as it comes. */
+async function loopTurn(bearer: Record<string, string>, home: string, session: string, key: string) {
+  const response = await fetch(`${cluster.url}/api/sessions/${session}/turns`, {
+    method: "POST",
+    headers: { ...bearer, "x-atrium-home": home, "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify({ text: `\`\`\`python\n${LOOP}\n\`\`\`` }),
+  });
+  expect(instanceOf(response)).toBe(home === (await homeValueFor(cluster, "a")) ? "a" : "b");
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let text = "";
+  return {
+    /** Reads until the text so far includes `marker`. */
+    async until(marker: string) {
+      while (!text.includes(marker)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${marker}: ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+      return text;
+    },
+    async rest() {
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        text += new TextDecoder().decode(r.value);
+      // The contract's events (frames with an `event:` line; the compat frames between them are left out).
+      const frames = await readFrames(new Response(text));
+      return frames.filter((f) => f.event).map((f) => JSON.parse(f.data));
+    },
+  };
+}
+
+async function newSession(bearer: Record<string, string>) {
+  const created = await call("/api/sessions", {
+    method: "POST",
+    json: { title: "instances" },
+    headers: bearer,
+  });
+  expect(created.status).toBe(200);
+  return created.body.id as string;
+}
+
+const contract = (events: any[]) => events.filter((e) => e.type !== "turn_status");
+
+describe("turns among the instances", () => {
+  test("a turn started through A is followed to its end through B; a cancel through B stops it", async () => {
+    const erin = await signUp("follow@example.org");
+    const [onA, onB] = [await homeValueFor(cluster, "a"), await homeValueFor(cluster, "b")];
+    const session = await newSession(erin.bearer);
+    const key = crypto.randomUUID();
+    const first = await loopTurn(erin.bearer, onA, session, key);
+    const runId = (await first.until("event: code")).match(/"runId":"(run_[0-9a-f]+)"/)?.[1] as string;
+    const follower = await loopTurn(erin.bearer, onB, session, key);
+    await follower.until("event: code");
+    const cancel = await call(`/api/runs/${runId}/cancellation`, {
+      method: "PUT",
+      headers: { ...erin.bearer, "x-atrium-home": onB },
+    });
+    expect({ status: cancel.status, instance: cancel.instance }).toEqual({ status: 202, instance: "b" });
+    const [onAEvents, onBEvents] = [await first.rest(), await follower.rest()];
+    expect(terminal(onAEvents)).toEqual(["turn_cancelled"]);
+    expect(terminal(onBEvents)).toEqual(["turn_cancelled"]);
+    expect(contract(onBEvents)).toEqual(contract(onAEvents));
+  });
+
+  test("starting a third instance leaves A's running turn alone", async () => {
+    const fay = await signUp("third@example.org");
+    const onA = await homeValueFor(cluster, "a");
+    const turn = await loopTurn(fay.bearer, onA, await newSession(fay.bearer), crypto.randomUUID());
+    const runId = (await turn.until("event: code")).match(/"runId":"(run_[0-9a-f]+)"/)?.[1] as string;
+    const c = await cluster.third();
+    try {
+      // Past a lease time after C's start-up: A's heartbeat keeps the run its own.
+      await Bun.sleep(LEASE_MS * 1.5);
+      const cancel = await call(`/api/runs/${runId}/cancellation`, {
+        method: "PUT",
+        headers: { ...fay.bearer, "x-atrium-home": onA },
+      });
+      expect(cancel.status).toBe(202);
+      expect(terminal(await turn.rest())).toEqual(["turn_cancelled"]);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  test("the agents WebSocket history of a session opened on A is served by B", async () => {
+    const gus = await signUp("history@example.org");
+    const agent = await call("/v1/agents", {
+      method: "POST",
+      json: { name: "keeper", role: "keeps" },
+      headers: gus.bearer,
+    });
+    expect(agent.status).toBe(200);
+    const [onA, onB] = [await homeValueFor(cluster, "a"), await homeValueFor(cluster, "b")];
+    const first = await chat(
+      cluster.url,
+      { target_id: agent.body.id, target_type: "agent", auth_token: gus.token },
+      { "x-atrium-home": onA },
+    );
+    const { session_id } = await first.next((f) => f.type === "connected");
+    first.send({ type: "message", content: "remember the balancer" });
+    await first.next((f) => f.type !== "connected");
+    first.close();
+    await first.closed;
+    const history = await call(`/v1/chat/sessions/${session_id}/history`, {
+      headers: { ...gus.bearer, "x-atrium-home": onB },
+    });
+    expect(history.instance).toBe("b");
+    expect(history.body.messages[0]).toMatchObject({ type: "user", content: "remember the balancer" });
+    const again = await chat(cluster.url, { session_id, auth_token: gus.token }, { "x-atrium-home": onB });
+    expect(await again.next((f) => f.type === "connected")).toMatchObject({ session_id });
+    again.close();
+  });
+
+  test("kill -9 of A fails its live turn for a follower on B within the lease time; B serves the rest", async () => {
+    const hal = await signUp("crash@example.org");
+    const [onA, onB] = [await homeValueFor(cluster, "a"), await homeValueFor(cluster, "b")];
+    const session = await newSession(hal.bearer);
+    const key = crypto.randomUUID();
+    const first = await loopTurn(hal.bearer, onA, session, key);
+    await first.until("event: code");
+    const follower = await loopTurn(hal.bearer, onB, session, key);
+    await follower.until("event: code");
+    await cluster.instances.a.stop("SIGKILL");
+    try {
+      const events = await follower.rest();
+      expect(terminal(events)).toEqual(["turn_error"]);
+      expect(events.at(-1)).toMatchObject({ type: "turn_error", code: "interrupted" });
+      // Everything else is B's now: health, and a new turn in the same session.
+      for (let i = 0; i < 4; i++) expect((await call("/api/health")).instance).toBe("b");
+      const { response } = await startTurn(hal.bearer, 'print("after")');
+      expect(terminal(specEvents(await readFrames(response)))).toEqual(["turn_finish"]);
+    } finally {
+      await cluster.instances.a.start();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { type ServerProcess, startServerProcess, waitForOk } from "../helpers/se
 import { readFrames } from "../helpers/streams.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { specEvents, turnRequest } from "../helpers/turns.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // Turns start pyodide interpreters: seconds each on a loaded machine, so these tests get more time.
 setDefaultTimeout(120_000);
@@ -27,7 +28,11 @@ const databaseUrl =
 
 async function start() {
   const server = await startServerProcess(["--port", "0", "--data-dir", dir.path], {
-    env: { APP_SANDBOX_WARM: "1", ...(databaseUrl ? { APP_DATABASE_URL: databaseUrl } : {}) },
+    // On PostgreSQL a crashed instance's run is failed once its lease lapses: a short lease here.
+    env: {
+      APP_SANDBOX_WARM: "1",
+      ...(databaseUrl ? { APP_DATABASE_URL: databaseUrl, APP_LEASE_MS: "1000" } : {}),
+    },
   });
   procs.push(server);
   await waitForOk(`${server.url}/health/ready`);
@@ -79,7 +84,7 @@ describe("durability", () => {
     await reader.cancel().catch(() => {});
 
     const second = await start();
-    const history = (await (await fetch(`${second.url}/api/sessions/${session}/turns`)).json()) as {
+    type History = {
       items: {
         runId: string;
         status: string;
@@ -87,6 +92,16 @@ describe("durability", () => {
         messages: { parts: { type: string }[] }[];
       }[];
     };
+    const read = async () =>
+      (await (await fetch(`${second.url}/api/sessions/${session}/turns`)).json()) as History;
+    // SQLite fails it at start-up (one instance); PostgreSQL once the crashed instance's lease lapses.
+    const history: History = await waitFor(
+      async () => {
+        const h = await read();
+        return h.items.some((i) => i.runId === runId && i.status !== "running") ? h : undefined;
+      },
+      { timeoutMs: 30_000, what: "the crashed run to be failed" },
+    );
     expect(history.items[0]).toEqual((before as typeof history).items[0] as (typeof history.items)[number]);
     const crashed = history.items.find((i) => i.runId === runId);
     expect(crashed?.status).toBe("failed");

@@ -1,6 +1,6 @@
 /**
  * The search family's index service: builds a caller's named index from uploaded documents (one run per
- * owner and index at a time: a second is a 409 while the first runs) and lists the caller's indexes with
+ * owner and index at a time, on any instance: a second is a 409 while the first runs) and lists the caller's indexes with
  * their counts. It needs only the search store, the model layer, the document reader (HTML is read in
  * its bounded subprocess) and a logger; it never sees Elysia.
  */
@@ -9,6 +9,7 @@ import { AppError } from "../../http/errors.ts";
 import type { Logger } from "../../log.ts";
 import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
+import type { Leases } from "../../storage/leases.ts";
 import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
 import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
@@ -24,6 +25,9 @@ export interface IndexBuildInput {
   model?: string;
 }
 
+/** The lease kind of a running index build: its id is the owner and the index name (a JSON pair). */
+export const INDEX_LEASE = "index_build";
+
 export class SearchIndexService {
   /** `owner NUL name` of the runs in progress. */
   private readonly running = new Set<string>();
@@ -34,6 +38,8 @@ export class SearchIndexService {
     private readonly log: Logger,
     private readonly reader: OwnedReader,
     private readonly embeddings?: EmbeddingsClient,
+    /** Holds a run among the instances on one database; without it, this process alone is checked. */
+    private readonly leases?: Leases,
   ) {}
 
   /** `onProgress` hears each phase's count as the pipeline works (the streamed build route reports it). */
@@ -105,14 +111,27 @@ export class SearchIndexService {
     return this.store.listDocuments(row);
   }
 
-  /** One run per owner and index at a time: a second is a 409 while the first runs. */
+  /**
+   * One run per owner and index at a time: a second is a 409 while the first runs, here or on another
+   * instance (the lease row). A run whose instance crashed stops blocking once its lease lapses.
+   */
   private async exclusive<T>(ownerId: string, name: string, run: () => Promise<T>): Promise<T> {
     const key = `${ownerId}\u0000${name}`;
-    if (this.running.has(key))
-      throw new AppError("conflict", `Index '${name}' is being built; try again when that run ends`);
+    const busy = () =>
+      new AppError("conflict", `Index '${name}' is being built; try again when that run ends`);
+    if (this.running.has(key)) throw busy();
     this.running.add(key);
+    // PostgreSQL text holds no NUL: the lease names the pair as JSON.
+    const leaseId = JSON.stringify([ownerId, name]);
     try {
-      return await run();
+      if (this.leases && !(await this.leases.take(INDEX_LEASE, leaseId))) throw busy();
+      try {
+        return await run();
+      } finally {
+        await this.leases
+          ?.release(INDEX_LEASE, leaseId)
+          .catch((error) => this.log.warn("an index build lease was not released", { error }));
+      }
     } finally {
       this.running.delete(key);
     }
