@@ -167,13 +167,23 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   }
 }
 
-/** An `X-Atrium-Home` value (also good as the `atrium_home` cookie) the balancer sends to `name`. */
+/**
+ * An `X-Atrium-Home` value (also good as the `atrium_home` cookie) the balancer sends to `name`. The hash
+ * maps values only onto instances the balancer sees up: after a restart, this waits for its health check.
+ */
 export async function homeValueFor(cluster: Cluster, name: InstanceName): Promise<string> {
-  for (let i = 0; i < 64; i++) {
-    const value = `home-${i}`;
-    const response = await fetch(`${cluster.url}/api/health`, { headers: { "x-atrium-home": value } });
-    await response.arrayBuffer();
-    if (instanceOf(response) === name) return value;
-  }
-  throw new Error(`no home value reaches instance ${name}`);
+  let found: string | undefined;
+  await waitFor(
+    async () => {
+      for (let i = 0; i < 64 && !found; i++) {
+        const value = `home-${i}`;
+        const response = await fetch(`${cluster.url}/api/health`, { headers: { "x-atrium-home": value } });
+        await response.arrayBuffer();
+        if (instanceOf(response) === name) found = value;
+      }
+      return found !== undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 250, what: `a home value the balancer sends to instance ${name}` },
+  );
+  return found as string;
 }
