@@ -114,13 +114,10 @@ describe("names across server/", () => {
     expect([...seen].filter(([, files]) => files.length > 1)).toEqual([]);
   });
 
-  test("pi's typebox 1.x is imported by the chat runtime's own pi tools only; the app's schemas use Elysia's", () => {
+  test("pi's typebox 1.x is loaded with pi only (models/pi-sdk.ts); the app's schemas use Elysia's", () => {
     const importers = sources
-      .filter(({ text }) => /from "typebox(\/[^"]*)?"/.test(text))
+      .filter(({ text }) => /from "typebox(\/[^"]*)?"|import\("typebox(\/[^"]*)?"\)/.test(text))
       .map(({ file }) => file);
-    expect(importers.sort()).toEqual([
-      "server/chat/runtime/questionnaire.ts",
-      "server/chat/runtime/web-fetch/tool.ts",
-    ]);
+    expect(importers.sort()).toEqual(["server/models/pi-sdk.ts"]);
   });
 });

@@ -94,6 +94,8 @@ describe("migrate", () => {
       "sandbox_webhook_seen",
       // Which server instance runs a turn or an index build: the instances', gone when the work ends.
       "leases",
+      // The instances of a group and their addresses (home forwarding): the deployment's, not a user's.
+      "instances",
     ]);
     const tables = db
       .query<{ name: string }, []>(
