@@ -128,9 +128,7 @@ export async function scorePassages(
   const seen = new Set<string>();
   let order = 0;
   for (const unit of units) {
-    const list = sentences(stripCaptions(unit.text));
-    const bags = list.map((s) => new Set(wordsOf(s).map(stem)));
-    const whole = new Set(bags.flatMap((b) => [...b]));
+    const { list, bags, whole } = unitWords(unit.text);
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
       if (text.length < MIN_CHARS || seen.has(text)) continue;
@@ -176,6 +174,33 @@ export async function scorePassages(
 }
 
 type Raw = Passage & { next?: string };
+
+/** A unit's sentences, each sentence's stems, and the whole unit's stems. */
+interface UnitWords {
+  list: string[];
+  bags: Set<string>[];
+  whole: Set<string>;
+}
+
+/**
+ * Splitting a unit into sentences and stemming every word was most of a question's cost, and the same
+ * units come back question after question. Keyed by the text itself, so a changed or removed unit can
+ * never be served stale words (its new text is a new key); read-only once made.
+ */
+const UNIT_WORDS = new Map<string, UnitWords>();
+const MAX_UNIT_WORDS = 4_000;
+
+export function unitWords(text: string): UnitWords {
+  const known = UNIT_WORDS.get(text);
+  if (known) return known;
+  const list = sentences(stripCaptions(text));
+  const bags = list.map((s) => new Set(wordsOf(s).map(stem)));
+  const whole = new Set(bags.flatMap((b) => [...b]));
+  const made = { list, bags, whole };
+  if (UNIT_WORDS.size >= MAX_UNIT_WORDS) UNIT_WORDS.clear();
+  UNIT_WORDS.set(text, made);
+  return made;
+}
 
 /** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
 function edgeBonus(position: number): number {

@@ -297,8 +297,10 @@ export class SearchGraphStore {
   }
 
   async maxLevel(index: IndexRow): Promise<number> {
+    // Highest first through the (index_id, level) index, stopping at the first row: max() with the owner
+    // test read every report of the index (a quarter of a global question's time at 23k reports).
     const row = await this.q.get<{ level: number | null }>(
-      "SELECT max(level) AS level FROM search_reports WHERE index_id = ? AND owner_id = ?",
+      "SELECT level FROM search_reports WHERE index_id = ? AND owner_id = ? ORDER BY level DESC LIMIT 1",
       [index.id, index.owner_id],
     );
     return row?.level ?? -1;

@@ -16,6 +16,14 @@ export interface DocumentRow {
   chars: number;
 }
 
+/**
+ * The units of an index, counted through their documents: `search_units` has no index on its index id,
+ * so counting it by index read every unit's text (27 ms at 20k units, most of a local query's time);
+ * the document index counts without reading a row. A unit always belongs to its document's index.
+ */
+const UNITS_OF_INDEX =
+  "SELECT count(*) AS n FROM search_units WHERE document_id IN (SELECT id FROM search_documents WHERE index_id = ? AND owner_id = ?)";
+
 export class SearchStore {
   /**
    * `db` is the port; `sqlite` is the same app.db connection as bun:sqlite when the port is SQLite (the
@@ -47,7 +55,7 @@ export class SearchStore {
   /** The index with its unit count, in one statement (a query's check that there is text to search). */
   findSearchable(ownerId: string, name: string): Promise<(IndexRow & { unit_count: number }) | undefined> {
     return this.q.get(
-      `SELECT i.*, (SELECT count(*) FROM search_units u WHERE u.index_id = i.id AND u.owner_id = i.owner_id) AS unit_count
+      `SELECT i.*, (${UNITS_OF_INDEX.replace("?", "i.id").replace("?", "i.owner_id")}) AS unit_count
        FROM search_indexes i WHERE i.owner_id = ? AND i.name = ?`,
       [ownerId, name],
     );
@@ -83,8 +91,8 @@ export class SearchStore {
     return countInIndex(this.q, "search_documents", index);
   }
 
-  countUnits(index: IndexRow): Promise<number> {
-    return countInIndex(this.q, "search_units", index);
+  async countUnits(index: IndexRow): Promise<number> {
+    return (await this.q.get<{ n: number }>(UNITS_OF_INDEX, [index.id, index.owner_id]))?.n ?? 0;
   }
 
   /** The index's documents by title, with their sizes (the UI's and the CLI's document list). */
