@@ -48,6 +48,7 @@ export async function attachPasta(pid: number): Promise<Bun.Subprocess> {
   const pasta = findPasta();
   if (!pasta) throw new Error("pasta is not installed");
   const root = process.getuid?.() === 0;
+  await loopbackUp(pid);
   // pasta drops root to "nobody" and then cannot open the namespace; as root it stays root (it drops its
   // capabilities and isolates itself once set up). It opens the namespace after dropping them, which
   // fails for a jail running as a real unprivileged uid: the server opens it and hands pasta the fd.
@@ -88,6 +89,23 @@ export async function attachPasta(pid: number): Promise<Bun.Subprocess> {
   }
   proc.kill("SIGKILL");
   throw new Error("pasta did not configure the jail's network in time");
+}
+
+/**
+ * Waits (briefly) until bubblewrap has set up the namespace's loopback: it does so in the jail right
+ * after writing the pid on its info fd, and pasta configuring the same namespace at that moment made
+ * bubblewrap die with "loopback: Failed RTM_NEWADDR" (seen once under load). The loopback's broadcast
+ * route exists only once its address is added and the link is up, which is bubblewrap's last step there.
+ */
+async function loopbackUp(pid: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    try {
+      if (readFileSync(`/proc/${pid}/net/fib_trie`, "utf8").includes("127.255.255.255")) return;
+    } catch {
+      return; // the jail is gone: attaching fails below with its own message
+    }
+    await Bun.sleep(5);
+  }
 }
 
 function hasDefaultRoute(pid: number): boolean {
