@@ -34,7 +34,7 @@ test("a local search counts the index's units once, in the statement that finds 
   // countUnits' statement (search/stores/sql.ts countInIndex): what the path used to run twice.
   expect(sql.filter((s) => s.startsWith("SELECT count(*) AS n FROM search_units WHERE"))).toEqual([]);
   expect(sql[0]).toContain("FROM search_indexes");
-  expect(sql[0]).toContain("count(*) FROM search_units");
+  expect(sql[0]).toMatch(/\(SELECT count\(\*\)(?: AS n)? FROM search_units /);
   expect(sql.filter((s) => s.includes("FROM search_indexes"))).toHaveLength(1);
 });
 
