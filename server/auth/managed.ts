@@ -15,22 +15,12 @@
  * jose loads with the first bearer token, not at start: a server without managed auth never needs it.
  */
 import { Elysia, t } from "elysia";
+import { HOP_BY_HOP as HOP_BY_HOP_HEADERS } from "../http/hop-by-hop.ts";
 import { bearerOf } from "./cookies.ts";
 import type { CredentialResolver } from "./identity.ts";
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-]);
+const HOP_BY_HOP = new Set([...HOP_BY_HOP_HEADERS, "host", "content-length"]);
 
 export interface ManagedAuthOptions {
   baseUrl: string;

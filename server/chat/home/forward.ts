@@ -5,29 +5,18 @@
  * headers, plus one marker naming this instance: no server secret, key or credential of this instance
  * is added, and the home instance authenticates the caller again from the request itself.
  */
+import { HOP_BY_HOP } from "../../http/hop-by-hop.ts";
 
 /** Marks a forwarded request: the receiver never forwards it again (one hop at most). */
 export const FORWARDED_HEADER = "x-atrium-forwarded-by";
 
-/** Headers that describe one connection, not the request (RFC 9110 §7.6.1), and Host (the target's). */
-const HOP_BY_HOP = [
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-];
+/** Hop-by-hop headers, and Host and Content-Length (the target's and the new body's). */
+const DROPPED = [...HOP_BY_HOP, "host", "content-length"];
 
 function withoutHopByHop(source: Headers): Headers {
   const headers = new Headers(source);
   for (const name of source.get("connection")?.split(",") ?? []) headers.delete(name.trim());
-  for (const name of HOP_BY_HOP) headers.delete(name);
+  for (const name of DROPPED) headers.delete(name);
   return headers;
 }
 

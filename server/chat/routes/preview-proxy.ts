@@ -13,22 +13,12 @@
  *   forwarding headers are dropped; `Host` is the sandbox's own `localhost:<port>`.
  * - `Referrer-Policy: no-referrer`: the signed URL does not leak to third parties the page loads from.
  */
+import { HOP_BY_HOP } from "../../http/hop-by-hop.ts";
 import type { PreviewUpstream } from "../../sandbox/users/provider-api.ts";
 import { connectUnixWebSocket, type WsLink } from "../../sandbox/users/ws-client.ts";
 
 export const PREVIEW_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 
-const HOP_BY_HOP = [
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-];
 const REQUEST_DROPPED = new Set([
   ...HOP_BY_HOP,
   "host",
