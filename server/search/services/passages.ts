@@ -21,6 +21,7 @@ import {
 } from "../indexing/names.ts";
 import { sentences, stripCaptions } from "../text.ts";
 import type { Question } from "./question.ts";
+import { relationStems, statesRelation } from "./relation.ts";
 import { stem, wordsOf } from "./terms.ts";
 
 export interface PassageUnit {
@@ -110,6 +111,7 @@ const NEIGHBOUR = 0.33;
 const PAGE = 0.25;
 const TYPE_BONUS = 0.6;
 const WEAK_BONUS = 0.3;
+const RELATION_BONUS = 0.6;
 const MIN_CHARS = 20;
 
 /** Looks up the types the index gave these names (entity names as stored). */
@@ -129,6 +131,7 @@ export async function scorePassages(
   let order = 0;
   for (const unit of units) {
     const { list, bags, whole } = unitWords(unit.text);
+    const edge = question.position ? along(bags, groups, question.position) : undefined;
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
       if (text.length < MIN_CHARS || seen.has(text)) continue;
@@ -154,7 +157,8 @@ export async function scorePassages(
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       if (question.position && unit.position !== undefined)
-        score += edgeBonus(question.position === "end" ? unit.position : 1 - unit.position);
+        score +=
+          edgeBonus(question.position === "end" ? unit.position : 1 - unit.position) * (edge?.(i) ?? 1);
       raw.push({
         text,
         unit: unit.id,
@@ -202,6 +206,20 @@ export function unitWords(text: string): UnitWords {
   return made;
 }
 
+/**
+ * Within a page at the edge, how near the story's edge a sentence is (0.5 to 1): the story ends with the
+ * page's last sentence about the question (its names, else its terms), not with a licence printed after.
+ */
+function along(bags: Set<string>[], groups: TermGroup[], position: "start" | "end"): (i: number) => number {
+  const key = groups.some((g) => g.name) ? groups.filter((g) => g.name) : groups;
+  const about = bags.flatMap((bag, k) => (key.some((g) => matchIn(bag, g) > 0) ? [k] : []));
+  const first = about[0] ?? 0;
+  const last = about.at(-1) ?? bags.length - 1;
+  if (position === "end") return (i) => (i > last ? 0.5 : 0.5 + 0.5 * (last > 0 ? i / last : 1));
+  const span = bags.length - 1 - first;
+  return (i) => (i < first ? 0.5 : 0.5 + 0.5 * (span > 0 ? (bags.length - 1 - i) / span : 1));
+}
+
 /** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
 function edgeBonus(position: number): number {
   return position < 0.9 ? 0 : (position - 0.9) * 10;
@@ -237,6 +255,7 @@ async function addCandidates(passages: Raw[], question: Question, typesOf: NameT
   if (type === "thing" && !question.wantsName) return;
   const asked = new Set(question.terms.map(stem));
   const finder = await candidateFinder(question, asked, typesOf, units, passages);
+  const rel = relationStems(question);
   for (const p of passages) {
     let found = finder(p.text);
     if (!found && p.next && /\?["'’”)_]*$/.test(p.text)) {
@@ -247,6 +266,8 @@ async function addCandidates(passages: Raw[], question: Question, typesOf: NameT
     p.candidate = found.name;
     p.weak = !found.strong;
     p.score += found.strong ? TYPE_BONUS : WEAK_BONUS;
+    // "Charlotte, the wife of Mr. Collins": the sentence states the asked relation, not a chance meeting.
+    if (found.strong && statesRelation(p.text, found.name, question, rel)) p.score += RELATION_BONUS;
   }
 }
 

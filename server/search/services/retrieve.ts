@@ -7,6 +7,7 @@
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
+import { edgeUnitsAbout } from "./edges.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
 import type { Question } from "./question.ts";
 
@@ -62,15 +63,16 @@ export async function retrievePassages(
       : [];
   let ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
   let rows = await search.units(index, ids);
+  // The pages at the story's edge (a licence or front matter aside) count as its very end or start.
+  const edges: number[] = [];
   if (question.position) {
-    // "By the end of the story": the first documents' last (or first) pages join the pool.
+    // "By the end of the story": the first documents' last (or first) pages about the question join the pool.
     const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
-    const edges: number[] = [];
     for (const d of documents.slice(0, 3))
-      for (const id of await search.edgeUnits(index, d, question.position as "start" | "end", EDGE_UNITS))
-        if (!ids.includes(id)) edges.push(id);
-    ids = [...ids, ...edges];
-    rows = [...rows, ...(await search.units(index, edges))];
+      edges.push(...(await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)));
+    const added = edges.filter((id) => !ids.includes(id));
+    ids = [...ids, ...added];
+    rows = [...rows, ...(await search.units(index, added))];
   }
   const sizes = await search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
   const units = new Map(rows.map((u) => [u.id, u]));
@@ -78,7 +80,8 @@ export async function retrievePassages(
     const u = units.get(id);
     if (!u) return [];
     const n = sizes.get(u.document_id) ?? 1;
-    return [{ id, text: u.text, position: n > 1 ? u.ordinal / (n - 1) : 0.5 }];
+    const edge = edges.includes(id) ? (question.position === "end" ? 1 : 0) : undefined;
+    return [{ id, text: u.text, position: edge ?? (n > 1 ? u.ordinal / (n - 1) : 0.5) }];
   });
   const passages = await scorePassages(pool, question, groups, (names) => graph.entityTypes(index, names));
   const ranked: number[] = [];

@@ -1,0 +1,29 @@
+/**
+ * "By the end of the story", "at the beginning": the pages at a document's edge that are about what the
+ * question names. A downloaded book often ends with a licence or begins with a publisher's front matter,
+ * so the last (or first) pages are not the story's; the edge is the last (or first) pages that name the
+ * question's names (or, when it names none, hold one of its terms), read from a few more pages in.
+ */
+import type { SearchStore } from "../stores/search-store.ts";
+import type { IndexRow } from "../types.ts";
+import type { Question } from "./question.ts";
+import { stem, wordsOf } from "./terms.ts";
+
+/** Pages scanned from the edge for ones about the question. */
+const EDGE_SCAN = 10;
+
+export async function edgeUnitsAbout(
+  search: SearchStore,
+  index: IndexRow,
+  documentId: number,
+  question: Question,
+  count: number,
+): Promise<number[]> {
+  const position = question.position;
+  if (!position) return [];
+  const ids = await search.edgeUnits(index, documentId, position, EDGE_SCAN);
+  const wanted = new Set((question.names.length > 0 ? question.names : question.terms).map(stem));
+  const rows = new Map((await search.units(index, ids)).map((u) => [u.id, u.text]));
+  const about = ids.filter((id) => wordsOf(rows.get(id) ?? "").some((w) => wanted.has(stem(w))));
+  return (about.length > 0 ? about : ids).slice(0, count);
+}

@@ -1,0 +1,62 @@
+/**
+ * Rules of the offline answerer added for issue 31's answer aims, each on a small text written for the
+ * test: a sentence that states the asked relation ("Agnes, the wife of Captain Harlow") answers "whom did
+ * Harlow marry" over one where the names only meet; "by the end of the story" reads the last pages that
+ * name the question's subject, not a licence printed after the story.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+
+type Row = Record<string, string | number | boolean>;
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const ask = async (name: string, text: string, query: string, mode: "local" | "global" = "local") => {
+  const documents = [{ name: `${name}.txt`, text }];
+  expect((await t.request("/search/index", postJson({ name, documents }))).status).toBe(200);
+  const { status, body } = await t.json<{ response: string; context_data: Record<string, Row[]> }>(
+    `/search/${mode}`,
+    postJson({ index: name, query }),
+  );
+  expect(status).toBe(200);
+  return { response: body.response, opening: body.response.split("\n\n")[0] as string };
+};
+
+describe("the offline answerer's rules", () => {
+  test("the sentence stating the asked relation answers, not one where the names only meet", async () => {
+    const text = [
+      "Captain Harlow came home from the sea in the spring of that year.",
+      '"You must make Rose marry Captain Harlow," said her aunt to the vicar, "or he will sail again."',
+      '"Not I," said Rose, and laughed at them both.',
+      "The village talked of nothing else for a month.",
+      "Agnes, the wife of Captain Harlow, kept the inn at Fenwick for forty years.",
+      '"Welcome home," said Agnes to the sailors.',
+    ].join(" ");
+    const { opening } = await ask("relation", text, "Whom did Captain Harlow marry?");
+    expect(opening).toContain("Agnes, the wife of Captain Harlow");
+  });
+
+  test("by the end of the story: the last pages naming the subject, not a licence after them", async () => {
+    const chapter = (n: number) =>
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          `In the ${n}th winter, day ${i + 1}, the miller Pell counted his sacks by the fire, and the valley went hungry.`,
+      ).join(" ");
+    const story = `Pell said that he had never changed and never would. ${chapter(1)}\n\n${chapter(2)}\n\n${chapter(3)}\n\nAt the last Pell opened his granary to the whole valley, and he was the kindest man in it until he died.`;
+    const licence = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `Section ${i + 1}. This electronic work is distributed free of charge under the terms of the licence; you may copy it, give it away or reuse it under those terms.`,
+    ).join(" ");
+    const { response } = await ask(
+      "ending",
+      `${story}\n\n${licence}`,
+      "How has Pell changed by the end of the story?",
+    );
+    expect(response).toContain("opened his granary to the whole valley");
+  });
+});
