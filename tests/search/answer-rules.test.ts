@@ -2,7 +2,8 @@
  * Rules of the offline answerer added for issue 31's answer aims, each on a small text written for the
  * test: a sentence that states the asked relation ("Agnes, the wife of Captain Harlow") answers "whom did
  * Harlow marry" over one where the names only meet; "by the end of the story" reads the last pages that
- * name the question's subject, not a licence printed after the story.
+ * name the question's subject, not a licence printed after the story; "how does the author describe X"
+ * is answered by the sentence saying what X is, though it never uses the question's word.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -58,5 +59,20 @@ describe("the offline answerer's rules", () => {
       "How has Pell changed by the end of the story?",
     );
     expect(response).toContain("opened his granary to the whole valley");
+  });
+
+  test("a question asking how something is described is answered by the sentence saying what it is", async () => {
+    const shapes = Array.from(
+      { length: 8 },
+      (_, i) =>
+        `On the ${i + 1}th day we saw boats of every shape and form drawn up on the beach of Marrow Island.`,
+    ).join(" ");
+    const text = `${shapes} Marrow Island is a long hook of sand curled about a quiet lagoon, three miles from end to end. The ferry to Marrow Island left at noon.`;
+    const { opening } = await ask(
+      "describe",
+      text,
+      "How does the author describe the shape of Marrow Island?",
+    );
+    expect(opening).toContain("a long hook of sand");
   });
 });

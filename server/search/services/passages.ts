@@ -20,6 +20,7 @@ import {
   PLACE_WORDS,
 } from "../indexing/names.ts";
 import { sentences, stripCaptions } from "../text.ts";
+import { definesSubject, describedSubject } from "./definition.ts";
 import type { Question } from "./question.ts";
 import { relationStems, statesRelation } from "./relation.ts";
 import { stem, wordsOf } from "./terms.ts";
@@ -112,6 +113,7 @@ const PAGE = 0.25;
 const TYPE_BONUS = 0.6;
 const WEAK_BONUS = 0.3;
 const RELATION_BONUS = 0.6;
+const DEFINITION_BONUS = 1;
 const MIN_CHARS = 20;
 
 /** Looks up the types the index gave these names (entity names as stored). */
@@ -126,6 +128,7 @@ export async function scorePassages(
 ): Promise<Passage[]> {
   const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
+  const described = describedSubject(question);
   const raw: Raw[] = [];
   const seen = new Set<string>();
   let order = 0;
@@ -156,6 +159,9 @@ export async function scorePassages(
       const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
+      // "How does the author describe X?": the sentence saying what X is answers it in its own words.
+      const defines = described !== undefined && definesSubject(text, described);
+      if (defines) score += DEFINITION_BONUS;
       if (question.position && unit.position !== undefined)
         score +=
           edgeBonus(question.position === "end" ? unit.position : 1 - unit.position) * (edge?.(i) ?? 1);
@@ -163,7 +169,7 @@ export async function scorePassages(
         text,
         unit: unit.id,
         score,
-        coverage: covered / total,
+        coverage: defines ? 1 : covered / total,
         order: order++,
         named,
         next: list[i + 1]?.trim(),

@@ -1,0 +1,30 @@
+/**
+ * Questions that ask what something is like ("How does the author describe Cape Cod?", "What is the
+ * shape of the island?", "What was the Hall like?") are answered by the sentence that says what it is:
+ * the named subject followed by "is", "was", "seems" or "looks" and a description ("Cape Cod is the
+ * bared and bended arm of Massachusetts"). Such a sentence seldom repeats the question's word ("shape"),
+ * so without this rule it scores like any other sentence that names the subject.
+ */
+import type { Question } from "./question.ts";
+
+const DESCRIBING =
+  /\b(describes?|described|description|like|shape|shaped|form|appearance|looks?|resembles?|compared?)\b/i;
+const CLAUSE_START = String.raw`(?:^|[,;:(—–-]\s*|\b(?:that|which|and|but)\s+)["'“‘_]?`;
+const COPULA = String.raw`\s+(?:is|was|are|were|seems|seemed|looks|looked|resembles|resembled)\s+(?:not\s+)?(?:a|an|the|like|as|in|of|some|one)\b`;
+
+/** The subject a describing question names (its longest run of capitalised words), lower case. */
+export function describedSubject(question: Question): string | undefined {
+  if (!DESCRIBING.test(question.text)) return undefined;
+  let best: string | undefined;
+  for (const m of question.text.matchAll(/(?<=\S\s+)[\p{Lu}][\p{L}’']*(?:\s+[\p{Lu}][\p{L}’']*)*/gu)) {
+    const run = m[0].replace(/['’]s$/, "");
+    if (!best || run.length > best.length) best = run;
+  }
+  return best?.toLowerCase();
+}
+
+/** A sentence whose clause opens with the subject and says what it is ("Cape Cod is the bared…"). */
+export function definesSubject(text: string, subject: string): boolean {
+  const escaped = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
+  return new RegExp(`${CLAUSE_START}(?:the\\s+)?${escaped}${COPULA}`, "iu").test(text);
+}
