@@ -3,7 +3,8 @@
  * test: a sentence that states the asked relation ("Agnes, the wife of Captain Harlow") answers "whom did
  * Harlow marry" over one where the names only meet; "by the end of the story" reads the last pages that
  * name the question's subject, not a licence printed after the story; "how does the author describe X"
- * is answered by the sentence saying what X is, though it never uses the question's word.
+ * is answered by the sentence saying what X is, though it never uses the question's word; a page that
+ * says the question's own phrase ("make the golem") joins the pool though each of its words is common.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -74,5 +75,35 @@ describe("the offline answerer's rules", () => {
       "How does the author describe the shape of Marrow Island?",
     );
     expect(opening).toContain("a long hook of sand");
+  });
+
+  test("a page saying the question's own phrase is read, though every word of it is common", async () => {
+    const documents = [
+      ...Array.from({ length: 30 }, (_, i) => ({
+        name: `cellar-${i}.txt`,
+        text: Array.from(
+          { length: 6 },
+          () => "Rupert feared the heavy thing he had created in the cellar.",
+        ).join(" "),
+      })),
+      ...Array.from({ length: 30 }, (_, i) => ({
+        name: `bakery-${i}.txt`,
+        text: Array.from(
+          { length: 6 },
+          () => "The golem slept by the oven while the bakers make bread.",
+        ).join(" "),
+      })),
+      {
+        name: "workshop.txt",
+        text: `The workshop was cold that spring and the river ran high past its door. ${"The apprentices swept the floor and sang. ".repeat(8)}He resolved to make the golem of river stone, weighing about nine tons. ${"The apprentices swept the floor and sang. ".repeat(8)}`,
+      },
+    ];
+    expect((await t.request("/search/index", postJson({ name: "phrases", documents }))).status).toBe(200);
+    const { body } = await t.json<{ context_data: Record<string, Row[]> }>(
+      "/search/local",
+      postJson({ index: "phrases", query: "How heavy did Rupert make the golem he created?" }),
+    );
+    const given = (body.context_data.sources ?? []).filter((r) => r.in_context).map((r) => String(r.text));
+    expect(given.some((text) => text.includes("nine tons"))).toBe(true);
   });
 });

@@ -9,12 +9,15 @@ import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
 import { edgeUnitsAbout } from "./edges.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
+import { questionPhrases } from "./phrases.ts";
 import type { Question } from "./question.ts";
 
 /** Document frequencies are counted up to this: beyond it a term is simply common. */
 const DF_CAP = 400;
 /** Units BM25 brings into the pool. */
 const BM25_UNITS = 16;
+/** Units a question's own phrases bring into the pool. */
+const PHRASE_UNITS = 4;
 /** Units read at a document's end (or start) when the question says where. */
 const EDGE_UNITS = 2;
 
@@ -61,7 +64,9 @@ export async function retrievePassages(
           options.bm25Units ?? BM25_UNITS,
         )
       : [];
-  let ids = [...new Set([...bm25, ...extraUnits])].slice(0, options.poolLimit ?? 40);
+  // Pages that say one of the question's own phrases ("make the being") join the pool.
+  const phrased = await search.phraseUnits(index, questionPhrases(question.text), PHRASE_UNITS);
+  let ids = [...new Set([...bm25, ...phrased, ...extraUnits])].slice(0, options.poolLimit ?? 40);
   let rows = await search.units(index, ids);
   // The pages at the story's edge (a licence or front matter aside) count as its very end or start.
   const edges: number[] = [];

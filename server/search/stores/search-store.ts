@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Db, Queryable } from "../../storage/db/port.ts";
-import { bm25Query } from "../../storage/db/text-search.ts";
+import { bm25Query, TS_CONFIG } from "../../storage/db/text-search.ts";
 import type { Extraction, ExtractionRecord, IndexRow, UnitRow } from "../types.ts";
 import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
 
@@ -265,6 +265,28 @@ export class SearchStore {
       `SELECT id FROM search_units WHERE document_id = ? AND index_id = ? AND owner_id = ? ORDER BY ordinal ${end === "end" ? "DESC" : "ASC"} LIMIT ?`,
       [documentId, index.id, index.owner_id, count],
     );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Unit ids whose text says one of these phrases word for word (FTS5 phrase queries; PostgreSQL's
+   * `phraseto_tsquery`), best BM25 first on SQLite. Phrases are words only (letters and digits).
+   */
+  async phraseUnits(index: IndexRow, phrases: string[], limit: number): Promise<number[]> {
+    const clean = phrases.map((p) => p.replace(/[^\p{L}\p{N} ]/gu, " ").trim()).filter(Boolean);
+    if (clean.length === 0 || limit <= 0) return [];
+    const rows =
+      this.db.engine === "sqlite"
+        ? await this.q.all<{ id: number }>(
+            `SELECT rowid AS id FROM search_units_fts WHERE search_units_fts MATCH ? AND index_id = ? AND owner_id = ?
+             ORDER BY bm25(search_units_fts) LIMIT ?`,
+            [clean.map((p) => `"${p}"`).join(" OR "), index.id, index.owner_id, limit],
+          )
+        : await this.q.all<{ id: number }>(
+            `SELECT t.id FROM search_units_fts t WHERE t.index_id = ? AND t.owner_id = ?
+             AND (${clean.map(() => `t.tsv @@ phraseto_tsquery('${TS_CONFIG}', ?)`).join(" OR ")}) ORDER BY t.id LIMIT ?`,
+            [index.id, index.owner_id, ...clean, limit],
+          );
     return rows.map((r) => r.id);
   }
 
