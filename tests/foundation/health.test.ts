@@ -42,7 +42,7 @@ describe("after composition", () => {
   test("/health/ready proves a database round trip: a closed database is 503", async () => {
     t = await createTestApp();
     expect((await t.request("/health/ready")).status).toBe(200);
-    t.ctx.db.close();
+    await t.ctx.database.close();
     const ready = await t.json<{ error: { code: string; message: string } }>("/health/ready");
     expect(ready.status).toBe(503);
     expect(ready.body.error).toEqual({ code: "service_not_ready", message: "The database is unreachable" });
