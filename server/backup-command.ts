@@ -2,8 +2,8 @@
  * `atrium backup DIR [--data-dir D]`: a consistent copy of a (possibly running) server's data. On the
  * embedded engine the database is copied with SQLite's `VACUUM INTO`, which reads one snapshot inside a
  * transaction (WAL readers never block the server's writer), into DIR/app.db; then every other file of
- * the data dir is copied beside it (sessions, workspaces, attachments, artifacts, pi agent dirs). Files a user changes
- * during the copy may be newer than the snapshot; the database is what stays consistent.
+ * the data dir is copied beside it (sessions, workspaces, attachments, artifacts, pi agent dirs). Files a
+ * user changes during the copy may be newer than the snapshot; the database is what stays consistent.
  *
  * Users' sandboxes write the workspaces, and may do so while the backup runs: they can leave named pipes
  * and sockets there (and a data dir may hold devices), which a copy cannot carry and must not open (a
