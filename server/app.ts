@@ -151,9 +151,9 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
         ctx.connections.close();
         ctx.leases.stop();
         await ctx.bus.close();
-        // On SQLite the port shares ctx.db's connection; on PostgreSQL it is its own pool.
+        // On SQLite the port shares ctx.db's connection; on PostgreSQL it is its own pool (and no ctx.db).
         if (ctx.database.engine === "postgres") await ctx.database.close();
-        ctx.db.close();
+        ctx.db?.close();
       })();
       return closing;
     },

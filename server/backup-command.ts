@@ -1,9 +1,9 @@
 /**
- * `atrium backup DIR [--data-dir D]`: a consistent copy of a (possibly running) server's data. The
- * database is copied with SQLite's `VACUUM INTO`, which reads one snapshot inside a transaction (WAL
- * readers never block the server's writer), into DIR/app.db; then every other file of the data dir is
- * copied beside it (sessions, workspaces, attachments, artifacts, pi agent dirs). Files a user changes
- * during the copy may be newer than the snapshot; the database is what stays consistent.
+ * `atrium backup DIR [--data-dir D]`: a consistent copy of a (possibly running) server's data. On the
+ * embedded engine the database is copied with SQLite's `VACUUM INTO`, which reads one snapshot inside a
+ * transaction (WAL readers never block the server's writer), into DIR/app.db; then every other file of
+ * the data dir is copied beside it (sessions, workspaces, attachments, artifacts, pi agent dirs). Files a
+ * user changes during the copy may be newer than the snapshot; the database is what stays consistent.
  *
  * Users' sandboxes write the workspaces, and may do so while the backup runs: they can leave named pipes
  * and sockets there (and a data dir may hold devices), which a copy cannot carry and must not open (a
@@ -14,9 +14,9 @@
  * into the backup (that entry is listed as changed instead). Symlinks are kept as links, their text as
  * it is.
  *
- * With the policy's APP_DATABASE_URL, the tables on PostgreSQL go into DIR/postgres.sql as well
- * (storage/postgres-backup.ts: `pg_dump` when on PATH, else an export of one snapshot); app.db is still
- * copied, since the scopes not yet converted to PostgreSQL keep their tables there.
+ * With the policy's APP_DATABASE_URL the database is PostgreSQL, into DIR/postgres.sql
+ * (storage/postgres-backup.ts: `pg_dump` when on PATH, else an export of one snapshot), and the data dir
+ * holds files only: no app.db is opened or copied (one left from before the move is not the server's).
  *
  * Restore: stop the server, then use DIR as the data dir (`--data-dir DIR`) or copy its contents into an
  * empty data dir; on PostgreSQL, load DIR/postgres.sql into an empty database (`psql URL -f
@@ -31,6 +31,7 @@ import {
   mkdirSync,
   readdirSync,
   type Stats,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -39,7 +40,7 @@ import { parseArgs } from "node:util";
 import { migrationSets } from "./app.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
-import { policyDatabaseUrl } from "./storage/app-databases.ts";
+import { policyDatabaseUrl } from "./storage/command-database.ts";
 import { fromSqliteSet } from "./storage/db/migrate.ts";
 import { openDb } from "./storage/db/open.ts";
 import { backupPostgres, type PostgresBackup } from "./storage/postgres-backup.ts";
@@ -110,8 +111,8 @@ export interface Skipped {
 }
 
 /**
- * The whole backup: the data dir (`backup`), then with a database URL its PostgreSQL tables into
- * `target/postgres.sql`.
+ * The whole backup: the data dir (`backup`, with app.db when there is no URL), then with a database URL
+ * its PostgreSQL tables into `target/postgres.sql`.
  */
 export async function backupAll(
   dataDir: string,
@@ -121,7 +122,7 @@ export async function backupAll(
   // The URL is checked before anything is written (a wrong one leaves no half backup behind).
   const db = options.url ? openDb({ url: options.url, dataDir }) : undefined;
   try {
-    const copied = backup(dataDir, target, options.skip);
+    const copied = backup(dataDir, target, options.skip, { appDb: !db });
     if (!db || !options.url) return { copied };
     const sets = migrationSets().map(fromSqliteSet);
     const postgres = await backupPostgres(db, options.url, join(resolve(target), "postgres.sql"), sets, {
@@ -135,12 +136,22 @@ export async function backupAll(
 
 /**
  * Copies `dataDir` into the new or empty directory `target`; returns how many top-level entries besides
- * the database. Pipes, sockets and devices are not copied: each goes to `skip`.
+ * the database. Pipes, sockets and devices are not copied: each goes to `skip`. `appDb: false` (the
+ * database is PostgreSQL) copies the files alone: the data dir need not hold an app.db, and one that is
+ * there is left out.
  */
-export function backup(dataDir: string, target: string, skip: (entry: Skipped) => void = () => {}): number {
+export function backup(
+  dataDir: string,
+  target: string,
+  skip: (entry: Skipped) => void = () => {},
+  { appDb = true }: { appDb?: boolean } = {},
+): number {
   const source = resolve(dataDir);
   const destination = resolve(target);
-  if (!existsSync(join(source, "app.db"))) throw new Error(`${source} holds no app.db: not a data dir`);
+  if (appDb && !existsSync(join(source, "app.db")))
+    throw new Error(`${source} holds no app.db: not a data dir`);
+  if (!statSync(source, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`${source} is not a data dir`);
   if (destination === source || destination.startsWith(`${source}/`)) {
     throw new Error("the backup directory must be outside the data dir");
   }
@@ -148,12 +159,14 @@ export function backup(dataDir: string, target: string, skip: (entry: Skipped) =
     throw new Error(`${destination} is not empty`);
   }
   mkdirSync(destination, { recursive: true, mode: 0o700 });
-  const db = new Database(join(source, "app.db"), { readonly: true });
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.run("VACUUM INTO ?", [join(destination, "app.db")]);
-  } finally {
-    db.close();
+  if (appDb) {
+    const db = new Database(join(source, "app.db"), { readonly: true });
+    try {
+      db.exec("PRAGMA busy_timeout = 5000");
+      db.run("VACUUM INTO ?", [join(destination, "app.db")]);
+    } finally {
+      db.close();
+    }
   }
   const tree = new Beneath(source);
   const folders: [string, Stats][] = [];

@@ -38,7 +38,11 @@ import type { StartupDatabases } from "./storage/startup-migrations.ts";
 export interface AppContext {
   config: AppConfig;
   env: EnvSource;
-  db: Database;
+  /**
+   * app.db's bun:sqlite connection (sqlite-vec loads into it), on the embedded engine only: with a
+   * PostgreSQL URL no app.db is opened or created (docs/database.md).
+   */
+  db?: Database;
   /**
    * The database port (storage/db/): app.db's connection through the asynchronous port, or PostgreSQL
    * when the policy's APP_DATABASE_URL names one. Every store uses it.
@@ -93,9 +97,9 @@ export interface ContextOptions {
 
 export function createContext(options: ContextOptions): AppContext {
   const { config, env, log, shutdown, resolvers } = options;
-  const db = openDatabase(join(config.dataDir, "app.db"));
   const { databaseUrl } = config.policy.secrets;
-  const database = databaseUrl ? openDb({ url: databaseUrl, dataDir: config.dataDir }) : sqlitePort(db);
+  const db = databaseUrl ? undefined : openDatabase(join(config.dataDir, "app.db"));
+  const database = db ? sqlitePort(db) : openDb({ url: databaseUrl, dataDir: config.dataDir });
   const limits = new LimitStore(database);
   const instanceId = newId("inst");
   const leaseMs = Number(env.get("APP_LEASE_MS") ?? "") || DEFAULT_LEASE_MS;
@@ -181,5 +185,5 @@ export function createContext(options: ContextOptions): AppContext {
 /** What startup's migrations need of the context (storage/startup-migrations.ts). */
 export function startupDatabases(ctx: AppContext): StartupDatabases {
   const requireHead = ctx.config.policy.settings.database.migrations === "require_head";
-  return { db: ctx.db, database: ctx.database, log: ctx.log, requireHead };
+  return { database: ctx.database, dataDir: ctx.config.dataDir, log: ctx.log, requireHead };
 }

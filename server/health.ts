@@ -35,10 +35,12 @@ export function healthRoutes(ctx: AppContext) {
     })
     .get(
       "/health/ready",
-      () => {
+      async () => {
         if (!ctx.readiness.isReady) throw new AppError("not_ready", "Atrium is starting or shutting down");
         try {
-          ctx.db.query("SELECT 1").get();
+          // app.db's connection itself (the port's prepared statements outlive a close), or PostgreSQL.
+          if (ctx.db) ctx.db.query("SELECT 1").get();
+          else await ctx.database.get("SELECT 1");
         } catch {
           throw new AppError("not_ready", "The database is unreachable");
         }

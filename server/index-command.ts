@@ -54,7 +54,7 @@ async function open(dataDir: string | undefined): Promise<IndexTarget> {
   const ctx = createContext({ config, env, log: createLogger({ level: config.logLevel }) });
   const close = async () => {
     if (ctx.database.engine === "postgres") await ctx.database.close();
-    ctx.db.close();
+    ctx.db?.close();
   };
   try {
     await migrateAtStartup(startupDatabases(ctx), migrationSets());
@@ -64,7 +64,7 @@ async function open(dataDir: string | undefined): Promise<IndexTarget> {
   }
   return {
     database: ctx.database,
-    sqlite: ctx.database.engine === "sqlite" ? ctx.db : undefined,
+    sqlite: ctx.db,
     models: ctx.models,
     embeddings: policyEmbeddings(config),
     close,

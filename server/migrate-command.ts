@@ -1,21 +1,16 @@
 /**
- * `atrium migrate`: applies the pending migrations of every scope to the server's databases, as startup
- * places them (storage/app-databases.ts): the embedded `app.db` of the data dir gets every scope, and
- * with the policy's `APP_DATABASE_URL` the PostgreSQL database gets the scopes converted to it. With
- * `--check` it only reports them. Profiles whose policy says `[database] migrations = "require_head"` never
- * migrate at startup and refuse a database behind the head: this command is how their operator moves it.
+ * `atrium migrate`: applies the pending migrations of every scope to the server's database, as startup
+ * does: the PostgreSQL database of the policy's `APP_DATABASE_URL` (nothing in the data dir is opened),
+ * or without it the embedded `app.db` of the data dir. With `--check` it only reports them. Profiles
+ * whose policy says `[database] migrations = "require_head"` never migrate at startup and refuse a
+ * database behind the head: this command is how their operator moves it.
  */
 import { parseArgs } from "node:util";
 import { migrationSets } from "./app.ts";
 import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
-import {
-  applyEverywhere,
-  openAppDatabases,
-  pendingEverywhere,
-  policyDatabaseUrl,
-} from "./storage/app-databases.ts";
-import { fromSqliteSet } from "./storage/db/migrate.ts";
+import { databaseLabel, openCommandDatabase } from "./storage/command-database.ts";
+import { applyMigrations, fromSqliteSet, migrationStatus } from "./storage/db/migrate.ts";
 
 const USAGE = "usage: migrate [--check] [--data-dir D] [--policy FILE]";
 
@@ -65,29 +60,24 @@ export async function migrateCommandMain(
   const { dataDir, policyPath } = cli.options;
   try {
     const source = createEnvSource(env, readDotenv(process.cwd()));
-    const dbs = openAppDatabases(dataDir, policyDatabaseUrl(policyPath, dataDir, source));
+    const db = openCommandDatabase(policyPath, dataDir, source);
     try {
       const sets = migrationSets().map(fromSqliteSet);
-      const name = (where: string) => (where === "app.db" ? `${dataDir}/app.db` : where);
+      const name = databaseLabel(db, dataDir);
       if (values.check) {
-        const places = await pendingEverywhere(dbs, sets);
-        for (const { where, pending } of places)
-          io.out(
-            pending.length
-              ? `${name(where)}: ${pending.length} pending: ${pending.join(", ")}\n`
-              : `${name(where)}: at the head\n`,
-          );
-        return places.some((p) => p.pending.length > 0) ? 1 : 0;
-      }
-      for (const { where, applied } of await applyEverywhere(dbs, sets))
+        const pending = (await migrationStatus(db, sets)).flatMap((s) => s.pending);
         io.out(
-          applied.length
-            ? `${name(where)}: applied ${applied.join(", ")}\n`
-            : `${name(where)}: already at the head\n`,
+          pending.length
+            ? `${name}: ${pending.length} pending: ${pending.join(", ")}\n`
+            : `${name}: at the head\n`,
         );
+        return pending.length > 0 ? 1 : 0;
+      }
+      const applied = await applyMigrations(db, sets);
+      io.out(applied.length ? `${name}: applied ${applied.join(", ")}\n` : `${name}: already at the head\n`);
       return 0;
     } finally {
-      await dbs.close();
+      await db.close();
     }
   } catch (error) {
     io.err(`atrium migrate: ${(error as Error).message}\n`);

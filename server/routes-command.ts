@@ -99,7 +99,7 @@ export async function listRoutes(): Promise<RouteRow[]> {
     try {
       return routeRows(createApp(ctx).elysia.routes);
     } finally {
-      ctx.db.close();
+      ctx.db?.close();
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /**
  * `atrium user ...`: operating a team server's accounts from the command line (works on the compiled
  * binary, against a running server's data dir: SQLite in WAL mode takes the writes beside it; with the
- * policy's APP_DATABASE_URL, the accounts are on PostgreSQL, and a deleted user is erased from both).
+ * policy's APP_DATABASE_URL, on PostgreSQL alone, and no app.db is opened).
  *
  *   user add EMAIL [--name N] [--admin] [--password-stdin]   the first account ever created is an admin
  *   user admin EMAIL [--revoke]                              make (or stop being) an admin
@@ -26,10 +26,11 @@ import { parseCli } from "./config/cli.ts";
 import { createEnvSource, readDotenv } from "./config/env.ts";
 import { AppError } from "./http/errors.ts";
 import { SandboxRegistry } from "./sandbox/users/registry.ts";
-import { applyEverywhere, openAppDatabases, policyDatabaseUrl } from "./storage/app-databases.ts";
-import { fromSqliteSet } from "./storage/db/migrate.ts";
+import { openCommandDatabase } from "./storage/command-database.ts";
+import { applyMigrations, fromSqliteSet } from "./storage/db/migrate.ts";
 import { DatabaseUrlError } from "./storage/db/open.ts";
-import { eraseOwnerEverywhere } from "./storage/erase-owner.ts";
+import type { Db } from "./storage/db/port.ts";
+import { eraseOwnerRows } from "./storage/erase-owner.ts";
 import { MigrationError } from "./storage/migrate.ts";
 import { userToken } from "./user-token-command.ts";
 import { ownerFolders } from "./workspace/owner-folders.ts";
@@ -88,17 +89,16 @@ export async function userCommandMain(
   }
   const { dataDir, policyPath } = cli.options;
   const env = createEnvSource(processEnv, readDotenv(process.cwd()));
-  let dbs: ReturnType<typeof openAppDatabases>;
+  let database: Db;
   try {
-    dbs = openAppDatabases(dataDir, policyDatabaseUrl(policyPath, dataDir, env));
+    database = openCommandDatabase(policyPath, dataDir, env);
   } catch (error) {
     if (!(error instanceof DatabaseUrlError)) throw error;
     io.err(`atrium user: ${error.message}\n`);
     return 1;
   }
-  const { database } = dbs;
   try {
-    await applyEverywhere(dbs, migrationSets().map(fromSqliteSet));
+    await applyMigrations(database, migrationSets().map(fromSqliteSet));
     const auth = new SessionAuth({
       db: database,
       secret: env.get("APP_AUTH_SECRET") ?? "",
@@ -167,7 +167,7 @@ export async function userCommandMain(
         const found = await account();
         if (!values.yes)
           throw new AppError("invalid", `delete erases ${found.email} and all of their data: add --yes`);
-        const rows = await eraseOwnerEverywhere([dbs.appPort, database], found.user_id);
+        const rows = await eraseOwnerRows(database, found.user_id);
         // Every per-owner folder (workspace with its files, sessions, pi agent dir, attachments, artifacts).
         for (const folder of Object.values(ownerFolders(dataDir, found.user_id))) {
           rmSync(folder, { recursive: true, force: true });
@@ -193,7 +193,7 @@ export async function userCommandMain(
     }
     throw error;
   } finally {
-    await dbs.close();
+    await database.close();
   }
 }
 

@@ -27,7 +27,7 @@ import {
   type TablePlan,
   targetColumns,
 } from "./copy-tables.ts";
-import { applyMigrations, type PortMigrationSet, postgresScopes } from "./db/migrate.ts";
+import { applyMigrations, type PortMigrationSet } from "./db/migrate.ts";
 import type { Db, Queryable, Tx } from "./db/port.ts";
 import { tablesOf } from "./postgres-backup.ts";
 
@@ -78,7 +78,7 @@ export async function copyDatabase(
         `the target database is not empty (${occupied.slice(0, 4).join(", ")}${occupied.length > 4 ? ", …" : ""}); nothing was written: copy into an empty database, or pass --force to replace its contents`,
       );
   }
-  await applyMigrations(target, postgresScopes(sets));
+  await applyMigrations(target, sets);
   await target.exec(
     `CREATE TABLE IF NOT EXISTS ${PROGRESS} (table_name TEXT PRIMARY KEY, source TEXT NOT NULL, rows BIGINT NOT NULL, checksum TEXT NOT NULL, copied_at TEXT NOT NULL)`,
   );
@@ -163,14 +163,13 @@ async function previousRun(target: Db, label: string): Promise<boolean> {
 
 /** The source must hold exactly the migrations this build has (its tables are then the target's). */
 async function requireSourceHead(source: CopySource, sets: PortMigrationSet[]): Promise<void> {
-  const scoped = source.engine === "postgres" ? postgresScopes(sets) : sets;
   const applied = await source.q
     .all<{ scope: string; version: number }>("SELECT scope, version FROM schema_migrations")
     .catch(() => {
       throw new CopyError(`${source.label} is not an Atrium database (it has no schema_migrations table)`);
     });
   const has = new Set(applied.map((a) => `${a.scope}/${a.version}`));
-  const known = new Set(scoped.flatMap((s) => s.migrations.map((m) => `${s.scope}/${m.version}`)));
+  const known = new Set(sets.flatMap((s) => s.migrations.map((m) => `${s.scope}/${m.version}`)));
   const pending = [...known].filter((k) => !has.has(k));
   const unknown = [...has].filter((k) => !known.has(k));
   if (unknown.length > 0)

@@ -2,9 +2,8 @@
  * Erasing one owner from the database: every row of every table that has an `owner_id` column (each
  * family keys its user data that way, docs/design.md §5), then the owner's `users` row (which takes the
  * sign-in account and its sessions with it). Found by schema, not by a list, so a table a family adds
- * later is erased too: SQLite's `sqlite_master`, PostgreSQL's `information_schema`. One transaction per
- * database. While the families move to PostgreSQL (docs/database.md) an owner has rows in app.db and in
- * PostgreSQL, so the user commands erase from both (`eraseOwnerEverywhere`).
+ * later is erased too: SQLite's `sqlite_master`, PostgreSQL's `information_schema`. One transaction, in
+ * the server's one database (app.db, or PostgreSQL with APP_DATABASE_URL).
  *
  * On SQLite, foreign keys are checked at commit (deferred), when every row of the owner is gone, so the
  * order tables are visited in does not matter. FTS5 tables that hold their own copy of the text (with an
@@ -74,13 +73,4 @@ export async function eraseOwnerRows(db: Db, owner: string): Promise<Record<stri
     if (changes > 0) deleted.users = changes;
   });
   return deleted;
-}
-
-/** Erases the owner from each database given (app.db, and PostgreSQL when used); counts summed per table. */
-export async function eraseOwnerEverywhere(dbs: Db[], owner: string): Promise<Record<string, number>> {
-  const total: Record<string, number> = {};
-  for (const db of new Set(dbs))
-    for (const [table, n] of Object.entries(await eraseOwnerRows(db, owner)))
-      total[table] = (total[table] ?? 0) + n;
-  return total;
 }

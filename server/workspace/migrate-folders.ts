@@ -18,15 +18,12 @@
  * step is skipped when already done, so after a crash the next start finishes the job; the step is
  * recorded in `data_dir_steps` only when all of it is done.
  *
- * The rows are read through the database port: app.db, and while the families move to PostgreSQL
- * (docs/database.md) the PostgreSQL database too, since an owner's rows may be in either.
+ * The rows are read through the database port: the server's one database (app.db, or PostgreSQL).
  */
-import type { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "../log.ts";
 import type { Db } from "../storage/db/port.ts";
-import { sqlitePort } from "../storage/db/sqlite.ts";
 import { ownerTables } from "../storage/erase-owner.ts";
 import { legacyFolderNames, ownerFromLegacyName } from "./legacy-names.ts";
 import { type MergeReport, moveMerging } from "./merge.ts";
@@ -57,19 +54,12 @@ export interface FolderMigration {
   sessionRowsRewritten: number;
 }
 
-/** What `compose` needs: the data dir, the databases, a logger (the app context has them all). */
+/** What `compose` needs: the data dir, the database, a logger (the app context has them all). */
 export interface FolderMigrationContext {
   config: { dataDir: string };
-  /** app.db's connection. */
-  db: Database;
-  /** The database port (app.db's, or PostgreSQL's): where `data_dir_steps` is. */
+  /** The database port (app.db's, or PostgreSQL's): the owners' rows and `data_dir_steps`. */
   database: Db;
   log: Logger;
-}
-
-/** The databases an owner's rows may be in: app.db, and PostgreSQL when the server uses it. */
-export function ownerDatabases(ctx: Pick<FolderMigrationContext, "db" | "database">): Db[] {
-  return ctx.database.engine === "postgres" ? [sqlitePort(ctx.db), ctx.database] : [ctx.database];
 }
 
 /** The startup hook: runs the migration unless this data dir has it recorded. */
@@ -79,7 +69,7 @@ export async function migrateOwnerFolders(ctx: FolderMigrationContext): Promise<
     OWNER_FOLDERS_STEP,
   ]);
   if (done) return undefined;
-  const result = await moveOwnerFolders(config.dataDir, ownerDatabases(ctx));
+  const result = await moveOwnerFolders(config.dataDir, database);
   for (const { root, name } of result.ambiguous)
     log.warn("owner folder left in place: more than one owner could own it", { folder: `${root}/${name}` });
   // Counts only: old names spell owner ids (emails, say), and file names are the owners' own.
@@ -97,8 +87,8 @@ export async function migrateOwnerFolders(ctx: FolderMigrationContext): Promise<
 }
 
 /** The migration itself, without the record: idempotent (a second run finds nothing to do). */
-export async function moveOwnerFolders(dataDir: string, dbs: Db[]): Promise<FolderMigration> {
-  const owners = await ownerIds(dbs);
+export async function moveOwnerFolders(dataDir: string, db: Db): Promise<FolderMigration> {
+  const owners = await ownerIds(db);
   const { moves, ambiguous } = planMoves(dataDir, owners);
   const report: MergeReport = { renamed: [] };
   for (const move of moves)
@@ -115,7 +105,7 @@ export async function moveOwnerFolders(dataDir: string, dbs: Db[]): Promise<Fold
     if (legacyFolderNames(owner, "sessions").length + legacyFolderNames(owner, "workspaces").length === 0)
       continue;
     sessionFilesRewritten += rewriteSessionHeaders(dataDir, owner);
-    for (const db of dbs) sessionRowsRewritten += await rewriteSessionRows(dataDir, db, owner);
+    sessionRowsRewritten += await rewriteSessionRows(dataDir, db, owner);
   }
   return {
     moved: moves,
@@ -126,16 +116,14 @@ export async function moveOwnerFolders(dataDir: string, dbs: Db[]): Promise<Fold
   };
 }
 
-/** Every owner id the databases know: `users.id` and each table's `owner_id` (FTS tables mirror others). */
-export async function ownerIds(dbs: Db[]): Promise<Set<string>> {
+/** Every owner id the database knows: `users.id` and each table's `owner_id` (FTS tables mirror others). */
+export async function ownerIds(db: Db): Promise<Set<string>> {
   const owners = new Set<string>();
-  for (const db of dbs) {
-    const tables = [...(await ownerTables(db, db.engine)).map((t) => ({ t, column: "owner_id" }))];
-    if (await hasTable(db, "users")) tables.push({ t: "users", column: "id" });
-    for (const { t, column } of tables)
-      for (const row of await db.all<{ id: unknown }>(`SELECT DISTINCT ${column} AS id FROM ${quote(t)}`))
-        if (typeof row.id === "string") owners.add(row.id);
-  }
+  const tables = [...(await ownerTables(db, db.engine)).map((t) => ({ t, column: "owner_id" }))];
+  if (await hasTable(db, "users")) tables.push({ t: "users", column: "id" });
+  for (const { t, column } of tables)
+    for (const row of await db.all<{ id: unknown }>(`SELECT DISTINCT ${column} AS id FROM ${quote(t)}`))
+      if (typeof row.id === "string") owners.add(row.id);
   return owners;
 }
 

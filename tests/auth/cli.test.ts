@@ -246,8 +246,10 @@ test("backup copies a running server's database consistently and its files; the 
   const target = join(dataDir(), "copy");
   const url = t.ctx.env.get("APP_DATABASE_URL");
   expect((await backupAll(dir, target, { url, usePgDump: false })).copied).toBeGreaterThan(0);
-  expect(() => backup(dir, target)).toThrow("not empty");
-  expect(() => backup(dir, join(dir, "inside"))).toThrow("outside the data dir");
+  // On PostgreSQL the data dir holds files only (no app.db).
+  const files = { appDb: !url };
+  expect(() => backup(dir, target, undefined, files)).toThrow("not empty");
+  expect(() => backup(dir, join(dir, "inside"), undefined, files)).toThrow("outside the data dir");
   await t.close();
   if (url) {
     // On PostgreSQL its tables there are in postgres.sql (the export; pg_dump: postgres-backup.test.ts),

@@ -90,13 +90,13 @@ test("a database another process holds locked: 503, nothing deleted; then the de
     const other = new Database(join(t.dataDir, "app.db"));
     other.exec("BEGIN IMMEDIATE");
     other.run("DELETE FROM chat_sessions");
-    t.ctx.db.exec("PRAGMA busy_timeout = 50");
+    t.ctx.db!.exec("PRAGMA busy_timeout = 50");
     try {
       await expectUnavailable(sessionId, "SQLITE_BUSY");
     } finally {
       other.exec("ROLLBACK");
       other.close();
-      t.ctx.db.exec("PRAGMA busy_timeout = 5000");
+      t.ctx.db!.exec("PRAGMA busy_timeout = 5000");
     }
   }
   expect(await listed()).toContain(sessionId);
@@ -117,11 +117,11 @@ test("a database that refuses writes (read-only): 503 and the session stays whol
       await undo();
     }
   } else {
-    t.ctx.db.exec("PRAGMA query_only = ON");
+    t.ctx.db!.exec("PRAGMA query_only = ON");
     try {
       await expectUnavailable(sessionId, "SQLITE_READONLY");
     } finally {
-      t.ctx.db.exec("PRAGMA query_only = OFF");
+      t.ctx.db!.exec("PRAGMA query_only = OFF");
     }
   }
   expect(await listed()).toContain(sessionId);

@@ -102,7 +102,7 @@ describe("instances", () => {
     // The chat family's live pi sessions are closed, the turns family's sandbox pool is shut down.
     expect(host.size).toBe(0);
     await expect(pool?.acquire() as Promise<unknown>).rejects.toThrow("the sandbox is shut down");
-    expect(() => t.ctx.db.query("SELECT 1").get()).toThrow();
+    await expect(t.ctx.database.get("SELECT 1")).rejects.toThrow();
     // Closing again waits for the same shutdown instead of running it twice.
     await t.close();
   });

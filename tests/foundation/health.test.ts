@@ -42,7 +42,9 @@ describe("after composition", () => {
   test("/health/ready proves a database round trip: a closed database is 503", async () => {
     t = await createTestApp();
     expect((await t.request("/health/ready")).status).toBe(200);
-    t.ctx.db.close();
+    // app.db's connection under the port on SQLite; the pool on PostgreSQL (the server's one database).
+    if (t.ctx.database.engine === "sqlite") t.ctx.db?.close();
+    else await t.ctx.database.close();
     const ready = await t.json<{ error: { code: string; message: string } }>("/health/ready");
     expect(ready.status).toBe(503);
     expect(ready.body.error).toEqual({ code: "service_not_ready", message: "The database is unreachable" });

@@ -81,21 +81,21 @@ export function upgradeHeaders(host: string, extra: Record<string, string> = {})
 }
 
 /**
- * A hash of every row of every table (app.db's, and PostgreSQL's in the PostgreSQL run) and of every file
+ * A hash of every row of every table (app.db's, or PostgreSQL's in the PostgreSQL run) and of every file
  * in the data dir (the database files aside).
  */
 export async function stateHash(t: TestApp): Promise<string> {
   const hash = createHash("sha256");
-  const tables = t.ctx.db
-    .query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .all() as {
-    name: string;
-  }[];
-  for (const { name } of tables) {
-    hash.update(name);
-    hash.update(JSON.stringify(t.ctx.db.query(`SELECT * FROM "${name}"`).all()));
-  }
-  if (t.ctx.database.engine === "postgres") {
+  const { db } = t.ctx;
+  if (db) {
+    const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+      name: string;
+    }[];
+    for (const { name } of tables) {
+      hash.update(name);
+      hash.update(JSON.stringify(db.query(`SELECT * FROM "${name}"`).all()));
+    }
+  } else {
     const onPostgres = await t.ctx.database.all<{ name: string }>(
       "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
     );

@@ -13,7 +13,7 @@ import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { migrationSets } from "../../server/app.ts";
 import { backupAll } from "../../server/backup-command.ts";
 import { dbCommandMain } from "../../server/db-command.ts";
-import { applyMigrations, fromSqliteSet, postgresScopes } from "../../server/storage/db/migrate.ts";
+import { applyMigrations, fromSqliteSet } from "../../server/storage/db/migrate.ts";
 import { openDb } from "../../server/storage/db/open.ts";
 import type { Db } from "../../server/storage/db/port.ts";
 import { PASSWORD, SECRET, signUp } from "../auth/auth-app.ts";
@@ -195,7 +195,7 @@ describe("resuming and checking", () => {
     const url = await freshPostgresDatabase();
     // The target's schema, then a trigger that stops the copy at turn_events (an error mid-copy).
     await withDb(url, async (db) => {
-      await applyMigrations(db, postgresScopes(migrationSets().map(fromSqliteSet)));
+      await applyMigrations(db, migrationSets().map(fromSqliteSet));
       await db.exec(`CREATE FUNCTION stop_copy() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'stopped by the test'; END $$ LANGUAGE plpgsql;
         CREATE TRIGGER stop_copy BEFORE INSERT ON turn_events FOR EACH STATEMENT EXECUTE FUNCTION stop_copy();`);
     });
@@ -243,7 +243,7 @@ describe("resuming and checking", () => {
     // While copying: a trigger on the target changes what lands; the read-back checksum refuses it.
     const other = await freshPostgresDatabase();
     await withDb(other, async (db) => {
-      await applyMigrations(db, postgresScopes(migrationSets().map(fromSqliteSet)));
+      await applyMigrations(db, migrationSets().map(fromSqliteSet));
       await db.exec(`CREATE FUNCTION shout() RETURNS trigger AS $$ BEGIN NEW.name := upper(NEW.name); RETURN NEW; END $$ LANGUAGE plpgsql;
         CREATE TRIGGER shout BEFORE INSERT ON agents FOR EACH ROW EXECUTE FUNCTION shout();`);
     });

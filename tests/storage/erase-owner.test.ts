@@ -10,7 +10,7 @@ import { applyMigrations, fromSqliteSet } from "../../server/storage/db/migrate.
 import type { Db } from "../../server/storage/db/port.ts";
 import { openPostgres } from "../../server/storage/db/postgres.ts";
 import { openSqlite } from "../../server/storage/db/sqlite.ts";
-import { eraseOwnerEverywhere, eraseOwnerRows } from "../../server/storage/erase-owner.ts";
+import { eraseOwnerRows } from "../../server/storage/erase-owner.ts";
 import { coreMigrations } from "../../server/storage/migrations/index.ts";
 import { freshPostgresDatabase } from "../helpers/postgres.ts";
 
@@ -70,9 +70,3 @@ for (const [engine, make] of Object.entries(engines)) {
     });
   });
 }
-
-test("erasing everywhere sums the counts of each database, and one database given twice is erased once", async () => {
-  const lite = await fixture(engines.sqlite as () => Promise<Db>);
-  const pg = await fixture(engines.postgres as () => Promise<Db>);
-  expect(await eraseOwnerEverywhere([lite, pg, lite], "ann")).toEqual({ a_notes: 2, z_marks: 2, users: 2 });
-});

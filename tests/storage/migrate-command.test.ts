@@ -3,13 +3,12 @@
  * "require_head"` refuses to start on a database behind the head, naming the command, which applies them.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { migrationSets } from "../../server/app.ts";
 import { createEnvSource } from "../../server/config/env.ts";
 import { loadPolicy } from "../../server/config/policy.ts";
 import { migrateCommandMain as main } from "../../server/migrate-command.ts";
-import { fromSqliteSet, postgresScopes } from "../../server/storage/db/migrate.ts";
 import { openDb } from "../../server/storage/db/open.ts";
 import { createTestApp, REPO_ROOT } from "../helpers/app.ts";
 import { freshPostgresDatabase } from "../helpers/postgres.ts";
@@ -92,24 +91,24 @@ describe("migration policy and atrium migrate", () => {
     expect(() => loadPolicy(bad, env)).toThrow("database");
   });
 
-  test("on PostgreSQL it migrates the converted scopes there and every scope in app.db, as startup does; a non-postgres URL is refused", async () => {
+  test("on PostgreSQL it migrates every scope there and nothing in the data dir, as startup does; a non-postgres URL is refused", async () => {
     const url = await freshPostgresDatabase();
     const dataDir = join(dir.path, "pg");
+    mkdirSync(dataDir);
     const env = { APP_DATABASE_URL: url };
     const before = await run(["--check", "--data-dir", dataDir], env);
     expect(before.code).toBe(1);
-    expect(before.out).toContain("the PostgreSQL database: ");
-    expect(before.out).toContain("pending: core/0001_users");
+    // One line, about PostgreSQL: every migration of every scope is pending there.
+    const all = migrationSets().flatMap((set) => set.migrations.map((m) => m.name));
+    expect(before.out).toStartWith(`the PostgreSQL database: ${all.length} pending: core/0001_users`);
+    expect(before.out.trimEnd().split("\n")).toHaveLength(1);
+    expect(before.out).not.toContain("app.db");
     const migrated = await run(["--data-dir", dataDir], env);
     expect(migrated).toMatchObject({ code: 0, err: "" });
-    const onPostgres = migrated.out.split("\n").find((l) => l.startsWith("the PostgreSQL database"));
-    for (const name of ["core/0001_users", "auth/0003_access_tokens", "sandboxes/0002_sandbox_uids"])
-      expect(onPostgres).toContain(name);
-    // A scope without its PostgreSQL twins stays in app.db only.
-    const sets = migrationSets().map(fromSqliteSet);
-    const unconverted = sets.find((set) => !postgresScopes(sets).includes(set));
-    if (unconverted) expect(onPostgres).not.toContain(`${unconverted.scope}/0001`);
-    expect(migrated.out).toContain(`${dataDir}/app.db: applied core/0001_users`);
+    expect(migrated.out.trimEnd().split("\n")).toHaveLength(1);
+    for (const set of migrationSets()) expect(migrated.out).toContain(`${set.scope}/0001_`);
+    expect(migrated.out).not.toContain("app.db");
+    expect(readdirSync(dataDir)).toEqual([]);
     const pg = openDb({ url, dataDir });
     try {
       const tables = await pg.all<{ name: string }>(
@@ -123,8 +122,8 @@ describe("migration policy and atrium migrate", () => {
       await pg.close();
     }
     const again = await run(["--check", "--data-dir", dataDir], env);
-    expect(again.code).toBe(0);
-    expect(again.out).toContain("the PostgreSQL database: at the head");
+    expect(again).toMatchObject({ code: 0, out: "the PostgreSQL database: at the head\n" });
+    expect(readdirSync(dataDir)).toEqual([]);
     expect((await run(["--data-dir", dataDir], env)).out).not.toContain("applied");
     const other = await run(["--data-dir", join(dir.path, "other")], {
       APP_DATABASE_URL: "mysql://root:hunter2@127.0.0.1/x",

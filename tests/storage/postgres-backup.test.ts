@@ -1,11 +1,12 @@
 /**
  * `atrium backup` on PostgreSQL: the tables there go into postgres.sql, by pg_dump when it is on PATH and
- * else by the one-snapshot export; either file, loaded into an empty database, gives a server that
- * signs the same accounts in and accepts the same access tokens. Always on PostgreSQL (the throwaway
+ * else by the one-snapshot export, beside the data dir's files (no app.db: the server has none); either
+ * file, loaded into an empty database, gives a server that signs the same accounts in and accepts the
+ * same access tokens. Always on PostgreSQL (the throwaway
  * cluster of tests/helpers/postgres.ts), whatever ATRIUM_TEST_DATABASE says.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { backupAll } from "../../server/backup-command.ts";
 import { openDb } from "../../server/storage/db/open.ts";
@@ -87,6 +88,9 @@ describe("atrium backup on PostgreSQL", () => {
       const done = await backupAll(dataDir, target, { url, usePgDump: method === "pg_dump" });
       expect(done.postgres).toMatchObject({ method, file: join(target, "postgres.sql") });
       expect(done.postgres?.rows).toBeGreaterThan(0);
+      // The data dir holds files only: the database is postgres.sql, and there is no app.db to copy.
+      expect(existsSync(join(dataDir, "app.db"))).toBe(false);
+      expect(readdirSync(target).filter((name) => name.startsWith("app.db"))).toEqual([]);
       const text = readFileSync(join(target, "postgres.sql"), "utf8");
       // The password hash is there, the password and the token's secret are not.
       expect(text).not.toContain(PASSWORD);

@@ -72,12 +72,10 @@ test("the folder step's session rows: one refused rewrite leaves every row of th
       )
     ).map((r) => r.session_file);
   const before = await paths();
-  await failingWith(db, ["chat_sessions", "UPDATE", "NEW.id = 's2'"], () =>
-    moveOwnerFolders(t.dataDir, [db]),
-  );
+  await failingWith(db, ["chat_sessions", "UPDATE", "NEW.id = 's2'"], () => moveOwnerFolders(t.dataDir, db));
   expect(await paths()).toEqual(before);
   // The next run (the folder already moved) rewrites both.
-  await moveOwnerFolders(t.dataDir, [db]);
+  await moveOwnerFolders(t.dataDir, db);
   const after = await paths();
   expect(after).toHaveLength(2);
   for (const path of after) expect(path).not.toContain(chatHexLegacyName(owner));

@@ -27,7 +27,6 @@ import {
   migrateOwnerFolders,
   moveOwnerFolders,
   OWNER_FOLDERS_STEP,
-  ownerDatabases,
   planMoves,
 } from "../../server/workspace/migrate-folders.ts";
 import { ownerFolders } from "../../server/workspace/owner-folders.ts";
@@ -191,10 +190,10 @@ describe("startup migration over a data dir of the earlier builds", () => {
       compose: false,
       log: logs.log,
     });
-    migrate(t.ctx.db, migrationSets());
+    migrate(t.ctx.db!, migrationSets());
     model = scripted(t, []);
     const [provider, id] = model.id.split("/") as [string, string];
-    writeOldLayout(t.dataDir, t.ctx.db, { provider, id });
+    writeOldLayout(t.dataDir, t.ctx.db!, { provider, id });
     await t.compose();
   });
   afterAll(async () => {
@@ -217,8 +216,8 @@ describe("startup migration over a data dir of the earlier builds", () => {
       readFileSync(join(folders.sessions, SESSION_FILE), "utf8").split("\n")[0] as string,
     );
     expect(header.cwd).toBe(folders.workspace);
-    const row = t.ctx.db
-      .query<{ session_file: string }, [string]>("SELECT session_file FROM chat_sessions WHERE id = ?")
+    const row = t.ctx
+      .db!.query<{ session_file: string }, [string]>("SELECT session_file FROM chat_sessions WHERE id = ?")
       .get(SESSION_ID);
     expect(row?.session_file).toBe(join(folders.sessions, SESSION_FILE));
   });
@@ -305,7 +304,7 @@ describe("startup migration over a data dir of the earlier builds", () => {
       { name: OWNER_FOLDERS_STEP },
     ]);
     expect(await migrateOwnerFolders(t.ctx)).toBeUndefined();
-    const again = await moveOwnerFolders(t.dataDir, ownerDatabases(t.ctx));
+    const again = await moveOwnerFolders(t.dataDir, t.ctx.database);
     expect(again).toMatchObject({
       moved: [],
       renamed: [],
@@ -332,7 +331,7 @@ describe("crash safety", () => {
     // The workspace merge had moved one entry of two.
     put(join(folders.workspace, "moved.txt"), "moved");
     put(join(oldWorkspace, "not-yet.txt"), "not yet");
-    const result = await moveOwnerFolders(dir.path, [sqlitePort(db)]);
+    const result = await moveOwnerFolders(dir.path, sqlitePort(db));
     expect(result.moved).toHaveLength(1);
     expect(readdirSync(folders.workspace).sort()).toEqual(["moved.txt", "not-yet.txt"]);
     expect(existsSync(oldWorkspace)).toBe(false);

@@ -53,14 +53,6 @@ export function fromSqliteSet(set: MigrationSet): PortMigrationSet {
   };
 }
 
-/**
- * The scopes whose every migration has its PostgreSQL twin: while the families move to the database port,
- * these are the ones whose tables live on PostgreSQL when a URL is set (the rest stay in app.db).
- */
-export function postgresScopes(sets: PortMigrationSet[]): PortMigrationSet[] {
-  return sets.filter((s) => s.migrations.length > 0 && s.migrations.every((m) => m.postgres !== undefined));
-}
-
 /** Reads a migrations folder: `NNNN_name.sql` with its optional `NNNN_name.pg.sql` twin. */
 export function loadMigrationDir(scope: string, dir: string): PortMigrationSet {
   const files = readdirSync(dir).filter((f) => f.endsWith(".sql"));
