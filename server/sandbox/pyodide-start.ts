@@ -23,7 +23,7 @@ import { LOAD_SHAPE } from "./load-shape.ts";
 type Pyodide = Awaited<ReturnType<typeof loadPyodide>>;
 
 /** What a start adds to the options: a snapshot to restore, or the making of one. */
-export interface StartOptions {
+export interface PyodideStartOptions {
   _loadSnapshot?: Uint8Array;
   _makeSnapshot?: boolean;
 }
@@ -47,7 +47,7 @@ export class PyodideLoader {
   }
 
   /** pyodide loaded with LOAD_SHAPE and `options`. */
-  async load(options: StartOptions): Promise<Pyodide> {
+  async load(options: PyodideStartOptions): Promise<Pyodide> {
     this.factory ??= emscriptenModule(`${this.dir}/pyodide.asm.mjs`);
     const factory = await this.factory;
     this.used.untranspiled = factory !== undefined;
