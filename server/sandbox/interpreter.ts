@@ -11,7 +11,14 @@
  */
 import type { Subprocess } from "bun";
 import { type Confinement, machineOutOfMemory, treeCpuMs, watchStart } from "./confinement.ts";
-import { type HostMessage, parseSandboxLine, type SandboxMessage, type StepResult } from "./protocol.ts";
+import {
+  type HostMessage,
+  parseSandboxLine,
+  type SandboxMessage,
+  type StartReport,
+  type StepResult,
+  startReportOf,
+} from "./protocol.ts";
 
 /** Longer than any legitimate message (outputs are bounded far below this). */
 const MAX_LINE_CHARS = 32 * 1024 * 1024;
@@ -44,6 +51,8 @@ export interface StartStats {
   wallMs: number;
   cpuMs: number | undefined;
   snapshot: boolean;
+  /** What the sandbox said of its start (protocol.ts StartReport; untrusted, for benchmarks and tests). */
+  report?: StartReport;
 }
 
 export interface InterpreterRunOptions {
@@ -136,7 +145,13 @@ export class Interpreter {
       (m) => {
         const cpuMs = pid > 0 ? treeCpuMs(pid) : undefined;
         const snapshot = (m as { snapshot?: unknown }).snapshot === true;
-        this.startStats = { wallMs: performance.now() - spawnedAt, cpuMs, snapshot };
+        const report = startReportOf((m as { start?: unknown }).start);
+        this.startStats = {
+          wallMs: performance.now() - spawnedAt,
+          cpuMs,
+          snapshot,
+          ...(report ? { report } : {}),
+        };
         return { python: String((m as { python: unknown }).python) };
       },
       (error: unknown) => {

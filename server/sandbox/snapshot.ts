@@ -35,15 +35,8 @@ import {
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { type Confinement, watchStart } from "./confinement.ts";
+import { LOAD_SHAPE } from "./load-shape.ts";
 import prelude from "./prelude.py" with { type: "text" };
-
-/** What every interpreter is loaded with (worker.ts), from scratch or before its snapshot was made. */
-export const LOAD_SHAPE = {
-  // Emscripten otherwise names the program after this script's path on the host (sys.executable).
-  sysExecutable: "python",
-  env: { HOME: "/home/pyodide" },
-  packages: [] as string[],
-};
 
 /** Bumped when what the worker does before making a snapshot changes in a way the inputs do not show. */
 const FORMAT = 1;

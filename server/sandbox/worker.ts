@@ -12,10 +12,9 @@
  * time: it kills this process when a step runs past its limit.
  */
 import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
-import { loadPyodide } from "pyodide";
 import prelude from "./prelude.py" with { type: "text" };
-import type { HostMessage, SandboxMessage } from "./protocol.ts";
-import { LOAD_SHAPE } from "./snapshot.ts";
+import type { HostMessage, SandboxMessage, StartReport } from "./protocol.ts";
+import { PyodideLoader } from "./pyodide-start.ts";
 
 const decoder = new TextDecoder();
 let pending = "";
@@ -89,22 +88,6 @@ setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGK
   new Worker(URL.createObjectURL(new Blob([source], { type: "application/javascript" })));
 }
 
-/** pyodide's options: LOAD_SHAPE (what the snapshot's key names), and nothing of this process. */
-function loadOptions(indexURL: string) {
-  return {
-    indexURL: indexURL.endsWith("/") ? indexURL : `${indexURL}/`,
-    // An empty object, so `import js` reaches nothing of this process.
-    jsglobals: {},
-    _sysExecutable: LOAD_SHAPE.sysExecutable,
-    // Emscripten otherwise puts this script's host path in the `_` variable: left out (a value set to
-    // undefined is dropped).
-    env: { ...LOAD_SHAPE.env, _: undefined } as unknown as Record<string, string>,
-    packages: LOAD_SHAPE.packages,
-    stdout: () => {},
-    stderr: () => {},
-  };
-}
-
 /** Writes all of `bytes` to stdout (a pipe: writes may be partial). */
 function writeAll(bytes: Uint8Array): void {
   let offset = 0;
@@ -121,8 +104,8 @@ function writeAll(bytes: Uint8Array): void {
  * `--make-snapshot`: pyodide loaded and the prelude run, before any user code, then the interpreter's
  * whole memory written to stdout for the server to cache. Nothing of a user is in it.
  */
-async function makeSnapshot(indexURL: string): Promise<number> {
-  const pyodide = await loadPyodide({ ...loadOptions(indexURL), _makeSnapshot: true });
+async function makeSnapshot(loader: PyodideLoader): Promise<number> {
+  const pyodide = await loader.load({ _makeSnapshot: true });
   pyodide.runPython(prelude);
   writeAll(pyodide.makeMemorySnapshot());
   return 0;
@@ -132,19 +115,16 @@ async function makeSnapshot(indexURL: string): Promise<number> {
  * The interpreter: restored from the snapshot when one is given and loads (pyodide refuses a snapshot of
  * another build), else loaded from scratch with the prelude run.
  */
-async function start(indexURL: string, snapshotFd: number | undefined) {
+async function start(loader: PyodideLoader, snapshotFd: number | undefined) {
   if (snapshotFd !== undefined) {
     try {
-      const pyodide = await loadPyodide({
-        ...loadOptions(indexURL),
-        _loadSnapshot: readDescriptor(snapshotFd),
-      });
+      const pyodide = await loader.load({ _loadSnapshot: readDescriptor(snapshotFd) });
       return { pyodide, snapshot: true };
     } catch {
       // Started from scratch instead; the server sees `snapshot: false` and stops using this one.
     }
   }
-  const pyodide = await loadPyodide(loadOptions(indexURL));
+  const pyodide = await loader.load({});
   pyodide.runPython(prelude);
   return { pyodide, snapshot: false };
 }
@@ -179,16 +159,21 @@ export async function interpreterWorkerMain(argv: string[]): Promise<number> {
     process.stderr.write("sandbox: --pyodide DIR is required\n");
     return 2;
   }
+  // First: pyodide's runtime compiles on a helper thread through everything below (pyodide-start.ts).
+  const workerMs = performance.now();
+  const loader = new PyodideLoader(indexURL);
   watchParent();
-  if (argv.includes("--make-snapshot")) return makeSnapshot(indexURL);
+  if (argv.includes("--make-snapshot")) return makeSnapshot(loader);
   const fd = flag(argv, "--snapshot-fd");
-  const { pyodide, snapshot } = await start(indexURL, fd === undefined ? undefined : Number(fd));
+  const { pyodide, snapshot } = await start(loader, fd === undefined ? undefined : Number(fd));
+  const loadedMs = performance.now();
   pyodide.registerJsModule("_atrium_host", { call: callHost, output: sendOutput });
   if (snapshot) pyodide.runPython("_fresh()");
   const run = pyodide.globals.get("_run") as (code: string) => string;
   const init = pyodide.globals.get("_init") as (tools: string, vars: string, limit: number) => void;
   const python = pyodide.runPython("import sys; sys.version.split()[0]") as string;
-  send({ type: "ready", python, snapshot });
+  const report: StartReport = { ...loader.used, workerMs, loadedMs, readyMs: performance.now() };
+  send({ type: "ready", python, snapshot, start: report });
 
   for (let line = readLine(); line !== undefined; line = readLine()) {
     if (!line.trim()) continue;

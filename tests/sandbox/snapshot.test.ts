@@ -4,7 +4,7 @@
  * the snapshot holds nothing a user's code did; the environment and the jail are what a start from
  * scratch sees, with no descriptor of the snapshot left and no path of its folder shown; an altered file
  * is never loaded (made again), a snapshot pyodide refuses falls back to a start from scratch, and the key
- * names what shapes the snapshot.
+ * names what shapes the snapshot; a start takes the faster paths of pyodide-start.ts.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -79,6 +79,19 @@ describe("interpreters from the snapshot", () => {
     expect(second.logged).toEqual([]);
     expect(files()).toEqual(made);
     second.pool.release(b);
+  });
+
+  test("a start from the snapshot takes the faster paths of pyodide-start.ts, in the jail", async () => {
+    const { pool: p } = pool();
+    const py = await opened(p);
+    const report = py.startStats?.report;
+    expect(py.startStats?.snapshot).toBe(true);
+    // The runtime compiled from the worker's start and handed to pyodide; the Emscripten module untranspiled.
+    expect(report?.earlyCompile).toBe(true);
+    expect(report?.untranspiled).toBe(true);
+    expect(report && report.workerMs <= report.loadedMs && report.loadedMs <= report.readyMs).toBe(true);
+    expect(await run(py, "print(sum(range(10)))")).toBe("45");
+    p.release(py);
   });
 
   test("each interpreter draws its own random numbers", async () => {
