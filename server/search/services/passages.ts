@@ -206,13 +206,6 @@ export function unitWords(text: string): UnitWords {
   return made;
 }
 
-/** The unit's case counts, kept with its words: the candidate finder's statistics over the pool. */
-function unitCases(text: string): CasePart {
-  const words = unitWords(text);
-  words.cases ??= casePart(text);
-  return words.cases;
-}
-
 /** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
 function edgeBonus(position: number): number {
   return position < 0.9 ? 0 : (position - 0.9) * 10;
@@ -394,4 +387,11 @@ export function dateIn(text: string): string | undefined {
   // "May" and "March" are verbs too: only a capitalised month counts.
   if (/^(may|march)$/i.test(m[0]) && !/^[A-Z]/.test(m[0])) return undefined;
   return m[0].trim();
+}
+
+/** The unit's case counts, kept with its words: the candidate finder's statistics over the pool. */
+function unitCases(text: string): CasePart {
+  const words = unitWords(text);
+  words.cases ??= casePart(text);
+  return words.cases;
 }
