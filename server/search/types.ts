@@ -95,11 +95,6 @@ export interface IndexRow {
   stats: string;
   created_at: string;
   updated_at: string;
-  /**
-   * Its text units, when it was read with them (`SearchStore.findSearchable`): what a query already
-   * knows, so retrieval does not count them again.
-   */
-  unit_count?: number;
 }
 
 /** One stored extraction row: an entity or a relationship one text unit yielded. */

@@ -1,7 +1,9 @@
 /**
  * Round trips of a local search (issue 27, item 7): each statement is one on PostgreSQL, so the request
- * path reads nothing twice. The index and its unit count come in one statement, the question's term
- * frequencies in one more, and no later step counts the units again. Runs on both engines.
+ * path reads nothing twice. The index's unit count is read once per index version (services/index-stats.ts
+ * remembers it, with each term's unit count and each document's size), the question's term frequencies
+ * in one statement for the terms not yet counted, and no later step counts the units again. Runs on both
+ * engines.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -28,14 +30,25 @@ async function localSearch(query: string): Promise<{ sql: string[]; body: { resp
   return { sql, body: res.body };
 }
 
-test("a local search counts the index's units once, in the statement that finds the index", async () => {
-  const { sql, body } = await localSearch("Who is Scrooge and what does he fear?");
-  expect(body.response.length).toBeGreaterThan(0);
-  // countUnits' statement (search/stores/sql.ts countInIndex): what the path used to run twice.
-  expect(sql.filter((s) => s.startsWith("SELECT count(*) AS n FROM search_units WHERE"))).toEqual([]);
-  expect(sql[0]).toContain("FROM search_indexes");
-  expect(sql[0]).toMatch(/\(SELECT count\(\*\)(?: AS n)? FROM search_units /);
-  expect(sql.filter((s) => s.includes("FROM search_indexes"))).toHaveLength(1);
+test("a local search counts the index's units once per index version, a repeated question not at all", async () => {
+  const query = "Who is Scrooge and what does he fear?";
+  const first = await localSearch(query);
+  expect(first.body.response.length).toBeGreaterThan(0);
+  const unitCounts = (sql: string[]) =>
+    sql.filter((s) => s.startsWith("SELECT count(*) AS n FROM search_units WHERE"));
+  const termCounts = (sql: string[]) =>
+    sql.filter((s) => /count\(\*\) FROM \(SELECT 1 FROM search_units_fts/.test(s));
+  expect(first.sql[0]).toContain("FROM search_indexes");
+  expect(first.sql.filter((s) => s.includes("FROM search_indexes"))).toHaveLength(1);
+  expect(unitCounts(first.sql)).toHaveLength(1);
+  expect(termCounts(first.sql)).toHaveLength(1);
+  // The same index version: its unit count, the terms' counts and the documents' sizes are known.
+  const again = await localSearch(query);
+  expect(again.body.response).toBe(first.body.response);
+  expect(unitCounts(again.sql)).toEqual([]);
+  expect(termCounts(again.sql)).toEqual([]);
+  expect(again.sql.filter((s) => /FROM search_units WHERE document_id IN/.test(s))).toEqual([]);
+  expect(again.sql.length).toBe(first.sql.length - 3);
 });
 
 test("the question's term frequencies are one statement, however many words it has", async () => {

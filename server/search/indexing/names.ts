@@ -101,14 +101,77 @@ export interface NameMention {
 export type CaseStats = Map<string, { lower: number; upper: number; inside: number }>;
 
 export function caseStats(text: string): CaseStats {
+  return scanCases(text).stats;
+}
+
+/**
+ * One text's case counts in a compact form, with what joining it to other texts changes: the key of its
+ * first word when that word is capitalised with only blanks before it (joined after a text ending
+ * mid-sentence, it counts as capitalised inside one), and its last character that is not a blank.
+ */
+export interface CasePart {
+  keys: string[];
+  /** lower, upper, inside for each key, in turn. */
+  counts: Uint32Array;
+  first?: string;
+  last: number;
+}
+
+export function casePart(text: string): CasePart {
+  const { stats, first } = scanCases(text);
+  const keys = [...stats.keys()];
+  const counts = new Uint32Array(keys.length * 3);
+  for (const [i, key] of keys.entries()) {
+    const entry = stats.get(key) as { lower: number; upper: number; inside: number };
+    counts[i * 3] = entry.lower;
+    counts[i * 3 + 1] = entry.upper;
+    counts[i * 3 + 2] = entry.inside;
+  }
+  let end = text.length - 1;
+  while (end >= 0 && isBlank(text.charCodeAt(end))) end--;
+  return { keys, counts, first, last: end >= 0 ? text.charCodeAt(end) : -1 };
+}
+
+/**
+ * `caseStats(texts.join("\n"))` from each text's part, so a caller that keeps the parts of texts it sees
+ * again (the passage scorer's units) never rescans them. Same counts, same key order.
+ */
+export function joinCases(parts: CasePart[]): CaseStats {
+  const stats: CaseStats = new Map();
+  let before = -1;
+  for (const part of parts) {
+    for (const [i, key] of part.keys.entries()) {
+      const lower = part.counts[i * 3] as number;
+      const upper = part.counts[i * 3 + 1] as number;
+      const inside = part.counts[i * 3 + 2] as number;
+      const entry = stats.get(key);
+      if (entry) {
+        entry.lower += lower;
+        entry.upper += upper;
+        entry.inside += inside;
+      } else stats.set(key, { lower, upper, inside });
+    }
+    if (part.first !== undefined && continuesSentence(before)) {
+      const entry = stats.get(part.first);
+      if (entry) entry.inside++;
+    }
+    if (part.last !== -1) before = part.last;
+  }
+  return stats;
+}
+
+function scanCases(text: string): { stats: CaseStats; first?: string } {
   // A hand-written scan of /[A-Za-z][A-Za-z'’]*/g without a trailing possessive (' ’ 's ’s): the
   // regex's match objects and a replace per word were a fifth of offline indexing.
   const stats: CaseStats = new Map();
+  let first: string | undefined;
+  let opening = true;
   const n = text.length;
   let i = 0;
   while (i < n) {
-    const first = text.charCodeAt(i);
-    if (!isLetter(first)) {
+    const code = text.charCodeAt(i);
+    if (!isLetter(code)) {
+      if (!isBlank(code)) opening = false;
       i++;
       continue;
     }
@@ -124,14 +187,20 @@ export function caseStats(text: string): CaseStats {
       entry = { lower: 0, upper: 0, inside: 0 };
       stats.set(key, entry);
     }
-    if (first >= 97) entry.lower++;
+    if (code >= 97) entry.lower++;
     else {
       entry.upper++;
-      if (midSentence(text, start)) entry.inside++;
+      if (opening) first = key;
+      else if (midSentence(text, start)) entry.inside++;
     }
+    opening = false;
   }
-  return stats;
+  return { stats, first };
 }
+
+const isBlank = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+/** A lower-case letter, a comma or a semicolon: what a capitalised word after it continues. */
+const continuesSentence = (c: number) => (c >= 97 && c <= 122) || c === 44 || c === 59;
 
 const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isApostrophe = (c: number) => c === 39 || c === 0x2019;
@@ -139,10 +208,9 @@ const isApostrophe = (c: number) => c === 39 || c === 0x2019;
 /** Whether the text before `at` continues a sentence (a lower-case word or a comma before the gap). */
 function midSentence(text: string, at: number): boolean {
   let i = at - 1;
-  while (i >= 0 && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i--;
+  while (i >= 0 && isBlank(text.charCodeAt(i))) i--;
   if (i < 0 || i === at - 1) return false;
-  const c = text.charCodeAt(i);
-  return (c >= 97 && c <= 122) || c === 44 || c === 59;
+  return continuesSentence(text.charCodeAt(i));
 }
 
 /** A word the document mostly writes in lower case ("Good", "Old", "Present"): capitalised only at a start. */

@@ -11,10 +11,12 @@
  * tell an answer from a near miss.
  */
 import {
-  caseStats,
+  type CasePart,
+  casePart,
   EVENT_WORDS,
   GAZETTEER,
   HONORIFICS,
+  joinCases,
   mentionsIn,
   ORGANIZATION_WORDS,
   PLACE_WORDS,
@@ -190,6 +192,8 @@ interface UnitWords {
   list: string[];
   bags: Set<string>[];
   whole: Set<string>;
+  /** How the unit capitalises each word (names.ts casePart), made when a question first needs it. */
+  cases?: CasePart;
 }
 
 /**
@@ -322,11 +326,20 @@ async function candidateFinder(
       return found && !asked.has(stem(found.split(" ")[0] ?? "")) ? { name: found, strong: true } : undefined;
     };
   // Names: typed by what the index knows of them, else by the cues around the mention.
-  const stats = caseStats(units.map((u) => u.text).join("\n"));
-  const mentionsOf = (text: string) =>
-    mentionsIn(text, stats).filter(
-      (m) => !m.core.some((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
-    );
+  // The pool's case statistics, as one scan of its texts joined would count them (names.ts joinCases).
+  const stats = joinCases(units.map((u) => unitCases(u.text)));
+  // Each passage's mentions are read twice (to look up their types, then to find the candidate).
+  const mentioned = new Map<string, ReturnType<typeof mentionsIn>>();
+  const mentionsOf = (text: string) => {
+    let found = mentioned.get(text);
+    if (!found) {
+      found = mentionsIn(text, stats).filter(
+        (m) => !m.core.some((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
+      );
+      mentioned.set(text, found);
+    }
+    return found;
+  };
   const texts = passages.flatMap((p) => (p.next ? [p.text, p.next] : [p.text]));
   const names = [...new Set(texts.flatMap(mentionsOf).flatMap((m) => [m.name, m.core.join(" ")]))];
   const known = names.length > 0 ? await typesOf(names) : new Map<string, string>();
@@ -401,4 +414,11 @@ export function dateIn(text: string): string | undefined {
   // "May" and "March" are verbs too: only a capitalised month counts.
   if (/^(may|march)$/i.test(m[0]) && !/^[A-Z]/.test(m[0])) return undefined;
   return m[0].trim();
+}
+
+/** The unit's case counts, kept with its words: the candidate finder's statistics over the pool. */
+function unitCases(text: string): CasePart {
+  const words = unitWords(text);
+  words.cases ??= casePart(text);
+  return words.cases;
 }

@@ -11,6 +11,7 @@ import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, fixedAnswer } from "./answer.ts";
 import { globalSearch } from "./global.ts";
+import { unitCount } from "./index-stats.ts";
 import { localSearch } from "./local.ts";
 import { emptyTables, type SearchStores } from "./local-context.ts";
 import { chooseModel } from "./models.ts";
@@ -83,8 +84,8 @@ export class SearchQueryService {
 
   /** The named index when it holds text to search; an index with no units counts as missing. */
   private async indexOf(ownerId: string, input: SearchQuery): Promise<IndexRow | undefined> {
-    const row = await this.stores.search.findSearchable(ownerId, input.index ?? DEFAULT_INDEX_NAME);
-    return row && row.unit_count > 0 ? row : undefined;
+    const row = await this.stores.search.findIndex(ownerId, input.index ?? DEFAULT_INDEX_NAME);
+    return row && (await unitCount(this.stores.search, row)) > 0 ? row : undefined;
   }
 }
 

@@ -8,6 +8,7 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
 import { edgeUnitsAbout } from "./edges.ts";
+import { documentSizes, termCounts, unitCount } from "./index-stats.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
 import { questionPhrases } from "./phrases.ts";
 import type { Question } from "./question.ts";
@@ -44,8 +45,8 @@ export async function retrievePassages(
 ): Promise<Retrieved> {
   const { search, graph } = stores;
   const terms = question.terms.slice(0, 12);
-  const total = index.unit_count ?? (await search.countUnits(index));
-  const dfs = await search.unitTermCounts(index, terms, DF_CAP);
+  const total = await unitCount(search, index);
+  const dfs = await termCounts(search, index, terms, DF_CAP);
   const counted = terms.map((term, i) => ({
     term,
     df: dfs[i] ?? 0,
@@ -79,7 +80,7 @@ export async function retrievePassages(
     ids = [...ids, ...added];
     rows = [...rows, ...(await search.units(index, added))];
   }
-  const sizes = await search.documentUnitCounts(index, [...new Set(rows.map((u) => u.document_id))]);
+  const sizes = await documentSizes(search, index, [...new Set(rows.map((u) => u.document_id))]);
   const units = new Map(rows.map((u) => [u.id, u]));
   const pool = ids.flatMap((id) => {
     const u = units.get(id);

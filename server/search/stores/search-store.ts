@@ -7,7 +7,15 @@ import type { Database } from "bun:sqlite";
 import type { Db, Queryable } from "../../storage/db/port.ts";
 import { bm25Query, TS_CONFIG } from "../../storage/db/text-search.ts";
 import type { Extraction, ExtractionRecord, IndexRow, UnitRow } from "../types.ts";
-import { countInIndex, ftsRow, matchWords, PG_HAS_TERM, placeholders, RowInserter } from "./sql.ts";
+import {
+  countInIndex,
+  ftsRow,
+  matchWords,
+  nextUpdatedAt,
+  PG_HAS_TERM,
+  placeholders,
+  RowInserter,
+} from "./sql.ts";
 
 export interface DocumentRow {
   id: number;
@@ -52,15 +60,6 @@ export class SearchStore {
     ]);
   }
 
-  /** The index with its unit count, in one statement (a query's check that there is text to search). */
-  findSearchable(ownerId: string, name: string): Promise<(IndexRow & { unit_count: number }) | undefined> {
-    return this.q.get(
-      `SELECT i.*, (${UNITS_OF_INDEX.replace("?", "i.id").replace("?", "i.owner_id")}) AS unit_count
-       FROM search_indexes i WHERE i.owner_id = ? AND i.name = ?`,
-      [ownerId, name],
-    );
-  }
-
   async ensureIndex(ownerId: string, name: string): Promise<IndexRow> {
     await this.q.run(
       "INSERT INTO search_indexes (owner_id, name) VALUES (?, ?) ON CONFLICT (owner_id, name) DO NOTHING",
@@ -75,8 +74,19 @@ export class SearchStore {
 
   async saveStats(index: IndexRow, stats: unknown): Promise<void> {
     await this.q.run(
-      `UPDATE search_indexes SET stats = ?, updated_at = ${this.db.dialect.nowIso} WHERE id = ? AND owner_id = ?`,
+      `UPDATE search_indexes SET stats = ?, updated_at = ${nextUpdatedAt(this.db.engine)} WHERE id = ? AND owner_id = ?`,
       [JSON.stringify(stats), index.id, index.owner_id],
+    );
+  }
+
+  /**
+   * A new `updated_at` for the index, with every change of its units (in the change's transaction): what a
+   * query remembers of an index (its unit count, term frequencies, document sizes) is kept per version.
+   */
+  private async touch(index: IndexRow): Promise<void> {
+    await this.q.run(
+      `UPDATE search_indexes SET updated_at = ${nextUpdatedAt(this.db.engine)} WHERE id = ? AND owner_id = ?`,
+      [index.id, index.owner_id],
     );
   }
 
@@ -128,6 +138,7 @@ export class SearchStore {
       index.id,
       index.owner_id,
     ]);
+    await this.touch(index);
   }
 
   /** Inserts a document and its units; returns the units with their ids. */
@@ -162,6 +173,7 @@ export class SearchStore {
       await this.q.run(fts.sql, fts.params);
       rows.push({ id, document_id: documentId, ordinal, text: unit.text, tokens: unit.tokens });
     }
+    await this.touch(index);
     return rows;
   }
 
@@ -244,11 +256,18 @@ export class SearchStore {
     return terms.map((_, i) => row?.[`n${i}`] ?? 0);
   }
 
-  /** The number of units of each document, so a unit's place in its document is known. */
+  /**
+   * The number of units of each document, so a unit's place in its document is known. Counted on the
+   * document index alone (the documents of the index scope it): `max(ordinal)` read every unit row, text
+   * and all (19 ms for three documents of 1,000 units). A document's units are written together with
+   * ordinals 0..n-1 and go only with it, so the count is the largest ordinal plus one.
+   */
   async documentUnitCounts(index: IndexRow, documentIds: number[]): Promise<Map<number, number>> {
     if (documentIds.length === 0) return new Map();
     const rows = await this.q.all<{ document_id: number; n: number }>(
-      `SELECT document_id, max(ordinal) + 1 AS n FROM search_units WHERE document_id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ? GROUP BY document_id`,
+      `SELECT document_id, count(*) AS n FROM search_units WHERE document_id IN
+       (SELECT id FROM search_documents WHERE id IN (${placeholders(documentIds.length)}) AND index_id = ? AND owner_id = ?)
+       GROUP BY document_id`,
       [...documentIds, index.id, index.owner_id],
     );
     return new Map(rows.map((r) => [r.document_id, r.n]));

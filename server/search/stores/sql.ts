@@ -63,6 +63,21 @@ export function ftsRow(
   };
 }
 
+/**
+ * The index's next `updated_at`: now, or a millisecond past the stored value when now is not later (two
+ * changes in one millisecond, or PostgreSQL's `now()`, which is the transaction's start). Strictly
+ * increasing, so what is remembered per index version (services/index-stats.ts) never outlives a change.
+ */
+export function nextUpdatedAt(engine: Engine): string {
+  if (engine === "sqlite") {
+    const now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+    return `CASE WHEN ${now} > updated_at THEN ${now} ELSE strftime('%Y-%m-%dT%H:%M:%fZ', julianday(updated_at) + 0.0015 / 86400.0) END`;
+  }
+  const format = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+  const now = `to_char(now() AT TIME ZONE 'UTC', ${format})`;
+  return `CASE WHEN ${now} > updated_at THEN ${now} ELSE to_char((updated_at::timestamptz AT TIME ZONE 'UTC') + interval '1 millisecond', ${format}) END`;
+}
+
 /** Does a `*_fts` row (alias-free, PostgreSQL) contain the stemmed word(s) of `?`. */
 export const PG_HAS_TERM = `tsv @@ plainto_tsquery('${TS_CONFIG}', ?)`;
 

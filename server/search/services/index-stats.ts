@@ -1,0 +1,112 @@
+/**
+ * What a query reads about a whole index, remembered per index version: how many units it has, in how
+ * many units each question term occurs (counted up to a cap), and how many units each document has.
+ * These were a fifth to a third of a local question's time at 20k units (a count over the unit index,
+ * an FTS5 count per term, a count per document), and they change only when the index's units do.
+ *
+ * The version is the index row's `created_at` and `updated_at`, read by the caller for this query:
+ * every change of an index's units moves `updated_at` in the change's own transaction, strictly forward
+ * (SearchStore.touch), so another instance's change is seen at its next read of the row, and an entry of
+ * an older version is dropped when a newer one is asked for. Kept per database (a test process opens
+ * many), a few indexes each. Never call these with a store bound to an open transaction: its reads may
+ * see writes that are not the version it names.
+ */
+import type { Db } from "../../storage/db/port.ts";
+import type { SearchStore } from "../stores/search-store.ts";
+import type { IndexRow } from "../types.ts";
+
+interface Known {
+  version: string;
+  units?: number;
+  /** Units holding a term, by cap and term. */
+  terms: Map<string, number>;
+  /** Units of a document, by document id. */
+  sizes: Map<number, number>;
+}
+
+/** Index versions remembered per database, the least recently asked dropped first. */
+const MAX_INDEXES = 32;
+/** Terms and document sizes remembered per index version (a map past this starts again). */
+const MAX_ENTRIES = 20_000;
+
+const KNOWN = new WeakMap<Db, Map<number, Known>>();
+
+function known(store: SearchStore, index: IndexRow): Known {
+  let byIndex = KNOWN.get(store.db);
+  if (!byIndex) {
+    byIndex = new Map();
+    KNOWN.set(store.db, byIndex);
+  }
+  const version = `${index.created_at}\u0000${index.updated_at}`;
+  let entry = byIndex.get(index.id);
+  byIndex.delete(index.id);
+  if (entry?.version !== version) entry = { version, terms: new Map(), sizes: new Map() };
+  byIndex.set(index.id, entry);
+  for (const id of byIndex.keys()) {
+    if (byIndex.size <= MAX_INDEXES) break;
+    byIndex.delete(id);
+  }
+  return entry;
+}
+
+/** The index's units. */
+export async function unitCount(store: SearchStore, index: IndexRow): Promise<number> {
+  const entry = known(store, index);
+  if (entry.units === undefined) entry.units = await store.countUnits(index);
+  return entry.units;
+}
+
+/** In how many of the index's units each term occurs, up to `cap` (SearchStore.unitTermCounts). */
+export async function termCounts(
+  store: SearchStore,
+  index: IndexRow,
+  terms: string[],
+  cap: number,
+): Promise<number[]> {
+  const entry = known(store, index);
+  const key = (term: string) => `${cap}\u0000${term}`;
+  const found = new Map<string, number>();
+  const missing: string[] = [];
+  for (const term of terms) {
+    const n = entry.terms.get(key(term));
+    if (n !== undefined) found.set(term, n);
+    else if (!missing.includes(term)) missing.push(term);
+  }
+  if (missing.length > 0) {
+    const counts = await store.unitTermCounts(index, missing, cap);
+    if (entry.terms.size + missing.length > MAX_ENTRIES) entry.terms.clear();
+    for (const [i, term] of missing.entries()) {
+      found.set(term, counts[i] ?? 0);
+      entry.terms.set(key(term), counts[i] ?? 0);
+    }
+  }
+  return terms.map((term) => found.get(term) ?? 0);
+}
+
+/** The units of each of these documents of the index (SearchStore.documentUnitCounts). */
+export async function documentSizes(
+  store: SearchStore,
+  index: IndexRow,
+  documentIds: number[],
+): Promise<Map<number, number>> {
+  const entry = known(store, index);
+  const sizes = new Map<number, number>();
+  const missing: number[] = [];
+  for (const id of documentIds) {
+    const n = entry.sizes.get(id);
+    if (n !== undefined) sizes.set(id, n);
+    else if (!missing.includes(id)) missing.push(id);
+  }
+  if (missing.length > 0) {
+    const counted = await store.documentUnitCounts(index, missing);
+    if (entry.sizes.size + missing.length > MAX_ENTRIES) entry.sizes.clear();
+    for (const id of missing) {
+      const n = counted.get(id);
+      // A document not found (gone since the row was read) is asked again next time.
+      if (n === undefined) continue;
+      sizes.set(id, n);
+      entry.sizes.set(id, n);
+    }
+  }
+  return sizes;
+}

@@ -1,0 +1,163 @@
+/**
+ * What a query remembers of an index per version (services/index-stats.ts: its unit count, each term's
+ * unit count, each document's size) must never outlive a change: a document changed, added or removed
+ * (over HTTP, and straight through the store, where no graph rebuild follows to move `updated_at`), a
+ * different index, another database with the same index ids. Every figure is checked against a fresh
+ * count from the store. Runs on both engines (ATRIUM_TEST_DATABASE=postgres).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { documentSizes, termCounts, unitCount } from "../../server/search/services/index-stats.ts";
+import { SearchStore } from "../../server/search/stores/search-store.ts";
+import type { IndexRow } from "../../server/search/types.ts";
+import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
+
+let t: TestApp;
+let other: TestApp;
+let store: SearchStore;
+
+const CAP = 400;
+const TERMS = ["lighthouse", "keeper", "harbour"];
+const page = (words: string) =>
+  `Ada Lovelace wrote to Charles Babbage about ${words}. Charles Babbage answered Ada Lovelace the same day.`;
+
+const send = (app: TestApp, name: string, documents: Record<string, string>) =>
+  app.json(
+    "/search/index",
+    postJson({ name, documents: Object.entries(documents).map(([name, text]) => ({ name, text })) }),
+  );
+const row = async (s: SearchStore, name: string): Promise<IndexRow> =>
+  (await s.db.get<IndexRow>("SELECT * FROM search_indexes WHERE name = ?", [name])) as IndexRow;
+const documentIds = async (s: SearchStore, index: IndexRow) =>
+  (
+    await s.db.all<{ id: number }>("SELECT id FROM search_documents WHERE index_id = ? ORDER BY id", [
+      index.id,
+    ])
+  ).map((r) => r.id);
+
+/** The remembered figures of the index as it is now, and the same counted afresh. */
+async function figures(s: SearchStore, name: string) {
+  const index = await row(s, name);
+  const ids = await documentIds(s, index);
+  const remembered = {
+    units: await unitCount(s, index),
+    terms: await termCounts(s, index, TERMS, CAP),
+    sizes: [...(await documentSizes(s, index, ids)).entries()],
+  };
+  const counted = {
+    units: await s.countUnits(index),
+    terms: await s.unitTermCounts(index, TERMS, CAP),
+    sizes: [...(await s.documentUnitCounts(index, ids)).entries()],
+  };
+  expect(remembered).toEqual(counted);
+  return remembered;
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  other = await createTestApp();
+  store = new SearchStore(t.ctx.database);
+  const built = await send(t, "alpha", {
+    "one.txt": page("the lighthouse and its keeper"),
+    "two.txt": page("the lighthouse"),
+    "three.txt": page("the harbour"),
+  });
+  expect(built.status).toBe(200);
+  expect((await send(t, "beta", { "only.txt": page("the keeper") })).status).toBe(200);
+});
+afterAll(async () => {
+  await t.close();
+  await other.close();
+});
+
+test("a changed, an added and a removed document are counted anew, never from the earlier version", async () => {
+  const first = await figures(store, "alpha");
+  expect(first.units).toBe(3);
+  expect(first.terms).toEqual([2, 1, 1]);
+  // Asked again at the same version: the same figures (now remembered).
+  expect(await figures(store, "alpha")).toEqual(first);
+
+  expect((await send(t, "alpha", { "two.txt": page("the harbour and its keeper") })).status).toBe(200);
+  expect((await figures(store, "alpha")).terms).toEqual([1, 2, 2]);
+
+  expect((await send(t, "alpha", { "four.txt": page("a lighthouse keeper") })).status).toBe(200);
+  const added = await figures(store, "alpha");
+  expect(added.units).toBe(4);
+  expect(added.terms).toEqual([2, 3, 2]);
+
+  const removed = await t.request("/search/indexes/alpha/documents/one.txt", { method: "DELETE" });
+  expect(removed.status).toBe(200);
+  const after = await figures(store, "alpha");
+  expect(after.units).toBe(3);
+  expect(after.terms).toEqual([1, 2, 2]);
+  expect(after.sizes).toHaveLength(3);
+});
+
+test("documents written or removed through the store move the version by themselves", async () => {
+  const index = await row(store, "alpha");
+  const before = await figures(store, "alpha");
+  // No graph rebuild follows here, so nothing else moves updated_at.
+  const [unit] = await store.tx((tx) =>
+    tx.insertDocument(index, { title: "raw.txt", hash: "x", chars: 9 }, [
+      { text: "The lighthouse keeper kept the lighthouse.", tokens: 8 },
+    ]),
+  );
+  const inserted = await figures(store, "alpha");
+  expect(inserted.units).toBe(before.units + 1);
+  expect(inserted.terms[0]).toBe((before.terms[0] ?? 0) + 1);
+  await store.tx((tx) => tx.deleteDocument(index, unit?.document_id as number));
+  expect(await figures(store, "alpha")).toEqual(before);
+});
+
+test("two changes in one millisecond, or a clock behind the stored time, still give two versions", async () => {
+  const index = await row(store, "alpha");
+  await figures(store, "alpha");
+  // A stored time ahead of the clock (another instance's, or the same millisecond): the next change
+  // must still move it forward, not back to now or to the same value.
+  await store.db.run("UPDATE search_indexes SET updated_at = ? WHERE id = ?", [
+    "2999-01-01T00:00:00.000Z",
+    index.id,
+  ]);
+  const ahead = await figures(store, "alpha");
+  const [unit] = await store.tx((tx) =>
+    tx.insertDocument(index, { title: "late.txt", hash: "y", chars: 9 }, [
+      { text: "The harbour was quiet.", tokens: 5 },
+    ]),
+  );
+  const moved = (await row(store, "alpha")).updated_at;
+  expect(moved > "2999-01-01T00:00:00.000Z" && moved < "2999-01-01T00:00:00.010Z").toBe(true);
+  expect((await figures(store, "alpha")).units).toBe(ahead.units + 1);
+  await store.tx((tx) => tx.deleteDocument(index, unit?.document_id as number));
+  const again = (await row(store, "alpha")).updated_at;
+  expect(again > moved && again < "2999-01-01T00:00:00.010Z").toBe(true);
+  expect((await figures(store, "alpha")).units).toBe(ahead.units);
+});
+
+test("another index, and another database with the same index ids, have their own figures", async () => {
+  expect((await send(other, "beta", { "only.txt": page("the lighthouse, the lighthouse") })).status).toBe(
+    200,
+  );
+  const otherStore = new SearchStore(other.ctx.database);
+  // The same index id and the same version times as this database's alpha: only the database differs.
+  const alphaRow = await row(store, "alpha");
+  await other.ctx.database.run("UPDATE search_indexes SET created_at = ?, updated_at = ? WHERE name = ?", [
+    alphaRow.created_at,
+    alphaRow.updated_at,
+    "beta",
+  ]);
+  for (let round = 0; round < 2; round++) {
+    const alpha = await figures(store, "alpha");
+    const beta = await figures(store, "beta");
+    const elsewhere = await figures(otherStore, "beta");
+    expect(elsewhere.units).toBe(1);
+    expect(beta.units).toBe(1);
+    expect(beta.terms).toEqual([0, 1, 0]);
+    expect(elsewhere.terms).toEqual([1, 0, 0]);
+    expect(alpha.units).toBeGreaterThan(1);
+  }
+  const twin = await row(otherStore, "beta");
+  expect([twin.id, twin.created_at, twin.updated_at]).toEqual([
+    alphaRow.id,
+    alphaRow.created_at,
+    alphaRow.updated_at,
+  ]);
+});
