@@ -1,17 +1,18 @@
 -- Memory search's postings on PostgreSQL: one row per (entry, lexeme) with the term's frequency, so BM25
 -- reads the few rows of the query's terms instead of unnesting every matching entry's tsvector (that was
 -- most of a search's time; docs/benchmarks.md "Families on PostgreSQL"). `tf` weighs a tag's occurrence
--- half of a content one, as FTS5's bm25(memory_fts, 1.0, 0.5) does. A trigger keeps the rows in step
--- with content and tags; deleting the entry deletes them.
+-- half of a content one, as FTS5's bm25(memory_fts, 1.0, 0.5) does; `len` is the entry's (BM25's
+-- document length), copied so a search reads nothing else of the entry to score it. A trigger keeps the
+-- rows in step with content and tags (len changes only with them); deleting the entry deletes them.
 
 CREATE TABLE memory_terms (
   memory_id TEXT NOT NULL REFERENCES memory_entries (id) ON DELETE CASCADE,
-  owner_id TEXT NOT NULL,
   lexeme TEXT NOT NULL,
   tf DOUBLE PRECISION NOT NULL,
+  len INTEGER NOT NULL,
   PRIMARY KEY (memory_id, lexeme)
 );
-CREATE INDEX memory_terms_lexeme ON memory_terms (owner_id, lexeme) INCLUDE (memory_id, tf);
+CREATE INDEX memory_terms_lexeme ON memory_terms (lexeme);
 
 CREATE FUNCTION memory_terms_of(content TEXT, tags TEXT) RETURNS TABLE (lexeme TEXT, tf DOUBLE PRECISION)
 LANGUAGE sql STABLE AS $$
@@ -27,13 +28,13 @@ BEGIN
   IF TG_OP = 'UPDATE' THEN
     DELETE FROM memory_terms WHERE memory_id = OLD.id;
   END IF;
-  INSERT INTO memory_terms (memory_id, owner_id, lexeme, tf)
-    SELECT NEW.id, NEW.owner_id, t.lexeme, t.tf FROM memory_terms_of(NEW.content, NEW.tags) t;
+  INSERT INTO memory_terms (memory_id, lexeme, tf, len)
+    SELECT NEW.id, t.lexeme, t.tf, NEW.len FROM memory_terms_of(NEW.content, NEW.tags) t;
   RETURN NULL;
 END $$;
 CREATE TRIGGER memory_terms_aiu AFTER INSERT OR UPDATE OF content, tags ON memory_entries
   FOR EACH ROW EXECUTE FUNCTION memory_terms_sync();
 
 -- Entries written before this migration.
-INSERT INTO memory_terms (memory_id, owner_id, lexeme, tf)
-  SELECT m.id, m.owner_id, t.lexeme, t.tf FROM memory_entries m CROSS JOIN LATERAL memory_terms_of(m.content, m.tags) t;
+INSERT INTO memory_terms (memory_id, lexeme, tf, len)
+  SELECT m.id, t.lexeme, t.tf, m.len FROM memory_entries m CROSS JOIN LATERAL memory_terms_of(m.content, m.tags) t;

@@ -207,19 +207,18 @@ export class MemoryStore {
     }
     const clause = conditions.join(" AND ");
     const ranked = bm25Postings({
-      scope: `SELECT m.id, m.len, m.importance, m.created_at FROM memory_entries m WHERE ${clause}`,
+      table: "memory_entries",
+      where: clause,
       postings: "memory_terms",
       key: "memory_id",
     });
     const words = matchWords(filter.match ?? "");
     const rows = await this.db.all<MemoryRow & { total: number }>(
-      `${ranked}, page AS (
-         SELECT id, score, count(*) OVER () AS total FROM scored
-         ORDER BY score DESC, importance DESC, created_at DESC, id LIMIT ? OFFSET ?
-       )
-       SELECT ${COLUMNS}, -page.score AS score, page.total FROM page JOIN memory_entries m ON m.id = page.id
-       ORDER BY page.score DESC, m.importance DESC, m.created_at DESC, m.id`,
-      [...values, owner, words, filter.limit, filter.offset],
+      `${ranked}
+       SELECT ${COLUMNS}, -s.score AS score, count(*) OVER () AS total
+       FROM scored s JOIN memory_entries m ON m.id = s.id
+       ORDER BY s.score DESC, m.importance DESC, m.created_at DESC, m.id LIMIT ? OFFSET ?`,
+      [...values, words, filter.limit, filter.offset],
     );
     const items = rows.map(({ total: _total, ...row }) => recordOf(row));
     if (!count) return { items, total: items.length };

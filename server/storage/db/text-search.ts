@@ -91,41 +91,44 @@ export function bm25Query(opts: Bm25Options): string {
 }
 
 export interface Bm25PostingsOptions {
-  /**
-   * The collection ranked: a SELECT on the documents with `id` and `len` (and any columns the caller
-   * wants back), its own `?` parameters first in the statement's.
-   */
-  scope: string;
-  /** The postings table: `(<key>, owner_id, lexeme, tf)`, one row per document and term. */
+  /** The documents: a table with `id` and `len`, aliased `m`. */
+  table: string;
+  /** A condition on `m` scoping the collection (owner, filters), with its own `?` parameters. */
+  where: string;
+  /** The postings table: `(<key>, lexeme, tf, len)`, one row per document and term (`len` the document's). */
   postings: string;
-  /** Its column naming the document (the scope's `id`). */
+  /** Its column naming the document (`m.id`). */
   key: string;
 }
 
 /**
- * BM25 over a postings table, as `WITH` clauses ending in `scored`: the scope's rows that have any of
- * the query's terms, with `score` (higher is better). Parameters: the scope's, then the owner (the
- * postings' `owner_id`), then the query text. FTS5's constants and idf as in `bm25Query`; the document
- * frequencies and the average length are counted over the scope, so they follow every write. Reading
- * the query terms' postings instead of unnesting each hit's tsvector is what makes it fast: a search over
- * 300 memories took about a third of the CPU time of `bm25Query`'s (docs/benchmarks.md).
+ * BM25 over a postings table, as `WITH` clauses ending in `scored (id, score)`: the scoped documents
+ * that have any of the query's terms, `score` higher is better. Parameters: the `where` parameters, then
+ * the query text. FTS5's constants and idf as in `bm25Query`; document frequencies and the average
+ * length are counted over the scope at query time, so they follow every write.
+ *
+ * Fast because it reads only the query terms' postings (`bm25Query` unnests every hit's tsvector), and
+ * written so that no plan can go quadratic: the postings are found by the scope's ids and the terms as
+ * two arrays (the primary key, or the lexeme index), never by joining a set to another whose size the
+ * planner guesses; a table searched right after its rows were written has no statistics yet, and the
+ * joins were then planned as nested loops over the whole scope (100 ms for 300 memories).
  */
 export function bm25Postings(opts: Bm25PostingsOptions): string {
-  for (const name of [opts.postings, opts.key])
+  for (const name of [opts.table, opts.postings, opts.key])
     if (!IDENT.test(name)) throw new Error(`bm25Postings: '${name}' is not a name`);
-  return `WITH scope AS MATERIALIZED (${opts.scope}
+  return `WITH scope AS MATERIALIZED (
+    SELECT m.id, m.len FROM ${opts.table} m WHERE ${opts.where}
   ), stats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl FROM scope
+    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl, array_agg(id) AS ids FROM scope
   ), hits AS MATERIALIZED (
-    SELECT s.id, s.len, p.lexeme, p.tf FROM ${opts.postings} p JOIN scope s ON s.id = p.${opts.key}
-    WHERE p.owner_id = ? AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
-  ), idf AS (
+    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM ${opts.postings} p
+    WHERE p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
+      AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
+  ), idf AS MATERIALIZED (
     SELECT hits.lexeme, greatest(ln((stats.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS w
     FROM hits CROSS JOIN stats GROUP BY hits.lexeme, stats.n
-  ), scored AS (
-    SELECT s.*, x.score FROM (
-      SELECT hits.id, sum(idf.w * (hits.tf * 2.2) / (hits.tf + 1.2 * (0.25 + 0.75 * hits.len / stats.avgdl))) AS score
-      FROM hits JOIN idf ON idf.lexeme = hits.lexeme CROSS JOIN stats GROUP BY hits.id
-    ) x JOIN scope s ON s.id = x.id
+  ), scored AS MATERIALIZED (
+    SELECT hits.id, sum(idf.w * (hits.tf * 2.2) / (hits.tf + 1.2 * (0.25 + 0.75 * hits.len / stats.avgdl))) AS score
+    FROM hits JOIN idf ON idf.lexeme = hits.lexeme CROSS JOIN stats GROUP BY hits.id
   )`;
 }
