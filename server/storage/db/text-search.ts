@@ -119,11 +119,10 @@ export function bm25Postings(opts: Bm25PostingsOptions): string {
   return `WITH scope AS MATERIALIZED (
     SELECT m.id, m.len FROM ${opts.table} m WHERE ${opts.where}
   ), stats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl, array_agg(id) AS ids FROM scope
+    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl FROM scope
   ), hits AS MATERIALIZED (
-    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM ${opts.postings} p
-    WHERE p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
-      AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
+    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM scope s JOIN ${opts.postings} p ON p.${opts.key} = s.id
+    WHERE p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
   ), idf AS MATERIALIZED (
     SELECT hits.lexeme, greatest(ln((stats.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS w
     FROM hits CROSS JOIN stats GROUP BY hits.lexeme, stats.n
