@@ -111,7 +111,10 @@ export interface Bm25PostingsOptions {
  * written so that no plan can go quadratic: the postings are found by the scope's ids and the terms as
  * two arrays (the primary key, or the lexeme index), never by joining a set to another whose size the
  * planner guesses; a table searched right after its rows were written has no statistics yet, and the
- * joins were then planned as nested loops over the whole scope (100 ms for 300 memories).
+ * joins were then planned as nested loops over the whole scope (100 ms for 300 memories). The price:
+ * PostgreSQL tests an id against a computed array one element at a time, so a term in most of a large
+ * scope costs scope × postings comparisons (3,437 memories and "the": ~145 ms, as `bm25Query`). Joining
+ * the postings to the scope instead halved that but doubled the 300-memory search (docs/benchmarks.md).
  */
 export function bm25Postings(opts: Bm25PostingsOptions): string {
   for (const name of [opts.table, opts.postings, opts.key])
@@ -119,10 +122,11 @@ export function bm25Postings(opts: Bm25PostingsOptions): string {
   return `WITH scope AS MATERIALIZED (
     SELECT m.id, m.len FROM ${opts.table} m WHERE ${opts.where}
   ), stats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl FROM scope
+    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl, array_agg(id) AS ids FROM scope
   ), hits AS MATERIALIZED (
-    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM scope s JOIN ${opts.postings} p ON p.${opts.key} = s.id
-    WHERE p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
+    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM ${opts.postings} p
+    WHERE p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
+      AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
   ), idf AS MATERIALIZED (
     SELECT hits.lexeme, greatest(ln((stats.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS w
     FROM hits CROSS JOIN stats GROUP BY hits.lexeme, stats.n
