@@ -3,8 +3,11 @@
  * it: `porter unicode61`) on the same corpus in one run: the top-10 overlap of (a) BM25 computed in SQL
  * over a GIN-indexed tsvector (server/storage/db/text-search.ts) and (b) plain `ts_rank`, each against
  * FTS5's `bm25()`. The corpus is the committed public-domain books (tests/fixtures/books) cut into
- * paragraphs; the queries are 2–4 word spans drawn from the corpus with a fixed seed. Needs Debian's
- * PostgreSQL (a throwaway cluster, as the tests start one).
+ * paragraphs; the queries are 2–4 word spans drawn from the corpus with a fixed seed. Then memory search
+ * as the server runs it (`MemoryStore.search`, server/agents/stores/memory.ts) on an app of each engine,
+ * the paragraphs as one agent's memories (tagged with their book and a word of their own, as tags weigh
+ * half on FTS5): top-10 overlap with SQLite's and the median search on each. Needs Debian's PostgreSQL
+ * (a throwaway cluster, as the tests start one).
  *
  *   bun bench/text-search.ts [--queries 60]
  */
@@ -12,6 +15,7 @@ import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { type MemoryRecord, MemoryStore, matchExpression } from "../server/agents/stores/memory.ts";
 import { openPostgres } from "../server/storage/db/postgres.ts";
 import {
   bm25Query,
@@ -19,6 +23,7 @@ import {
   TS_CONFIG,
   textSearchValues,
 } from "../server/storage/db/text-search.ts";
+import { createTestApp } from "../tests/helpers/app.ts";
 import { freshPostgresDatabase, stopPostgres } from "../tests/helpers/postgres.ts";
 import { fmt, median } from "./lib/stats.ts";
 
@@ -27,11 +32,15 @@ const QUERIES = Number(values.queries);
 const BOOKS = join(import.meta.dir, "../tests/fixtures/books");
 
 const paragraphs: string[] = [];
+const books: string[] = [];
 for (const book of ["a_christmas_carol.txt", "frankenstein.txt", "pride_and_prejudice.txt", "cape_cod.txt"]) {
   const text = readFileSync(join(BOOKS, book), "utf8").replace(/\r\n/g, "\n");
   for (const p of text.split(/\n\s*\n/)) {
     const clean = p.replace(/\s+/g, " ").trim();
-    if (clean.length >= 80) paragraphs.push(clean);
+    if (clean.length >= 80) {
+      paragraphs.push(clean);
+      books.push(book.replace(/\.txt$/, ""));
+    }
   }
 }
 
@@ -51,6 +60,11 @@ while (queries.length < QUERIES) {
   const at = Math.floor(random() * (words.length - span));
   queries.push(words.slice(at, at + span).join(" "));
 }
+
+/** The share of the reference's top results that the other ranking also returns. */
+const overlapOf = <T>(ref: T[], other: T[]) =>
+  ref.length === 0 ? 1 : other.filter((id) => ref.includes(id)).length / ref.length;
+const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 // SQLite FTS5, as the server's search tables are declared.
 const lite = new Database(":memory:");
@@ -82,8 +96,6 @@ try {
   const tsRank = `SELECT id FROM docs, (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tq
       FROM unnest(to_tsvector('${TS_CONFIG}', ?))) q WHERE tsv @@ q.tq ORDER BY ts_rank(tsv, q.tq) DESC, id LIMIT 10`;
 
-  const overlap = (a: number[], b: number[]) =>
-    a.length === 0 ? 1 : b.filter((id) => a.includes(id)).length / a.length;
   const scores = { bm25: [] as number[], tsRank: [] as number[] };
   const times = { fts5: [] as number[], bm25: [] as number[], tsRank: [] as number[] };
   for (const q of queries) {
@@ -96,10 +108,9 @@ try {
     t = performance.now();
     const plain = (await db.all<{ id: number }>(tsRank, [q])).map((r) => r.id);
     times.tsRank.push(performance.now() - t);
-    scores.bm25.push(overlap(ref, mine));
-    scores.tsRank.push(overlap(ref, plain));
+    scores.bm25.push(overlapOf(ref, mine));
+    scores.tsRank.push(overlapOf(ref, plain));
   }
-  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   console.log(`${paragraphs.length} paragraphs, ${queries.length} queries; top-10 overlap with FTS5 bm25():`);
   console.log(`  PostgreSQL BM25 in SQL  ${mean(scores.bm25).toFixed(3)}`);
   console.log(`  PostgreSQL ts_rank      ${mean(scores.tsRank).toFixed(3)}`);
@@ -107,7 +118,62 @@ try {
   console.log(
     `median query: FTS5 ${fmt(fts, 2)} ms; BM25 in SQL ${fmt(median(times.bm25), 2)} ms (${fmt(median(times.bm25) / fts, 1)}×); ts_rank ${fmt(median(times.tsRank), 2)} ms (${fmt(median(times.tsRank) / fts, 1)}×)`,
   );
+  await memorySearch();
 } finally {
   await db.close();
   await stopPostgres();
+}
+
+/** Memory search on each engine's app, the paragraphs as one agent's memories: overlap and speed. */
+async function memorySearch(): Promise<void> {
+  const apps = [
+    await createTestApp(),
+    await createTestApp({ env: { APP_DATABASE_URL: await freshPostgresDatabase() } }),
+  ];
+  try {
+    const now = new Date().toISOString();
+    const stores = apps.map((t) => new MemoryStore(t.ctx.database));
+    for (const [e, t] of apps.entries()) {
+      const store = stores[e] as MemoryStore;
+      for (const [i, content] of paragraphs.entries()) {
+        const own = (content.toLowerCase().match(/[a-z]{6,}/g) ?? [])[1] ?? "none";
+        const entry: MemoryRecord = {
+          id: `mem_${i}`,
+          holder_id: "agent_bench",
+          holder_type: "agent",
+          type: "CONTEXT",
+          content,
+          tags: [books[i] as string, own],
+          metadata: {},
+          importance: 0.5,
+          created_at: now,
+          updated_at: now,
+        };
+        await store.insert("local", entry);
+      }
+      if (e === 1) await t.ctx.database.exec("ANALYZE");
+    }
+    const scores: number[] = [];
+    const times = [[], []] as number[][];
+    for (const q of queries) {
+      const filter = { holderId: "agent_bench", match: matchExpression(q), limit: 10, offset: 0 };
+      const tops: string[][] = [];
+      for (const [e, store] of stores.entries()) {
+        const t = performance.now();
+        tops.push((await store.search("local", filter)).items.map((m) => m.id));
+        times[e]?.push(performance.now() - t);
+      }
+      scores.push(overlapOf(tops[0] ?? [], tops[1] ?? []));
+    }
+    const [lite, pg] = times.map(median) as [number, number];
+    console.log(
+      `memory search (${paragraphs.length} memories of one agent, ${queries.length} queries, top 10 with the total):`,
+    );
+    console.log(`  top-10 overlap of PostgreSQL's with SQLite's  ${mean(scores).toFixed(3)}`);
+    console.log(
+      `  median search: SQLite ${fmt(lite, 2)} ms; PostgreSQL ${fmt(pg, 2)} ms (${fmt(pg / lite, 1)}×)`,
+    );
+  } finally {
+    for (const t of apps) await t.close();
+  }
 }

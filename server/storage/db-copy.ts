@@ -59,7 +59,9 @@ export interface TableResult {
 }
 
 const PROGRESS = COPY_PROGRESS;
-const NOT_COPIED = new Set(["schema_migrations", PROGRESS]);
+// memory_terms is derived (memory search's postings, PostgreSQL only): memory_entries' trigger rebuilds
+// it as the entries are copied, whichever engine they come from.
+const NOT_COPIED = new Set(["schema_migrations", PROGRESS, "memory_terms"]);
 
 /** Copies `source` into `target` (see the module comment); throws CopyError on a refusal or a mismatch. */
 export async function copyDatabase(

@@ -2,13 +2,13 @@
  * SQL for memory entries and their search. Full text goes through the FTS5 index `memory_fts` (porter
  * stemming) ranked by BM25; tags are a JSON array on the row, mirrored into `memory_tags` by triggers,
  * and the filter keeps an entry only when every asked tag is on it. Every statement is scoped by `owner_id`.
- * Over the database port: on PostgreSQL the index is `memory_entries.tsv` (content and tags in one
- * tsvector, kept by a trigger) ranked by `bm25Query`, BM25 with FTS5's constants over the owner's entries;
- * FTS5's column weights (tags 0.5) are not reproduced there.
+ * Over the database port: on PostgreSQL the index is `memory_terms` (each entry's lexemes with their
+ * frequency, a tag's counting half as FTS5's column weights do; kept by a trigger, migration 0002) ranked
+ * by `bm25Postings`, BM25 with FTS5's constants over the entries the filters keep, in one statement.
  */
 import type { MemoryType } from "../../../schemas/agents.ts";
 import type { Db, SqlValue } from "../../storage/db/port.ts";
-import { bm25Query, TS_CONFIG } from "../../storage/db/text-search.ts";
+import { bm25Postings, TS_CONFIG } from "../../storage/db/text-search.ts";
 
 export interface MemoryRecord {
   id: string;
@@ -185,9 +185,10 @@ export class MemoryStore {
   }
 
   /**
-   * Text search on PostgreSQL: BM25 over the entries the filters keep (tags as EXISTS conditions), best
-   * first, then the same tie order as SQLite. The score is negated to FTS5's lower-is-better sign, which
-   * `recordOf` turns back.
+   * Text search on PostgreSQL, one statement: BM25 over `memory_terms` (bm25Postings) for the entries
+   * the filters keep (tags as EXISTS conditions), best first, then the same tie order as SQLite, with the
+   * number of matches beside each row. The score is negated to FTS5's lower-is-better sign, which
+   * `recordOf` turns back. Only a page past the last match needs a second statement for the total.
    */
   private async searchPostgres(
     owner: string,
@@ -204,27 +205,30 @@ export class MemoryStore {
       );
       values.push(owner, tag);
     }
-    const scope = conditions.join(" AND ").replaceAll("m.", "t.");
-    const ranked = bm25Query({
+    const clause = conditions.join(" AND ");
+    const ranked = bm25Postings({
       table: "memory_entries",
-      columns: COLUMNS.replaceAll("m.", "t."),
-      where: scope,
-      limit: filter.limit + filter.offset,
+      where: clause,
+      postings: "memory_terms",
+      key: "memory_id",
     });
     const words = matchWords(filter.match ?? "");
-    const rows = await this.db.all<MemoryRow>(
-      `SELECT r.id, r.holder_id, r.holder_type, r.type, r.content, r.tags, r.metadata, r.importance, r.created_at,
-         r.updated_at, -r.score AS score
-       FROM (${ranked}) r ORDER BY r.score DESC, r.importance DESC, r.created_at DESC, r.id LIMIT ? OFFSET ?`,
-      [words, ...values, ...values, ...values, ...values, filter.limit, filter.offset],
+    const rows = await this.db.all<MemoryRow & { total: number }>(
+      `${ranked}
+       SELECT ${COLUMNS}, -s.score AS score, count(*) OVER () AS total
+       FROM scored s JOIN memory_entries m ON m.id = s.id
+       ORDER BY s.score DESC, m.importance DESC, m.created_at DESC, m.id LIMIT ? OFFSET ?`,
+      [...values, words, filter.limit, filter.offset],
     );
-    if (!count) return { items: rows.map(recordOf), total: rows.length };
+    const items = rows.map(({ total: _total, ...row }) => recordOf(row));
+    if (!count) return { items, total: items.length };
+    if (rows.length > 0 || filter.offset === 0) return { items, total: rows[0]?.total ?? 0 };
     const total = await this.db.get<{ n: number }>(
       `SELECT count(*) AS n FROM memory_entries m
-       WHERE ${conditions.join(" AND ")} AND m.tsv @@ (
+       WHERE ${clause} AND m.tsv @@ (
          SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM unnest(to_tsvector('${TS_CONFIG}', ?)))`,
       [...values, words],
     );
-    return { items: rows.map(recordOf), total: total?.n ?? 0 };
+    return { items, total: total?.n ?? 0 };
   }
 }

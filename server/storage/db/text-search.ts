@@ -89,3 +89,49 @@ export function bm25Query(opts: Bm25Options): string {
   ORDER BY score DESC
   LIMIT ${limit}`;
 }
+
+export interface Bm25PostingsOptions {
+  /** The documents: a table with `id` and `len`, aliased `m`. */
+  table: string;
+  /** A condition on `m` scoping the collection (owner, filters), with its own `?` parameters. */
+  where: string;
+  /** The postings table: `(<key>, lexeme, tf, len)`, one row per document and term (`len` the document's). */
+  postings: string;
+  /** Its column naming the document (`m.id`). */
+  key: string;
+}
+
+/**
+ * BM25 over a postings table, as `WITH` clauses ending in `scored (id, score)`: the scoped documents
+ * that have any of the query's terms, `score` higher is better. Parameters: the `where` parameters, then
+ * the query text. FTS5's constants and idf as in `bm25Query`; document frequencies and the average
+ * length are counted over the scope at query time, so they follow every write.
+ *
+ * Fast because it reads only the query terms' postings (`bm25Query` unnests every hit's tsvector), and
+ * written so that no plan can go quadratic: the postings are found by the scope's ids and the terms as
+ * two arrays (the primary key, or the lexeme index), never by joining a set to another whose size the
+ * planner guesses; a table searched right after its rows were written has no statistics yet, and the
+ * joins were then planned as nested loops over the whole scope (100 ms for 300 memories). The price:
+ * PostgreSQL tests an id against a computed array one element at a time, so a term in most of a large
+ * scope costs scope × postings comparisons (3,437 memories and "the": ~145 ms, as `bm25Query`). Joining
+ * the postings to the scope instead halved that but doubled the 300-memory search (docs/benchmarks.md).
+ */
+export function bm25Postings(opts: Bm25PostingsOptions): string {
+  for (const name of [opts.table, opts.postings, opts.key])
+    if (!IDENT.test(name)) throw new Error(`bm25Postings: '${name}' is not a name`);
+  return `WITH scope AS MATERIALIZED (
+    SELECT m.id, m.len FROM ${opts.table} m WHERE ${opts.where}
+  ), stats AS MATERIALIZED (
+    SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl, array_agg(id) AS ids FROM scope
+  ), hits AS MATERIALIZED (
+    SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM ${opts.postings} p
+    WHERE p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
+      AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
+  ), idf AS MATERIALIZED (
+    SELECT hits.lexeme, greatest(ln((stats.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS w
+    FROM hits CROSS JOIN stats GROUP BY hits.lexeme, stats.n
+  ), scored AS MATERIALIZED (
+    SELECT hits.id, sum(idf.w * (hits.tf * 2.2) / (hits.tf + 1.2 * (0.25 + 0.75 * hits.len / stats.avgdl))) AS score
+    FROM hits JOIN idf ON idf.lexeme = hits.lexeme CROSS JOIN stats GROUP BY hits.id
+  )`;
+}
