@@ -2,9 +2,10 @@
  * What a server start loads (docs/design.md, "Start-up"): the real server, started as a user starts it
  * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages,
  * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
- * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas) or the MCP SDK has
- * loaded: each costs start-up 150 ms or more of CPU and loads on first use. The first model request loads pi-ai; the first MCP
- * session loads the SDK's server side. Module loads are asserted, never timings (bench/http.ts times it).
+ * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas), the MCP SDK or
+ * the OpenAPI generator (@elysiajs/openapi, 260 KB) has loaded: each loads on first use. The first model
+ * request loads pi-ai; the first MCP session loads the SDK's server side; the first /swagger/json the
+ * generator. Module loads are asserted, never timings (bench/http.ts times it).
  */
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -33,11 +34,12 @@ function loaded(): Set<string> {
     if (pi?.[1]) names.add(pi[1]);
     if (line.includes("@modelcontextprotocol/sdk/")) names.add("mcp-sdk");
     if (line.endsWith("node_modules/typebox/build/index.mjs")) names.add("typebox");
+    if (line.endsWith("node_modules/@elysiajs/openapi/dist/index.mjs")) names.add("openapi");
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the MCP SDK is loaded; first use loads them", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK nor the OpenAPI generator is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -45,7 +47,7 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the M
   );
   await waitForOk(`${server.url}/health/ready`, 60_000);
   const atReady = loaded();
-  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox"];
+  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi"];
   expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
   // The plugin does see these files: a model request loads pi-ai.
@@ -71,4 +73,18 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the M
   expect(init.headers.get("mcp-session-id")).toBeTruthy();
   expect(await init.text()).toContain('"serverInfo"');
   expect(loaded().has("mcp-sdk")).toBe(true);
+
+  // The first request for the API document loads the OpenAPI generator, and the document lists the routes.
+  expect(loaded().has("openapi")).toBe(false);
+  const document = await fetch(`${server.url}/swagger/json`);
+  expect(document.status).toBe(200);
+  const spec = (await document.json()) as {
+    openapi: string;
+    info: { title: string };
+    paths: Record<string, unknown>;
+  };
+  expect(spec.openapi).toStartWith("3.1");
+  expect(spec.info.title).toBe("Atrium");
+  expect(Object.keys(spec.paths)).toContain("/health/ready");
+  expect(loaded().has("openapi")).toBe(true);
 }, 120_000);
