@@ -152,6 +152,16 @@ export function docs(
 ) {
   let document: Promise<Document> | undefined;
   return new Elysia({ name: "atrium/docs" })
+    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
+      detail: { hide: true },
+    })
+    .get(`${ASSETS}/swagger-ui.css`, asset(cssPath, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .get(
+      `${ASSETS}/start.js`,
+      () => new Response(START, { headers: { "content-type": "text/javascript; charset=utf-8" } }),
+      { detail: { hide: true } },
+    )
+    .get("/swagger", page, { detail: { hide: true } })
     .get(
       "/swagger/json",
       () => {
@@ -162,15 +172,5 @@ export function docs(
         return document;
       },
       { detail: { hide: true } },
-    )
-    .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
-      detail: { hide: true },
-    })
-    .get(`${ASSETS}/swagger-ui.css`, asset(cssPath, "text/css; charset=utf-8"), { detail: { hide: true } })
-    .get(
-      `${ASSETS}/start.js`,
-      () => new Response(START, { headers: { "content-type": "text/javascript; charset=utf-8" } }),
-      { detail: { hide: true } },
-    )
-    .get("/swagger", page, { detail: { hide: true } });
+    );
 }
