@@ -105,7 +105,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): App {
     )
     .use(requestBodies(ctx.routePolicies))
     .use(healthRoutes(ctx))
-    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG, OPENAI_TAG], ctx.routePolicies))
+    .use(docs([...FAMILIES.map((f) => f.tag), MCP_TAG, OPENAI_TAG], ctx.routePolicies, () => app))
     .use(webRoutes()) as AnyElysia;
   // Access tokens belong to a signed-in user: protected mode only (local mode needs none on loopback).
   if (ctx.config.mode.kind === "protected") app = app.use(tokenRoutes(ctx.tokens, ctx.identity));

@@ -28,12 +28,20 @@ export interface ColdStart {
   readyMs: number;
 }
 
-/** Spawns `argv --port 0 --data-dir dataDir` with a bare environment and waits until it is ready. */
-export async function coldStart(argv: string[], cwd: string, dataDir: string): Promise<ColdStart> {
+/**
+ * Spawns `argv --port 0 --data-dir dataDir` with a bare environment (plus `env`) and waits until it is
+ * ready.
+ */
+export async function coldStart(
+  argv: string[],
+  cwd: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<ColdStart> {
   const started = performance.now();
   const proc = Bun.spawn([...argv, "--port", "0", "--data-dir", dataDir], {
     cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: dataDir },
+    env: { PATH: process.env.PATH ?? "", HOME: dataDir, ...env },
     stdout: "pipe",
     stderr: "ignore",
   });

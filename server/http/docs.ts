@@ -1,6 +1,7 @@
 /**
  * API docs: the OpenAPI 3.1 document at /swagger/json, built by @elysiajs/openapi from the routes'
- * TypeBox schemas, and Swagger UI at /swagger. Swagger UI's assets come from the swagger-ui-dist
+ * TypeBox schemas when it is first asked for (the generator is a 260 KB module a server start need not
+ * load: docs/benchmarks.md, "Cold start"), and Swagger UI at /swagger. Swagger UI's assets come from the swagger-ui-dist
  * package and are served here (embedded in a compiled binary), so the page works offline instead of
  * loading them from a CDN. Request bodies are documented with the one type each route takes (bodies.ts):
  * the generator would list JSON, urlencoded and multipart for every body.
@@ -11,8 +12,7 @@
  * document field, a compromised asset) must find nothing to load, nowhere else to send, and no site may
  * frame it.
  */
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { APP_NAME, APP_VERSION } from "../version.ts";
@@ -88,7 +88,7 @@ type Parameter = { example?: unknown; schema?: { examples?: unknown[] } };
 type Operation = { requestBody?: { content?: Record<string, unknown> }; parameters?: Parameter[] };
 type Document = { paths?: Record<string, Record<string, Operation>> };
 
-/** Keeps, per operation, only the body type the route takes. Idempotent: the document is cached. */
+/** Keeps, per operation, only the body type the route takes. */
 function documentBodyTypes(document: Document, policies: RoutePolicies): void {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
@@ -115,15 +115,43 @@ function documentParameterExamples(document: Document): void {
       }
 }
 
-/** `tags`: one per family, in the order the families are mounted. */
-export function docs(tags: { name: string; description: string }[], policies: RoutePolicies) {
+/** The OpenAPI version the document declares (the generator's own default). */
+const OPENAPI_VERSION = "3.1.2";
+
+/**
+ * The document of every route of `app` that is not hidden, as @elysiajs/openapi's plugin writes it (the
+ * same fields in the same order), with each body's one type and the parameters' examples.
+ */
+async function buildDocument(
+  app: AnyElysia,
+  tags: { name: string; description: string }[],
+  policies: RoutePolicies,
+): Promise<Document> {
+  const { toOpenAPISchema } = await import("@elysiajs/openapi");
+  const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, OPENAPI_VERSION);
+  const document = {
+    info: { title: APP_NAME, description: DESCRIPTION, version: APP_VERSION },
+    tags,
+    openapi: OPENAPI_VERSION,
+    paths,
+    components: { schemas: components.schemas },
+  };
+  documentBodyTypes(document as Document, policies);
+  documentParameterExamples(document as Document);
+  return document as Document;
+}
+
+/**
+ * `tags`: one per family, in the order the families are mounted; `root`: the app whose routes the
+ * document lists (built once, on the first request: routes never change once the server is composed).
+ */
+export function docs(
+  tags: { name: string; description: string }[],
+  policies: RoutePolicies,
+  root: () => AnyElysia,
+) {
+  let document: Promise<Document> | undefined;
   return new Elysia({ name: "atrium/docs" })
-    .onAfterHandle(({ path, response }) => {
-      if (path === "/swagger/json" && typeof response === "object" && response !== null) {
-        documentBodyTypes(response as Document, policies);
-        documentParameterExamples(response as Document);
-      }
-    })
     .get(`${ASSETS}/swagger-ui-bundle.js`, asset(bundlePath, "text/javascript; charset=utf-8"), {
       detail: { hide: true },
     })
@@ -134,19 +162,15 @@ export function docs(tags: { name: string; description: string }[], policies: Ro
       { detail: { hide: true } },
     )
     .get("/swagger", page, { detail: { hide: true } })
-    .use(
-      openapi({
-        path: "/swagger",
-        // The page is ours (above); the plugin serves the document at /swagger/json.
-        provider: null,
-        documentation: {
-          info: {
-            title: APP_NAME,
-            version: APP_VERSION,
-            description: DESCRIPTION,
-          },
-          tags,
-        },
-      }),
+    .get(
+      "/swagger/json",
+      () => {
+        document ??= buildDocument(root(), tags, policies).catch((error) => {
+          document = undefined;
+          throw error;
+        });
+        return document;
+      },
+      { detail: { hide: true } },
     );
 }

@@ -2,9 +2,11 @@
  * What a server start loads (docs/design.md, "Start-up"): the real server, started as a user starts it
  * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages,
  * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
- * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas) or the MCP SDK has
- * loaded: each costs start-up 150 ms or more of CPU and loads on first use. The first model request loads pi-ai; the first MCP
- * session loads the SDK's server side. Module loads are asserted, never timings (bench/http.ts times it).
+ * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas), the MCP SDK,
+ * the OpenAPI generator (@elysiajs/openapi, 260 KB) or search's `entities` has loaded: each loads on
+ * first use. The first model
+ * request loads pi-ai; the first MCP session loads the SDK's server side; the first /swagger/json the
+ * generator. Module loads are asserted, never timings (bench/http.ts times it).
  */
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -33,11 +35,13 @@ function loaded(): Set<string> {
     if (pi?.[1]) names.add(pi[1]);
     if (line.includes("@modelcontextprotocol/sdk/")) names.add("mcp-sdk");
     if (line.endsWith("node_modules/typebox/build/index.mjs")) names.add("typebox");
+    if (line.endsWith("node_modules/@elysiajs/openapi/dist/index.mjs")) names.add("openapi");
+    if (line.endsWith("node_modules/entities/dist/esm/index.js")) names.add("entities");
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the MCP SDK is loaded; first use loads them", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator nor entities is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -45,7 +49,9 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the M
   );
   await waitForOk(`${server.url}/health/ready`, 60_000);
   const atReady = loaded();
-  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox"];
+  // entities: search's HTML reader loads it when it first runs (in a parse process:
+  // tests/search/parser.test.ts and documents.test.ts read HTML with entities).
+  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities"];
   expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
   // The plugin does see these files: a model request loads pi-ai.
@@ -71,4 +77,18 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x nor the M
   expect(init.headers.get("mcp-session-id")).toBeTruthy();
   expect(await init.text()).toContain('"serverInfo"');
   expect(loaded().has("mcp-sdk")).toBe(true);
+
+  // The first request for the API document loads the OpenAPI generator, and the document lists the routes.
+  expect(loaded().has("openapi")).toBe(false);
+  const document = await fetch(`${server.url}/swagger/json`);
+  expect(document.status).toBe(200);
+  const spec = (await document.json()) as {
+    openapi: string;
+    info: { title: string };
+    paths: Record<string, unknown>;
+  };
+  expect(spec.openapi).toStartWith("3.1");
+  expect(spec.info.title).toBe("Atrium");
+  expect(Object.keys(spec.paths)).toContain("/health/ready");
+  expect(loaded().has("openapi")).toBe(true);
 }, 120_000);

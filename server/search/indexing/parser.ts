@@ -25,6 +25,7 @@ import { type Confinement, confinementFor } from "../../sandbox/confinement.ts";
 import {
   detectIsolation,
   detectSandbox,
+  detectSandboxInBackground,
   type Isolation,
   RUNTIME_LIBRARIES,
   runtimeBinds,
@@ -87,9 +88,9 @@ const OUTPUT_SLACK = 64 * 1024;
 
 export class DocumentParser {
   readonly limits: ParseLimits;
-  private readonly isolation: Isolation;
+  /** Decided with the first parse, not when the server composes (docs/benchmarks.md, "Cold start"). */
+  private decided?: { isolation: Isolation; confinement: Confinement };
   private readonly sandbox: SandboxLimits;
-  private readonly confinement: Confinement;
   private readonly keepOut: string[];
   private readonly live = new Set<Subprocess>();
   /** Waiting parses per owner; the Map's order is the round-robin order of the owners. */
@@ -104,7 +105,6 @@ export class DocumentParser {
     private readonly options: ParserOptions = {},
   ) {
     this.limits = { ...limits, parallel: Math.max(1, limits.parallel) };
-    this.isolation = options.isolation ?? detectIsolation();
     this.keepOut = (options.keepOut ?? []).map((p) => resolve(p));
     const seconds = Math.ceil(limits.timeoutMs / 1000);
     this.sandbox = {
@@ -116,7 +116,19 @@ export class DocumentParser {
       openFiles: 256,
       scratchBytes: 16 * MIB,
     };
-    this.confinement = confinementFor(this.isolation, this.sandbox);
+  }
+
+  /**
+   * How parses run here. The jail probes main.ts started may still be running while the server composes:
+   * deciding then would run them again, synchronously, on the start path. The first parse awaits them.
+   */
+  private async decide(): Promise<{ isolation: Isolation; confinement: Confinement }> {
+    if (!this.decided) {
+      if (!this.options.isolation) await detectSandboxInBackground();
+      const isolation = this.options.isolation ?? detectIsolation();
+      this.decided ??= { isolation, confinement: confinementFor(isolation, this.sandbox) };
+    }
+    return this.decided;
   }
 
   /**
@@ -141,7 +153,7 @@ export class DocumentParser {
   /** Stops every parse in progress (the server is shutting down). */
   close(): void {
     for (const proc of this.live) proc.kill("SIGKILL");
-    this.confinement.close();
+    this.decided?.confinement.close();
   }
 
   private async slot(owner: string): Promise<void> {
@@ -173,9 +185,10 @@ export class DocumentParser {
 
   private async run(kind: ParseKind, bytes: Uint8Array): Promise<ParseResult> {
     const { limits } = this;
+    const { isolation, confinement } = await this.decide();
     const slot = this.freeSlot();
     this.slotsInUse.add(slot);
-    const proc = Bun.spawn(this.options.command?.(kind) ?? this.command(kind, slot), {
+    const proc = Bun.spawn(this.options.command?.(kind) ?? this.command(isolation, kind, slot), {
       env: {},
       stdin: new Blob([bytes as Uint8Array<ArrayBuffer>]),
       stdout: "pipe",
@@ -189,13 +202,13 @@ export class DocumentParser {
       killedFor ??= why;
       proc.kill("SIGKILL");
     };
-    this.confinement.watch(proc.pid, () => proc.kill("SIGKILL"));
+    confinement.watch(proc.pid, () => proc.kill("SIGKILL"));
     const timer = setTimeout(() => kill("time"), limits.timeoutMs);
     try {
       const output = await boundedRead(proc.stdout, limits.maxTextBytes + OUTPUT_SLACK);
       if (output === undefined) kill("output");
       const code = await proc.exited;
-      const memory = this.confinement.exited(proc.pid) === "memory";
+      const memory = confinement.exited(proc.pid) === "memory";
       if (killedFor === "time" || proc.signalCode === "SIGXCPU")
         return {
           reason: `reading it took longer than ${limits.timeoutMs / 1000} s (search.read_timeout_seconds)`,
@@ -228,7 +241,7 @@ export class DocumentParser {
   }
 
   /** `atrium parse <kind> …`, jailed where bubblewrap works, at a lower CPU priority. */
-  private command(kind: ParseKind, slot: number): string[] {
+  private command(isolation: Isolation, kind: ParseKind, slot: number): string[] {
     const exe = realpathSync(process.execPath);
     const root = sourceRoot();
     const inner = [
@@ -240,7 +253,7 @@ export class DocumentParser {
     ];
     const nice = Bun.which("nice");
     const lower = nice ? [nice, "-n", "10"] : [];
-    const plan = this.isolation === "bubblewrap" ? detectSandbox().plan : undefined;
+    const plan = isolation === "bubblewrap" ? detectSandbox().plan : undefined;
     if (plan) {
       const base = this.options.uidBase ?? DEFAULT_UID_BASE;
       if (plan.dropTo) assertUidRange(base);
