@@ -115,6 +115,10 @@ export class InterpreterPool {
   /** Snapshot makers running: each is a pyodide of its own, counted against the ceiling. */
   private making = 0;
   private closed = false;
+  /** Aborted by close(): a snapshot maker still running is killed with the pool. */
+  private readonly closing = new AbortController();
+  /** The running snapshot maker's process id, for tests (undefined when none runs). */
+  snapshotMakerPid: number | undefined;
   private refillTimer: ReturnType<typeof setTimeout> | undefined;
   private trimTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -214,6 +218,7 @@ export class InterpreterPool {
 
   close(): void {
     this.closed = true;
+    this.closing.abort();
     clearTimeout(this.refillTimer);
     clearTimeout(this.trimTimer);
     for (const interpreter of this.live) interpreter.kill();
@@ -319,8 +324,13 @@ export class InterpreterPool {
       return await makeSnapshot(command, {
         startTimeoutMs: this.startTimeoutMs,
         confinement: this.confinement,
+        signal: this.closing.signal,
+        spawned: (pid) => {
+          this.snapshotMakerPid = pid;
+        },
       });
     } finally {
+      this.snapshotMakerPid = undefined;
       this.making--;
       this.slotsInUse.delete(slot);
     }

@@ -190,6 +190,10 @@ export interface MakeOptions {
   /** The maker's start deadline, as an interpreter's (CPU time, or no progress for as long). */
   startTimeoutMs: number;
   confinement?: Confinement;
+  /** Aborted when the pool closes: the maker is killed then, not left to finish for nobody. */
+  signal?: AbortSignal;
+  /** Told the maker's process id once it is spawned (the pool shows it to tests). */
+  spawned?: (pid: number) => void;
 }
 
 /**
@@ -203,12 +207,17 @@ export async function makeSnapshot(command: string[], options: MakeOptions): Pro
     stdout: "pipe",
     stderr: "ignore",
   });
+  options.spawned?.(proc.pid);
   options.confinement?.watch(proc.pid, () => proc.kill("SIGKILL"));
   let stopped: string | undefined;
-  const watch = watchStart(proc.pid, options.startTimeoutMs, (why) => {
+  const stop = (why: string) => {
     stopped = why;
     proc.kill("SIGKILL");
-  });
+  };
+  const watch = watchStart(proc.pid, options.startTimeoutMs, stop);
+  const shutDown = () => stop("the sandbox shut down");
+  if (options.signal?.aborted) shutDown();
+  options.signal?.addEventListener("abort", shutDown, { once: true });
   try {
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -234,6 +243,7 @@ export async function makeSnapshot(command: string[], options: MakeOptions): Pro
     return bytes;
   } finally {
     clearInterval(watch);
+    options.signal?.removeEventListener("abort", shutDown);
     proc.kill("SIGKILL");
   }
 }
@@ -335,7 +345,8 @@ export class PoolSnapshot {
         ms: Math.round(performance.now() - started),
       });
     } catch (error) {
-      // Interpreters then load pyodide from scratch: slower, never wrong.
+      // Interpreters then load pyodide from scratch: slower, never wrong. (After close(), nothing to say.)
+      if (this.givenUp) return;
       this.givenUp = true;
       this.log?.warn("could not make the interpreters' snapshot; interpreters load pyodide from scratch", {
         error: (error as Error).message,

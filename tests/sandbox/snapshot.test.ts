@@ -4,7 +4,8 @@
  * the snapshot holds nothing a user's code did; the environment and the jail are what a start from
  * scratch sees, with no descriptor of the snapshot left and no path of its folder shown; an altered file
  * is never loaded (made again), a snapshot pyodide refuses falls back to a start from scratch, and the key
- * names what shapes the snapshot; a start takes the faster paths of pyodide-start.ts.
+ * names what shapes the snapshot; a start takes the faster paths of pyodide-start.ts; a pool closed while
+ * its snapshot is being made kills the maker.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { pyodideVersion } from "../../server/sandbox/isolation.ts";
 import { SnapshotCache, snapshotKey } from "../../server/sandbox/snapshot.ts";
 import { viaJs } from "../helpers/jail.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { processGone, waitFor } from "../helpers/wait.ts";
 
 setDefaultTimeout(300_000);
 
@@ -190,6 +192,23 @@ return { links, mounts: fs.readFileSync("/proc/self/mountinfo", "utf8"), environ
       );
     } finally {
       other.remove();
+    }
+  });
+
+  test("a pool closed while its snapshot is being made kills the maker: nothing left running or written", async () => {
+    const fresh = tempDir("atrium-snapshot-closed-");
+    try {
+      const { pool: p, logged } = pool({ snapshotDir: fresh.path });
+      const warming = p.warm();
+      const pid = await waitFor(() => p.snapshotMakerPid, { timeoutMs: 60_000 });
+      p.close();
+      await warming;
+      // Killed, not left to finish for nobody (it ran on after a server's SIGTERM, for seconds of CPU).
+      await waitFor(() => processGone(pid), { timeoutMs: 10_000 });
+      expect(readdirSync(fresh.path).filter((n) => n.startsWith("pyodide-"))).toEqual([]);
+      expect(logged).toEqual([]);
+    } finally {
+      fresh.remove();
     }
   });
 
