@@ -109,3 +109,38 @@ test("a page past the last match still reports how many entries match", async ()
     expect(r.body.results).toHaveLength(Math.max(0, Math.min(limit, 2 - offset)));
   }
 });
+
+test("an agent with over a thousand entries (searched through the hashed membership test) ranks as FTS5 does", async () => {
+  // Fresh apps: FTS5's bm25() counts every entry of its table, so each holds only these entries.
+  const engine = await createTestApp();
+  const fresh = await createTestApp({ env: { APP_DATABASE_URL: "" } });
+  const mine = await agentOf(engine);
+  const theirs = await agentOf(fresh);
+  // 1,040 entries: 40 hold the asked terms with distinct lengths and frequencies (no ties), the rest fill
+  // the scope past bm25Postings' array path (1,000 entries).
+  const texts: string[] = [];
+  for (let i = 0; i < 40; i++)
+    texts.push(
+      [
+        ...Array(1 + (i % 3)).fill("omega"),
+        ...(i % 4 === 0 ? ["sigma"] : []),
+        ...Array(i + 1).fill("filler"),
+      ].join(" "),
+    );
+  for (let i = 0; i < 1000; i++) texts.push(`plain entry number ${i}`);
+  for (const text of texts) {
+    await mine.remember(text);
+    await theirs.remember(text);
+  }
+  for (const query of ["omega", "omega sigma", "sigma"]) {
+    const a = await mine.search(query);
+    const b = await theirs.search(query);
+    expect(a.total).toBe(b.total);
+    expect(a.total).toBeGreaterThan(0);
+    const [x, y] = [ranked(a), ranked(b)];
+    expect(x.map(([content]) => content)).toEqual(y.map(([content]) => content));
+    for (const [i, [, score]] of x.entries()) expect(score).toBeCloseTo(y[i]?.[1] as number, 9);
+  }
+  await engine.close();
+  await fresh.close();
+});

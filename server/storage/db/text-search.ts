@@ -116,6 +116,14 @@ export interface Bm25PostingsOptions {
  * scope costs scope × postings comparisons (3,437 memories and "the": ~145 ms, as `bm25Query`). Joining
  * the postings to the scope instead halved that but doubled the 300-memory search (docs/benchmarks.md).
  */
+/**
+ * Up to this many entries in scope, bm25Postings tests a posting's entry against an array of the scope's
+ * ids (no join whose size the planner must guess before the table has statistics); above it, through an
+ * IN the planner hashes, since an array is searched element by element (3,437 entries: 61 → 27 ms). Only
+ * one of the two branches runs: the other's one-time filter is false.
+ */
+const SMALL_SCOPE = 1000;
+
 export function bm25Postings(opts: Bm25PostingsOptions): string {
   for (const name of [opts.table, opts.postings, opts.key])
     if (!IDENT.test(name)) throw new Error(`bm25Postings: '${name}' is not a name`);
@@ -123,10 +131,16 @@ export function bm25Postings(opts: Bm25PostingsOptions): string {
     SELECT m.id, m.len FROM ${opts.table} m WHERE ${opts.where}
   ), stats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, coalesce(avg(len), 1)::float8 AS avgdl, array_agg(id) AS ids FROM scope
+  ), terms AS MATERIALIZED (
+    SELECT ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))) AS lexemes
   ), hits AS MATERIALIZED (
     SELECT p.${opts.key} AS id, p.lexeme, p.tf, p.len FROM ${opts.postings} p
-    WHERE p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
-      AND p.lexeme = ANY (ARRAY(SELECT DISTINCT lexeme FROM unnest(to_tsvector('${TS_CONFIG}', ?))))
+    WHERE (SELECT n FROM stats) <= ${SMALL_SCOPE} AND p.${opts.key} = ANY ((SELECT ids FROM stats)::text[])
+      AND p.lexeme = ANY ((SELECT lexemes FROM terms)::text[])
+    UNION ALL
+    SELECT p.${opts.key}, p.lexeme, p.tf, p.len FROM ${opts.postings} p
+    WHERE (SELECT n FROM stats) > ${SMALL_SCOPE} AND p.${opts.key} IN (SELECT id FROM scope)
+      AND p.lexeme = ANY ((SELECT lexemes FROM terms)::text[])
   ), idf AS MATERIALIZED (
     SELECT hits.lexeme, greatest(ln((stats.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS w
     FROM hits CROSS JOIN stats GROUP BY hits.lexeme, stats.n
