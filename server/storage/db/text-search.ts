@@ -111,16 +111,11 @@ export interface Bm25PostingsOptions {
  * written so that no plan can go quadratic: the postings are found by the scope's ids and the terms as
  * two arrays (the primary key, or the lexeme index), never by joining a set to another whose size the
  * planner guesses; a table searched right after its rows were written has no statistics yet, and the
- * joins were then planned as nested loops over the whole scope (100 ms for 300 memories). The price:
- * PostgreSQL tests an id against a computed array one element at a time, so a term in most of a large
- * scope costs scope × postings comparisons (3,437 memories and "the": ~145 ms, as `bm25Query`). Joining
- * the postings to the scope instead halved that but doubled the 300-memory search (docs/benchmarks.md).
- */
-/**
- * Up to this many entries in scope, bm25Postings tests a posting's entry against an array of the scope's
- * ids (no join whose size the planner must guess before the table has statistics); above it, through an
- * IN the planner hashes, since an array is searched element by element (3,437 entries: 61 → 27 ms). Only
- * one of the two branches runs: the other's one-time filter is false.
+ * joins were then planned as nested loops over the whole scope (100 ms for 300 memories). But PostgreSQL
+ * tests an id against a computed array one element at a time, so in a large scope a term most entries
+ * hold costs scope × postings comparisons: above SMALL_SCOPE entries the postings are tested through an
+ * IN the planner hashes instead (3,437 memories: 61 → 23 ms). Only one of the two branches runs: the
+ * other's one-time filter on the scope's size is false (docs/benchmarks.md "Text search on PostgreSQL").
  */
 const SMALL_SCOPE = 1000;
 
