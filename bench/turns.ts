@@ -174,6 +174,17 @@ async function post(url: string, path: string, body: unknown, key?: string) {
   return fetch(`${url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
 }
 
+/** A new session with one turn running `code` (a Python block), its response unread. */
+async function pythonTurn(url: string, title: string, code: string) {
+  const session = (await (await post(url, "/api/sessions", { title })).json()) as { id: string };
+  return post(
+    url,
+    `/api/sessions/${session.id}/turns`,
+    { text: `\`\`\`python\n${code}\n\`\`\`` },
+    crypto.randomUUID(),
+  );
+}
+
 /** Reads a turn stream to its end: time to turn_start, to [DONE], and the events seen. */
 async function followTurn(response: Response, t0: number) {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -200,16 +211,7 @@ async function firstTurnAfterStart() {
       try {
         // From the first 200 of /health/ready (coldStart returns as it sees it).
         const t0 = performance.now();
-        const session = (await (await post(server.url, "/api/sessions", { title: "first" })).json()) as {
-          id: string;
-        };
-        const response = await post(
-          server.url,
-          `/api/sessions/${session.id}/turns`,
-          { text: "```python\nprint(1)\n```" },
-          crypto.randomUUID(),
-        );
-        const turn = await followTurn(response, t0);
+        const turn = await followTurn(await pythonTurn(server.url, "first", "print(1)"), t0);
         const heartbeats = turn.text.split("event: turn_status").length - 1;
         const completed = turn.text.includes('"status":"completed"');
         console.log(
@@ -238,16 +240,7 @@ async function burst(n: number) {
     const t0 = performance.now();
     const results = await Promise.all(
       Array.from({ length: n }, async (_, i) => {
-        const session = (await (await post(server.url, "/api/sessions", { title: `burst ${i}` })).json()) as {
-          id: string;
-        };
-        const response = await post(
-          server.url,
-          `/api/sessions/${session.id}/turns`,
-          { text: "```python\nprint(sum(range(10**6)))\n```" },
-          crypto.randomUUID(),
-        );
-        return followTurn(response, t0);
+        return followTurn(await pythonTurn(server.url, `burst ${i}`, "print(sum(range(10**6)))"), t0);
       }),
     );
     const finished = results.filter((r) => r.text.includes('"status":"completed"')).length;

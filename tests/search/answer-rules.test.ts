@@ -78,21 +78,15 @@ describe("the offline answerer's rules", () => {
   });
 
   test("a page saying the question's own phrase is read, though every word of it is common", async () => {
+    // 30 documents named `<name>-<i>.txt`, each the sentence six times.
+    const many = (name: string, sentence: string) =>
+      Array.from({ length: 30 }, (_, i) => ({
+        name: `${name}-${i}.txt`,
+        text: Array.from({ length: 6 }, () => sentence).join(" "),
+      }));
     const documents = [
-      ...Array.from({ length: 30 }, (_, i) => ({
-        name: `cellar-${i}.txt`,
-        text: Array.from(
-          { length: 6 },
-          () => "Rupert feared the heavy thing he had created in the cellar.",
-        ).join(" "),
-      })),
-      ...Array.from({ length: 30 }, (_, i) => ({
-        name: `bakery-${i}.txt`,
-        text: Array.from(
-          { length: 6 },
-          () => "The golem slept by the oven while the bakers make bread.",
-        ).join(" "),
-      })),
+      ...many("cellar", "Rupert feared the heavy thing he had created in the cellar."),
+      ...many("bakery", "The golem slept by the oven while the bakers make bread."),
       {
         name: "workshop.txt",
         text: `The workshop was cold that spring and the river ran high past its door. ${"The apprentices swept the floor and sang. ".repeat(8)}He resolved to make the golem of river stone, weighing about nine tons. ${"The apprentices swept the floor and sang. ".repeat(8)}`,

@@ -5,7 +5,7 @@
  * does on HTTP bodies. A frame that fails becomes an `error` frame (`invalid_frame`, or
  * `session_mismatch`) and the socket stays open; server frames and the refusal error live here too.
  */
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import type { ValueErrorIterator } from "@sinclair/typebox/errors";
 import type { Static } from "elysia";
 import {
@@ -75,13 +75,14 @@ export function eventFrame(
 }
 
 // Compiled with the first frame a socket reads, not as the server starts (about 10 ms of its start).
-let compiled: { message: ReturnType<typeof compileMessage>; end: ReturnType<typeof compileEnd> } | undefined;
-const compileMessage = () => TypeCompiler.Compile(ClientMessageFrame);
-const compileEnd = () => TypeCompiler.Compile(ClientEndFrame);
-const checkers = () => {
-  compiled ??= { message: compileMessage(), end: compileEnd() };
-  return compiled;
-};
+let compiled:
+  | { message: TypeCheck<typeof ClientMessageFrame>; end: TypeCheck<typeof ClientEndFrame> }
+  | undefined;
+const checkers = () =>
+  (compiled ??= {
+    message: TypeCompiler.Compile(ClientMessageFrame),
+    end: TypeCompiler.Compile(ClientEndFrame),
+  });
 
 export type MessageFrame = Static<typeof ClientMessageFrame>;
 export type MessageContext = NonNullable<MessageFrame["context"]>;

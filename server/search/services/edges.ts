@@ -5,7 +5,7 @@
  * question's names (or, when it names none, hold one of its terms), read from a few more pages in.
  */
 import type { SearchStore } from "../stores/search-store.ts";
-import type { IndexRow } from "../types.ts";
+import type { IndexRow, UnitRow } from "../types.ts";
 import type { Question } from "./question.ts";
 import { stem, wordsOf } from "./terms.ts";
 
@@ -18,12 +18,14 @@ export async function edgeUnitsAbout(
   documentId: number,
   question: Question,
   count: number,
-): Promise<number[]> {
+): Promise<(UnitRow & { title: string })[]> {
   const position = question.position;
   if (!position) return [];
   const ids = await search.edgeUnits(index, documentId, position, EDGE_SCAN);
   const wanted = new Set((question.names.length > 0 ? question.names : question.terms).map(stem));
-  const rows = new Map((await search.units(index, ids)).map((u) => [u.id, u.text]));
-  const about = ids.filter((id) => wordsOf(rows.get(id) ?? "").some((w) => wanted.has(stem(w))));
-  return (about.length > 0 ? about : ids).slice(0, count);
+  const rows = new Map((await search.units(index, ids)).map((u) => [u.id, u]));
+  // In the edge's order (nearest the edge first), the pages read.
+  const read = ids.flatMap((id) => rows.get(id) ?? []);
+  const about = read.filter((u) => wordsOf(u.text).some((w) => wanted.has(stem(w))));
+  return (about.length > 0 ? about : read).slice(0, count);
 }

@@ -75,10 +75,12 @@ export async function retrievePassages(
     // "By the end of the story": the first documents' last (or first) pages about the question join the pool.
     const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
     for (const d of documents.slice(0, 3))
-      edges.push(...(await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)));
-    const added = edges.filter((id) => !ids.includes(id));
-    ids = [...ids, ...added];
-    rows = [...rows, ...(await search.units(index, added))];
+      for (const u of await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)) {
+        edges.push(u.id);
+        if (ids.includes(u.id)) continue;
+        ids = [...ids, u.id];
+        rows = [...rows, u];
+      }
   }
   const sizes = await documentSizes(search, index, [...new Set(rows.map((u) => u.document_id))]);
   const units = new Map(rows.map((u) => [u.id, u]));
