@@ -10,6 +10,7 @@
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import { search as remembered } from "./index-stats.ts";
 import type { Passage } from "./passages.ts";
 import { analyseQuestion, type Question } from "./question.ts";
 import { retrievePassages, type SearchStores } from "./retrieve.ts";
@@ -73,7 +74,11 @@ export async function buildLocalContext(
   const { graph, search } = stores;
   const tables = emptyTables();
   const match = ftsMatch(query);
-  const bm25 = match ? await graph.matchEntities(index, match, topKEntities) : [];
+  const bm25 = match
+    ? await remembered(graph, index, "entities", match, topKEntities, () =>
+        graph.matchEntities(index, match, topKEntities),
+      )
+    : [];
   const ranked = options.vectorRanked?.length ? fuse(bm25, options.vectorRanked, topKEntities) : bm25;
   const byId = new Map(
     (
@@ -194,7 +199,11 @@ export async function buildLocalContext(
 }
 
 /** Reciprocal rank fusion of two rankings (k = 60): what both rank high comes first. */
-export function fuse(a: { id: number }[], b: { id: number }[], limit: number): { id: number }[] {
+export function fuse(
+  a: readonly { id: number }[],
+  b: readonly { id: number }[],
+  limit: number,
+): { id: number }[] {
   const score = new Map<number, number>();
   for (const list of [a, b])
     for (const [rank, { id }] of list.entries()) score.set(id, (score.get(id) ?? 0) + 1 / (60 + rank));
