@@ -70,6 +70,12 @@ const NAMES = ["Ada Lovelace", "Charles Babbage", "Nobody Here"];
 
 /** The index's searches and name types: remembered (index-stats.ts), or read afresh from the stores. */
 async function searches(s: SearchStore, g: SearchGraphStore, index: IndexRow, kept: boolean) {
+  const ids = async (table: string) =>
+    (
+      await s.db.all<{ id: number }>(`SELECT id FROM ${table} WHERE index_id = ? ORDER BY id`, [index.id])
+    ).map((r) => r.id);
+  const entities = await ids("search_entities");
+  const communities = await ids("search_communities");
   const read = <T>(kind: string, match: string, fn: () => Promise<T[]>) =>
     kept ? search(s, index, kind, match, 10, fn) : fn();
   return {
@@ -81,6 +87,16 @@ async function searches(s: SearchStore, g: SearchGraphStore, index: IndexRow, ke
       ...(await read("entities", ENTITY_MATCH, () => g.matchEntities(index, ENTITY_MATCH, 10))),
     ].map((e) => e.id),
     types: [...(await (kept ? entityTypes(g, index, NAMES) : g.entityTypes(index, NAMES))).entries()].sort(),
+    relationships: [
+      ...(await read("relationships", entities.join(","), () =>
+        g.relationshipsTouching(index, entities, 10),
+      )),
+    ].map((r) => [r.id, r.source, r.target]),
+    reports: [
+      ...(await read("reports", communities.join(","), () => g.reportsForCommunities(index, communities))),
+    ]
+      .map((r) => [r.community_id, r.content])
+      .sort(),
   };
 }
 
@@ -228,6 +244,8 @@ test("a graph written with no unit changed moves the version: entity searches an
   const after = await figures(store, "gamma");
   expect(after.types).toEqual([["Ada Lovelace", "organization"]]);
   expect(after.entitySearch).toHaveLength(1);
+  expect(first.relationships.length).toBeGreaterThan(0);
+  expect(after.relationships).toEqual([]);
   expect(after.units).toBe(first.units);
   expect((await row(store, "gamma")).updated_at > index.updated_at).toBe(true);
 });

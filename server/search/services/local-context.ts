@@ -99,7 +99,12 @@ export async function buildLocalContext(
   const hits = new Map<number, number>();
   for (const e of selected)
     for (const c of JSON.parse(e.community_ids) as number[]) hits.set(c, (hits.get(c) ?? 0) + 1);
-  const reports = (await graph.reportsForCommunities(index, [...hits.keys()])).sort(
+  const communities = [...hits.keys()];
+  const reports = [
+    ...(await remembered(graph, index, "reports", communities.join(","), 0, () =>
+      graph.reportsForCommunities(index, communities),
+    )),
+  ].sort(
     (a, b) =>
       (hits.get(b.community_id) ?? 0) - (hits.get(a.community_id) ?? 0) ||
       b.rating - a.rating ||
@@ -220,10 +225,9 @@ async function rankRelationships(
   topK: number,
 ) {
   const ids = new Set(selected.map((e) => e.id));
-  const touching = await graph.relationshipsTouching(
-    index,
-    [...ids],
-    topK * Math.max(1, selected.length) * 2,
+  const limit = topK * Math.max(1, selected.length) * 2;
+  const touching = await remembered(graph, index, "relationships", [...ids].join(","), limit, () =>
+    graph.relationshipsTouching(index, [...ids], limit),
   );
   const inNetwork = touching.filter((r) => ids.has(r.source_id) && ids.has(r.target_id));
   const outside = touching.filter((r) => !(ids.has(r.source_id) && ids.has(r.target_id)));
