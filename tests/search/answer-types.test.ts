@@ -2,8 +2,9 @@
  * The answer type read from the noun a question asks about, when no noun follows "what" itself (issue
  * 31, third round): "What is the name of Lady Ashby's residence?" wants a place (the possessed noun, not
  * the lady), "What is Mr. Hale's yearly income?" a sum of money, "What did Mr. Crane call his house?" a
- * name. Each on a small text written for it, where a sentence holding more of the question's words but
- * no answer of that type would otherwise open the answer.
+ * name; "In what year…" wants a year, a season near the question's words only comes near. Each on a small
+ * text written for it, where a sentence holding more of the question's words but no answer of that type
+ * would otherwise open the answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { analyseQuestion } from "../../server/search/services/question.ts";
@@ -72,5 +73,18 @@ describe("the noun a question asks about types its answer", () => {
     expect(await opening("income", text, "What is Mr. Hale's yearly income?")).toContain(
       "two thousand pounds",
     );
+  });
+});
+
+describe("a question for a year", () => {
+  test("is answered by a year, not by a season near the question's words", async () => {
+    const text = [
+      "Anselm Vey was born in the autumn, when the vines of the valley were heavy, and his mother sang.",
+      "The vines failed that year and the next.",
+      "The parish book records the christening of Anselm Vey in 1764, a month after his birth.",
+      "The valley forgot him soon after.",
+    ].join(" ");
+    const first = await opening("year", text, "In what year was Anselm Vey born?");
+    expect(first).toContain("1764");
   });
 });
