@@ -4,15 +4,18 @@
  * same bytes, each in its own child process and measured in interleaved rounds. Then what the
  * local-surface guard (Host allow-list, Origin check) costs, against the same app without it (aim <= 0.02
  * of raw). First: cold start of `bun server/main.ts` to /health/ready 200 on an empty data dir against a
- * bare Bun.serve process in the same run (aim <= 300 ms), and the idle RSS of a fresh server.
+ * bare Bun.serve process in the same run (aim <= 300 ms), from source and as the compiled binary
+ * (`npm run build`: built once into a temporary folder, or `--binary PATH` when already built; `--skip-binary`
+ * leaves it out), and the idle RSS of a fresh server.
  *
  *   bun bench/http.ts [--seconds 3] [--rounds 3] [--connections 32] [--cold-runs 9]
- *                     [--skip-cold-start | --cold-start-only]
+ *                     [--skip-cold-start | --cold-start-only] [--binary PATH | --skip-binary]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { buildServerBinary } from "../scripts/build.ts";
 import { handleTimes } from "./lib/handle-time.ts";
 import { load } from "./lib/load.ts";
 import { coldStart, cpuSeconds, rssMiB } from "./lib/process.ts";
@@ -26,6 +29,8 @@ const { values } = parseArgs({
     "skip-cold-start": { type: "boolean", default: false },
     "cold-start-only": { type: "boolean", default: false },
     "cold-runs": { type: "string", default: "9" },
+    binary: { type: "string" },
+    "skip-binary": { type: "boolean", default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -124,44 +129,54 @@ async function guardCost(rawRps: number) {
  * Each process gets a fresh HOME, so Bun's runtime transpiler cache is empty and every source file is
  * transpiled: a checkout's first start. "cached" starts the same server with the cache of this run
  * (BUN_RUNTIME_TRANSPILER_CACHE_PATH, filled by one start first): every later start of a checkout, where a
- * user's HOME keeps it (the compiled binary transpiles nothing at all).
+ * user's HOME keeps it. "binary" is the compiled server (it transpiles nothing, and carries JSC bytecode:
+ * scripts/build.ts), with the cache folder it writes its embedded files to kept across the run's starts,
+ * as a user's is.
  */
-async function coldStarts(runs: number) {
-  type Kind = "bare" | "atrium" | "cached";
-  const times: Record<Kind, number[]> = { bare: [], atrium: [], cached: [] };
+async function coldStarts(runs: number, binary: string | undefined) {
+  type Kind = "bare" | "atrium" | "cached" | "binary";
+  const times: Record<Kind, number[]> = { bare: [], atrium: [], cached: [], binary: [] };
   // The process's own CPU time at readiness: what a loaded machine stretches the wall clock over.
-  const cpu: Record<Kind, number[]> = { bare: [], atrium: [], cached: [] };
-  const rss: number[] = [];
+  const cpu: Record<Kind, number[]> = { bare: [], atrium: [], cached: [], binary: [] };
+  const rss: Record<Kind, number[]> = { bare: [], atrium: [], cached: [], binary: [] };
   const argv = {
     bare: [process.execPath, "bench/lib/bare-server.ts"],
     atrium: [process.execPath, "server/main.ts"],
     cached: [process.execPath, "server/main.ts"],
+    binary: [binary ?? ""],
   };
   const cache = mkdtempSync(join(tmpdir(), "atrium-bench-transpiled-"));
+  const binaryCache = mkdtempSync(join(tmpdir(), "atrium-bench-binary-cache-"));
   const env = (name: Kind): Record<string, string> =>
-    name === "cached" ? { BUN_RUNTIME_TRANSPILER_CACHE_PATH: cache } : {};
+    name === "cached"
+      ? { BUN_RUNTIME_TRANSPILER_CACHE_PATH: cache }
+      : name === "binary"
+        ? { XDG_CACHE_HOME: binaryCache }
+        : {};
   const start = async (name: Kind) => {
     const data = mkdtempSync(join(tmpdir(), "atrium-bench-cold-"));
     const started = await coldStart(argv[name], repo, data, env(name));
     return { ...started, data };
   };
-  const warm = await start("cached");
-  warm.proc.kill("SIGTERM");
-  await warm.proc.exited;
-  rmSync(warm.data, { recursive: true, force: true });
+  for (const name of binary ? (["cached", "binary"] as const) : (["cached"] as const)) {
+    const warm = await start(name);
+    warm.proc.kill("SIGTERM");
+    await warm.proc.exited;
+    rmSync(warm.data, { recursive: true, force: true });
+  }
   const orders: Kind[][] = [
-    ["bare", "atrium", "cached"],
-    ["cached", "atrium", "bare"],
-    ["atrium", "bare", "cached"],
+    ["bare", "atrium", "cached", "binary"],
+    ["binary", "cached", "atrium", "bare"],
+    ["atrium", "binary", "bare", "cached"],
   ];
   for (let i = 0; i < runs; i++) {
-    for (const name of orders[i % orders.length] ?? []) {
+    for (const name of (orders[i % orders.length] ?? []).filter((k) => binary || k !== "binary")) {
       const { proc, readyMs, data } = await start(name);
       times[name].push(readyMs);
       cpu[name].push(cpuSeconds(proc.pid) * 1000);
-      if (name === "atrium") {
+      if (name === "atrium" || name === "binary") {
         await Bun.sleep(1000);
-        if (process.platform === "linux") rss.push(rssMiB(proc.pid));
+        if (process.platform === "linux") rss[name].push(rssMiB(proc.pid));
       }
       proc.kill("SIGTERM");
       await proc.exited;
@@ -169,6 +184,7 @@ async function coldStarts(runs: number) {
     }
   }
   rmSync(cache, { recursive: true, force: true });
+  rmSync(binaryCache, { recursive: true, force: true });
   const bare = median(times.bare);
   const atrium = median(times.atrium);
   const cached = median(times.cached);
@@ -180,13 +196,36 @@ async function coldStarts(runs: number) {
   console.log(
     `  Atrium, Bun's transpiler cache warm (every later start) ${fmt(cached)} ms   (runs: ${runsOf("cached")})`,
   );
+  if (binary)
+    console.log(
+      `  Atrium's compiled binary (bytecode) ${fmt(median(times.binary))} ms   (runs: ${runsOf("binary")}); ratio to bare ${fmt(median(times.binary) / bare, 2)}`,
+    );
   // /proc counts CPU in 10 ms ticks: a bare server's start is usually under one.
   const ms = (values: number[]) => (median(values) > 0 ? `${fmt(median(values))} ms` : "< 10 ms");
   console.log(
-    `  the process's CPU time at readiness: bare ${ms(cpu.bare)}, Atrium ${ms(cpu.atrium)}, Atrium with the cache warm ${ms(cpu.cached)}`,
+    `  the process's CPU time at readiness: bare ${ms(cpu.bare)}, Atrium ${ms(cpu.atrium)}, Atrium with the cache warm ${ms(cpu.cached)}${binary ? `, the binary ${ms(cpu.binary)}` : ""}`,
   );
-  if (rss.length) console.log(`Idle RSS after start: median ${fmt(median(rss), 1)} MiB`);
+  if (rss.atrium.length)
+    console.log(
+      `Idle RSS after start: median ${fmt(median(rss.atrium), 1)} MiB${binary ? `, the binary ${fmt(median(rss.binary), 1)} MiB` : ""}`,
+    );
 }
 
-if (!values["skip-cold-start"]) await coldStarts(Number(values["cold-runs"]));
+/** The binary to time: --binary PATH, else one built now into a temporary folder (a few seconds). */
+async function benchBinary(): Promise<{ path?: string; remove(): void }> {
+  if (values["skip-binary"]) return { remove() {} };
+  if (values.binary) return { path: values.binary, remove() {} };
+  const dir = mkdtempSync(join(tmpdir(), "atrium-bench-binary-"));
+  const path = await buildServerBinary({ outfile: join(dir, "atrium") });
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+if (!values["skip-cold-start"]) {
+  const built = await benchBinary();
+  try {
+    await coldStarts(Number(values["cold-runs"]), built.path);
+  } finally {
+    built.remove();
+  }
+}
 if (!values["cold-start-only"]) await guardCost(await throughput());

@@ -7,11 +7,12 @@
  * citation precision, correct and false refusals, and retrieval recall (the fact in the context given).
  *
  * The test half is FROZEN and the default: report only its figures; tune on `--half dev`, whose answers
- * `--verbose` prints one per line (the test half is only ever printed in aggregate).
+ * `--verbose` prints one per line (the test half is only ever printed in aggregate); validate on
+ * `--half dev2`, a second set written later, by its aggregate (its answers print only with `--verbose`).
  * Aims on the test half: offline local names the fact >= 80%, global >= 70%, never below the baseline;
  * retrieval recall >= 95%.
  *
- *   bun bench/search-qa.ts [--half test|dev|both] [--model provider/model|offline] [--verbose]
+ *   bun bench/search-qa.ts [--half test|dev|dev2|both] [--model provider/model|offline] [--verbose]
  */
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
@@ -24,7 +25,7 @@ import { tempDir } from "../tests/helpers/tmp.ts";
 import { SentenceBaseline } from "./lib/qa-baseline.ts";
 import { askBaseline, askSearch, indexBooks, runAll } from "./lib/qa-run.ts";
 import { formatTable, type Outcome, tally } from "./lib/qa-score.ts";
-import { BOOKS, type Half, loadHalf } from "./lib/qa-set.ts";
+import { BOOKS, loadHalf, QA_SETS, type QaSet } from "./lib/qa-set.ts";
 import { fmt } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -34,8 +35,8 @@ const { values } = parseArgs({
     verbose: { type: "boolean", default: false },
   },
 });
-const halves: Half[] = values.half === "both" ? ["test", "dev"] : [values.half as Half];
-if (!halves.every((h) => h === "test" || h === "dev")) throw new Error("--half is test, dev or both");
+const halves: QaSet[] = values.half === "both" ? ["test", "dev"] : [values.half as QaSet];
+if (!halves.every((h) => QA_SETS.includes(h))) throw new Error("--half is test, dev, dev2 or both");
 
 /** The model path: the model named, else the configured default the server would use; none offline. */
 async function modelPath(): Promise<ModelChoice | undefined> {
@@ -82,11 +83,11 @@ try {
     if (model)
       systems.push({ name: "model", outcomes: await runAll(questions, (q) => askSearch(indexed, q, model)) });
     console.log(
-      `\n## ${half} half${half === "test" ? " (frozen)" : ""}: ${questions.length} questions; offline answers in ${fmt(offlineMs, 0)} ms\n`,
+      `\n## ${half}${half === "dev2" ? " (validation set)" : " half"}${half === "test" ? " (frozen)" : ""}: ${questions.length} questions; offline answers in ${fmt(offlineMs, 0)} ms\n`,
     );
     console.log(formatTable(systems));
     console.log(`\n${aims(offline, plain)}`);
-    if (values.verbose && half === "dev")
+    if (values.verbose && half !== "test")
       for (const [i, q] of questions.entries()) {
         const o = offline[i] as Outcome;
         const mark = o.answerable

@@ -3,8 +3,8 @@
  * (`bun server/main.ts`), with a `--preload` plugin that records which entry files of pi's packages,
  * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
  * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas), the MCP SDK,
- * the OpenAPI generator (@elysiajs/openapi, 260 KB) or search's `entities` has loaded: each loads on
- * first use. The first model
+ * the OpenAPI generator (@elysiajs/openapi, 260 KB), search's `entities` or graphology (search's
+ * communities and graph layout) has loaded: each loads on first use. The first model
  * request loads pi-ai; the first MCP session loads the SDK's server side; the first /swagger/json the
  * generator. Module loads are asserted, never timings (bench/http.ts times it).
  */
@@ -37,11 +37,12 @@ function loaded(): Set<string> {
     if (line.endsWith("node_modules/typebox/build/index.mjs")) names.add("typebox");
     if (line.endsWith("node_modules/@elysiajs/openapi/dist/index.mjs")) names.add("openapi");
     if (line.endsWith("node_modules/entities/dist/esm/index.js")) names.add("entities");
+    if (line.endsWith("node_modules/graphology/dist/graphology.mjs")) names.add("graphology");
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator nor entities is loaded; first use loads them", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator, entities nor graphology is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -51,7 +52,9 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP 
   const atReady = loaded();
   // entities: search's HTML reader loads it when it first runs (in a parse process:
   // tests/search/parser.test.ts and documents.test.ts read HTML with entities).
-  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities"];
+  // graphology (with Louvain and the circle packing): search's first index build and first graph view
+  // (tests/search/index.test.ts and graph.test.ts build communities and lay a graph out).
+  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities", "graphology"];
   expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
   // The plugin does see these files: a model request loads pi-ai.

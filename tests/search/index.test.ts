@@ -243,7 +243,7 @@ describe("pipeline pieces", () => {
     expect(merged.relationships[0]?.weight).toBe(5);
   });
 
-  test("hierarchical communities split clusters above the maximum size", () => {
+  test("hierarchical communities split clusters above the maximum size", async () => {
     // Two dense cliques of 8 joined by one edge: with max size 5 each must split again.
     const edges = [];
     for (const base of [0, 100])
@@ -251,7 +251,7 @@ describe("pipeline pieces", () => {
         for (let j = i + 1; j < 8; j++)
           edges.push({ source: base + i, target: base + j, weight: j - i === 1 ? 5 : 1 });
     edges.push({ source: 0, target: 100, weight: 1 });
-    const h = hierarchicalCommunities(edges, 5);
+    const h = await hierarchicalCommunities(edges, 5);
     expect(h.communities.filter((c) => c.level === 0).length).toBe(2);
     expect(h.levels).toBeGreaterThan(1);
     for (const c of h.communities.filter((x) => x.level === 1)) expect(c.parent).not.toBeNull();

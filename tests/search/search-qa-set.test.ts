@@ -1,7 +1,8 @@
 /**
  * The search question set (tests/fixtures/books/qa/) holds together: enough questions, spread over the
  * books and kinds, each fact and quote really in its book, two disjoint halves made by the split rule,
- * and the test half unchanged since it was frozen. Then the bench's scoring on small cases worked by hand.
+ * and the test half unchanged since it was frozen; the second tuning set (dev2) held to the same checks
+ * and the same mix per book. Then the bench's scoring on small cases worked by hand.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -33,14 +34,17 @@ const FROZEN_TEST_SHA256 = "59d4bda62bc47d961082573373500e8b197e9b453410247162b1
 
 const dev = loadHalf("dev");
 const testHalf = loadHalf("test");
+const dev2 = loadHalf("dev2");
 const all = [...testHalf, ...dev];
+/** Every question of every file: each check of a record holds for all of them. */
+const every = [...all, ...dev2];
 const books = new Map(BOOKS.map((b) => [b, normalise(bookText(b))]));
 
 describe("the question set", () => {
-  test("has at least 80 questions with unique ids, every one well formed", () => {
+  test("has at least 80 questions with unique ids (across all its files), every one well formed", () => {
     expect(all.length).toBeGreaterThanOrEqual(80);
-    expect(new Set(all.map((q) => q.id)).size).toBe(all.length);
-    for (const q of all) {
+    expect(new Set(every.map((q) => q.id)).size).toBe(every.length);
+    for (const q of every) {
       expect({ id: q.id, book: BOOKS.includes(q.book), kind: KINDS.includes(q.kind) }).toEqual({
         id: q.id,
         book: true,
@@ -67,18 +71,18 @@ describe("the question set", () => {
   });
 
   test("every evidence quote occurs verbatim in its book", () => {
-    const missing = all.flatMap((q) =>
+    const missing = every.flatMap((q) =>
       q.evidence.filter((e) => !books.get(q.book)?.includes(normalise(e))).map((e) => `${q.id}: ${e}`),
     );
     expect(missing).toEqual([]);
   });
 
   test("every expected string of an answerable question occurs in its book, and one in its evidence", () => {
-    const missing = all.flatMap((q) =>
+    const missing = every.flatMap((q) =>
       q.expected.filter((e) => !holdsNormalised(books.get(q.book) ?? "", e)).map((e) => `${q.id}: ${e}`),
     );
     expect(missing).toEqual([]);
-    const unsupported = all
+    const unsupported = every
       .filter((q) => q.kind !== "unanswerable")
       .filter((q) => !q.expected.some((e) => holdsPhrase(q.evidence.join(" "), e)))
       .map((q) => q.id);
@@ -86,7 +90,7 @@ describe("the question set", () => {
   });
 
   test("no question contains its own expected answer (echoing the question must not score)", () => {
-    const echoing = all.filter((q) => q.expected.some((e) => holdsPhrase(q.question, e))).map((q) => q.id);
+    const echoing = every.filter((q) => q.expected.some((e) => holdsPhrase(q.question, e))).map((q) => q.id);
     expect(echoing).toEqual([]);
   });
 
@@ -101,6 +105,32 @@ describe("the question set", () => {
           count: true,
         });
     }
+  });
+
+  test("dev2 holds per book 4 facts, 2 multi-hop, 2 themes and 2 unanswerable, and is marked unfrozen", () => {
+    const file = JSON.parse(readFileSync(halfPath("dev2"), "utf8"));
+    expect({ half: file.half, frozen: file.frozen }).toEqual({ half: "dev2", frozen: false });
+    const want = { fact: 4, "multi-hop": 2, theme: 2, unanswerable: 2 };
+    for (const book of BOOKS) {
+      const mine = dev2.filter((q) => q.book === book);
+      const counts = Object.fromEntries(KINDS.map((k) => [k, mine.filter((q) => q.kind === k).length]));
+      expect({ book, counts }).toEqual({ book, counts: want });
+    }
+    // New questions, not the halves' asked again: no dev2 question repeats one word for word, shares an
+    // expected answer in the same book, or quotes evidence that overlaps a half's evidence.
+    const questions = new Set(all.map((q) => normalise(q.question)));
+    const answers = new Set(all.flatMap((q) => q.expected.map((e) => `${q.book}|${normalise(e)}`)));
+    const quotes = all.flatMap((q) => q.evidence.map((e) => ({ book: q.book, quote: normalise(e) })));
+    const repeated = dev2.filter(
+      (q) =>
+        questions.has(normalise(q.question)) ||
+        q.expected.some((e) => answers.has(`${q.book}|${normalise(e)}`)) ||
+        q.evidence.some((e) => {
+          const mine = normalise(e);
+          return quotes.some((o) => o.book === q.book && (o.quote.includes(mine) || mine.includes(o.quote)));
+        }),
+    );
+    expect(repeated.map((q) => q.id)).toEqual([]);
   });
 
   test("the halves are disjoint, balanced per book and kind, and exactly the split rule's", () => {

@@ -4,10 +4,10 @@
  * fits or cannot be split (GraphRAG does the same with Leiden, which npm lacks). Level 0 is the coarsest.
  * Entities without relationships belong to no community. Modularity is reported per level over the
  * whole graph, each level's partition completed by the deepest community of branches that ended earlier.
- * A seeded random source keeps the result the same for the same graph.
+ * A seeded random source keeps the result the same for the same graph. graphology and Louvain load with
+ * the first call, not at server start (docs/benchmarks.md, "Cold start").
  */
-import Graph from "graphology";
-import louvain from "graphology-communities-louvain";
+import type Graph from "graphology";
 
 export interface CommunityEdge {
   source: number;
@@ -29,11 +29,15 @@ export interface Hierarchy {
   modularity: number[];
 }
 
-export function hierarchicalCommunities(
+export async function hierarchicalCommunities(
   edges: CommunityEdge[],
   maxClusterSize = 10,
   seed = 0xc0ffee,
-): Hierarchy {
+): Promise<Hierarchy> {
+  const [{ default: Graph }, { default: louvain }] = await Promise.all([
+    import("graphology"),
+    import("graphology-communities-louvain"),
+  ]);
   const graph = new Graph({ type: "undirected", multi: false });
   for (const { source, target, weight } of edges) {
     if (source === target) continue;
@@ -52,7 +56,7 @@ export function hierarchicalCommunities(
   for (let level = 0; frontier.length > 0; level++) {
     const next: typeof frontier = [];
     for (const { nodes, parent } of frontier) {
-      const groups = level === 0 ? split(graph, rng) : split(subgraph(graph, nodes), rng);
+      const groups = level === 0 ? split(louvain, graph, rng) : split(louvain, subgraph(graph, nodes), rng);
       if (level > 0 && groups.length < 2) continue; // cannot be split further: the parent is a leaf
       for (const group of groups) {
         const community: Community = { index: communities.length, level, parent, members: group.map(Number) };
@@ -69,7 +73,9 @@ export function hierarchicalCommunities(
   return { communities, levels, modularity };
 }
 
-function split(graph: Graph, rng: () => number): string[][] {
+type Louvain = typeof import("graphology-communities-louvain").default;
+
+function split(louvain: Louvain, graph: Graph, rng: () => number): string[][] {
   if (graph.size === 0) return graph.nodes().map((n) => [n]);
   const { communities } = louvain.detailed(graph, { getEdgeWeight: "weight", rng });
   const groups = new Map<number, string[]>();
@@ -83,7 +89,7 @@ function split(graph: Graph, rng: () => number): string[][] {
 
 function subgraph(graph: Graph, nodes: string[]): Graph {
   const keep = new Set(nodes);
-  const sub = new Graph({ type: "undirected" });
+  const sub = graph.nullCopy(); // undirected and simple, as the whole graph is
   for (const n of nodes) sub.addNode(n);
   for (const n of nodes) {
     graph.forEachEdge(n, (_edge, attributes, source, target) => {

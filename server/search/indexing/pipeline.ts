@@ -242,7 +242,7 @@ export async function writeGraph(
   // Louvain's result depends on the order it meets nodes in (a rebuild must find the same communities).
   const place = new Map(merged.entities.map((e, i) => [e.key, i]));
   const rowIdAt = merged.entities.map((e) => ids.get(e.key) as number);
-  const byPlace = hierarchicalCommunities(
+  const byPlace = await hierarchicalCommunities(
     merged.relationships.map((r) => ({
       source: place.get(r.source) as number,
       target: place.get(r.target) as number,

@@ -5,10 +5,9 @@
  *
  * Layout is circle packing by community (graphology-layout): O(n log n), a few tens of milliseconds at
  * 10,000 entities, and it shows what the communities are; a force layout would cost seconds. The result
- * is cached per index version, so opening the view again costs only the JSON.
+ * is cached per index version, so opening the view again costs only the JSON. graphology and the layout
+ * load with the first view, not at server start (docs/benchmarks.md, "Cold start").
  */
-import Graph from "graphology";
-import circlepack from "graphology-layout/circlepack";
 import { DEFAULT_GRAPH_ENTITIES, type GraphEntity, type IndexGraph } from "../../../schemas/search.ts";
 import { AppError } from "../../http/errors.ts";
 import { mulberry32 } from "../indexing/communities.ts";
@@ -114,6 +113,10 @@ export class SearchGraphService {
       weight.push(e.weight);
     }
 
+    const [{ default: Graph }, { default: circlepack }] = await Promise.all([
+      import("graphology"),
+      import("graphology-layout/circlepack"),
+    ]);
     const layout = new Graph({ type: "undirected", multi: true });
     const community: number[] = [];
     rows.forEach((r, i) => {

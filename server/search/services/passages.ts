@@ -321,11 +321,17 @@ async function candidateFinder(
         question.measures !== undefined && !/^how (much|long|far|tall|high|old)/i.test(question.text);
       return { name: first, strong: bare !== undefined && counted ? true : !question.measures };
     };
-  if (type === "date")
+  if (type === "date") {
+    // "In what year…": a year answers, a season or a month only comes near.
+    const year = question.focus === "year" || /\bwhat year\b/i.test(question.text);
     return (text) => {
+      const y = year ? text.match(YEAR)?.[0] : undefined;
+      if (y) return { name: y, strong: true };
       const found = dateIn(text);
-      return found && !asked.has(stem(found.split(" ")[0] ?? "")) ? { name: found, strong: true } : undefined;
+      if (!found || asked.has(stem(found.split(" ")[0] ?? ""))) return undefined;
+      return { name: found, strong: !year };
     };
+  }
   // Names: typed by what the index knows of them, else by the cues around the mention.
   // The pool's case statistics, as one scan of its texts joined would count them (names.ts joinCases).
   const pool = poolCases(units);
@@ -406,6 +412,9 @@ const AGE = new RegExp(
 export function ageIn(text: string): string | undefined {
   return text.match(AGE)?.[0];
 }
+
+/** A year as a sentence writes one: "1667", "in the year 1791". */
+const YEAR = /(?<![\p{N},.])1[0-9]{3}(?![\p{N}])/u;
 
 const MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December";
 const DATE = new RegExp(

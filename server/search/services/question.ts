@@ -63,7 +63,9 @@ export function analyseQuestion(text: string): Question {
   const q = text.trim().toLowerCase().replace(/\s+/g, " ");
   const focus = focusNoun(q);
   const wantsName =
-    /\bname[ds]?\b/.test(q) || (focus !== undefined && NAMED_THINGS.has(focus)) || /^(who|whom)\b/.test(q);
+    /\b(?:name[ds]?|call|calls|called|christened)\b/.test(q) ||
+    (focus !== undefined && NAMED_THINGS.has(focus)) ||
+    /^(who|whom)\b/.test(q);
   return {
     text,
     type: answerType(q, focus),
@@ -100,7 +102,10 @@ const MEASURES: [RegExp, string][] = [
     /^how long\b/,
     "year years month months week weeks day days hour hours minute minutes feet foot mile miles yards",
   ],
-  [/^how much\b|\bwhat (sum|price|amount)\b|\bworth\b|\bearn|\bcost/, MONEY],
+  [
+    /^how much\b|\bwhat (sum|price|amount)\b|\bworth\b|\bearn|\bcost|\b(income|fortune|salary|wages|rent)\b/,
+    MONEY,
+  ],
 ];
 
 function measuresOf(q: string): Set<string> | undefined {
@@ -175,7 +180,7 @@ const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales 
 
 /** Words that frame a question rather than say what it is about. */
 const QUESTION_WORDS = words(
-  "name named names called first kind sort type way many much think thinks thought describe describes give gives opinion view",
+  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view",
 );
 
 function answerType(q: string, focus: string | undefined): AnswerType {
@@ -191,11 +196,66 @@ function answerType(q: string, focus: string | undefined): AnswerType {
     if (DATE_NOUNS.has(focus)) return "date";
     if (NUMBER_NOUNS.has(focus)) return "number";
   }
-  // "the name of the mother…": what is named decides.
-  const named = q.match(/\bname of (?:the |his |her |their |its |[\w’']+'s )?(\w+)/)?.[1];
-  if (named && PERSON_NOUNS.has(named)) return "person";
-  if (named && PLACE_NOUNS.has(named)) return "place";
+  // "What is Lady Catherine's residence?", "what did he call his house?": the noun asked about decides.
+  const asked = askedNoun(q);
+  if (asked) return typeOfNoun(asked);
+  // "the name of the mother…", "the name of Lady Catherine's residence": what is named decides.
+  const named = q.match(/\bname of (.+)/)?.[1];
+  const head = named ? headNoun(named) : undefined;
+  if (head && PERSON_NOUNS.has(head)) return "person";
+  if (head && PLACE_NOUNS.has(head)) return "place";
   return "thing";
+}
+
+function typeOfNoun(noun: string): AnswerType {
+  if (PERSON_NOUNS.has(noun)) return "person";
+  if (PLACE_NOUNS.has(noun)) return "place";
+  if (ORGANIZATION_NOUNS.has(noun)) return "organization";
+  if (DATE_NOUNS.has(noun)) return "date";
+  if (NUMBER_NOUNS.has(noun)) return "number";
+  return "thing";
+}
+
+const TYPED_NOUN = (w: string) =>
+  PERSON_NOUNS.has(w) ||
+  PLACE_NOUNS.has(w) ||
+  ORGANIZATION_NOUNS.has(w) ||
+  DATE_NOUNS.has(w) ||
+  NUMBER_NOUNS.has(w);
+
+/**
+ * The head of a noun phrase: its first typed noun before a preposition or a clause, read after its last
+ * possessive ("lady catherine's residence" → residence; "the mother of scrooge's nephew" → mother).
+ */
+function headNoun(phrase: string): string | undefined {
+  const ws = phrase
+    .replace(/[?!.,;:]/g, " ")
+    .split(/\s+/)
+    .filter(Boolean);
+  const end = ws.findIndex((w) => PHRASE_END.has(w));
+  const np = end < 0 ? ws.slice(0, 6) : ws.slice(0, end);
+  const owner = np.reduce((at, w, i) => (/['’]s$/.test(w) ? i + 1 : at), 0);
+  return np.slice(owner).find(TYPED_NOUN) ?? np.slice(owner).find((w) => NAMED_THINGS.has(w));
+}
+
+const PHRASE_END = words(`of in at on to for from with by near about said called named when where that who
+  whom which whose did does do is was are were be been like`);
+
+/**
+ * The noun a "what is X's N" or "what did X call his N" question asks about, when no noun follows
+ * "what" itself: "What is Mr. Bingley's yearly income said to be?" → income.
+ */
+function askedNoun(q: string): string | undefined {
+  const copula = q.match(/^(?:what|which) (?:is|was|are|were) (.+)/)?.[1];
+  if (copula && !/^(?:the )?names?\b/.test(copula)) {
+    const head = headNoun(copula);
+    if (head && TYPED_NOUN(head)) return head;
+  }
+  const object = q.match(
+    /\b(?:call|calls|called|name|named|christen|christened) (?:his|her|their|its|the) (.+)/,
+  )?.[1];
+  const head = object ? headNoun(object) : undefined;
+  return head && TYPED_NOUN(head) ? head : undefined;
 }
 
 /** The noun a "which"/"what" question is about: "In which county is…" → county. */

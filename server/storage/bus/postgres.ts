@@ -4,7 +4,8 @@
  * subscription, reconnected and re-subscribed if it drops); NOTIFY goes out as an ordinary query, and
  * PostgreSQL delivers a channel's notifications in commit order, to this instance's listeners as well.
  */
-import { SQL } from "bun";
+// A type only: the SQL client (`Bun.SQL`) loads when a bus is made, never on a SQLite deployment.
+import type { SQL } from "bun";
 import type { SignalBus, SignalHandler } from "./bus.ts";
 
 export class PostgresBus implements SignalBus {
@@ -12,7 +13,7 @@ export class PostgresBus implements SignalBus {
   private readonly sql: SQL;
 
   constructor(url: string) {
-    this.sql = new SQL({ url, max: 2, onnotice: () => {} } as ConstructorParameters<typeof SQL>[0]);
+    this.sql = new Bun.SQL({ url, max: 2, onnotice: () => {} } as ConstructorParameters<typeof SQL>[0]);
   }
 
   async publish(channel: string, payload: string): Promise<void> {

@@ -7,7 +7,8 @@
  * and numeric as strings, booleans as booleans and timestamps as Date; here they become numbers, 1/0 and
  * ISO text, decided by the column's type, never by the look of a value.
  */
-import { SQL } from "bun";
+// A type only: the SQL client (`Bun.SQL`) loads with the first pool, never on a SQLite deployment.
+import type { SQL } from "bun";
 import { AppError } from "../../http/errors.ts";
 import { isUnstorableText, postgresDialect, toPostgresPlaceholders } from "./dialect.ts";
 import {
@@ -93,7 +94,7 @@ function connectionOf(target: Unsafe): Connection {
 /** The port over the PostgreSQL database at `url` (`postgres://user:password@host:port/database`). */
 export function openPostgres(url: string, options: PostgresPortOptions = {}): Db {
   // Notices (e.g. "relation already exists, skipping") are the server talking to a human: not logged.
-  const sql = new SQL({ url, max: options.poolSize ?? 10, onnotice: () => {} } as ConstructorParameters<
+  const sql = new Bun.SQL({ url, max: options.poolSize ?? 10, onnotice: () => {} } as ConstructorParameters<
     typeof SQL
   >[0]);
   return new PostgresDb(
