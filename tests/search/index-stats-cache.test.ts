@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import {
   documentSizes,
   entityTypes,
-  search,
+  rememberedSearch,
   termCounts,
   unitCount,
 } from "../../server/search/services/index-stats.ts";
@@ -77,7 +77,7 @@ async function searches(s: SearchStore, g: SearchGraphStore, index: IndexRow, ke
   const entities = await ids("search_entities");
   const communities = await ids("search_communities");
   const read = <T>(kind: string, match: string, fn: () => Promise<T[]>) =>
-    kept ? search(s, index, kind, match, 10, fn) : fn();
+    kept ? rememberedSearch(s, index, kind, match, 10, fn) : fn();
   return {
     unitSearch: [...(await read("units", UNIT_MATCH, () => s.searchUnits(index, UNIT_MATCH, 10)))],
     phraseSearch: [

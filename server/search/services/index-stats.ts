@@ -124,7 +124,7 @@ export async function documentSizes(
  * searches over units and entities were a third of a local question at 20k units, and a question's words
  * come back (the context, then the answer; a question asked again). The rows are shared: read them only.
  */
-export async function search<T>(
+export async function rememberedSearch<T>(
   store: { db: Db },
   index: IndexRow,
   kind: string,

@@ -10,7 +10,7 @@
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
-import { search as remembered } from "./index-stats.ts";
+import { rememberedSearch as remembered } from "./index-stats.ts";
 import type { Passage } from "./passages.ts";
 import { analyseQuestion, type Question } from "./question.ts";
 import { retrievePassages, type SearchStores } from "./retrieve.ts";

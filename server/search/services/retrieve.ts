@@ -8,7 +8,13 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
 import { edgeUnitsAbout } from "./edges.ts";
-import { documentSizes, entityTypes, search as remembered, termCounts, unitCount } from "./index-stats.ts";
+import {
+  documentSizes,
+  entityTypes,
+  rememberedSearch as remembered,
+  termCounts,
+  unitCount,
+} from "./index-stats.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
 import { questionPhrases } from "./phrases.ts";
 import type { Question } from "./question.ts";
