@@ -1,12 +1,20 @@
 /**
  * What a query remembers of an index per version (services/index-stats.ts: its unit count, each term's
- * unit count, each document's size) must never outlive a change: a document changed, added or removed
- * (over HTTP, and straight through the store, where no graph rebuild follows to move `updated_at`), a
- * different index, another database with the same index ids. Every figure is checked against a fresh
- * count from the store. Runs on both engines (ATRIUM_TEST_DATABASE=postgres).
+ * unit count, each document's size, its full-text searches over units, phrases and entities, the types of
+ * the names it met) must never outlive a change: a document changed, added or removed (over HTTP, and
+ * straight through the store, where no graph rebuild follows to move `updated_at`), a graph written
+ * with no unit changed, a different index, another database with the same index ids. Every figure is
+ * checked against a fresh read from the store. Runs on both engines (ATRIUM_TEST_DATABASE=postgres).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { documentSizes, termCounts, unitCount } from "../../server/search/services/index-stats.ts";
+import {
+  documentSizes,
+  entityTypes,
+  rememberedSearch,
+  termCounts,
+  unitCount,
+} from "../../server/search/services/index-stats.ts";
+import { SearchGraphStore } from "../../server/search/stores/graph-store.ts";
 import { SearchStore } from "../../server/search/stores/search-store.ts";
 import type { IndexRow } from "../../server/search/types.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -38,18 +46,58 @@ const documentIds = async (s: SearchStore, index: IndexRow) =>
 async function figures(s: SearchStore, name: string) {
   const index = await row(s, name);
   const ids = await documentIds(s, index);
+  const g = new SearchGraphStore(s.db);
   const remembered = {
     units: await unitCount(s, index),
     terms: await termCounts(s, index, TERMS, CAP),
     sizes: [...(await documentSizes(s, index, ids)).entries()],
+    ...(await searches(s, g, index, true)),
   };
   const counted = {
     units: await s.countUnits(index),
     terms: await s.unitTermCounts(index, TERMS, CAP),
     sizes: [...(await s.documentUnitCounts(index, ids)).entries()],
+    ...(await searches(s, g, index, false)),
   };
   expect(remembered).toEqual(counted);
   return remembered;
+}
+
+const UNIT_MATCH = TERMS.map((t) => `"${t}"`).join(" OR ");
+const PHRASES = ["the lighthouse", "its keeper"];
+const ENTITY_MATCH = '"ada" OR "babbage"';
+const NAMES = ["Ada Lovelace", "Charles Babbage", "Nobody Here"];
+
+/** The index's searches and name types: remembered (index-stats.ts), or read afresh from the stores. */
+async function searches(s: SearchStore, g: SearchGraphStore, index: IndexRow, kept: boolean) {
+  const ids = async (table: string) =>
+    (
+      await s.db.all<{ id: number }>(`SELECT id FROM ${table} WHERE index_id = ? ORDER BY id`, [index.id])
+    ).map((r) => r.id);
+  const entities = await ids("search_entities");
+  const communities = await ids("search_communities");
+  const read = <T>(kind: string, match: string, fn: () => Promise<T[]>) =>
+    kept ? rememberedSearch(s, index, kind, match, 10, fn) : fn();
+  return {
+    unitSearch: [...(await read("units", UNIT_MATCH, () => s.searchUnits(index, UNIT_MATCH, 10)))],
+    phraseSearch: [
+      ...(await read("phrases", PHRASES.join("\u0000"), () => s.phraseUnits(index, PHRASES, 10))),
+    ].sort((a, b) => a - b),
+    entitySearch: [
+      ...(await read("entities", ENTITY_MATCH, () => g.matchEntities(index, ENTITY_MATCH, 10))),
+    ].map((e) => e.id),
+    types: [...(await (kept ? entityTypes(g, index, NAMES) : g.entityTypes(index, NAMES))).entries()].sort(),
+    relationships: [
+      ...(await read("relationships", entities.join(","), () =>
+        g.relationshipsTouching(index, entities, 10),
+      )),
+    ].map((r) => [r.id, r.source, r.target]),
+    reports: [
+      ...(await read("reports", communities.join(","), () => g.reportsForCommunities(index, communities))),
+    ]
+      .map((r) => [r.community_id, r.content])
+      .sort(),
+  };
 }
 
 beforeAll(async () => {
@@ -160,4 +208,44 @@ test("another index, and another database with the same index ids, have their ow
     alphaRow.created_at,
     alphaRow.updated_at,
   ]);
+});
+
+test("a graph written with no unit changed moves the version: entity searches and name types are read anew", async () => {
+  expect((await send(t, "gamma", { "g.txt": page("the lighthouse") })).status).toBe(200);
+  const graph = new SearchGraphStore(t.ctx.database);
+  const first = await figures(store, "gamma");
+  expect(first.types).toEqual([
+    ["Ada Lovelace", "person"],
+    ["Charles Babbage", "person"],
+  ]);
+  expect(first.entitySearch.length).toBeGreaterThan(0);
+  const index = await row(store, "gamma");
+  const unitIds = (
+    await store.db.all<{ id: number }>("SELECT id FROM search_units WHERE index_id = ?", [index.id])
+  ).map((r) => r.id);
+  // Ada Lovelace alone, retyped; Charles Babbage gone: no unit changes.
+  await graph.tx((tx) =>
+    tx.replaceGraph(
+      index,
+      [
+        {
+          key: "ADA LOVELACE",
+          name: "Ada Lovelace",
+          type: "organization",
+          description: "A society of letter writers.",
+          mentions: 1,
+          unitIds,
+          degree: 0,
+        },
+      ],
+      [],
+    ),
+  );
+  const after = await figures(store, "gamma");
+  expect(after.types).toEqual([["Ada Lovelace", "organization"]]);
+  expect(after.entitySearch).toHaveLength(1);
+  expect(first.relationships.length).toBeGreaterThan(0);
+  expect(after.relationships).toEqual([]);
+  expect(after.units).toBe(first.units);
+  expect((await row(store, "gamma")).updated_at > index.updated_at).toBe(true);
 });

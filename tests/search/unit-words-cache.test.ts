@@ -5,7 +5,8 @@
  * SQLite: the same question before and after the document changes, and after it is removed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { unitWords } from "../../server/search/services/passages.ts";
+import { casePart, joinCases } from "../../server/search/indexing/names.ts";
+import { poolCases, unitWords } from "../../server/search/services/passages.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
@@ -38,6 +39,23 @@ test("a changed text is scored on its own words, never on those remembered for t
   const after = unitWords("Ada wrote to Charles. He answered.");
   expect(after.whole.has("charl") || after.whole.has("charles")).toBe(true);
   expect(after.whole.has("mari") || after.whole.has("mary")).toBe(false);
+});
+
+test("a pool's case counts follow its texts, never those remembered for another pool", () => {
+  const pool = (second: string) => [
+    { id: 1, text: "Then the Lighthouse Board met. The keeper wrote." },
+    { id: 2, text: second },
+  ];
+  const fresh = (second: string) => joinCases(pool(second).map((u) => casePart(u.text)));
+  const first = poolCases(pool("The lighthouse stood alone."));
+  expect(poolCases(pool("The lighthouse stood alone."))).toBe(first);
+  expect(first.stats).toEqual(fresh("The lighthouse stood alone."));
+  expect([first.stats.get("lighthouse")?.lower, first.stats.get("lighthouse")?.upper]).toEqual([1, 1]);
+  // The same unit ids with another text: another pool, counted anew.
+  const changed = poolCases(pool("The Lighthouse stood alone."));
+  expect(changed).not.toBe(first);
+  expect(changed.stats).toEqual(fresh("The Lighthouse stood alone."));
+  expect([changed.stats.get("lighthouse")?.lower, changed.stats.get("lighthouse")?.upper]).toEqual([0, 2]);
 });
 
 test("after the document changes, then goes, the answer follows it", async () => {

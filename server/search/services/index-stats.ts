@@ -1,17 +1,20 @@
 /**
  * What a query reads about a whole index, remembered per index version: how many units it has, in how
- * many units each question term occurs (counted up to a cap), and how many units each document has.
- * These were a fifth to a third of a local question's time at 20k units (a count over the unit index,
- * an FTS5 count per term, a count per document), and they change only when the index's units do.
+ * many units each question term occurs (counted up to a cap), how many units each document has, the
+ * results of its full-text searches, and the types of the names it has met. These were a fifth to a
+ * third of a local question's time at 20k units (a count over the unit index, an FTS5 count per term, a
+ * count per document), the searches another third, and they change only when the index's units or graph do.
  *
  * The version is the index row's `created_at` and `updated_at`, read by the caller for this query:
- * every change of an index's units moves `updated_at` in the change's own transaction, strictly forward
- * (SearchStore.touch), so another instance's change is seen at its next read of the row, and an entry of
+ * every change of an index's units or of its entities and relationships moves `updated_at` in the
+ * change's own transaction, strictly forward (SearchStore.touch, SearchGraphStore.replaceGraph), so
+ * another instance's change is seen at its next read of the row, and an entry of
  * an older version is dropped when a newer one is asked for. Kept per database (a test process opens
  * many), a few indexes each. Never call these with a store bound to an open transaction: its reads may
  * see writes that are not the version it names.
  */
 import type { Db } from "../../storage/db/port.ts";
+import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow } from "../types.ts";
 
@@ -22,6 +25,10 @@ interface Known {
   terms: Map<string, number>;
   /** Units of a document, by document id. */
   sizes: Map<number, number>;
+  /** Full-text searches (units, phrases, entities), by what and how many was asked. */
+  searches: Map<string, readonly unknown[]>;
+  /** The type the index gave a name ("" for a name that is no entity of the index). */
+  types: Map<string, string>;
 }
 
 /** Index versions remembered per database, the least recently asked dropped first. */
@@ -31,7 +38,7 @@ const MAX_ENTRIES = 20_000;
 
 const KNOWN = new WeakMap<Db, Map<number, Known>>();
 
-function known(store: SearchStore, index: IndexRow): Known {
+function known(store: { db: Db }, index: IndexRow): Known {
   let byIndex = KNOWN.get(store.db);
   if (!byIndex) {
     byIndex = new Map();
@@ -40,7 +47,8 @@ function known(store: SearchStore, index: IndexRow): Known {
   const version = `${index.created_at}\u0000${index.updated_at}`;
   let entry = byIndex.get(index.id);
   byIndex.delete(index.id);
-  if (entry?.version !== version) entry = { version, terms: new Map(), sizes: new Map() };
+  if (entry?.version !== version)
+    entry = { version, terms: new Map(), sizes: new Map(), searches: new Map(), types: new Map() };
   byIndex.set(index.id, entry);
   for (const id of byIndex.keys()) {
     if (byIndex.size <= MAX_INDEXES) break;
@@ -109,4 +117,57 @@ export async function documentSizes(
     }
   }
   return sizes;
+}
+
+/**
+ * A full-text search of the index (`kind` names which), remembered for the index version: the BM25
+ * searches over units and entities were a third of a local question at 20k units, and a question's words
+ * come back (the context, then the answer; a question asked again). The rows are shared: read them only.
+ */
+export async function rememberedSearch<T>(
+  store: { db: Db },
+  index: IndexRow,
+  kind: string,
+  match: string,
+  limit: number,
+  read: () => Promise<T[]>,
+): Promise<readonly T[]> {
+  const entry = known(store, index);
+  const key = `${kind}\u0000${limit}\u0000${match}`;
+  const found = entry.searches.get(key);
+  if (found) return found as readonly T[];
+  const rows = await read();
+  if (entry.searches.size >= MAX_SEARCHES) entry.searches.clear();
+  entry.searches.set(key, rows);
+  return rows;
+}
+
+/** Searches remembered per index version (a map past this starts again). */
+const MAX_SEARCHES = 2_000;
+
+/** The types the index gave these names (SearchGraphStore.entityTypes), each name read once per version. */
+export async function entityTypes(
+  graph: SearchGraphStore,
+  index: IndexRow,
+  names: string[],
+): Promise<Map<string, string>> {
+  const entry = known(graph, index);
+  const types = new Map<string, string>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const type = entry.types.get(name);
+    if (type === undefined) {
+      if (!missing.includes(name)) missing.push(name);
+    } else if (type !== "") types.set(name, type);
+  }
+  if (missing.length > 0) {
+    const read = await graph.entityTypes(index, missing);
+    if (entry.types.size + missing.length > MAX_ENTRIES) entry.types.clear();
+    for (const name of missing) {
+      const type = read.get(name);
+      entry.types.set(name, type ?? "");
+      if (type !== undefined) types.set(name, type);
+    }
+  }
+  return types;
 }

@@ -10,6 +10,7 @@
 import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { estimateTokens } from "../text.ts";
 import type { EntityRow, IndexRow, RelationshipRow } from "../types.ts";
+import { rememberedSearch as remembered } from "./index-stats.ts";
 import type { Passage } from "./passages.ts";
 import { analyseQuestion, type Question } from "./question.ts";
 import { retrievePassages, type SearchStores } from "./retrieve.ts";
@@ -73,7 +74,11 @@ export async function buildLocalContext(
   const { graph, search } = stores;
   const tables = emptyTables();
   const match = ftsMatch(query);
-  const bm25 = match ? await graph.matchEntities(index, match, topKEntities) : [];
+  const bm25 = match
+    ? await remembered(graph, index, "entities", match, topKEntities, () =>
+        graph.matchEntities(index, match, topKEntities),
+      )
+    : [];
   const ranked = options.vectorRanked?.length ? fuse(bm25, options.vectorRanked, topKEntities) : bm25;
   const byId = new Map(
     (
@@ -94,7 +99,12 @@ export async function buildLocalContext(
   const hits = new Map<number, number>();
   for (const e of selected)
     for (const c of JSON.parse(e.community_ids) as number[]) hits.set(c, (hits.get(c) ?? 0) + 1);
-  const reports = (await graph.reportsForCommunities(index, [...hits.keys()])).sort(
+  const communities = [...hits.keys()];
+  const reports = [
+    ...(await remembered(graph, index, "reports", communities.join(","), 0, () =>
+      graph.reportsForCommunities(index, communities),
+    )),
+  ].sort(
     (a, b) =>
       (hits.get(b.community_id) ?? 0) - (hits.get(a.community_id) ?? 0) ||
       b.rating - a.rating ||
@@ -194,7 +204,11 @@ export async function buildLocalContext(
 }
 
 /** Reciprocal rank fusion of two rankings (k = 60): what both rank high comes first. */
-export function fuse(a: { id: number }[], b: { id: number }[], limit: number): { id: number }[] {
+export function fuse(
+  a: readonly { id: number }[],
+  b: readonly { id: number }[],
+  limit: number,
+): { id: number }[] {
   const score = new Map<number, number>();
   for (const list of [a, b])
     for (const [rank, { id }] of list.entries()) score.set(id, (score.get(id) ?? 0) + 1 / (60 + rank));
@@ -211,10 +225,9 @@ async function rankRelationships(
   topK: number,
 ) {
   const ids = new Set(selected.map((e) => e.id));
-  const touching = await graph.relationshipsTouching(
-    index,
-    [...ids],
-    topK * Math.max(1, selected.length) * 2,
+  const limit = topK * Math.max(1, selected.length) * 2;
+  const touching = await remembered(graph, index, "relationships", [...ids].join(","), limit, () =>
+    graph.relationshipsTouching(index, [...ids], limit),
   );
   const inNetwork = touching.filter((r) => ids.has(r.source_id) && ids.has(r.target_id));
   const outside = touching.filter((r) => !(ids.has(r.source_id) && ids.has(r.target_id)));

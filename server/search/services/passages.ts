@@ -12,6 +12,7 @@
  */
 import {
   type CasePart,
+  type CaseStats,
   casePart,
   EVENT_WORDS,
   GAZETTEER,
@@ -333,13 +334,18 @@ async function candidateFinder(
   }
   // Names: typed by what the index knows of them, else by the cues around the mention.
   // The pool's case statistics, as one scan of its texts joined would count them (names.ts joinCases).
-  const stats = joinCases(units.map((u) => unitCases(u.text)));
+  const pool = poolCases(units);
   // Each passage's mentions are read twice (to look up their types, then to find the candidate).
   const mentioned = new Map<string, ReturnType<typeof mentionsIn>>();
   const mentionsOf = (text: string) => {
     let found = mentioned.get(text);
     if (!found) {
-      found = mentionsIn(text, stats).filter(
+      let all = pool.mentions.get(text);
+      if (!all) {
+        all = mentionsIn(text, pool.stats);
+        pool.mentions.set(text, all);
+      }
+      found = all.filter(
         (m) => !m.core.some((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
       );
       mentioned.set(text, found);
@@ -423,6 +429,28 @@ export function dateIn(text: string): string | undefined {
   // "May" and "March" are verbs too: only a capitalised month counts.
   if (/^(may|march)$/i.test(m[0]) && !/^[A-Z]/.test(m[0])) return undefined;
   return m[0].trim();
+}
+
+/**
+ * A pool's joined case counts and each text's mentions under them, remembered for the last pools: the
+ * candidate finder's work when a question is asked again (they were a third of a local context build).
+ * Keyed by the pool's texts in order, so a unit changed or gone makes another pool; read-only once made.
+ */
+const POOLS = new Map<string, { stats: CaseStats; mentions: Map<string, ReturnType<typeof mentionsIn>> }>();
+const MAX_POOLS = 32;
+
+export function poolCases(units: PassageUnit[]) {
+  const key = units.map((u) => u.text).join("\u0000");
+  let pool = POOLS.get(key);
+  if (!pool) {
+    pool = { stats: joinCases(units.map((u) => unitCases(u.text))), mentions: new Map() };
+    for (const old of POOLS.keys()) {
+      if (POOLS.size < MAX_POOLS) break;
+      POOLS.delete(old);
+    }
+    POOLS.set(key, pool);
+  }
+  return pool;
 }
 
 /** The unit's case counts, kept with its words: the candidate finder's statistics over the pool. */

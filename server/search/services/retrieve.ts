@@ -8,7 +8,13 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
 import { edgeUnitsAbout } from "./edges.ts";
-import { documentSizes, termCounts, unitCount } from "./index-stats.ts";
+import {
+  documentSizes,
+  entityTypes,
+  rememberedSearch as remembered,
+  termCounts,
+  unitCount,
+} from "./index-stats.ts";
 import { type Passage, scorePassages, termGroups } from "./passages.ts";
 import { questionPhrases } from "./phrases.ts";
 import type { Question } from "./question.ts";
@@ -57,16 +63,17 @@ export async function retrievePassages(
   // Terms no unit holds cannot rank a unit: BM25 over the others (names count once, not twice), and
   // their everyday equivalents, since a book seldom uses the question's own word ("tall": "height").
   const present = [...new Set(counted.flatMap((t) => [...(t.df > 0 ? [t.term] : []), ...(t.related ?? [])]))];
+  const match = present.map((t) => `"${t}"`).join(" OR ");
+  const limit = options.bm25Units ?? BM25_UNITS;
   const bm25 =
     present.length > 0
-      ? await search.searchUnits(
-          index,
-          present.map((t) => `"${t}"`).join(" OR "),
-          options.bm25Units ?? BM25_UNITS,
-        )
+      ? await remembered(search, index, "units", match, limit, () => search.searchUnits(index, match, limit))
       : [];
   // Pages that say one of the question's own phrases ("make the being") join the pool.
-  const phrased = await search.phraseUnits(index, questionPhrases(question.text), PHRASE_UNITS);
+  const phrases = questionPhrases(question.text);
+  const phrased = await remembered(search, index, "phrases", phrases.join("\u0000"), PHRASE_UNITS, () =>
+    search.phraseUnits(index, phrases, PHRASE_UNITS),
+  );
   let ids = [...new Set([...bm25, ...phrased, ...extraUnits])].slice(0, options.poolLimit ?? 40);
   let rows = await search.units(index, ids);
   // The pages at the story's edge (a licence or front matter aside) count as its very end or start.
@@ -91,7 +98,7 @@ export async function retrievePassages(
     const edge = edges.includes(id) ? (question.position === "end" ? 1 : 0) : undefined;
     return [{ id, text: u.text, position: edge ?? (n > 1 ? u.ordinal / (n - 1) : 0.5) }];
   });
-  const passages = await scorePassages(pool, question, groups, (names) => graph.entityTypes(index, names));
+  const passages = await scorePassages(pool, question, groups, (names) => entityTypes(graph, index, names));
   const ranked: number[] = [];
   for (const p of passages) if (!ranked.includes(p.unit)) ranked.push(p.unit);
   for (const id of ids) if (!ranked.includes(id) && units.has(id)) ranked.push(id);

@@ -19,7 +19,7 @@ import type {
 import { type CommunityToWrite, writeCommunities } from "./graph-communities.ts";
 import { writeMergedGraph } from "./graph-writer.ts";
 import { scopeFourTimes } from "./search-store.ts";
-import { countInIndex, matchWords, PG_HAS_TERM, placeholders } from "./sql.ts";
+import { countInIndex, matchWords, nextUpdatedAt, PG_HAS_TERM, placeholders } from "./sql.ts";
 
 export interface StoredCommunity {
   id: number;
@@ -46,13 +46,22 @@ export class SearchGraphStore {
     return new SearchGraphStore(this.db, q);
   }
 
-  /** Replaces the index's entities and relationships (only the rows that changed); entity ids by name key. */
-  replaceGraph(
+  /**
+   * Replaces the index's entities and relationships (only the rows that changed); entity ids by name key.
+   * Moves the index's `updated_at` in the same transaction: what queries remember of the index's entities
+   * (services/index-stats.ts) is kept per version.
+   */
+  async replaceGraph(
     index: IndexRow,
     entities: MergedEntity[],
     relationships: MergedRelationship[],
   ): Promise<Map<string, number>> {
-    return writeMergedGraph(this.q, this.db.engine, index, entities, relationships);
+    const ids = await writeMergedGraph(this.q, this.db.engine, index, entities, relationships);
+    await this.q.run(
+      `UPDATE search_indexes SET updated_at = ${nextUpdatedAt(this.db.engine)} WHERE id = ? AND owner_id = ?`,
+      [index.id, index.owner_id],
+    );
+    return ids;
   }
 
   /** Old reports by member hash, so that an unchanged community keeps its (possibly model-written) report. */
