@@ -18,7 +18,7 @@ import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
 
-/** Report findings added after the passages (they summarise; the passages quote). */
+/** Report findings added after the passages (they summarise; the passages quote), beyond maxPoints: on dev2 the answer was often the 7th or 8th passage. */
 const FINDINGS = 2;
 const SPECIFIC_REPORTS = 60;
 /** A term in more than this share of the reports is too common to rank them by. */
@@ -62,7 +62,7 @@ export async function specificGlobal(
   const best = leadPassage(retrieved.passages, question);
   const ordered = best ? [best, ...retrieved.passages.filter((p) => p !== best)] : [];
   for (const p of ordered) {
-    if (chosen.length >= maxPoints - FINDINGS) break;
+    if (chosen.length >= maxPoints) break;
     const text = flat(p.text);
     add({
       description: text,
@@ -76,7 +76,7 @@ export async function specificGlobal(
   const findings = specificPoints(reports, query).sort((a, b) => b.score - a.score);
   let added = 0;
   for (const f of findings) {
-    if (added >= FINDINGS || chosen.length >= maxPoints) break;
+    if (added >= FINDINGS) break;
     const before = chosen.length;
     add({ ...f, sources: [] });
     if (chosen.length > before) added++;
