@@ -116,13 +116,34 @@ approval = "allow"
       await page.reload();
       await page.waitForSelector("#mcp-servers li[data-server=everything][data-state=connected]");
       expect(await page.inputValue("#mcp-approval-everything")).toBe("allow");
+      // The tools probe after this change is held until the server is disabled (as a slow reconnect is on a
+      // busy machine): its late answer must not replace "disabled".
+      let release: (() => void) | undefined;
+      const toolsUrl = "**/api/chat/mcp-servers/everything/tools";
+      await page.route(toolsUrl, async (route) => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        await route.continue();
+      });
       await page.selectOption("#mcp-approval-everything", "ask");
       await approvalIs("ask");
+      await waitFor(() => release !== undefined, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        what: "the held probe",
+      });
 
       // Disabled: shown so, and the server refuses to use it. A click, not Playwright's uncheck(): the box
       // shows the server's state, so it flips once the update is stored, which uncheck() may check too early.
       await row.locator("input[type=checkbox]").click();
       await page.waitForSelector("#mcp-servers li[data-server=everything][data-state=disabled]");
+      const late = page.waitForResponse(toolsUrl);
+      release?.();
+      await late;
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+      expect(await row.getAttribute("data-state")).toBe("disabled");
+      await page.unroute(toolsUrl);
       expect((await listed()).find((s) => s.name === "everything")?.enabled).toBe(false);
       expect((await t.json("/api/chat/mcp-servers/everything/tools")).status).toBe(409);
 

@@ -7,7 +7,7 @@
  * the list names the stored headers and says whether a token is stored.
  */
 import type { JSX } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { McpServerBody, McpServerInfo, McpToolInfo } from "../../schemas/mcp-servers.ts";
 import { api } from "../lib/api.ts";
 
@@ -262,16 +262,21 @@ export function McpServersPanel(): JSX.Element {
   const [servers, setServers] = useState<McpServerInfo[] | undefined>();
   const [states, setStates] = useState<Record<string, State>>({});
   const [error, setError] = useState<string | undefined>();
+  // Each server's latest probe: an earlier probe's late answer (a change, then "disable" before its tools
+  // came back) must not overwrite what the latest one shows.
+  const probes = useRef<Record<string, number>>({});
   const probe = (server: McpServerInfo) => {
-    if (!server.enabled) {
-      setStates((s) => ({ ...s, [server.name]: { state: "disabled" } }));
-      return;
-    }
-    setStates((s) => ({ ...s, [server.name]: { state: "connecting" } }));
+    const n = (probes.current[server.name] ?? 0) + 1;
+    probes.current[server.name] = n;
+    const show = (state: State) => {
+      if (probes.current[server.name] === n) setStates((s) => ({ ...s, [server.name]: state }));
+    };
+    if (!server.enabled) return show({ state: "disabled" });
+    show({ state: "connecting" });
     void api<{ tools: McpToolInfo[] }>(`${path(server.name)}/tools`)
       .then((r) => ({ state: "connected", tools: r.tools }) as const)
       .catch((e: Error) => ({ state: "failed", reason: e.message }) as const)
-      .then((state) => setStates((s) => ({ ...s, [server.name]: state })));
+      .then(show);
   };
   const load = () =>
     api<{ servers: McpServerInfo[] }>("/api/chat/mcp-servers")
