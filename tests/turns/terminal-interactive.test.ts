@@ -75,7 +75,12 @@ describe("atrium turns (interactive, in tmux)", () => {
     const codeLine = coloured.find((line) => stripVTControlCharacters(line).includes("│ for i in range(3):"));
     expect(codeLine).toMatch(new RegExp(`${ESC}\\[[0-9;]*mfor\\b`));
     counted = sessionOf(screen);
-    const turns = await history(counted);
+    // The usage line is drawn before the outcome commits (turn_finish follows the commit): wait for the row.
+    const sessionId = counted;
+    const turns = await waitFor(async () => {
+      const items = await history(sessionId);
+      return items.length ? items : undefined;
+    });
     expect(turns.map((turn) => turn.status)).toEqual(["completed"]);
   });
 
