@@ -18,7 +18,10 @@ import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
 
-/** Report findings added after the passages (they summarise; the passages quote), beyond maxPoints: on dev2 the answer was often the 7th or 8th passage. */
+/**
+ * Report findings added after the passages, beyond maxPoints (they summarise; the passages quote, and a
+ * specific question's answer is often a lower-ranked passage, so findings take none of their places).
+ */
 const FINDINGS = 2;
 const SPECIFIC_REPORTS = 60;
 /** A term in more than this share of the reports is too common to rank them by. */
