@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { casePart, joinCases } from "../../server/search/indexing/names.ts";
-import { poolCases, unitWords } from "../../server/search/services/passages.ts";
+import { poolCases, unitWords } from "../../server/search/services/unit-words.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;

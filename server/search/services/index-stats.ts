@@ -73,50 +73,52 @@ export async function termCounts(
 ): Promise<number[]> {
   const entry = known(store, index);
   const key = (term: string) => `${cap}\u0000${term}`;
-  const found = new Map<string, number>();
-  const missing: string[] = [];
-  for (const term of terms) {
-    const n = entry.terms.get(key(term));
-    if (n !== undefined) found.set(term, n);
-    else if (!missing.includes(term)) missing.push(term);
-  }
-  if (missing.length > 0) {
+  const found = await readThrough(entry.terms, terms.map(key), async (keys) => {
+    const missing = keys.map((k) => k.slice(k.indexOf("\u0000") + 1));
     const counts = await store.unitTermCounts(index, missing, cap);
-    if (entry.terms.size + missing.length > MAX_ENTRIES) entry.terms.clear();
-    for (const [i, term] of missing.entries()) {
-      found.set(term, counts[i] ?? 0);
-      entry.terms.set(key(term), counts[i] ?? 0);
-    }
-  }
-  return terms.map((term) => found.get(term) ?? 0);
+    return new Map(keys.map((k, i) => [k, counts[i] ?? 0]));
+  });
+  return terms.map((term) => found.get(key(term)) ?? 0);
 }
 
 /** The units of each of these documents of the index (SearchStore.documentUnitCounts). */
-export async function documentSizes(
+export function documentSizes(
   store: SearchStore,
   index: IndexRow,
   documentIds: number[],
 ): Promise<Map<number, number>> {
-  const entry = known(store, index);
-  const sizes = new Map<number, number>();
-  const missing: number[] = [];
-  for (const id of documentIds) {
-    const n = entry.sizes.get(id);
-    if (n !== undefined) sizes.set(id, n);
-    else if (!missing.includes(id)) missing.push(id);
+  // A document not found (gone since the row was read) is not kept: it is asked again next time.
+  return readThrough(known(store, index).sizes, documentIds, (missing) =>
+    store.documentUnitCounts(index, missing),
+  );
+}
+
+/**
+ * The values of `keys` in `cache`, the missing ones read in one call and kept (a cache past MAX_ENTRIES
+ * starts again); a key `read` does not answer is left out and not kept.
+ */
+async function readThrough<K, V>(
+  cache: Map<K, V>,
+  keys: K[],
+  read: (missing: K[]) => Promise<Map<K, V>>,
+): Promise<Map<K, V>> {
+  const found = new Map<K, V>();
+  const missing: K[] = [];
+  for (const k of keys) {
+    const v = cache.get(k);
+    if (v !== undefined) found.set(k, v);
+    else if (!missing.includes(k)) missing.push(k);
   }
-  if (missing.length > 0) {
-    const counted = await store.documentUnitCounts(index, missing);
-    if (entry.sizes.size + missing.length > MAX_ENTRIES) entry.sizes.clear();
-    for (const id of missing) {
-      const n = counted.get(id);
-      // A document not found (gone since the row was read) is asked again next time.
-      if (n === undefined) continue;
-      sizes.set(id, n);
-      entry.sizes.set(id, n);
-    }
+  if (missing.length === 0) return found;
+  const fresh = await read(missing);
+  if (cache.size + missing.length > MAX_ENTRIES) cache.clear();
+  for (const k of missing) {
+    const v = fresh.get(k);
+    if (v === undefined) continue;
+    found.set(k, v);
+    cache.set(k, v);
   }
-  return sizes;
+  return found;
 }
 
 /**
@@ -151,23 +153,11 @@ export async function entityTypes(
   index: IndexRow,
   names: string[],
 ): Promise<Map<string, string>> {
-  const entry = known(graph, index);
-  const types = new Map<string, string>();
-  const missing: string[] = [];
-  for (const name of names) {
-    const type = entry.types.get(name);
-    if (type === undefined) {
-      if (!missing.includes(name)) missing.push(name);
-    } else if (type !== "") types.set(name, type);
-  }
-  if (missing.length > 0) {
+  // A name that is no entity of the index is kept as "" so that it is not asked again.
+  const typed = await readThrough(known(graph, index).types, names, async (missing) => {
     const read = await graph.entityTypes(index, missing);
-    if (entry.types.size + missing.length > MAX_ENTRIES) entry.types.clear();
-    for (const name of missing) {
-      const type = read.get(name);
-      entry.types.set(name, type ?? "");
-      if (type !== undefined) types.set(name, type);
-    }
-  }
-  return types;
+    return new Map(missing.map((name) => [name, read.get(name) ?? ""]));
+  });
+  for (const [name, type] of typed) if (type === "") typed.delete(name);
+  return typed;
 }
