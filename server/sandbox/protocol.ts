@@ -30,6 +30,8 @@ export interface StartReport {
   earlyCompile: boolean;
   /** pyodide's Emscripten module was loaded without Bun's transpiler (false: imported as usual). */
   untranspiled: boolean;
+  /** The bulk steps applied to that module (emscripten-patches.ts): "table", "restore". */
+  patched: string[];
   /** The worker's own code began (the process started, modules loaded). */
   workerMs: number;
   /** pyodide was loaded (restored from the snapshot, or from scratch). */
@@ -48,6 +50,7 @@ export function startReportOf(value: unknown): StartReport | undefined {
   return {
     earlyCompile: r.earlyCompile === true,
     untranspiled: r.untranspiled === true,
+    patched: Array.isArray(r.patched) ? r.patched.filter((p) => p === "table" || p === "restore") : [],
     workerMs,
     loadedMs,
     readyMs,

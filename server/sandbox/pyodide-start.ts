@@ -11,13 +11,18 @@
  *   `// @bun`, which Bun takes as already transpiled, instead of running its TypeScript transpiler over
  *   it on every start (a jailed worker has no transpiler cache).
  *
- * Either falls back to pyodide's ordinary path when something is not as expected. Nothing here reads
+ * - Two steps of that module are done in bulk (emscripten-patches.ts): its function table grows by a
+ *   block rather than one slot per symbol the runtime links, and a snapshot's memory is copied over
+ *   the fresh memory skipping the blocks that are zero in both.
+ *
+ * Each falls back to pyodide's ordinary path when something is not as expected. Nothing here reads
  * anything but pyodide's own files (the read-only folder the jail shows), and the load options are
  * LOAD_SHAPE's, as the snapshot's key says.
  */
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { loadPyodide } from "pyodide";
+import { applyPatches, type PatchName } from "./emscripten-patches.ts";
 import { LOAD_SHAPE } from "./load-shape.ts";
 
 type Pyodide = Awaited<ReturnType<typeof loadPyodide>>;
@@ -36,9 +41,9 @@ interface CompiledRuntime {
 export class PyodideLoader {
   private readonly dir: string;
   private readonly runtime: CompiledRuntime | undefined;
-  private factory: Promise<unknown> | undefined;
+  private factory: Promise<{ factory: unknown; patched: PatchName[] } | undefined> | undefined;
   /** Which of the faster paths the last load took (the ready message reports it). */
-  readonly used = { earlyCompile: false, untranspiled: false };
+  readonly used = { earlyCompile: false, untranspiled: false, patched: [] as PatchName[] };
 
   /** Starts compiling the runtime at once (returns while it compiles). */
   constructor(indexURL: string) {
@@ -49,8 +54,10 @@ export class PyodideLoader {
   /** pyodide loaded with LOAD_SHAPE and `options`. */
   async load(options: PyodideStartOptions): Promise<Pyodide> {
     this.factory ??= emscriptenModule(`${this.dir}/pyodide.asm.mjs`);
-    const factory = await this.factory;
-    this.used.untranspiled = factory !== undefined;
+    const loaded = await this.factory;
+    const factory = loaded?.factory;
+    this.used.untranspiled = loaded !== undefined;
+    this.used.patched = loaded?.patched ?? [];
     this.used.earlyCompile = false;
     const handed = () => {
       this.used.earlyCompile = true;
@@ -109,10 +116,7 @@ async function withRuntime<T>(
   const original = saved.bind(WebAssembly) as (s: unknown, i?: WebAssembly.Imports) => Promise<unknown>;
   const { bytes, module } = runtime;
   WebAssembly.instantiate = (async (source: unknown, imports?: WebAssembly.Imports) => {
-    const same =
-      ArrayBuffer.isView(source) &&
-      source.byteLength === bytes.byteLength &&
-      bytes.equals(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
+    const same = ArrayBuffer.isView(source) && sameBytes(bytes, source);
     const compiled = same ? await module.catch(() => undefined) : undefined;
     if (!compiled) return original(source, imports);
     handed();
@@ -126,20 +130,43 @@ async function withRuntime<T>(
 }
 
 /**
- * The Emscripten module's factory, from its text marked `// @bun` with `import.meta.url` written in as
- * the file's own URL (all the module reads of `import.meta`); undefined when the text is not as
- * expected or does not load, and pyodide then imports the file itself.
+ * Whether `source` holds the runtime's bytes. The runtime is pyodide's own read-only file, read before
+ * any user code runs; the only other modules instantiated are pyodide's side modules, of other sizes. So
+ * the size and 64 slices spread over the file are compared (a whole compare of 10 MB took 10-30 ms).
  */
-async function emscriptenModule(path: string): Promise<unknown> {
+function sameBytes(bytes: Buffer, source: ArrayBufferView): boolean {
+  if (source.byteLength !== bytes.byteLength) return false;
+  const view = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  const slice = 4096;
+  const step = Math.max(slice, Math.floor(bytes.byteLength / 64));
+  for (let at = 0; at < bytes.byteLength; at += step) {
+    const end = Math.min(at + slice, bytes.byteLength);
+    if (!bytes.subarray(at, end).equals(view.subarray(at, end))) return false;
+  }
+  const tail = Math.max(0, bytes.byteLength - slice);
+  return bytes.subarray(tail).equals(view.subarray(tail));
+}
+
+/**
+ * The Emscripten module's factory, from its text marked `// @bun` with `import.meta.url` written in as
+ * the file's own URL (all the module reads of `import.meta`) and the patches that match applied;
+ * undefined when the text is not as expected or does not load, and pyodide then imports the file itself.
+ */
+async function emscriptenModule(
+  path: string,
+): Promise<{ factory: unknown; patched: PatchName[] } | undefined> {
   try {
     const source = readFileSync(path, "utf8");
     const meta = source.split("import.meta").length - 1;
     if (meta === 0 || meta !== source.split("import.meta.url").length - 1) return undefined;
-    const text = `// @bun\n${source.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(path).href))}`;
+    const patches = applyPatches(
+      source.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(path).href)),
+    );
+    const text = `// @bun\n${patches.text}`;
     const url = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
     try {
       const factory = ((await import(url)) as { default?: unknown }).default;
-      return typeof factory === "function" ? factory : undefined;
+      return typeof factory === "function" ? { factory, patched: patches.applied } : undefined;
     } finally {
       URL.revokeObjectURL(url);
     }

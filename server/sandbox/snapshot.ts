@@ -35,6 +35,7 @@ import {
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { type Confinement, watchStart } from "./confinement.ts";
+import { PATCHES_VERSION } from "./emscripten-patches.ts";
 import { LOAD_SHAPE } from "./load-shape.ts";
 import prelude from "./prelude.py" with { type: "text" };
 
@@ -52,7 +53,13 @@ const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes
 /** The cache key: what shapes the snapshot's memory. */
 export function snapshotKey(pyodideVersion: string): string {
   return sha256(
-    JSON.stringify({ format: FORMAT, pyodide: pyodideVersion, prelude: sha256(prelude), shape: LOAD_SHAPE }),
+    JSON.stringify({
+      format: FORMAT,
+      pyodide: pyodideVersion,
+      prelude: sha256(prelude),
+      shape: LOAD_SHAPE,
+      patches: sha256(PATCHES_VERSION),
+    }),
   );
 }
 

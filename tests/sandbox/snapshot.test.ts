@@ -91,6 +91,8 @@ describe("interpreters from the snapshot", () => {
     // The runtime compiled from the worker's start and handed to pyodide; the Emscripten module untranspiled.
     expect(report?.earlyCompile).toBe(true);
     expect(report?.untranspiled).toBe(true);
+    // Its function table grown and its memory restored in bulk (emscripten-patches.ts).
+    expect(report?.patched).toEqual(["table", "restore"]);
     expect(report && report.workerMs <= report.loadedMs && report.loadedMs <= report.readyMs).toBe(true);
     expect(await run(py, "print(sum(range(10)))")).toBe("45");
     p.release(py);
