@@ -38,11 +38,13 @@ function loaded(): Set<string> {
     if (line.endsWith("node_modules/@elysiajs/openapi/dist/index.mjs")) names.add("openapi");
     if (line.endsWith("node_modules/entities/dist/esm/index.js")) names.add("entities");
     if (line.endsWith("node_modules/graphology/dist/graphology.mjs")) names.add("graphology");
+    const search = line.match(/server\/search\/(?:services|indexing)\/(local|global|pipeline)\.ts$/);
+    if (search?.[1]) names.add(`search-${search[1]}`);
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator, entities nor graphology is loaded; first use loads them", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator, entities, graphology nor search's answerers and pipeline is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -54,7 +56,12 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP 
   // tests/search/parser.test.ts and documents.test.ts read HTML with entities).
   // graphology (with Louvain and the circle packing): search's first index build and first graph view
   // (tests/search/index.test.ts and graph.test.ts build communities and lay a graph out).
-  const lazy = ["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities", "graphology"];
+  // search-*: search's local and global answerers and its indexing pipeline (with the first question, the
+  // first index build).
+  const lazy = [
+    ...["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities", "graphology"],
+    ...["search-local", "search-global", "search-pipeline"],
+  ];
   expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
   // The plugin does see these files: a model request loads pi-ai.
@@ -80,6 +87,29 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP 
   expect(init.headers.get("mcp-session-id")).toBeTruthy();
   expect(await init.text()).toContain('"serverInfo"');
   expect(loaded().has("mcp-sdk")).toBe(true);
+
+  // The first index build loads search's pipeline; the first questions, its answerers, which answer.
+  const build = await fetch(`${server.url}/search/index`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "lazy",
+      documents: [{ name: "note.txt", text: "Ada Lovelace worked with Charles Babbage in London." }],
+    }),
+  });
+  expect(build.status).toBe(200);
+  expect(loaded().has("search-pipeline")).toBe(true);
+  expect(loaded().has("search-local")).toBe(false);
+  for (const mode of ["local", "global"] as const) {
+    const asked = await fetch(`${server.url}/search/${mode}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "Who worked with Charles Babbage?", index: "lazy" }),
+    });
+    expect(asked.status).toBe(200);
+    expect(((await asked.json()) as { response: string }).response).toContain("Babbage");
+    expect(loaded().has(`search-${mode}`)).toBe(true);
+  }
 
   // The first request for the API document loads the OpenAPI generator, and the document lists the routes.
   expect(loaded().has("openapi")).toBe(false);

@@ -11,12 +11,18 @@ import type { EmbeddingsClient } from "../../models/embeddings.ts";
 import type { ModelService } from "../../models/service.ts";
 import type { Leases } from "../../storage/leases.ts";
 import { type InputDocument, uploadedDocument } from "../indexing/documents.ts";
-import { type IndexOptions, runIndex } from "../indexing/pipeline.ts";
+import type { IndexOptions } from "../indexing/pipeline.ts";
 import type { SearchStore } from "../stores/search-store.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { chooseModel } from "./models.ts";
 import type { OwnedReader } from "./uploads.ts";
+
+/**
+ * The indexing pipeline (extraction, merging, communities, reports), loaded with the first build rather
+ * than at the server's start (docs/benchmarks.md, "Cold start").
+ */
+const pipeline = () => import("../indexing/pipeline.ts");
 
 /** An indexing request: documents, and optionally the index name and the model to extract with. */
 export interface IndexBuildInput {
@@ -60,7 +66,7 @@ export class SearchIndexService {
       );
       const documents = reads.flatMap((r) => ("document" in r ? [r.document] : []));
       const skipped = reads.flatMap((r) => ("skipped" in r ? [r.skipped] : []));
-      const built = await runIndex(this.store, ownerId, name, documents, {
+      const built = await (await pipeline()).runIndex(this.store, ownerId, name, documents, {
         model,
         signal,
         embeddings: this.embeddings,
@@ -91,7 +97,7 @@ export class SearchIndexService {
     if (!(await this.store.findDocument(row, title)))
       throw AppError.notFound(`Index '${indexName}' has no document '${title}'`);
     return this.exclusive(ownerId, indexName, async () => {
-      const summary = await runIndex(this.store, ownerId, indexName, [], {
+      const summary = await (await pipeline()).runIndex(this.store, ownerId, indexName, [], {
         remove: [title],
         signal,
         embeddings: this.embeddings,

@@ -2,6 +2,8 @@
  * The search family's query service: local search, global search and follow-up questions over the
  * caller's named index, answered by the chosen model or offline. It needs only the two stores and the
  * model layer; it never sees Elysia. A missing (or empty) index is a normal answer (200, saying so).
+ * The answerers (local, global, follow-up questions) load with the first question that needs them, not
+ * at the server's start (docs/benchmarks.md, "Cold start").
  */
 import { DEFAULT_INDEX_NAME, type SearchQuery } from "../../../schemas/search.ts";
 import { programName } from "../../lib/program.ts";
@@ -10,12 +12,9 @@ import type { ModelService } from "../../models/service.ts";
 import { SearchVectorStore } from "../stores/vector-store.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, fixedAnswer } from "./answer.ts";
-import { globalSearch } from "./global.ts";
 import { unitCount } from "./index-stats.ts";
-import { localSearch } from "./local.ts";
-import { emptyTables, type SearchStores } from "./local-context.ts";
+import type { SearchStores } from "./local-context.ts";
 import { chooseModel } from "./models.ts";
-import { generateQuestions } from "./questions.ts";
 
 /** Entities the vector ranking contributes to the blend. */
 const NEAREST = 10;
@@ -34,6 +33,7 @@ export class SearchQueryService {
   async local(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
     const index = await this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
+    const { localSearch } = await import("./local.ts");
     const model = await chooseModel(this.models, input.model);
     const vectorRanked = await this.nearestEntities(index, input.query, signal);
     return localSearch(this.stores, index, input.query, model, { vectorRanked });
@@ -60,6 +60,7 @@ export class SearchQueryService {
   async global(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<Answer> {
     const index = await this.indexOf(ownerId, input);
     if (!index) return noIndexAnswer(input);
+    const { globalSearch } = await import("./global.ts");
     return globalSearch(
       this.stores,
       index,
@@ -73,6 +74,7 @@ export class SearchQueryService {
   async questions(ownerId: string, input: SearchQuery, signal?: AbortSignal): Promise<string[]> {
     const index = await this.indexOf(ownerId, input);
     if (!index) return [];
+    const { generateQuestions } = await import("./questions.ts");
     return generateQuestions(
       this.stores,
       index,
@@ -89,7 +91,8 @@ export class SearchQueryService {
   }
 }
 
-function noIndexAnswer(input: SearchQuery): Answer {
+async function noIndexAnswer(input: SearchQuery): Promise<Answer> {
+  const { emptyTables } = await import("./local-context.ts");
   const name = input.index ?? DEFAULT_INDEX_NAME;
   return fixedAnswer(
     emptyTables() as unknown as Answer["context_data"],
