@@ -25,7 +25,10 @@ export function statesSubject(sentence: string, terms: string[]): boolean {
     if (term.length < 3) return false;
     // A plural or possessive ending ("oceans", "creature's") is the same subject.
     const word = `${term}(?:s|es|'s|’s)?`;
-    const found = new RegExp(`\\b${word}\\s+${TO_BE}\\b|\\b${TO_BE}\\s+(?:\\p{L}+\\s+)?${word}\\b`, "iu").exec(text);
+    const found = new RegExp(
+      `\\b${word}\\s+${TO_BE}\\b|\\b${TO_BE}\\s+(?:\\p{L}+\\s+)?${word}\\b`,
+      "iu",
+    ).exec(text);
     return found !== null && found.index < OPENING;
   });
 }
