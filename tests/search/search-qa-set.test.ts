@@ -1,8 +1,9 @@
 /**
  * The search question set (tests/fixtures/books/qa/) holds together: enough questions, spread over the
  * books and kinds, each fact and quote really in its book, two disjoint halves made by the split rule,
- * and the test half unchanged since it was frozen; the second tuning set (dev2) held to the same checks
- * and the same mix per book. Then the bench's scoring on small cases worked by hand.
+ * and the test half unchanged since it was frozen; the second tuning set (dev2) and the held-out set (dev3)
+ * held to the same checks and the same mix per book, each new against the files before it. Then the
+ * bench's scoring on small cases worked by hand.
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -35,9 +36,33 @@ const FROZEN_TEST_SHA256 = "59d4bda62bc47d961082573373500e8b197e9b453410247162b1
 const dev = loadHalf("dev");
 const testHalf = loadHalf("test");
 const dev2 = loadHalf("dev2");
+const dev3 = loadHalf("dev3");
 const all = [...testHalf, ...dev];
 /** Every question of every file: each check of a record holds for all of them. */
-const every = [...all, ...dev2];
+const every = [...all, ...dev2, ...dev3];
+
+/**
+ * The questions of `mine` that are not new against `others`: one repeats a question word for word, shares
+ * an expected answer in the same book, or quotes evidence that overlaps (one holds the other) theirs.
+ */
+function repeats(mine: readonly Question[], others: readonly Question[]): string[] {
+  const questions = new Set(others.map((q) => normalise(q.question)));
+  const answers = new Set(others.flatMap((q) => q.expected.map((e) => `${q.book}|${normalise(e)}`)));
+  const quotes = others.flatMap((q) => q.evidence.map((e) => ({ book: q.book, quote: normalise(e) })));
+  return mine
+    .filter(
+      (q) =>
+        questions.has(normalise(q.question)) ||
+        q.expected.some((e) => answers.has(`${q.book}|${normalise(e)}`)) ||
+        q.evidence.some((e) => {
+          const quote = normalise(e);
+          return quotes.some(
+            (o) => o.book === q.book && (o.quote.includes(quote) || quote.includes(o.quote)),
+          );
+        }),
+    )
+    .map((q) => q.id);
+}
 const books = new Map(BOOKS.map((b) => [b, normalise(bookText(b))]));
 
 describe("the question set", () => {
@@ -107,30 +132,35 @@ describe("the question set", () => {
     }
   });
 
-  test("dev2 holds per book 4 facts, 2 multi-hop, 2 themes and 2 unanswerable, and is marked unfrozen", () => {
-    const file = JSON.parse(readFileSync(halfPath("dev2"), "utf8"));
-    expect({ half: file.half, frozen: file.frozen }).toEqual({ half: "dev2", frozen: false });
-    const want = { fact: 4, "multi-hop": 2, theme: 2, unanswerable: 2 };
-    for (const book of BOOKS) {
-      const mine = dev2.filter((q) => q.book === book);
-      const counts = Object.fromEntries(KINDS.map((k) => [k, mine.filter((q) => q.kind === k).length]));
-      expect({ book, counts }).toEqual({ book, counts: want });
-    }
-    // New questions, not the halves' asked again: no dev2 question repeats one word for word, shares an
-    // expected answer in the same book, or quotes evidence that overlaps a half's evidence.
-    const questions = new Set(all.map((q) => normalise(q.question)));
-    const answers = new Set(all.flatMap((q) => q.expected.map((e) => `${q.book}|${normalise(e)}`)));
-    const quotes = all.flatMap((q) => q.evidence.map((e) => ({ book: q.book, quote: normalise(e) })));
-    const repeated = dev2.filter(
-      (q) =>
-        questions.has(normalise(q.question)) ||
-        q.expected.some((e) => answers.has(`${q.book}|${normalise(e)}`)) ||
-        q.evidence.some((e) => {
-          const mine = normalise(e);
-          return quotes.some((o) => o.book === q.book && (o.quote.includes(mine) || mine.includes(o.quote)));
-        }),
-    );
-    expect(repeated.map((q) => q.id)).toEqual([]);
+  // dev2 asked its 10 unanswerable questions 8 local, 2 global; dev3 asks one of each per book.
+  for (const [name, set, before, globalRefusals] of [
+    ["dev2", dev2, all, undefined],
+    ["dev3", dev3, [...all, ...dev2], 1],
+  ] as const)
+    test(`${name} holds per book 4 facts, 2 multi-hop, 2 themes and 2 unanswerable, is unfrozen, and is new`, () => {
+      const file = JSON.parse(readFileSync(halfPath(name), "utf8"));
+      expect({ half: file.half, frozen: file.frozen }).toEqual({ half: name, frozen: false });
+      const want = { fact: 4, "multi-hop": 2, theme: 2, unanswerable: 2 };
+      for (const book of BOOKS) {
+        const mine = set.filter((q) => q.book === book);
+        const counts = Object.fromEntries(KINDS.map((k) => [k, mine.filter((q) => q.kind === k).length]));
+        const global = mine.filter((q) => q.kind === "unanswerable" && q.mode === "global").length;
+        expect({ book, counts, global }).toEqual({ book, counts: want, global: globalRefusals ?? global });
+      }
+      // New questions, not the earlier files' asked again (dev3 against the halves and dev2 alike).
+      expect(repeats(set, before)).toEqual([]);
+    });
+
+  test("a set's novelty check catches a repeated question, a shared answer and overlapping evidence", () => {
+    const [mine] = dev3;
+    const other = { ...mine, id: "other", question: "Something else?", expected: ["x"], evidence: ["y z"] };
+    expect(repeats([mine], [other])).toEqual([]);
+    expect(repeats([mine], [{ ...other, question: mine.question }])).toEqual([mine.id]);
+    expect(repeats([mine], [{ ...other, expected: [mine.expected[0]] }])).toEqual([mine.id]);
+    expect(repeats([mine], [{ ...other, evidence: [`Before. ${mine.evidence[0]} After.`] }])).toEqual([
+      mine.id,
+    ]);
+    expect(repeats([mine], [{ ...other, book: "cape_cod", expected: [mine.expected[0]] }])).toEqual([]);
   });
 
   test("the halves are disjoint, balanced per book and kind, and exactly the split rule's", () => {
