@@ -11,8 +11,9 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { estimateTokens, idList } from "../text.ts";
 import type { Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
+import { statements } from "./global-statements.ts";
 import type { SearchStores } from "./local-context.ts";
-import { answers, leadPassage } from "./passages.ts";
+import { answers, leadPassage, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
@@ -23,6 +24,8 @@ import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
  * specific question's answer is often a lower-ranked passage, so findings take none of their places).
  */
 const FINDINGS = 2;
+/** Passages that state the question's subject ("the ocean is …"), added after the best passages. */
+const STATEMENTS = 2;
 const SPECIFIC_REPORTS = 60;
 /** A term in more than this share of the reports is too common to rank them by. */
 const COMMON_SHARE = 0.3;
@@ -63,9 +66,12 @@ export async function specificGlobal(
     chosen.push(point);
   };
   const best = leadPassage(retrieved.passages, question);
-  const ordered = best ? [best, ...retrieved.passages.filter((p) => p !== best)] : [];
-  for (const p of ordered) {
-    if (chosen.length >= maxPoints) break;
+  const ordered = coverOrder(
+    retrieved.passages,
+    best,
+    question.terms.filter((t) => !question.names.includes(t)),
+  );
+  const addPassage = (p: Passage) => {
     const text = flat(p.text);
     add({
       description: text,
@@ -75,7 +81,13 @@ export async function specificGlobal(
       sources: [p.unit],
       candidate: answers(p, question) ? p.candidate : undefined,
     });
+  };
+  for (const p of ordered) {
+    if (chosen.length >= maxPoints) break;
+    addPassage(p);
   }
+  // Beyond maxPoints, like the findings: what the text states its subject is, if not given already.
+  for (const p of statements(retrieved.passages, question.terms, STATEMENTS)) addPassage(p);
   const findings = specificPoints(reports, query).sort((a, b) => b.score - a.score);
   let added = 0;
   for (const f of findings) {
@@ -105,6 +117,32 @@ export async function specificGlobal(
     data,
     lines.length > 0 ? `${opening}\n\nAlso relevant:\n\n${lines.join("\n")}` : opening,
   );
+}
+
+/**
+ * The lead, then the passages in order of the question's terms they add: first, best ranked first, each
+ * passage that holds a term no passage before it holds; then the rest by rank. A question in parts ("What
+ * does the creature ask, and how does he see himself?") is answered by sentences about each part, and
+ * the best-scored sentences tend to repeat the part their page is most about, so ranking alone fills the
+ * answer's places with one part.
+ */
+export function coverOrder(passages: Passage[], lead: Passage | undefined, terms: string[]): Passage[] {
+  if (!lead) return [];
+  const holds = (p: Passage) => new Set(terms.filter((t) => termOverlap(p.text, [t]) > 0));
+  const covered = holds(lead);
+  const first: Passage[] = [lead];
+  const later: Passage[] = [];
+  for (const p of passages) {
+    if (p === lead) continue;
+    const fresh = [...holds(p)].filter((t) => !covered.has(t));
+    if (fresh.length === 0) {
+      later.push(p);
+      continue;
+    }
+    for (const t of fresh) covered.add(t);
+    first.push(p);
+  }
+  return [...first, ...later];
 }
 
 function cite(p: { sources: number[]; reports: number[] }): string {
