@@ -4,7 +4,9 @@
  * typebox 1.x and the MCP SDK the process loads (tests/fixtures/record-loads.ts). When /health/ready
  * first answers 200, none of pi-ai, pi-coding-agent, typebox 1.x (pi's tool schemas), the MCP SDK,
  * the OpenAPI generator (@elysiajs/openapi, 260 KB), search's `entities` or graphology (search's
- * communities and graph layout) has loaded: each loads on first use. The first model
+ * communities and graph layout), search's answerers and pipeline, chat's live session (its tools, guards
+ * and plan mode) or a turn's sandbox and execution (the REPL, host tools, the RLM loop) has loaded: each
+ * loads on first use. The first model
  * request loads pi-ai; the first MCP session loads the SDK's server side; the first /swagger/json the
  * generator. Module loads are asserted, never timings (bench/http.ts times it).
  */
@@ -40,11 +42,14 @@ function loaded(): Set<string> {
     if (line.endsWith("node_modules/graphology/dist/graphology.mjs")) names.add("graphology");
     const search = line.match(/server\/search\/(?:services|indexing)\/(local|global|pipeline)\.ts$/);
     if (search?.[1]) names.add(`search-${search[1]}`);
+    if (line.endsWith("server/chat/runtime/live-session.ts")) names.add("chat-live-session");
+    const turn = line.match(/server\/turns\/services\/turn-(execution|sandbox)\.ts$/);
+    if (turn?.[1]) names.add(`turns-${turn[1]}`);
   }
   return names;
 }
 
-test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator, entities, graphology nor search's answerers and pipeline is loaded; first use loads them", async () => {
+test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP SDK, the OpenAPI generator, entities, graphology, search's answerers and pipeline, chat's live session nor a turn's sandbox and execution is loaded; first use loads them", async () => {
   writeFileSync(loadsFile, "");
   server = await startServerProcess(
     ["--preload", PLUGIN, MAIN, "--port", "0", "--data-dir", join(dir, "data")],
@@ -61,6 +66,7 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP 
   const lazy = [
     ...["pi-ai", "pi-coding-agent", "mcp-sdk", "typebox", "openapi", "entities", "graphology"],
     ...["search-local", "search-global", "search-pipeline"],
+    ...["chat-live-session", "turns-execution", "turns-sandbox"],
   ];
   expect([...atReady].filter((n) => lazy.includes(n))).toEqual([]);
 
@@ -110,6 +116,34 @@ test("at /health/ready 200 neither pi-ai, pi-coding-agent, typebox 1.x, the MCP 
     expect(((await asked.json()) as { response: string }).response).toContain("Babbage");
     expect(loaded().has(`search-${mode}`)).toBe(true);
   }
+
+  // The first chat session loads chat's live session, and the session opens.
+  expect(loaded().has("chat-live-session")).toBe(false);
+  const opened = await fetch(`${server.url}/api/chat/new`, { method: "POST" });
+  expect(opened.status).toBe(200);
+  expect(((await opened.json()) as { sessionId: string }).sessionId).toBeTruthy();
+  expect(loaded().has("chat-live-session")).toBe(true);
+
+  // The first turn loads its sandbox and execution, and runs its code in the interpreter.
+  expect(loaded().has("turns-execution")).toBe(false);
+  const session = await fetch(`${server.url}/api/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ title: "lazy" }),
+  });
+  expect(session.status).toBe(200);
+  const { id } = (await session.json()) as { id: string };
+  const turn = await fetch(`${server.url}/api/sessions/${id}/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
+    body: JSON.stringify({ text: "```python\nprint(6 * 7)\n```" }),
+  });
+  expect(turn.status).toBe(200);
+  const stream = await turn.text();
+  expect(stream).toContain('"output":"42');
+  expect(stream).toMatch(/"type":"turn_finish"[^\n]*"status":"completed"/);
+  expect(loaded().has("turns-execution")).toBe(true);
+  expect(loaded().has("turns-sandbox")).toBe(true);
 
   // The first request for the API document loads the OpenAPI generator, and the document lists the routes.
   expect(loaded().has("openapi")).toBe(false);

@@ -19,7 +19,7 @@ import type { ChatProviderKeyStore } from "../stores/provider-keys.ts";
 import type { ChatRunStore } from "../stores/runs.ts";
 import type { ChatSessionStore } from "../stores/sessions.ts";
 import { chatFolders, ensureChatFolders } from "./chat-folders.ts";
-import { LiveChatSession } from "./live-session.ts";
+import type { LiveChatSession } from "./live-session.ts";
 import { ownerSettings, settingsModelId } from "./pi-settings.ts";
 import type { ShellOptions } from "./shell.ts";
 
@@ -113,8 +113,12 @@ export class ChatRuntimeHost {
   }
 
   private async load(owner: string, target: SessionTarget, model?: Model<Api>): Promise<Opened> {
-    // pi loads on first use, not at startup (see pi-sdk.ts).
-    const { SessionManager } = await loadPi();
+    // pi loads on first use, not at startup (see pi-sdk.ts); so does the live session with its tools,
+    // guards and plan mode (about 15 modules: docs/benchmarks.md, "Cold start").
+    const [{ SessionManager }, { LiveChatSession }] = await Promise.all([
+      loadPi(),
+      import("./live-session.ts"),
+    ]);
     const named = Boolean(target.sessionFile || target.sessionId);
     const paths = chatFolders(this.options.dataDir, owner);
     ensureChatFolders(paths);

@@ -32,11 +32,11 @@ import {
   TurnPreparationError,
   type TurnSubmission,
 } from "./prepared-turn.ts";
-import { type ClaimedTurn, executeTurn, type TurnExecutionDeps } from "./turn-execution.ts";
+import type { ClaimedTurn, executeTurn, TurnExecutionDeps } from "./turn-execution.ts";
 import type { TurnInstances } from "./turn-instances.ts";
 import { type TurnModelDeps, turnModel } from "./turn-model.ts";
 import { type TurnRecorder, type TurnRecorderDeps, turnRecorder } from "./turn-recorder.ts";
-import { type OpenedSandbox, type TurnSandboxDeps, turnSandbox } from "./turn-sandbox.ts";
+import type { OpenedSandbox, TurnSandboxDeps } from "./turn-sandbox.ts";
 
 /** Everything preparing and starting a turn uses: the union of its steps' dependencies. */
 export type TurnPreparationDeps = KnownTurnDeps &
@@ -46,6 +46,14 @@ export type TurnPreparationDeps = KnownTurnDeps &
   TurnRecorderDeps &
   TurnSandboxDeps &
   TurnExecutionDeps & { live: LiveRuns };
+
+/**
+ * The run's sandbox (the REPL and its host tools) and its execution (the RLM loop, memories, parts): about
+ * 15 modules that load with the first new turn, not at the server's start (docs/benchmarks.md, "Cold start").
+ */
+function runModules() {
+  return Promise.all([import("./turn-sandbox.ts"), import("./turn-execution.ts")]);
+}
 
 /**
  * Prepares the submission: a replay of its committed run, the live run it already has, or a new run
@@ -62,6 +70,7 @@ export async function prepareTurn(
   const known = await knownTurn(deps, submission, print);
   if (known) return known;
   const pool = availablePool(deps);
+  const [{ turnSandbox }, { executeTurn: execute }] = await runModules();
   const resolved = await resolveTurn(deps, submission);
   const claim = await claimTurn(deps, submission, print);
   const recorder = turnRecorder(deps, claim);
@@ -83,7 +92,7 @@ export async function prepareTurn(
   }
   return {
     kind: "live",
-    live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, recorder),
+    live: startRun(deps, { claim, resolved, opened, text: submission.input.text }, recorder, execute),
   };
 }
 
@@ -272,6 +281,7 @@ function startRun(
   deps: TurnExecutionDeps & { live: Pick<LiveRuns, "add"> },
   turn: { claim: TurnClaim; resolved: ResolvedTurn; opened: OpenedSandbox; text: string },
   recorder: TurnRecorder,
+  execute: typeof executeTurn,
 ): LiveRun {
   const { claim, resolved, opened } = turn;
   const preloaded = resolved.selected ?? [];
@@ -323,7 +333,7 @@ function startRun(
     memories: opened.memories,
     startedAt: Date.now(),
   };
-  void executeTurn(deps, claimed, recorder).catch((error: unknown) =>
+  void execute(deps, claimed, recorder).catch((error: unknown) =>
     deps.log.error("turn execution crashed", { runId: claim.run.id, error }),
   );
   return claim.live;
