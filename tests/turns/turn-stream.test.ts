@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { parseJsonEventStream } from "@ai-sdk/provider-utils";
 import { readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from "ai";
+import { InterpreterPool } from "../../server/sandbox/interpreter-pool.ts";
 import type { TestApp } from "../helpers/app.ts";
 import { readFrames } from "../helpers/streams.ts";
 import { createSession, runTurn, turnRequest, turnsApp } from "../helpers/turns.ts";
@@ -303,6 +304,15 @@ describe("preparation timing and availability", () => {
         ["preparation_timeout_seconds = 30", "preparation_timeout_seconds = 0.4"],
       ],
     });
+    // An interpreter that never gets ready (and may take a minute to): the deadline is what ends the
+    // preparation, however fast pyodide starts from the snapshot on this machine (about 0.3 s idle).
+    slow.family("turns").runtime.sandbox.use(
+      new InterpreterPool({
+        isolation: "none",
+        command: [process.execPath, "-e", "setInterval(() => {}, 1e6)"],
+        startTimeoutMs: 60_000,
+      }),
+    );
     try {
       const id = await createSession(slow);
       const key = crypto.randomUUID();
