@@ -71,7 +71,10 @@ export function resolvePolicy(doc: Table, path: string, env: EnvSource): Resolve
     const profile = asTable(value, `profiles.${name}`, fail);
     checkKeys(profile, PolicySettingsSchema, "", `profiles.${name}`, fail);
     const merged = deepMerge(defaults, profile);
-    const firstError = Value.Errors(PolicySettingsSchema, merged).First();
+    // Check first: Errors walks the schema again, and only a bad profile needs it (a few ms at start).
+    const firstError = Value.Check(PolicySettingsSchema, merged)
+      ? undefined
+      : Value.Errors(PolicySettingsSchema, merged).First();
     if (firstError) {
       const key = firstError.path.slice(1).replaceAll("/", ".");
       const origin = lookup(profile, key).found ? `profiles.${name}` : "defaults";
