@@ -3,7 +3,7 @@
  * history, and the frames of the WebSocket /v1/chat. Schemas only: no runtime code.
  */
 import { type Static, t } from "elysia";
-import { PageLimit, Paging } from "./common.ts";
+import { Integer, PageLimit, Paging } from "./common.ts";
 
 export const CAPABILITIES = [
   "CODE_REVIEW",
@@ -90,9 +90,9 @@ const ModelId = t.String({
 export const AgentConfig = t.Object(
   {
     temperature: t.Optional(Temperature),
-    max_tokens: t.Optional(t.Integer({ minimum: 1, maximum: 200_000 })),
+    max_tokens: t.Optional(Integer({ minimum: 1, maximum: 200_000 })),
     memory_limit: t.Optional(
-      t.Integer({
+      Integer({
         minimum: 0,
         maximum: 50,
         description: "memory entries put in context per message (default 5)",
@@ -145,7 +145,7 @@ export const Agent = t.Object({
 export const FleetConfig = t.Object(
   {
     max_turns: t.Optional(
-      t.Integer({ minimum: 1, maximum: 50, description: "model calls allowed per message (default 10)" }),
+      Integer({ minimum: 1, maximum: 50, description: "model calls allowed per message (default 10)" }),
     ),
     temperature: t.Optional(Temperature),
     lead_agent_id: t.Optional(
@@ -265,11 +265,11 @@ export const HistoryQuery = t.Object({
   thread_id: t.Optional(Id),
 });
 
-export const AgentList = t.Object({ agents: t.Array(Agent), total: t.Integer(), has_more: t.Boolean() });
-export const FleetList = t.Object({ fleets: t.Array(Fleet), total: t.Integer(), has_more: t.Boolean() });
+export const AgentList = t.Object({ agents: t.Array(Agent), total: Integer(), has_more: t.Boolean() });
+export const FleetList = t.Object({ fleets: t.Array(Fleet), total: Integer(), has_more: t.Boolean() });
 export const MemorySearchResult = t.Object({
   results: t.Array(MemoryHit),
-  total: t.Integer(),
+  total: Integer(),
   has_more: t.Boolean(),
 });
 
@@ -280,11 +280,11 @@ export const ChatSession = t.Object({
   status: SessionStatus,
   created_at: t.String({ format: "date-time" }),
   last_message_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  message_count: t.Integer(),
+  message_count: Integer(),
 });
 export const ChatSessionList = t.Object({
   sessions: t.Array(ChatSession),
-  total: t.Integer(),
+  total: Integer(),
   has_more: t.Boolean(),
 });
 

@@ -4,6 +4,7 @@
  * Schemas only: no runtime code.
  */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 export const SignUpBody = t.Object({
   email: t.String({ maxLength: 254 }),
@@ -90,7 +91,7 @@ export const NewTokenBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 100, description: "what the token is for (shown in lists)" }),
   scopes: t.Array(TokenScope, { minItems: 1, maxItems: 9, uniqueItems: true }),
   expiresInDays: t.Optional(
-    t.Integer({ minimum: 1, maximum: 365, description: "omitted: the token does not expire" }),
+    Integer({ minimum: 1, maximum: 365, description: "omitted: the token does not expire" }),
   ),
 });
 

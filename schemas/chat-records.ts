@@ -7,6 +7,7 @@
  * fields (Elysia drops every key a closed record does not name).
  */
 import { type Static, t } from "elysia";
+import { Integer } from "./common.ts";
 
 export const Mode = t.Union([t.Literal("agent"), t.Literal("plan"), t.Literal("harness")]);
 
@@ -186,7 +187,7 @@ export const SessionInfo = t.Object({
   name: t.Optional(t.String()),
   created: t.String({ format: "date-time" }),
   modified: t.String({ format: "date-time" }),
-  messageCount: t.Integer({ minimum: 0 }),
+  messageCount: Integer({ minimum: 0 }),
   firstMessage: t.String(),
   sessionId: t.String(),
   sessionFile: SessionFileName,
@@ -259,8 +260,8 @@ const Transport = t.Union([t.Literal("sse"), t.Literal("websocket"), t.Literal("
 /** A package: a source string, or pi's object form (a source and the resources it may load). */
 const PackageSource = t.Union([t.String(), t.Object({ source: t.String() }, { additionalProperties: true })]);
 export const EffectiveSettings = t.Object({
-  compaction: t.Object({ enabled: t.Boolean(), reserveTokens: t.Integer(), keepRecentTokens: t.Integer() }),
-  retry: t.Object({ enabled: t.Boolean(), maxRetries: t.Integer(), baseDelayMs: t.Integer() }),
+  compaction: t.Object({ enabled: t.Boolean(), reserveTokens: Integer(), keepRecentTokens: Integer() }),
+  retry: t.Object({ enabled: t.Boolean(), maxRetries: Integer(), baseDelayMs: Integer() }),
   defaultProvider: t.Optional(t.String()),
   defaultModel: t.Optional(t.String()),
   defaultThinkingLevel: t.Optional(ThinkingLevel),

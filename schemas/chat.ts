@@ -15,7 +15,7 @@ import {
   ThinkingLevel,
   UiMessage,
 } from "./chat-records.ts";
-import { Paging } from "./common.ts";
+import { Integer, Paging } from "./common.ts";
 
 export * from "./chat-records.ts";
 
@@ -91,15 +91,15 @@ export const ChatSettingsUpdate = t.Object(
     compaction: t.Optional(
       t.Object({
         enabled: t.Optional(t.Boolean()),
-        reserveTokens: t.Optional(t.Integer({ minimum: 1 })),
-        keepRecentTokens: t.Optional(t.Integer({ minimum: 1 })),
+        reserveTokens: t.Optional(Integer({ minimum: 1 })),
+        keepRecentTokens: t.Optional(Integer({ minimum: 1 })),
       }),
     ),
     retry: t.Optional(
       t.Object({
         enabled: t.Optional(t.Boolean()),
-        maxRetries: t.Optional(t.Integer({ minimum: 0, maximum: 20 })),
-        baseDelayMs: t.Optional(t.Integer({ minimum: 0, maximum: 600_000 })),
+        maxRetries: t.Optional(Integer({ minimum: 0, maximum: 20 })),
+        baseDelayMs: t.Optional(Integer({ minimum: 0, maximum: 600_000 })),
       }),
     ),
     defaultProvider: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
@@ -206,7 +206,7 @@ export const ProviderTestResult = t.Union([
     ok: t.Literal(true),
     provider: t.String(),
     detail: t.String({ description: "what answered, in words (the URL and how many models)" }),
-    models: t.Integer(),
+    models: Integer(),
   }),
   t.Object({
     ok: t.Literal(false),
@@ -266,8 +266,8 @@ export const SessionDeleteMissing = t.Object({
 export const AccountErased = t.Object({
   ok: t.Literal(true),
   scope: t.Literal("app-mirror"),
-  erasedSessions: t.Integer(),
-  erasedProviders: t.Integer(),
+  erasedSessions: Integer(),
+  erasedProviders: Integer(),
   message: t.String(),
 });
 export const QuestionAnswered = t.Object({

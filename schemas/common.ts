@@ -2,11 +2,19 @@
  * Schemas shared by every family: error envelopes (docs/design.md §8), health and root probes, list
  * paging. Schemas only: no runtime code.
  */
+import { type IntegerOptions, Type } from "@sinclair/typebox";
 import { t } from "elysia";
+
+/**
+ * An integer of a JSON body or response. Elysia's `t.Integer` is for query strings and path parameters
+ * (`Paging`): it also admits the integer's text ("5"), which the API document then shows as a string or
+ * an integer, and it compiles a checker as it is made (about 0.1 ms each, at every start).
+ */
+export const Integer = (options?: IntegerOptions) => Type.Integer(options);
 
 /** One validation issue, FastAPI's shape: where, what, which kind. */
 export const Issue = t.Object({
-  loc: t.Array(t.Union([t.String(), t.Integer()]), {
+  loc: t.Array(t.Union([t.String(), Integer()]), {
     description: "request part first, then keys and indexes",
   }),
   msg: t.String(),

@@ -3,6 +3,7 @@
  * through TypeBox, sent as each tool's `inputSchema` and checked before the tool runs. Schemas only.
  */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 const Index = t.Optional(t.String({ maxLength: 200, description: "the index name (default: default)" }));
 const Query = t.String({ minLength: 1, maxLength: 10_000, description: "the question" });
@@ -38,7 +39,7 @@ export const McpToolInputs = {
       t.String({ maxLength: 1000, description: "words to rank by (default: most important)" }),
     ),
     tags: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 20 })),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 50 })),
+    limit: t.Optional(Integer({ minimum: 1, maximum: 50 })),
   }),
   memory_read: t.Object({ memory_id: t.String({ maxLength: 100 }) }),
   memory_add: t.Object({
@@ -53,7 +54,7 @@ export const McpToolInputs = {
   }),
   read_file: t.Object({
     path: Path,
-    offset: t.Optional(t.Integer({ minimum: 0, description: "byte offset of the page" })),
+    offset: t.Optional(Integer({ minimum: 0, description: "byte offset of the page" })),
   }),
   write_file: t.Object({
     path: Path,

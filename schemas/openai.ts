@@ -4,11 +4,12 @@
  * request is checked by hand in server/openai/request.ts so each refusal names its parameter. Schemas only.
  */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 export const ModelObject = t.Object({
   id: t.String({ examples: ["offline/offline"] }),
   object: t.Literal("model"),
-  created: t.Integer(),
+  created: Integer(),
   owned_by: t.String({
     description: "the kind: atrium-provider, atrium-rlm, atrium-agent, atrium-fleet, atrium-search",
   }),
@@ -42,8 +43,8 @@ export const ChatCompletionRequest = t.Object(
     stream_options: t.Optional(t.Object({ include_usage: t.Optional(t.Boolean()) })),
     temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
     top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
-    max_tokens: t.Optional(t.Integer({ minimum: 1 })),
-    max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    max_tokens: t.Optional(Integer({ minimum: 1 })),
+    max_completion_tokens: t.Optional(Integer({ minimum: 1 })),
     stop: t.Optional(t.Union([t.String(), t.Array(t.String(), { maxItems: 4 })])),
     tools: t.Optional(t.Array(t.Object({}, { additionalProperties: true }))),
     tool_choice: t.Optional(t.Union([t.String(), t.Object({}, { additionalProperties: true })])),

@@ -1,5 +1,6 @@
 /** The per-user sandbox routes: preview URLs and the provider's lifecycle webhook. Schemas only. */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 export const WebhookReceived = t.Object({ received: t.Literal(true) });
 
@@ -13,7 +14,7 @@ export const PreviewQuery = t.Object({
 
 export const Preview = t.Object({
   url: t.String({ description: "short-lived signed URL proxying to that port inside your sandbox" }),
-  port: t.Integer(),
+  port: Integer(),
   expiresAt: t.String(),
 });
 

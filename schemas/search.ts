@@ -3,6 +3,7 @@
  * questions, and the indexing extension. Schemas only: no runtime code.
  */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 /** A query longer than this is refused with 422: it would only dilute BM25 and blow the token budget. */
 export const MAX_QUERY_CHARS = 8000;
@@ -29,7 +30,7 @@ export const SearchQuery = t.Object(
     query: t.String({ minLength: 1, maxLength: MAX_QUERY_CHARS, examples: ["Who was Marley?"] }),
     index: t.Optional(IndexName),
     community_level: t.Optional(
-      t.Integer({
+      Integer({
         minimum: 0,
         maximum: 16,
         description: "global search: community level to map over (default 2, capped at the deepest level)",
@@ -92,17 +93,17 @@ export const IndexUpload = t.Object({
 
 export const IndexSummary = t.Object({
   index: t.String(),
-  documents: t.Integer(),
-  documents_unchanged: t.Integer(),
-  documents_indexed: t.Integer(),
-  documents_removed: t.Optional(t.Integer({ description: "documents taken out by this run (a removal)" })),
-  units: t.Integer(),
-  entities: t.Integer(),
-  relationships: t.Integer(),
-  communities: t.Integer(),
-  levels: t.Integer(),
+  documents: Integer(),
+  documents_unchanged: Integer(),
+  documents_indexed: Integer(),
+  documents_removed: t.Optional(Integer({ description: "documents taken out by this run (a removal)" })),
+  units: Integer(),
+  entities: Integer(),
+  relationships: Integer(),
+  communities: Integer(),
+  levels: Integer(),
   modularity: t.Array(t.Number(), { description: "modularity of the partition at each community level" }),
-  reports: t.Integer(),
+  reports: Integer(),
   seconds: t.Number(),
   warnings: t.Array(t.String(), {
     description: "documents skipped (binary, not UTF-8, empty) and other notes",
@@ -112,7 +113,7 @@ export const IndexSummary = t.Object({
       "every document or file not indexed and why: unsupported type, .atriumignore or --exclude, hidden, binary, empty, a PDF without text",
   }),
   vectors: t.Optional(
-    t.Integer({
+    Integer({
       description:
         "entities with an embedding vector, when the policy names an embeddings endpoint (absent otherwise)",
     }),
@@ -125,15 +126,15 @@ export const IndexList = t.Object({
   indexes: t.Array(
     t.Object({
       name: t.String(),
-      documents: t.Integer(),
-      units: t.Integer(),
+      documents: Integer(),
+      units: Integer(),
       stats: Record,
       updated_at: t.String(),
       vectors: t.Optional(
         t.Object(
           {
             model: t.String(),
-            entities: t.Integer({ description: "entities with a vector of this model" }),
+            entities: Integer({ description: "entities with a vector of this model" }),
             note: t.Optional(t.String({ description: "why local search stays on BM25, when it does" })),
           },
           { description: "present when the policy names an embeddings endpoint" },
@@ -156,8 +157,8 @@ export const DocumentList = t.Object({
   documents: t.Array(
     t.Object({
       name: t.String({ description: "the title it was indexed under" }),
-      chars: t.Integer(),
-      units: t.Integer(),
+      chars: Integer(),
+      units: Integer(),
       indexed_at: t.String(),
     }),
   ),
@@ -185,18 +186,18 @@ export const GraphQuery = t.Object({
  */
 export const IndexGraph = t.Object({
   index: t.String(),
-  entities: t.Integer({ description: "entities in the index" }),
-  relationships: t.Integer({ description: "relationships in the index" }),
+  entities: Integer({ description: "entities in the index" }),
+  relationships: Integer({ description: "relationships in the index" }),
   note: t.Optional(
     t.String({ description: "what was left out when the graph is larger than the limit, and why" }),
   ),
   nodes: t.Object(
     {
-      id: t.Array(t.Integer(), { description: "citation ids ([Data: Entities (id)])" }),
+      id: t.Array(Integer(), { description: "citation ids ([Data: Entities (id)])" }),
       name: t.Array(t.String()),
       type: t.Array(t.String()),
-      degree: t.Array(t.Integer()),
-      community: t.Array(t.Integer(), {
+      degree: t.Array(Integer()),
+      community: t.Array(Integer(), {
         description: "the coarsest (level 0) community's id, -1 for an entity in none",
       }),
       x: t.Array(t.Number()),
@@ -206,8 +207,8 @@ export const IndexGraph = t.Object({
   ),
   edges: t.Object(
     {
-      source: t.Array(t.Integer(), { description: "position in `nodes`" }),
-      target: t.Array(t.Integer(), { description: "position in `nodes`" }),
+      source: t.Array(Integer(), { description: "position in `nodes`" }),
+      target: t.Array(Integer(), { description: "position in `nodes`" }),
       weight: t.Array(t.Number()),
     },
     { description: "the relationships between entities sent, heaviest first" },
@@ -221,21 +222,21 @@ export const GraphEntityParams = t.Object({
 });
 
 export const GraphEntity = t.Object({
-  id: t.Integer(),
+  id: Integer(),
   name: t.String(),
   type: t.String(),
   description: t.String(),
-  degree: t.Integer(),
-  mentions: t.Integer(),
+  degree: Integer(),
+  mentions: Integer(),
   sources: t.Array(
     t.Object({
-      id: t.Integer({ description: "the text unit ([Data: Sources (id)])" }),
+      id: Integer({ description: "the text unit ([Data: Sources (id)])" }),
       document: t.String(),
       text: t.String({ description: "the passage that mentions it, clipped at whole words" }),
     }),
     { description: "up to 5 text units that mention the entity" },
   ),
-  related: t.Array(t.Object({ id: t.Integer(), name: t.String(), weight: t.Number() }), {
+  related: t.Array(t.Object({ id: Integer(), name: t.String(), weight: t.Number() }), {
     description: "up to 10 neighbours, by relationship weight",
   }),
 });

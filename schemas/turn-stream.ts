@@ -5,10 +5,10 @@
  */
 import type { TProperties } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
-import { SandboxReport } from "./common.ts";
+import { Integer, SandboxReport } from "./common.ts";
 
 const Str = t.String();
-const Int = t.Integer();
+const Int = Integer();
 const event = <T extends string, P extends TProperties>(type: T, properties: P, description?: string) =>
   t.Object({ type: t.Literal(type), ...properties }, description ? { description } : {});
 

@@ -4,7 +4,7 @@
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
-import { Paging, SandboxReport } from "./common.ts";
+import { Integer, Paging, SandboxReport } from "./common.ts";
 import {
   ArtifactEvent,
   AttachmentEvent,
@@ -37,9 +37,9 @@ export const Session = t.Object({
 
 export const SessionList = t.Object({
   items: t.Array(Session),
-  total: t.Integer(),
-  limit: t.Integer(),
-  offset: t.Integer(),
+  total: Integer(),
+  limit: Integer(),
+  offset: Integer(),
 });
 
 export const SessionListQuery = t.Object({ ...Paging.properties, archived: t.Optional(t.Boolean()) });
@@ -110,7 +110,7 @@ export const TurnHeaders = t.Object({
 });
 
 const Str = t.String();
-const Int = t.Integer();
+const Int = Integer();
 const payload = <E extends TObject>(e: E) => t.Omit(e, ["type"]);
 const dataPart = <T extends string, D extends TSchema>(type: T, data: D) =>
   t.Object({ type: t.Literal(type), data });
@@ -158,12 +158,12 @@ export const TurnRecord = t.Object({
   ),
   usage: t.Union([TurnUsage, t.Null()], { description: "the turn's token use (null when it never ran)" }),
   error: t.Union([t.Null(), t.Object({ code: t.String(), message: t.String() })]),
-  durationMs: t.Union([t.Integer(), t.Null()]),
+  durationMs: t.Union([Integer(), t.Null()]),
   createdAt: t.String(),
   finishedAt: t.Union([t.String(), t.Null()]),
 });
 
-export const TurnHistory = t.Object({ items: t.Array(TurnRecord), limit: t.Integer(), offset: t.Integer() });
+export const TurnHistory = t.Object({ items: t.Array(TurnRecord), limit: Integer(), offset: Integer() });
 
 export const RunParams = t.Object({ run_id: Id });
 
@@ -204,7 +204,7 @@ export const Attachment = t.Object({
   id: t.String(),
   filename: t.String(),
   mediaType: t.String(),
-  byteSize: t.Integer(),
+  byteSize: Integer(),
   sha256: t.String(),
   createdAt: t.String(),
 });
@@ -221,7 +221,7 @@ export const Artifact = t.Object({
   kind: t.String(),
   title: t.String(),
   mediaType: t.String(),
-  byteSize: t.Integer(),
+  byteSize: Integer(),
   sha256: t.String(),
   createdAt: t.String(),
 });
@@ -238,7 +238,7 @@ const Sha = t.String({ pattern: "^[0-9a-f]{64}$", description: "current SHA-256 
 export const FileEntry = t.Object({
   path: t.String(),
   type: t.Union([t.Literal("file"), t.Literal("directory")]),
-  size: t.Integer(),
+  size: Integer(),
   modifiedAt: t.String(),
 });
 
@@ -248,7 +248,7 @@ export const FileQuery = t.Object({ path: FilePath });
 export const FileStat = t.Object({
   path: t.String(),
   type: t.Union([t.Literal("file"), t.Literal("directory")]),
-  size: t.Integer(),
+  size: Integer(),
   modifiedAt: t.String(),
   sha256: t.Union([t.String(), t.Null()]),
 });
@@ -259,9 +259,9 @@ export const FilePageQuery = t.Object({
 export const FilePage = t.Object({
   path: t.String(),
   content: t.String(),
-  offset: t.Integer(),
-  nextOffset: t.Union([t.Integer(), t.Null()]),
-  size: t.Integer(),
+  offset: Integer(),
+  nextOffset: t.Union([Integer(), t.Null()]),
+  size: Integer(),
   sha256: t.String(),
 });
 export const FilePut = t.Object(
@@ -277,7 +277,7 @@ export const FilePatch = t.Object(
   { additionalProperties: false },
 );
 export const FileDeleteQuery = t.Object({ path: FilePath, sha256: t.Optional(Sha) });
-export const FileWritten = t.Object({ path: t.String(), size: t.Integer(), sha256: t.String() });
+export const FileWritten = t.Object({ path: t.String(), size: Integer(), sha256: t.String() });
 export const FileDeleted = t.Object({ path: t.String(), deleted: t.Literal(true) });
 
 export const VolumeTree = t.Object({ root: t.String(), paths: t.Array(t.String()), truncated: t.Boolean() });

@@ -1,5 +1,6 @@
 /** The agent workspace routes (`/api/workspace/*`): shapes follow the reference client's. Schemas only. */
 import { t } from "elysia";
+import { Integer } from "./common.ts";
 
 export const WorkspaceHealth = t.Object({
   status: t.Union([t.Literal("ok"), t.Literal("degraded")]),
@@ -15,7 +16,7 @@ export const WorkspaceHealth = t.Object({
   }),
   missing: t.Array(t.String(), { description: "canonical paths the contract requires that are missing" }),
   created: t.Array(t.String(), { description: "canonical paths this check created" }),
-  projection: t.Object({ path: t.String(), file: t.String(), built: t.Boolean(), items: t.Integer() }),
+  projection: t.Object({ path: t.String(), file: t.String(), built: t.Boolean(), items: Integer() }),
 });
 
 /** One node of the tree; `children` holds nodes of the same shape (every directory has the array). */
@@ -42,7 +43,7 @@ export const WorkspaceFile = t.Object({
     t.Literal("text/plain"),
     t.Literal("application/octet-stream"),
   ]),
-  size: t.Integer(),
+  size: Integer(),
   status: t.Union([t.Literal("ok"), t.Literal("too-large"), t.Literal("unsupported")]),
 });
 
@@ -54,16 +55,16 @@ const ItemSummary = t.Object({
   parserKind: t.String(),
   title: t.Union([t.String(), t.Null()]),
   summary: t.Union([t.String(), t.Null()]),
-  currentVersionNumber: t.Integer(),
-  currentParserVersion: t.Integer(),
+  currentVersionNumber: Integer(),
+  currentParserVersion: Integer(),
   lastIndexedAt: t.String(),
   lastModifiedMs: t.Number(),
 });
 
 const ItemVersion = t.Object({
   id: t.String(),
-  versionNumber: t.Integer(),
-  parserVersion: t.Integer(),
+  versionNumber: Integer(),
+  parserVersion: Integer(),
   contentHash: t.String({ description: "sha256 hex of the file's bytes at this version" }),
   contentText: t.String(),
   metadata: t.Record(t.String(), t.Unknown()),
@@ -73,7 +74,7 @@ const ItemVersion = t.Object({
 export const WorkspaceItems = t.Object({
   ok: t.Literal(true),
   workspacePath: t.String(),
-  total: t.Integer(),
+  total: Integer(),
   items: t.Array(ItemSummary),
 });
 export const ItemQuery = t.Object({ id: t.Optional(t.String({ maxLength: 128 })) });
@@ -84,7 +85,7 @@ export const WorkspaceItem = t.Object({
     ItemSummary,
     t.Object({
       currentContentHash: t.String(),
-      byteSize: t.Integer(),
+      byteSize: Integer(),
       firstIndexedAt: t.String(),
       content: t.String(),
       version: ItemVersion,
@@ -99,7 +100,7 @@ export const WorkspaceSearch = t.Object({
   ok: t.Literal(true),
   workspacePath: t.String(),
   query: t.String(),
-  total: t.Integer(),
+  total: Integer(),
   hits: t.Array(t.Composite([ItemSummary, t.Object({ itemId: t.String(), snippet: t.String() })])),
 });
 export const CsrfToken = t.Object({ csrfToken: t.String() });
@@ -110,11 +111,11 @@ export const Reindexed = t.Object({
   recordedAt: t.String(),
   workspacePath: t.String(),
   counts: t.Object({
-    scanned: t.Integer(),
-    inserted: t.Integer(),
-    updated: t.Integer(),
-    unchanged: t.Integer(),
-    deleted: t.Integer(),
-    reactivated: t.Integer(),
+    scanned: Integer(),
+    inserted: Integer(),
+    updated: Integer(),
+    unchanged: Integer(),
+    deleted: Integer(),
+    reactivated: Integer(),
   }),
 });
