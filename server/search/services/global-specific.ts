@@ -45,7 +45,7 @@ export async function specificGlobal(
 ): Promise<Answer> {
   const question = analyseQuestion(query);
   const reports = await matchedReports(stores.graph, index, query, level);
-  const retrieved = await retrievePassages(stores, index, question, [], { bm25Units: 20 });
+  const retrieved = await retrievePassages(stores, index, question, [], { bm25Units: 20, windows: true });
   const flat = (text: string) => text.replace(/\s+/g, " ").trim();
   const contents = reports.map((r) => ({ id: r.human_id, text: flat(r.content) }));
   const holders = (text: string) => contents.filter((c) => c.text.includes(text)).map((c) => c.id);

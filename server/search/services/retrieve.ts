@@ -42,7 +42,10 @@ export interface Retrieved {
   passages: Passage[];
   /** The pool's units by id, with their document title. */
   units: Map<number, UnitRow & { title: string }>;
-  /** The passages, then further ones down to WINDOW_PASSAGES: the sentences a context gives (windows.ts). */
+  /**
+   * The passages, then (when `windows` was asked) further ones down to WINDOW_PASSAGES: the sentences a
+   * context gives as windows (windows.ts).
+   */
   windowed: Passage[];
   /** Unit ids, best passage first. */
   ranked: number[];
@@ -53,7 +56,7 @@ export async function retrievePassages(
   index: IndexRow,
   question: Question,
   extraUnits: number[] = [],
-  options: { bm25Units?: number; poolLimit?: number } = {},
+  options: { bm25Units?: number; poolLimit?: number; windows?: boolean } = {},
 ): Promise<Retrieved> {
   const { search, graph } = stores;
   const terms = question.terms.slice(0, 12);
@@ -110,7 +113,7 @@ export async function retrievePassages(
     groups,
     (names) => entityTypes(graph, index, names),
     PASSAGES,
-    WINDOW_PASSAGES - PASSAGES,
+    options.windows ? WINDOW_PASSAGES - PASSAGES : 0,
   );
   const passages = scored.slice(0, PASSAGES);
   const ranked: number[] = [];
