@@ -180,8 +180,9 @@ export async function scorePassages(
   const top = raw.slice(0, limit * 2);
   await addCandidates(top, question, typesOf, units);
   top.sort((a, b) => b.score - a.score || a.order - b.order);
-  // `further` more after the first `limit` (the same first ones either way): a context's sentence windows.
-  return [...top, ...raw.slice(limit * 2)].slice(0, limit + further).map(({ next: _n, ...p }) => p);
+  // `further` beyond the first `limit` (the same either way): the sentences a context gives as windows.
+  const kept = further > 0 ? [...top, ...raw.slice(limit * 2, limit + further)] : top;
+  return kept.slice(0, limit + further).map(({ next: _n, ...p }) => p);
 }
 
 type Raw = Passage & { next?: string };
