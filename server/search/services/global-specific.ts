@@ -18,6 +18,7 @@ import { NO_DATA_ANSWER } from "./prompts.ts";
 import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
+import { type SourceText, sourceTexts } from "./windows.ts";
 
 /**
  * Report findings added after the passages, beyond maxPoints (they summarise; the passages quote, and a
@@ -27,6 +28,8 @@ const FINDINGS = 2;
 /** Passages that state the question's subject ("the ocean is …"), added after the best passages. */
 const STATEMENTS = 2;
 const SPECIFIC_REPORTS = 60;
+/** Of the source budget, the share the best units take whole; the rest holds sentence windows. */
+const WHOLE_SHARE = 0.5;
 /** A term in more than this share of the reports is too common to rank them by. */
 const COMMON_SHARE = 0.3;
 /** Longer than this, the opening names the candidate before quoting the sentence. */
@@ -42,7 +45,7 @@ export async function specificGlobal(
 ): Promise<Answer> {
   const question = analyseQuestion(query);
   const reports = await matchedReports(stores.graph, index, query, level);
-  const retrieved = await retrievePassages(stores, index, question, [], { bm25Units: 20 });
+  const retrieved = await retrievePassages(stores, index, question, [], { bm25Units: 20, windows: true });
   const flat = (text: string) => text.replace(/\s+/g, " ").trim();
   const contents = reports.map((r) => ({ id: r.human_id, text: flat(r.content) }));
   const holders = (text: string) => contents.filter((c) => c.text.includes(text)).map((c) => c.id);
@@ -101,7 +104,17 @@ export async function specificGlobal(
   const citedSources = new Set(chosen.flatMap((p) => p.sources));
   const data: ContextData = {
     reports: reportRows(reports, citedReports),
-    sources: sourceRows(retrieved.ranked, retrieved.units, citedSources, maxTokens),
+    sources: sourceRows(
+      sourceTexts(
+        retrieved.ranked,
+        retrieved.units,
+        retrieved.windowed,
+        maxTokens * WHOLE_SHARE,
+        citedSources,
+      ),
+      citedSources,
+      maxTokens,
+    ),
     points: chosen.map((p) => ({ description: p.description, score: p.score })),
   };
   const [lead, ...rest] = chosen;
@@ -162,20 +175,16 @@ function reportRows(reports: ReportRow[], cited: Set<number>) {
   }));
 }
 
-/** The passages' units, best first; those cited and those that fit the budget are in context. */
-function sourceRows(
-  ranked: number[],
-  units: Map<number, { id: number; text: string; tokens: number }>,
-  cited: Set<number>,
-  budget: number,
-) {
+/**
+ * The passages' units, best first, each as the windows around its passages (windows.ts); those cited
+ * and those that fit the budget are in context.
+ */
+function sourceRows(texts: SourceText[], cited: Set<number>, budget: number) {
   let used = 0;
-  return ranked.flatMap((id) => {
-    const unit = units.get(id);
-    if (!unit) return [];
-    const fits = used + unit.tokens <= budget;
-    if (fits || cited.has(id)) used += unit.tokens;
-    return [{ id: String(id), text: unit.text, in_context: fits || cited.has(id) }];
+  return texts.map(({ id, text, tokens }) => {
+    const fits = used + tokens <= budget;
+    if (fits || cited.has(id)) used += tokens;
+    return { id: String(id), text, in_context: fits || cited.has(id) };
   });
 }
 

@@ -124,6 +124,7 @@ export async function scorePassages(
   groups: TermGroup[],
   typesOf: NameTypes,
   limit = 40,
+  further = 0,
 ): Promise<Passage[]> {
   const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
@@ -179,7 +180,9 @@ export async function scorePassages(
   const top = raw.slice(0, limit * 2);
   await addCandidates(top, question, typesOf, units);
   top.sort((a, b) => b.score - a.score || a.order - b.order);
-  return top.slice(0, limit).map(({ next: _n, ...p }) => p);
+  // `further` beyond the first `limit` (the same either way): the sentences a context gives as windows.
+  const kept = further > 0 ? [...top, ...raw.slice(limit * 2, limit + further)] : top;
+  return kept.slice(0, limit + further).map(({ next: _n, ...p }) => p);
 }
 
 type Raw = Passage & { next?: string };

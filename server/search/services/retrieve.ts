@@ -25,6 +25,10 @@ const DF_CAP = 400;
 const BM25_UNITS = 16;
 /** Units a question's own phrases bring into the pool. */
 const PHRASE_UNITS = 4;
+/** Passages an answer chooses from. */
+const PASSAGES = 40;
+/** Passages whose sentences (with their neighbours) a context may give, budget permitting. */
+const WINDOW_PASSAGES = 160;
 /** Units read at a document's end (or start) when the question says where. */
 const EDGE_UNITS = 2;
 
@@ -38,6 +42,11 @@ export interface Retrieved {
   passages: Passage[];
   /** The pool's units by id, with their document title. */
   units: Map<number, UnitRow & { title: string }>;
+  /**
+   * The passages, then (when `windows` was asked) further ones down to WINDOW_PASSAGES: the sentences a
+   * context gives as windows (windows.ts).
+   */
+  windowed: Passage[];
   /** Unit ids, best passage first. */
   ranked: number[];
 }
@@ -47,7 +56,7 @@ export async function retrievePassages(
   index: IndexRow,
   question: Question,
   extraUnits: number[] = [],
-  options: { bm25Units?: number; poolLimit?: number } = {},
+  options: { bm25Units?: number; poolLimit?: number; windows?: boolean } = {},
 ): Promise<Retrieved> {
   const { search, graph } = stores;
   const terms = question.terms.slice(0, 12);
@@ -98,9 +107,17 @@ export async function retrievePassages(
     const edge = edges.includes(id) ? (question.position === "end" ? 1 : 0) : undefined;
     return [{ id, text: u.text, position: edge ?? (n > 1 ? u.ordinal / (n - 1) : 0.5) }];
   });
-  const passages = await scorePassages(pool, question, groups, (names) => entityTypes(graph, index, names));
+  const scored = await scorePassages(
+    pool,
+    question,
+    groups,
+    (names) => entityTypes(graph, index, names),
+    PASSAGES,
+    options.windows ? WINDOW_PASSAGES - PASSAGES : 0,
+  );
+  const passages = scored.slice(0, PASSAGES);
   const ranked: number[] = [];
   for (const p of passages) if (!ranked.includes(p.unit)) ranked.push(p.unit);
   for (const id of ids) if (!ranked.includes(id) && units.has(id)) ranked.push(id);
-  return { passages, units, ranked };
+  return { passages, windowed: scored, units, ranked };
 }
