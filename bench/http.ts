@@ -130,9 +130,9 @@ async function guardCost(rawRps: number) {
  * transpiled and written to it: a start in a HOME the install never warmed. "cached" starts the same
  * server with the cache of this run (BUN_RUNTIME_TRANSPILER_CACHE_PATH), filled first by what `npm
  * install` runs last (scripts/warm-start.ts): a checkout's first start after its install, and every later
- * start, where a user's HOME keeps the cache. "binary" is the compiled server (it transpiles nothing, and carries JSC bytecode:
- * scripts/build.ts), with the cache folder it writes its embedded files to kept across the run's starts,
- * as a user's is.
+ * start, where a user's HOME keeps the cache. "binary" is the compiled server (it transpiles nothing, and
+ * carries JSC bytecode: scripts/build.ts), with the cache folder it writes its embedded files to kept
+ * across the run's starts, as a user's is.
  */
 async function coldStarts(runs: number, binary: string | undefined) {
   type Kind = "bare" | "atrium" | "cached" | "binary";
