@@ -181,7 +181,7 @@ export async function scorePassages(
   await addCandidates(top, question, typesOf, units);
   top.sort((a, b) => b.score - a.score || a.order - b.order);
   // `further` beyond the first `limit` (the same either way): the sentences a context gives as windows.
-  const kept = further > 0 ? [...top, ...raw.slice(limit * 2, limit + further)] : top;
+  const kept = [...top, ...raw.slice(limit * 2, limit + further)];
   return kept.slice(0, limit + further).map(({ next: _n, ...p }) => p);
 }
 
