@@ -4,7 +4,9 @@
  * Harlow marry" over one where the names only meet; "by the end of the story" reads the last pages that
  * name the question's subject, not a licence printed after the story; "how does the author describe X"
  * is answered by the sentence saying what X is, though it never uses the question's word; a page that
- * says the question's own phrase ("make the golem") joins the pool though each of its words is common.
+ * says the question's own phrase ("make the golem") joins the pool though each of its words is common;
+ * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
+ * about a namesake ("Mrs. Pell").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -99,5 +101,22 @@ describe("the offline answerer's rules", () => {
     );
     const given = (body.context_data.sources ?? []).filter((r) => r.in_context).map((r) => String(r.text));
     expect(given.some((text) => text.includes("nine tons"))).toBe(true);
+  });
+
+  test("who is X: the sentence saying what X is, about X and not a namesake", async () => {
+    const text = [
+      "Mrs. Pell kept the mill house at Fenwick and baked for the valley.",
+      "Old Pell stood at the door of the mill and shouted at Harrow the carter.",
+      "Harrow laughed at Pell and drove away towards Ludlow.",
+      "Mr. Pell, a miller of Fenwick grown rich on the valley's hunger, counted his sacks by the fire.",
+      "Mrs. Pell called Pell in to supper, and Pell came.",
+      "Harrow told the whole valley that Pell had shouted at him.",
+    ].join(" ");
+    const { response, opening } = await ask("identity", text, "Who is Pell?");
+    // What the text says Pell is, plainly, not hedged and not another person named first.
+    expect(opening).toStartWith("Mr. Pell, a miller of Fenwick");
+    // The subject is Pell, not the entity that only contains the name.
+    expect(response).toMatch(/^Pell \(person\) \[Data: Entities \(\d+\)\]/m);
+    expect(response).not.toMatch(/^Mrs\. Pell \(person\)/m);
   });
 });

@@ -3,7 +3,10 @@
  * shape of the island?", "What was the Hall like?") are answered by the sentence that says what it is:
  * the named subject followed by "is", "was", "seems" or "looks" and a description ("Cape Cod is the
  * bared and bended arm of Massachusetts"). Such a sentence seldom repeats the question's word ("shape"),
- * so without this rule it scores like any other sentence that names the subject.
+ * so without this rule it scores like any other sentence that names the subject. A question that only
+ * names someone or something ("Who is Fezziwig?", "What was the Pequod?") asks the same: what the book
+ * says they are, which a sentence says in apposition too ("Mr. Fezziwig, a kind-hearted, jovial old
+ * merchant").
  */
 import type { Question } from "./question.ts";
 
@@ -14,6 +17,7 @@ const COPULA = String.raw`\s+(?:is|was|are|were|seems|seemed|looks|looked|resemb
 
 /** The subject a describing question names (its longest run of capitalised words), lower case. */
 export function describedSubject(question: Question): string | undefined {
+  if (question.identity) return question.identity;
   if (!DESCRIBING.test(question.text)) return undefined;
   let best: string | undefined;
   for (const m of question.text.matchAll(/(?<=\S\s+)[\p{Lu}][\p{L}’']*(?:\s+[\p{Lu}][\p{L}’']*)*/gu)) {
@@ -23,8 +27,18 @@ export function describedSubject(question: Question): string | undefined {
   return best?.toLowerCase();
 }
 
-/** A sentence whose clause opens with the subject and says what it is ("Cape Cod is the bared…"). */
+/** Said of a name, in apposition: "Mr. Fezziwig, a kind-hearted…", "Fred, Scrooge's nephew", "Bob, clerk to…". */
+const APPOSITION = String.raw`,\s+(?:(?:a|an|the|his|her|their|its)\s+|[\p{Lu}][\p{L}’'.-]*['’]s\s+|[a-z]+\s+(?:to|of)\s+)`;
+const TITLE = String.raw`(?:(?:mr|mrs|miss|ms|dr|sir|old|young)\.?\s+)?`;
+
+/**
+ * A sentence whose clause opens with the subject and says what it is ("Cape Cod is the bared…"), or that
+ * opens with the subject in apposition ("Mr. Fezziwig, a kind-hearted, jovial old merchant.").
+ */
 export function definesSubject(text: string, subject: string): boolean {
   const escaped = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
-  return new RegExp(`${CLAUSE_START}(?:the\\s+)?${escaped}${COPULA}`, "iu").test(text);
+  return (
+    new RegExp(`${CLAUSE_START}(?:the\\s+)?${TITLE}${escaped}${COPULA}`, "iu").test(text) ||
+    new RegExp(`^["'“‘_]?(?:the\\s+)?${TITLE}${escaped}${APPOSITION}`, "iu").test(text)
+  );
 }

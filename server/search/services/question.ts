@@ -30,6 +30,11 @@ export interface Question {
   measures?: Set<string>;
   /** Everyday words for the question's terms ("born" → birth, native), weighed a little less. */
   related: Map<string, string[]>;
+  /**
+   * "Who is Fezziwig?", "What was the Pequod?": a question that names someone or something and asks
+   * nothing more wants what the book says they are; their name, lower case.
+   */
+  identity?: string;
 }
 
 const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
@@ -61,14 +66,16 @@ const NAMED_THINGS = words(`book books title titles name names ship ships vessel
 /** Analyses a question: its answer type, its terms, its focus noun. */
 export function analyseQuestion(text: string): Question {
   const q = text.trim().toLowerCase().replace(/\s+/g, " ");
+  const identity = text.trim().match(IDENTITY)?.[1]?.toLowerCase();
   const focus = focusNoun(q);
   const wantsName =
-    /\b(?:name[ds]?|call|calls|called|christened)\b/.test(q) ||
-    (focus !== undefined && NAMED_THINGS.has(focus)) ||
-    /^(who|whom)\b/.test(q);
+    identity === undefined &&
+    (/\b(?:name[ds]?|call|calls|called|christened)\b/.test(q) ||
+      (focus !== undefined && NAMED_THINGS.has(focus)) ||
+      /^(who|whom)\b/.test(q));
   return {
     text,
-    type: answerType(q, focus),
+    type: identity ? "thing" : answerType(q, focus),
     terms: contentTerms(text, q),
     focus,
     wantsName,
@@ -77,8 +84,12 @@ export function analyseQuestion(text: string): Question {
     names: namesIn(text),
     measures: measuresOf(q),
     related: relatedTerms(queryTerms(text)),
+    identity,
   };
 }
+
+const IDENTITY =
+  /^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)\s*\?*$/u;
 
 /** Words capitalised after the question's first word: names. */
 function namesIn(text: string): string[] {

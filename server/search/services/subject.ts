@@ -10,8 +10,11 @@ export function subjectOf(entities: EntityRow[], query: string): EntityRow | und
     const parts = nameWords(e.name);
     if (parts.length === 0) continue;
     const hits = parts.filter((p) => words.has(p)).length;
-    // Every word of the name present beats some; longer full matches beat shorter ones.
-    const score = hits === 0 ? 0 : (hits === parts.length ? 10 : 0) + hits - (parts.length - hits) * 0.5;
+    // Every word of the name present beats some; longer full matches beat shorter ones; a title the query
+    // does not say tells the namesakes apart ("Who is Fezziwig?" is about Fezziwig, not Mrs. Fezziwig).
+    const unsaid = titleWords(e.name).filter((w) => !words.has(w)).length;
+    const score =
+      hits === 0 ? 0 : (hits === parts.length ? 10 : 0) + hits - (parts.length - hits) * 0.5 - unsaid * 0.1;
     if (score > bestScore) {
       best = e;
       bestScore = score;
@@ -20,8 +23,16 @@ export function subjectOf(entities: EntityRow[], query: string): EntityRow | und
   return best;
 }
 
+const TITLES = new Set(["mr", "mrs", "miss", "ms", "dr", "sir", "master"]);
+
 export function nameWords(name: string): string[] {
-  return (name.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
-    (w) => !["mr", "mrs", "miss", "ms", "dr", "of", "the", "sir", "master"].includes(w),
-  );
+  return words(name).filter((w) => !TITLES.has(w) && w !== "of" && w !== "the");
+}
+
+function titleWords(name: string): string[] {
+  return words(name).filter((w) => TITLES.has(w));
+}
+
+function words(name: string): string[] {
+  return name.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
