@@ -6,7 +6,7 @@
  * is answered by the sentence saying what X is, though it never uses the question's word; a page that
  * says the question's own phrase ("make the golem") joins the pool though each of its words is common;
  * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
- * about a namesake ("Mrs. Pell").
+ * about a namesake ("Mrs. Pell"); a title the question writes ("Mr. Harlow") is no name to match on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -118,5 +118,17 @@ describe("the offline answerer's rules", () => {
     // The subject is Pell, not the entity that only contains the name.
     expect(response).toMatch(/^Pell \(person\) \[Data: Entities \(\d+\)\]/m);
     expect(response).not.toMatch(/^Mrs\. Pell \(person\)/m);
+  });
+
+  test("a title in the question is no name: 'the wife of Mr. Dale' does not answer for Mr. Harlow", async () => {
+    const text = [
+      "Mr. Harlow came home from the sea in the spring of that year, and Mr. Dale with him.",
+      "Agnes, the wife of Mr. Dale, kept the inn at Fenwick for forty years.",
+      "Rose Finch had married Harlow at Fenwick church, and the sailors cheered.",
+      "The village talked of nothing else for a month.",
+    ].join(" ");
+    const { opening } = await ask("titles", text, "Who is Mr. Harlow's wife?");
+    expect(opening).toContain("Rose Finch");
+    expect(opening).not.toContain("Agnes");
   });
 });

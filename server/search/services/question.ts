@@ -7,6 +7,7 @@
  * number, "whose wife" a person); the noun lists are plain English, not any book's words. The terms are
  * the question's content words, stemmed for matching; how rare each is in the index is weighed later.
  */
+import { HONORIFICS } from "../indexing/names.ts";
 import { queryTerms, stem } from "./terms.ts";
 
 export type AnswerType = "person" | "place" | "organization" | "date" | "number" | "thing";
@@ -91,12 +92,28 @@ export function analyseQuestion(text: string): Question {
 const IDENTITY =
   /^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)\s*\?*$/u;
 
-/** Words capitalised after the question's first word: names. */
+/** Words capitalised after the question's first word: names, not the titles before them ("Mr." Bennet). */
 function namesIn(text: string): string[] {
   const out = new Set<string>();
-  for (const m of text.matchAll(/(?<=\S\s+)([A-Z][\p{L}’']*)/gu))
-    out.add((m[1] as string).toLowerCase().replace(/['’]s$/, ""));
+  const titles = titlesIn(text);
+  for (const m of text.matchAll(/(?<=\S\s+)([A-Z][\p{L}’']*)/gu)) {
+    const name = (m[1] as string).toLowerCase().replace(/['’]s$/, "");
+    if (!titles.has(name)) out.add(name);
+  }
   return [...out];
+}
+
+/**
+ * The titles a question writes before a name ("Mr. Bennet", "Lady Catherine"): part of how it refers to
+ * someone, not a word to find the passage by ("the wife of Mr. Collins" says nothing of Mr. Bennet).
+ */
+function titlesIn(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/\b([A-Z][a-z]*)\.?\s+[A-Z]/g)) {
+    const word = (m[1] as string).toLowerCase();
+    if (HONORIFICS.has(word)) out.add(word);
+  }
+  return out;
 }
 
 const MONEY =
@@ -181,7 +198,7 @@ function relatedTerms(terms: string[]): Map<string, string[]> {
  */
 function contentTerms(text: string, q: string): string[] {
   const cue = q.match(POSITION)?.[0] ?? "";
-  const dropped = new Set(cue.match(/[a-z]+/g) ?? []);
+  const dropped = new Set([...(cue.match(/[a-z]+/g) ?? []), ...titlesIn(text)]);
   return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
 }
 
