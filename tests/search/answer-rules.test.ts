@@ -6,7 +6,8 @@
  * is answered by the sentence saying what X is, though it never uses the question's word; a page that
  * says the question's own phrase ("make the golem") joins the pool though each of its words is common;
  * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
- * about a namesake ("Mrs. Pell"); a title the question writes ("Mr. Harlow") is no name to match on.
+ * about a namesake ("Mrs. Pell"), and "how is X related to Y?" by what X is to Y ("Nell, Pell's
+ * niece"); a title the question writes ("Mr. Harlow") is no name to match on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
@@ -130,5 +131,18 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("titles", text, "Who is Mr. Harlow's wife?");
     expect(opening).toContain("Rose Finch");
     expect(opening).not.toContain("Agnes");
+  });
+
+  test("how is X related to Y: the sentence saying what one is to the other", async () => {
+    const text = [
+      "Nell sat with Pell by the fire of the mill house, and Pell related the news of the valley to Nell.",
+      "Pell and Nell walked to Fenwick market, where Nell sold the eggs and Pell bought a sack of salt.",
+      "Nell, the niece of old Pell, kept the accounts of the mill.",
+      "Harrow the carter said that Pell and Nell were the two hardest bargainers in the valley.",
+    ].join(" ");
+    for (const query of ["How is Nell related to Pell?", "What is the relationship between Nell and Pell?"]) {
+      const { opening } = await ask(`kin-${query.length}`, text, query);
+      expect(opening).toStartWith("Nell, the niece of old Pell");
+    }
   });
 });

@@ -15,6 +15,27 @@ const DESCRIBING =
 const CLAUSE_START = String.raw`(?:^|[,;:(—–-]\s*|\b(?:that|which|and|but)\s+)["'“‘_]?`;
 const COPULA = String.raw`\s+(?:is|was|are|were|seems|seemed|looks|looked|resembles|resembled)\s+(?:not\s+)?(?:a|an|the|like|as|in|of|some|one)\b`;
 
+/**
+ * Whether a sentence says what the question's subject is: for "How is Fred related to Scrooge?", one
+ * that names both and says what either is ("Fred, Scrooge's nephew"); undefined for a question of
+ * another kind.
+ */
+export function definitionTest(question: Question): ((text: string) => boolean) | undefined {
+  const subject = describedSubject(question);
+  if (subject === undefined) return undefined;
+  const other = question.counterpart;
+  if (other === undefined) return (text) => definesSubject(text, subject);
+  return (text) => {
+    const lower = text.toLowerCase();
+    // What one is to the other, said of either while naming both ("Fred, Scrooge's nephew").
+    return (
+      lower.includes(subject) &&
+      lower.includes(other) &&
+      (definesSubject(text, subject) || definesSubject(text, other))
+    );
+  };
+}
+
 /** The subject a describing question names (its longest run of capitalised words), lower case. */
 export function describedSubject(question: Question): string | undefined {
   if (question.identity) return question.identity;

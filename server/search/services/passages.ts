@@ -18,7 +18,7 @@ import {
   ORGANIZATION_WORDS,
   PLACE_WORDS,
 } from "../indexing/names.ts";
-import { definesSubject, describedSubject } from "./definition.ts";
+import { definitionTest } from "./definition.ts";
 import type { Question } from "./question.ts";
 import { relationStems, statesRelation } from "./relation.ts";
 import { stem } from "./terms.ts";
@@ -128,7 +128,7 @@ export async function scorePassages(
 ): Promise<Passage[]> {
   const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
-  const described = describedSubject(question);
+  const definition = definitionTest(question);
   const raw: Raw[] = [];
   const seen = new Set<string>();
   let order = 0;
@@ -160,7 +160,7 @@ export async function scorePassages(
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.
-      const defines = described !== undefined && definesSubject(text, described);
+      const defines = definition?.(text) === true;
       if (defines) score += DEFINITION_BONUS;
       if (question.position && unit.position !== undefined)
         score +=

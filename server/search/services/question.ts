@@ -33,9 +33,13 @@ export interface Question {
   related: Map<string, string[]>;
   /**
    * "Who is Fezziwig?", "What was the Pequod?": a question that names someone or something and asks
-   * nothing more wants what the book says they are; their name, lower case.
+   * nothing more wants what the book says they are; their name, lower case. "How is Fred related to
+   * Scrooge?" asks the same of Fred (the sentence saying what Fred is to Scrooge: "Fred, Scrooge's
+   * nephew").
    */
   identity?: string;
+  /** "How is Fred related to Scrooge?": the other name (scrooge), which the answering sentence names. */
+  counterpart?: string;
 }
 
 const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
@@ -67,7 +71,7 @@ const NAMED_THINGS = words(`book books title titles name names ship ships vessel
 /** Analyses a question: its answer type, its terms, its focus noun. */
 export function analyseQuestion(text: string): Question {
   const q = text.trim().toLowerCase().replace(/\s+/g, " ");
-  const identity = text.trim().match(IDENTITY)?.[1]?.toLowerCase();
+  const [identity, counterpart] = identityOf(text.trim());
   const focus = focusNoun(q);
   const wantsName =
     identity === undefined &&
@@ -86,11 +90,37 @@ export function analyseQuestion(text: string): Question {
     measures: measuresOf(q),
     related: relatedTerms(queryTerms(text)),
     identity,
+    counterpart,
   };
 }
 
-const IDENTITY =
-  /^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)\s*\?*$/u;
+/** A name as a question writes it: capitalised words, with "of" and "the" between them. */
+const NAME = String.raw`(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)`;
+const IDENTITY = [
+  new RegExp(String.raw`^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+${NAME}\s*\?*$`, "u"),
+  // How two are related: what the first is to the second.
+  new RegExp(
+    String.raw`^[Hh]ow\s+(?:is|was|are|were)\s+${NAME}\s+(?:related|connected)\s+to\s+${NAME}\s*\?*$`,
+    "u",
+  ),
+  new RegExp(
+    String.raw`^[Hh]ow\s+(?:are|were)\s+${NAME}\s+and\s+${NAME}\s+(?:related|connected)\s*\?*$`,
+    "u",
+  ),
+  new RegExp(
+    String.raw`^[Ww]hat\s+(?:is|was)\s+the\s+(?:relationship|relation|connection)\s+between\s+${NAME}\s+and\s+${NAME}\s*\?*$`,
+    "u",
+  ),
+];
+
+/** The name a question asks about, and the one it asks in relation to ("how is Fred related to Scrooge"). */
+function identityOf(text: string): [string?, string?] {
+  for (const pattern of IDENTITY) {
+    const m = text.match(pattern);
+    if (m?.[1]) return [m[1].toLowerCase(), m[2]?.toLowerCase()];
+  }
+  return [];
+}
 
 /** Words capitalised after the question's first word: names, not the titles before them ("Mr." Bennet). */
 function namesIn(text: string): string[] {
@@ -208,7 +238,7 @@ const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales 
 
 /** Words that frame a question rather than say what it is about. */
 const QUESTION_WORDS = words(
-  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view",
+  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view related relationship relation connected connection",
 );
 
 function answerType(q: string, focus: string | undefined): AnswerType {
