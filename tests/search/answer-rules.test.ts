@@ -10,6 +10,8 @@
  * niece"); a title the question writes ("Mr. Harlow") is no name to match on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { subjectOf } from "../../server/search/services/subject.ts";
+import type { EntityRow } from "../../server/search/types.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 
 type Row = Record<string, string | number | boolean>;
@@ -119,6 +121,19 @@ describe("the offline answerer's rules", () => {
     // The subject is Pell, not the entity that only contains the name.
     expect(response).toMatch(/^Pell \(person\) \[Data: Entities \(\d+\)\]/m);
     expect(response).not.toMatch(/^Mrs\. Pell \(person\)/m);
+    // The title decides between namesakes whichever the search ranked first.
+    const entity = (id: number, name: string): EntityRow => ({
+      ...{ id, human_id: id, name, type: "person", description: "", degree: 1, mentions: 1 },
+      ...{ unit_ids: "[]", community_ids: "[]" },
+    });
+    const [pell, mrs] = [entity(1, "Pell"), entity(2, "Mrs. Pell")];
+    for (const ranked of [
+      [pell, mrs],
+      [mrs, pell],
+    ]) {
+      expect(subjectOf(ranked, "Who is Pell?")?.name).toBe("Pell");
+      expect(subjectOf(ranked, "Who is Mrs. Pell?")?.name).toBe("Mrs. Pell");
+    }
   });
 
   test("a title in the question is no name: 'the wife of Mr. Dale' does not answer for Mr. Harlow", async () => {

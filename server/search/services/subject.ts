@@ -10,11 +10,17 @@ export function subjectOf(entities: EntityRow[], query: string): EntityRow | und
     const parts = nameWords(e.name);
     if (parts.length === 0) continue;
     const hits = parts.filter((p) => words.has(p)).length;
-    // Every word of the name present beats some; longer full matches beat shorter ones; a title the query
-    // does not say tells the namesakes apart ("Who is Fezziwig?" is about Fezziwig, not Mrs. Fezziwig).
-    const unsaid = titleWords(e.name).filter((w) => !words.has(w)).length;
+    // Every word of the name present beats some; longer full matches beat shorter ones; the titles tell
+    // namesakes apart ("Who is Fezziwig?" is about Fezziwig, "Who is Mrs. Fezziwig?" about Mrs. Fezziwig).
+    const titles = titleWords(e.name);
+    const said = titles.filter((w) => words.has(w)).length;
     const score =
-      hits === 0 ? 0 : (hits === parts.length ? 10 : 0) + hits - (parts.length - hits) * 0.5 - unsaid * 0.1;
+      hits === 0
+        ? 0
+        : (hits === parts.length ? 10 : 0) +
+          hits -
+          (parts.length - hits) * 0.5 +
+          (2 * said - titles.length) * 0.1;
     if (score > bestScore) {
       best = e;
       bestScore = score;
