@@ -118,6 +118,14 @@ describe("the offline answerer's rules", () => {
     const { response, opening } = await ask("identity", text, "Who is Pell?");
     // What the text says Pell is, plainly, not hedged and not another person named first.
     expect(opening).toStartWith("Mr. Pell, a miller of Fenwick");
+    // What Pell does is asked the same way.
+    for (const query of ["What was Pell's trade?", "What did Pell do for a living?"]) {
+      const { body } = await t.json<{ response: string }>(
+        "/search/local",
+        postJson({ index: "identity", query }),
+      );
+      expect(body.response).toStartWith("Mr. Pell, a miller of Fenwick");
+    }
     // The subject is Pell, not the entity that only contains the name.
     expect(response).toMatch(/^Pell \(person\) \[Data: Entities \(\d+\)\]/m);
     expect(response).not.toMatch(/^Mrs\. Pell \(person\)/m);

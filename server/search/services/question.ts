@@ -98,6 +98,12 @@ export function analyseQuestion(text: string): Question {
 const NAME = String.raw`(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)`;
 const IDENTITY = [
   new RegExp(String.raw`^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+${NAME}\s*\?*$`, "u"),
+  // What someone does: said of them the same way ("Bob Cratchit, clerk to Ebenezer Scrooge").
+  new RegExp(
+    String.raw`^[Ww]hat\s+(?:is|was)\s+${NAME}['’]s\s+(?:job|occupation|profession|trade|calling|position)\s*\?*$`,
+    "u",
+  ),
+  new RegExp(String.raw`^[Ww]hat\s+(?:does|did)\s+${NAME}\s+do(?:\s+for\s+a\s+living)?\s*\?*$`, "u"),
   // How two are related: what the first is to the second.
   new RegExp(
     String.raw`^[Hh]ow\s+(?:is|was|are|were)\s+${NAME}\s+(?:related|connected)\s+to\s+${NAME}\s*\?*$`,
@@ -238,7 +244,7 @@ const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales 
 
 /** Words that frame a question rather than say what it is about. */
 const QUESTION_WORDS = words(
-  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view related relationship relation connected connection",
+  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view related relationship relation connected connection job occupation profession living",
 );
 
 function answerType(q: string, focus: string | undefined): AnswerType {
