@@ -81,7 +81,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q),
+    terms: contentTerms(text, q).filter((t) => identity === undefined || !IDENTITY_WORDS.has(t)),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
@@ -242,9 +242,14 @@ function contentTerms(text: string, q: string): string[] {
 const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales essay narrative narrator
   author author's writer's novella chapter`);
 
+/** The words that frame a question asking who or what someone is ("How is X related to Y?"). */
+const IDENTITY_WORDS = words(
+  "related relationship relation connected connection job occupation profession trade calling position living",
+);
+
 /** Words that frame a question rather than say what it is about. */
 const QUESTION_WORDS = words(
-  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view related relationship relation connected connection job occupation profession living",
+  "name named names call called first kind sort type way many much think thinks thought describe describes give gives opinion view",
 );
 
 function answerType(q: string, focus: string | undefined): AnswerType {
