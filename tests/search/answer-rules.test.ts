@@ -7,7 +7,8 @@
  * says the question's own phrase ("make the golem") joins the pool though each of its words is common;
  * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
  * about a namesake ("Mrs. Pell"), and "how is X related to Y?" by what X is to Y ("Nell, Pell's
- * niece"); a title the question writes ("Mr. Harlow") is no name to match on.
+ * niece"); a title the question writes ("Mr. Harlow") is no name to match on; a signature or a heading
+ * ("Alphonse Bartholomew Pell.") opens no answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -167,5 +168,18 @@ describe("the offline answerer's rules", () => {
       const { opening } = await ask(`kin-${query.length}`, text, query);
       expect(opening).toStartWith("Nell, the niece of old Pell");
     }
+  });
+
+  test("a signature or a heading, every word capitalised, does not open an answer", async () => {
+    const text = [
+      "The Mill at Fenwick.",
+      "“Come home before the frost, dear Nell, for the mill is cold without you.",
+      "“Alphonse Bartholomew Pell.",
+      "Harrow met old Pell at the market in Fenwick and sold him two sacks of salt for the winter.",
+      "Pell paid him in silver, and Harrow drove home singing.",
+    ].join("\n\n");
+    const { opening } = await ask("signature", text, "Who is Alphonse Pell?");
+    expect(opening).not.toContain("Alphonse Bartholomew Pell.");
+    expect(opening).toContain("Pell");
   });
 });

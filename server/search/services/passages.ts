@@ -221,6 +221,8 @@ function form(text: string): number {
   else if (!/[.!;]["'’”)_]*$/.test(text)) score -= 0.4;
   // "said Bob, with a sudden declension…": the tail of a quotation.
   if (/^[a-z]/.test(text)) score -= 0.2;
+  // "Alphonse Frankenstein.", "The Wellfleet Oysterman VI.": a signature or a heading, every word capitalised.
+  else if ((text.match(/\p{L}+/gu) ?? []).every((word) => /^\p{Lu}/u.test(word))) score -= 0.4;
   if (text.length > 350) score -= 0.2;
   if (text.length > 600) score -= 0.3;
   return score;
