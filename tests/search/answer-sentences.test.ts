@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { splitUnits } from "../../server/search/indexing/units.ts";
-import { sentences } from "../../server/search/text.ts";
+import { sentences, stripCaptions } from "../../server/search/text.ts";
 import { createTestApp, postJson, REPO_ROOT, type TestApp } from "../helpers/app.ts";
 
 type Row = Record<string, string | number | boolean>;
@@ -28,7 +28,10 @@ const QUESTIONS: [string, string][] = [
   ["local", "What did the Cratchits have for dinner?"],
   ["local", "Who was Marley?"],
   ["local", "Where does Bob Cratchit live?"],
+  ["global", "What happens at the end of the story?"],
 ];
+/** The book's sentences, as the splitter cuts the whole book (not a unit of it). */
+const WHOLE = new Set(sentences(stripCaptions(BOOK)).map((s) => s.replace(/\s+/g, " ")));
 let t: TestApp;
 const answers = new Map<string, SearchBody>();
 
@@ -122,6 +125,18 @@ describe("offline answers quote whole sentences", () => {
       }
       const twice = said.filter((s, i) => s.length > 20 && said.indexOf(s) !== i);
       expect({ key, twice }).toEqual({ key, twice: [] });
+    }
+  });
+
+  test("an answer opens with a whole sentence of the book, never the tail a unit opens with", () => {
+    // A unit cut at a line of the hard-wrapped book opened with "nothing ever happened on this globe…",
+    // which opened the answer about the story's end.
+    for (const [key, body] of answers) {
+      const opening = prose((body.response.split("\n")[0] ?? "").replace(/^.*The nearest passage is: /, ""));
+      const quoted = opening.replace(/^\*\*[^*]+\*\*: /, "");
+      if (!FLAT.includes(quoted.slice(0, 24))) continue; // the answerer's own words
+      for (const sentence of sentences(quoted))
+        expect({ key, sentence, whole: WHOLE.has(sentence) }).toEqual({ key, sentence, whole: true });
     }
   });
 

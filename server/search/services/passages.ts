@@ -138,6 +138,9 @@ export async function scorePassages(
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
       if (text.length < MIN_CHARS || seen.has(text)) continue;
+      // A unit cut at a line of a hard-wrapped book opens with a sentence's tail ("nothing ever happened
+      // on this globe…"), whose head is in the unit before: no passage to quote.
+      if (i === 0 && unit.position !== 0 && /^\p{Ll}/u.test(text)) continue;
       seen.add(text);
       const bag = bags[i] as Set<string>;
       let own = 0;
