@@ -23,16 +23,14 @@ const COPULA = String.raw`\s+(?:is|was|are|were|seems|seemed|looks|looked|resemb
 export function definitionTest(question: Question): ((text: string) => boolean) | undefined {
   const subject = describedSubject(question);
   if (subject === undefined) return undefined;
+  const defines = definer(subject);
   const other = question.counterpart;
-  if (other === undefined) return (text) => definesSubject(text, subject);
+  if (other === undefined) return defines;
+  const definesOther = definer(other);
   return (text) => {
     const lower = text.toLowerCase();
     // What one is to the other, said of either while naming both ("Fred, Scrooge's nephew").
-    return (
-      lower.includes(subject) &&
-      lower.includes(other) &&
-      (definesSubject(text, subject) || definesSubject(text, other))
-    );
+    return lower.includes(subject) && lower.includes(other) && (defines(text) || definesOther(text));
   };
 }
 
@@ -53,13 +51,13 @@ const APPOSITION = String.raw`,\s+(?:(?:a|an|the|his|her|their|its)\s+|[\p{Lu}][
 const TITLE = String.raw`(?:(?:mr|mrs|miss|ms|dr|sir|old|young)\.?\s+)?`;
 
 /**
- * A sentence whose clause opens with the subject and says what it is ("Cape Cod is the bared…"), or that
- * opens with the subject in apposition ("Mr. Fezziwig, a kind-hearted, jovial old merchant.").
+ * Whether a sentence's clause opens with the subject and says what it is ("Cape Cod is the bared…"), or
+ * the sentence opens with the subject in apposition ("Mr. Fezziwig, a kind-hearted, jovial old
+ * merchant."). Made once per question: it is asked of every sentence of the pool.
  */
-export function definesSubject(text: string, subject: string): boolean {
+function definer(subject: string): (text: string) => boolean {
   const escaped = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
-  return (
-    new RegExp(`${CLAUSE_START}(?:the\\s+)?${TITLE}${escaped}${COPULA}`, "iu").test(text) ||
-    new RegExp(`^["'“‘_]?(?:the\\s+)?${TITLE}${escaped}${APPOSITION}`, "iu").test(text)
-  );
+  const copula = new RegExp(`${CLAUSE_START}(?:the\\s+)?${TITLE}${escaped}${COPULA}`, "iu");
+  const apposition = new RegExp(`^["'“‘_]?(?:the\\s+)?${TITLE}${escaped}${APPOSITION}`, "iu");
+  return (text) => copula.test(text) || apposition.test(text);
 }
