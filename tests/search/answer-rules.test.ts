@@ -6,8 +6,8 @@
  * is answered by the sentence saying what X is, though it never uses the question's word; a page that
  * says the question's own phrase ("make the golem") joins the pool though each of its words is common;
  * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
- * about a namesake ("Mrs. Pell"), and "how is X related to Y?" by what X is to Y ("Nell, Pell's
- * niece"); a title the question writes ("Mr. Harlow") is no name to match on; a signature or a heading
+ * about a namesake ("Mrs. Pell"), and "how is X related to Y?" by what X is to Y ("Nell, the niece of
+ * old Pell"); a title the question writes ("Mr. Harlow") is no name to match on; a signature or a heading
  * ("Alphonse Bartholomew Pell.") opens no answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
