@@ -81,7 +81,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q).filter((t) => identity === undefined || !IDENTITY_WORDS.has(t)),
+    terms: contentTerms(text, q, identity !== undefined),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
@@ -230,11 +230,16 @@ function relatedTerms(terms: string[]): Map<string, string[]> {
 /**
  * The words a passage is matched on: not the words that frame the question ("name", "kind"), nor those
  * that mean the material itself ("the story", "the author": the book says "I"), nor the words of a
- * position cue ("by the end of the story").
+ * position cue ("by the end of the story"), nor the titles before names ("Mr."), nor, in a question
+ * asking who someone is, its framing words ("related", "job").
  */
-function contentTerms(text: string, q: string): string[] {
+function contentTerms(text: string, q: string, identity: boolean): string[] {
   const cue = q.match(POSITION)?.[0] ?? "";
-  const dropped = new Set([...(cue.match(/[a-z]+/g) ?? []), ...titlesIn(text)]);
+  const dropped = new Set([
+    ...(cue.match(/[a-z]+/g) ?? []),
+    ...titlesIn(text),
+    ...(identity ? IDENTITY_WORDS : []),
+  ]);
   return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
 }
 
