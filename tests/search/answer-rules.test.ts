@@ -182,4 +182,17 @@ describe("the offline answerer's rules", () => {
     expect(opening).not.toContain("Alphonse Bartholomew Pell.");
     expect(opening).toContain("Pell");
   });
+
+  test("what X thinks of Y: what X says of it, not a sentence that only names both", async () => {
+    const text = [
+      "Old Pell kept the mill at Fenwick, and every autumn the harvest fair came to the green below it.",
+      "Pell sat at his window above the harvest fair and counted the sacks going by.",
+      '"A fair is a week of idle hands and broken fences," said Pell, "and the harvest would be the better without it."',
+      "Nell loved the fair, and danced at it every year until the fiddlers went home.",
+    ].join(" ");
+    for (const query of ["What does Pell think of the harvest fair?", "How does Pell feel about the fair?"]) {
+      const { opening } = await ask(`opinion-${query.length}`, text, query);
+      expect(opening).toContain("a week of idle hands");
+    }
+  });
 });

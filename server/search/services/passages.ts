@@ -21,6 +21,7 @@ import {
 import { definitionTest } from "./definition.ts";
 import type { Question } from "./question.ts";
 import { relationStems, statesRelation } from "./relation.ts";
+import { speakerTest } from "./speaker.ts";
 import { stem } from "./terms.ts";
 import { poolCases, unitWords } from "./unit-words.ts";
 
@@ -113,6 +114,7 @@ const TYPE_BONUS = 0.6;
 const WEAK_BONUS = 0.3;
 const RELATION_BONUS = 0.6;
 const DEFINITION_BONUS = 1;
+const SPEAKER_BONUS = 0.6;
 const MIN_CHARS = 20;
 
 /** Looks up the types the index gave these names (entity names as stored). */
@@ -129,6 +131,7 @@ export async function scorePassages(
   const content = groups.some((g) => !g.name) ? groups.filter((g) => !g.name) : groups;
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
   const definition = definitionTest(question);
+  const speaks = speakerTest(question);
   const raw: Raw[] = [];
   const seen = new Set<string>();
   let order = 0;
@@ -147,6 +150,7 @@ export async function scorePassages(
       let near = 0;
       let covered = 0;
       let far = 0;
+      let held = 0;
       for (const g of groups) {
         const here = matchIn(bag, g);
         const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
@@ -157,6 +161,7 @@ export async function scorePassages(
         near += around;
         if (!g.name) far += page;
         if (content.includes(g)) covered += here + NEIGHBOUR * around + PAGE * page;
+        if (here > 0) held++;
       }
       // The passage is about what the question names when the sentence or one near it names it.
       const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
@@ -165,6 +170,9 @@ export async function scorePassages(
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.
       const defines = definition?.(text) === true;
       if (defines) score += DEFINITION_BONUS;
+      // "What does Scrooge think of Christmas?": what Scrooge says of it ("…,' said Scrooge"), not
+      // whatever he says ("'I do,' said Scrooge": the speaker's is the only term it holds).
+      if (held > 1 && speaks?.(text)) score += SPEAKER_BONUS;
       if (question.position && unit.position !== undefined)
         score +=
           edgeBonus(question.position === "end" ? unit.position : 1 - unit.position) * (edge?.(i) ?? 1);

@@ -40,6 +40,8 @@ export interface Question {
   identity?: string;
   /** "How is Fred related to Scrooge?": the other name (scrooge), which the answering sentence names. */
   counterpart?: string;
+  /** "What does Scrooge think of Christmas?": what a named person says or thinks answers (speaker.ts). */
+  opinion: boolean;
 }
 
 const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
@@ -91,6 +93,7 @@ export function analyseQuestion(text: string): Question {
     related: relatedTerms(queryTerms(text)),
     identity,
     counterpart,
+    opinion: asksOpinion(q),
   };
 }
 
@@ -118,6 +121,14 @@ const IDENTITY = [
     "u",
   ),
 ];
+
+const OPINION =
+  /\b(?:think|thinks|thought|feel|feels|felt|believe|believes|believed)\s+(?:of|about|on|towards?|regarding)\b|\b(?:opinion|view|views|feelings?|attitude)\s+(?:of|on|about|towards?)\b/i;
+
+/** Whether the question asks what someone thinks or feels of something (answered in speaker.ts). */
+function asksOpinion(text: string): boolean {
+  return OPINION.test(text);
+}
 
 /** The name a question asks about, and the one it asks in relation to ("how is Fred related to Scrooge"). */
 function identityOf(text: string): [string?, string?] {
