@@ -92,6 +92,17 @@ describe("offline answers quote whole sentences", () => {
     }
   });
 
+  test("in a hard-wrapped book a unit opens at a sentence, not at the line its overlap starts on", () => {
+    // The book wraps every line: a unit that opened at the first line start of its overlap opened
+    // mid-sentence ("nothing ever happened on this globe…"); half the units did, a third in longer books.
+    const units = splitUnits(BOOK).slice(1);
+    const afterSentence = units.filter((unit) => {
+      const at = FLAT.indexOf(unit.text.replace(/\s+/g, " ").slice(0, 60));
+      return /[.!?]["'’”)_]*\s$/.test(FLAT.slice(Math.max(0, at - 4), at));
+    });
+    expect(afterSentence.length / units.length).toBeGreaterThanOrEqual(0.9);
+  });
+
   test("descriptions and reports in context start at a word and clip at a word", () => {
     for (const [key, body] of answers) {
       for (const e of body.context_data.entities ?? [])
