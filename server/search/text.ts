@@ -1,18 +1,35 @@
 /** Small text helpers of the query services: sentence splitting, citation id lists, a token estimate. */
 
-/** Sentences of a text; paragraphs (blank lines) always end one, so lists and headings stay apart. */
+/**
+ * Sentences of a text; paragraphs (blank lines) always end one, so lists and headings stay apart. A
+ * quotation's "!" or "?" does not end the sentence its attribution continues ("'Christmas a humbug,
+ * uncle!' said Scrooge's nephew." is one sentence, not a quote and a "said Scrooge's nephew.").
+ */
 export function sentences(text: string): string[] {
   return text
     .split(/\n\s*\n/)
-    .flatMap(
-      (paragraph) =>
+    .flatMap((paragraph) =>
+      attributed(
         paragraph
           .replace(/\s+/g, " ")
           .replace(ABBREVIATION, "$1\u0000")
           .match(/[^.!?]+[.!?]+["'’”)]*|[^.!?]+$/g) ?? [],
+      ),
     )
     .map((s) => s.replaceAll("\u0000", ".").trim())
     .filter((s) => s.length > 0);
+}
+
+/** Joins a piece opening in lower case to a quotation it follows that ends with "!" or "?". */
+function attributed(pieces: string[]): string[] {
+  const out: string[] = [];
+  for (const piece of pieces) {
+    const last = out.length - 1;
+    if (last >= 0 && /^\s*\p{Ll}/u.test(piece) && /[!?]["'’”)]+$/.test(out[last] as string))
+      out[last] += piece;
+    else out.push(piece);
+  }
+  return out;
 }
 
 /** The first sentence of a text (abbreviations such as "Mrs." do not end it), or the text itself. */

@@ -151,6 +151,25 @@ describe("offline answers quote whole sentences", () => {
     }
   });
 
+  test("a quotation's attribution stays with it: no sentence is a bare 'said Scrooge's nephew.'", () => {
+    expect(
+      sentences("'Christmas a humbug, uncle!' said Scrooge's nephew. 'You don't mean that?' 'I do.'"),
+    ).toEqual(["'Christmas a humbug, uncle!' said Scrooge's nephew.", "'You don't mean that?'", "'I do.'"]);
+    for (const [key, body] of answers)
+      for (const line of body.response.split("\n").filter((l) => l.trim())) {
+        const text = prose(line);
+        expect({
+          key,
+          text,
+          attribution: /^(said|cried|asked|returned|replied|repeated)\b/.test(text),
+        }).toEqual({
+          key,
+          text,
+          attribution: false,
+        });
+      }
+  });
+
   test("the Cratchits' dinner opens with the dinner, not with Martha hiding", () => {
     for (const kind of ["local", "global"]) {
       const opening = (answers.get(`${kind} What did the Cratchits have for dinner?`)?.response ?? "").split(
