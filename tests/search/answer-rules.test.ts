@@ -195,4 +195,34 @@ describe("the offline answerer's rules", () => {
       expect(opening).toContain("a week of idle hands");
     }
   });
+
+  test("a name sharing a word with the question's is still an answer: Nell Pell is Sir Harry Pell's daughter", async () => {
+    const text = [
+      "The daughter of Sir Harry Pell was the talk of Fenwick market every Saturday.",
+      "Sir Harry Pell had one child, a daughter, Nell Pell, who kept his house and his accounts.",
+      '"Come in out of the rain," said Nell Pell to the carter.',
+    ].join(" ");
+    const { opening } = await ask("kin-name", text, "Who is Sir Harry Pell's daughter?");
+    expect(opening).toContain("Nell Pell");
+  });
+
+  test("a place question: a named house answers though its name reads as an institution (Pell Lodge)", async () => {
+    const text = [
+      "Sir Harry Pell lived near Fenwick, and his house near Fenwick was the largest in the valley.",
+      "On leaving trade he had moved to a house a mile from Fenwick, called from that day Pell Lodge, where he dined every week with the vicar.",
+      "Fenwick had a market, a mill and a church.",
+    ].join(" ");
+    const { opening } = await ask("called", text, "What did Sir Harry Pell call his house near Fenwick?");
+    expect(opening).toContain("Pell Lodge");
+  });
+
+  test("how many: the number counting the asked thing though a word comes between (nine brass lamps)", async () => {
+    const text = [
+      "When the light of the tower was made new, Pell trimmed the lamps of the tower for twenty nights.",
+      "The light consisted of nine brass lamps set in a ring.",
+      "Ships saw the tower from the sea.",
+    ].join(" ");
+    const { opening } = await ask("counted", text, "How many lamps made up the light of the tower?");
+    expect(opening).toContain("nine brass lamps");
+  });
 });

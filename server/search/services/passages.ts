@@ -292,11 +292,18 @@ async function candidateFinder(
         const unit = n.match(/ ([\p{L}'’]+)$/u)?.[1]?.toLowerCase();
         return unit === undefined || NUMBER_PART.test(unit) ? undefined : unit;
       };
-      const fitting = found.find((n) => {
-        const unit = measure(n);
-        return unit !== undefined && (question.measures?.has(unit) || question.measures?.has(stem(unit)));
-      });
+      const measured = (unit: string | undefined) =>
+        unit !== undefined && (question.measures?.has(unit) || question.measures?.has(stem(unit)));
+      const fitting = found.find((n) => measured(measure(n)));
       if (fitting) return { name: fitting, strong: true };
+      // "fifteen argand lamps", "two young children": the counted word after one describing it.
+      for (const n of found) {
+        const next = text
+          .slice(text.indexOf(n) + n.length)
+          .match(/^ ([\p{L}'’]+)/u)?.[1]
+          ?.toLowerCase();
+        if (measure(n) !== undefined && measured(next)) return { name: `${n} ${next}`, strong: true };
+      }
       const bare = found.find((n) => measure(n) === undefined);
       const first = bare ?? found[0];
       if (!first) return undefined;
@@ -329,7 +336,7 @@ async function candidateFinder(
         pool.mentions.set(text, all);
       }
       found = all.filter(
-        (m) => !m.core.some((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
+        (m) => !m.core.every((w) => asked.has(stem(w))) && !HONORIFICS.has(m.core[0]?.toLowerCase() ?? ""),
       );
       mentioned.set(text, found);
     }
@@ -357,7 +364,9 @@ async function candidateFinder(
 }
 
 function fits(wanted: Question["type"], typed: string): boolean {
-  if (wanted === "place") return typed === "geo";
+  // A named house, inn or college is a place as well as an institution ("Lucas Lodge", "the University of
+  // Ingolstadt"), as a town is the seat of one.
+  if (wanted === "place") return typed === "geo" || typed === "organization";
   if (wanted === "organization") return typed === "organization" || typed === "geo";
   if (wanted === "thing") return typed !== "person";
   return typed === wanted;
