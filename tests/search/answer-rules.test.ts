@@ -225,4 +225,14 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("counted", text, "How many lamps made up the light of the tower?");
     expect(opening).toContain("nine brass lamps");
   });
+
+  test("a name the question writes is matched as a name: 'Fenwick Park' is not any park", async () => {
+    const text = [
+      '"Come along," said Nell, and took Harrow for a walk in the park.',
+      "Mr. Dale has taken Fenwick at last, and comes down from the north with his sisters.",
+      "Fenwick is the largest house in the county.",
+    ].join(" ");
+    const { opening } = await ask("name-case", text, "Who takes Fenwick Park?");
+    expect(opening).toContain("Mr. Dale");
+  });
 });

@@ -136,7 +136,9 @@ export async function scorePassages(
   const seen = new Set<string>();
   let order = 0;
   for (const unit of units) {
-    const { list, bags, whole } = unitWords(unit.text);
+    const { list, bags, whole, capitals, wholeCapitals } = unitWords(unit.text);
+    // A name the question writes matches the name, not the common word ("Netherfield Park", not "the park").
+    const bagsOf = (g: TermGroup) => (g.name ? capitals : bags);
     const edge = question.position ? along(bags, groups, question.position) : undefined;
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
@@ -152,11 +154,12 @@ export async function scorePassages(
       let far = 0;
       let held = 0;
       for (const g of groups) {
-        const here = matchIn(bag, g);
-        const around = here > 0 ? 0 : Math.max(matchIn(bags[i - 1], g), matchIn(bags[i + 1], g));
+        const sentences = bagsOf(g);
+        const here = matchIn(g.name ? sentences[i] : bag, g);
+        const around = here > 0 ? 0 : Math.max(matchIn(sentences[i - 1], g), matchIn(sentences[i + 1], g));
         // A term elsewhere on the page: the page is about it, the sentence may answer it in other words
         // ("He was an old Wellfleet oysterman…" then, lines on, "I am eighty-eight year old.").
-        const page = here > 0 || around > 0 ? 0 : matchIn(whole, g);
+        const page = here > 0 || around > 0 ? 0 : matchIn(g.name ? wholeCapitals : whole, g);
         own += here;
         near += around;
         if (!g.name) far += page;
@@ -164,7 +167,9 @@ export async function scorePassages(
         if (here > 0) held++;
       }
       // The passage is about what the question names when the sentence or one near it names it.
-      const named = groups.some((g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(bags[i + d], g) > 0));
+      const named = groups.some(
+        (g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(capitals[i + d], g) > 0),
+      );
       if (own === 0) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.

@@ -12,6 +12,9 @@ interface UnitWords {
   list: string[];
   bags: Set<string>[];
   whole: Set<string>;
+  /** The stems of each sentence's capitalised words, and the whole unit's: where a name can be. */
+  capitals: Set<string>[];
+  wholeCapitals: Set<string>;
   /** How the unit capitalises each word (names.ts casePart), made when a question first needs it. */
   cases?: CasePart;
 }
@@ -30,11 +33,15 @@ export function unitWords(text: string): UnitWords {
   const list = sentences(stripCaptions(text));
   const bags = list.map((s) => new Set(wordsOf(s).map(stem)));
   const whole = new Set(bags.flatMap((b) => [...b]));
-  const made = { list, bags, whole };
+  const capitals = list.map((s) => new Set((s.match(CAPITALISED) ?? []).map(stem)));
+  const wholeCapitals = new Set(capitals.flatMap((b) => [...b]));
+  const made = { list, bags, whole, capitals, wholeCapitals };
   if (UNIT_WORDS.size >= MAX_UNIT_WORDS) UNIT_WORDS.clear();
   UNIT_WORDS.set(text, made);
   return made;
 }
+
+const CAPITALISED = /(?<![\p{L}\p{N}])\p{Lu}[\p{L}\p{N}]*(?:['’]\p{L}+)?/gu;
 
 /**
  * A pool's joined case counts and each text's mentions under them, remembered for the last pools: the
