@@ -8,7 +8,10 @@
  * "who is X?" is answered by what the text says X is ("Mr. Pell, a miller of Fenwick"), about X and not
  * about a namesake ("Mrs. Pell"), and "how is X related to Y?" by what X is to Y ("Nell, the niece of
  * old Pell"); a title the question writes ("Mr. Harlow") is no name to match on; a signature or a heading
- * ("Alphonse Bartholomew Pell.") opens no answer.
+ * ("Alphonse Bartholomew Pell.") opens no answer; "what does X think of Y" is answered by what X says of
+ * it; a name sharing a word with the question's ("Nell Pell", "Pell Lodge") still answers; "how many
+ * lamps" counts "nine brass lamps"; a name the question writes matches a name, not a common word ("the
+ * park"); "what is the river to the author?" is answered by what the text says the river is.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -234,5 +237,18 @@ describe("the offline answerer's rules", () => {
     ].join(" ");
     const { opening } = await ask("name-case", text, "Who takes Fenwick Park?");
     expect(opening).toContain("Mr. Dale");
+  });
+
+  test("what a thing named by a common noun is to the author: the sentence saying what it is", async () => {
+    const text = [
+      "We walked beside the river for three days, and the river ran brown and fast beside the road.",
+      "At Fenwick the river turned a mill, and we crossed the river there by the old bridge.",
+      "The river is a road that never ends, and a friend to every traveller who will follow it.",
+      "We slept at the inn.",
+    ].join(" ");
+    for (const query of ["What is the river to the author?", "What is the river like?"]) {
+      const { opening } = await ask(`thing-${query.length}`, text, query);
+      expect(opening).toContain("a road that never ends");
+    }
   });
 });

@@ -37,6 +37,9 @@ export function definitionTest(question: Question): ((text: string) => boolean) 
 /** The subject a describing question names (its longest run of capitalised words), lower case. */
 export function describedSubject(question: Question): string | undefined {
   if (question.identity) return question.identity;
+  // "What is the ocean to the author?", "What was the hall like?": a thing named by a common noun.
+  const thing = question.text.match(THING)?.[1];
+  if (thing && !/(?<=\S\s+)[\p{Lu}]/u.test(question.text)) return thing.toLowerCase();
   if (!DESCRIBING.test(question.text)) return undefined;
   let best: string | undefined;
   for (const m of question.text.matchAll(/(?<=\S\s+)[\p{Lu}][\p{L}’']*(?:\s+[\p{Lu}][\p{L}’']*)*/gu)) {
@@ -45,6 +48,9 @@ export function describedSubject(question: Question): string | undefined {
   }
   return best?.toLowerCase();
 }
+
+const THING =
+  /^what\s+(?:is|was|are|were)\s+(?:the|a|an)\s+([a-z]+)\s+(?:like|to\s+(?:the\s+(?:author|narrator|writer)|him|her|them|us|me))\s*\?*$/i;
 
 /** Said of a name, in apposition: "Mr. Fezziwig, a kind-hearted…", "Fred, Scrooge's nephew", "Bob, clerk to…". */
 const APPOSITION = String.raw`,\s+(?:(?:a|an|the|his|her|their|its)\s+|[\p{Lu}][\p{L}’'.-]*['’]s\s+|[a-z]+\s+(?:to|of)\s+)`;
