@@ -11,7 +11,8 @@
  * ("Alphonse Bartholomew Pell.") opens no answer; "what does X think of Y" is answered by what X says of
  * it; a name sharing a word with the question's ("Nell Pell", "Pell Lodge") still answers; "how many
  * lamps" counts "nine brass lamps"; a name the question writes matches a name, not a common word ("the
- * park"); "what is the river to the author?" is answered by what the text says the river is.
+ * park"); "what is the river to the author?" is answered by what the text says the river is; a broad
+ * answer says "in the City" where the text does.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -250,5 +251,17 @@ describe("the offline answerer's rules", () => {
       const { opening } = await ask(`thing-${query.length}`, text, query);
       expect(opening).toContain("a road that never ends");
     }
+  });
+
+  test("a broad answer names a place as the text does: 'in the City', not 'in City'", async () => {
+    const text = [
+      "Old Pell kept a counting-house in the City, and Nell Pell kept his books.",
+      '"The City is cold tonight," said Nell Pell to Harrow.',
+      "Harrow drove the cart from the City to Fenwick every morning, and Pell paid him on Saturdays.",
+      "Pell and Harrow quarrelled in the City over the price of salt, and Nell made the peace.",
+    ].join(" ");
+    const { opening } = await ask("article", text, "What is this story about?", "global");
+    expect(opening).toContain("in the City");
+    expect(opening).not.toMatch(/\bin City\b/);
   });
 });

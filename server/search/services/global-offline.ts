@@ -145,7 +145,7 @@ async function broadOpening(
   const parts: string[] = [];
   if (people.length > 0) parts.push(`centres on ${names(people.slice(0, 4))}`);
   if (events.length > 0) parts.push(`around ${names(events)}`);
-  if (places.length > 0) parts.push(`in ${names(places)}`);
+  if (places.length > 0) parts.push(`in ${names(places.map(withArticle))}`);
   const about =
     parts.length > 0
       ? `The material ${parts.join(", ")} ${cite([...people.slice(0, 4), ...events, ...places])}.`
@@ -188,6 +188,12 @@ function recurring(reports: ReportRow[]): string[] {
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 5)
     .map(([w]) => w);
+}
+
+/** "the City", "the Cape": a place written after "the" in its own description keeps it. */
+function withArticle(e: EntityRow): { name: string } {
+  const escaped = e.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`\\bthe ${escaped}\\b`).test(e.description) ? { name: `the ${e.name}` } : e;
 }
 
 function names(entities: { name: string }[]): string {
