@@ -14,7 +14,7 @@ import { ServerSupervisor, serverCommand, TOKEN_COOKIE } from "../../desktop/sup
 import { buildServerBinary } from "../../scripts/build.ts";
 import { APP_VERSION } from "../../server/version.ts";
 import { REPO_ROOT } from "../helpers/app.ts";
-import { cleanEnv, finished, startServerProcess } from "../helpers/server.ts";
+import { cleanEnv, finished, startServerProcess, waitForOk } from "../helpers/server.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { assetPaths } from "../helpers/web.ts";
 import { fixtureDocuments } from "../search/fixtures.ts";
@@ -256,6 +256,8 @@ describe("search vectors in the compiled binary", () => {
       { binary, env: vectorEnv() },
     );
     try {
+      // "listening" comes before migrations end; until then every route but the probes is a 503.
+      await waitForOk(`${server.url}/health/ready`, 30_000);
       const documents = fixtureDocuments().map((d) => ({ name: d.title, text: d.text }));
       const built = await fetch(`${server.url}/search/index`, {
         method: "POST",
