@@ -238,6 +238,13 @@ describe("the offline answerer's rules", () => {
     ].join(" ");
     const { opening } = await ask("name-case", text, "Who takes Fenwick Park?");
     expect(opening).toContain("Mr. Dale");
+    // A question in Title Case writes its verb as a name: met in lower case, it still counts.
+    const titled = [
+      '"Fenwick is the finest house in the county," said Harrow to the carter.',
+      "Mr. Dale rents Fenwick from the bishop, and pays at Michaelmas.",
+    ].join(" ");
+    const rents = await ask("title-case", titled, "Who Rents Fenwick?");
+    expect(rents.opening).toContain("Mr. Dale rents Fenwick");
   });
 
   test("what a thing named by a common noun is to the author: the sentence saying what it is", async () => {

@@ -115,6 +115,8 @@ const WEAK_BONUS = 0.3;
 const RELATION_BONUS = 0.6;
 const DEFINITION_BONUS = 1;
 const SPEAKER_BONUS = 0.6;
+/** A name the question writes, met in lower case ("the park" for "Netherfield Park"): a common word, mostly. */
+const LOWER = 0.3;
 const MIN_CHARS = 20;
 
 /** Looks up the types the index gave these names (entity names as stored). */
@@ -137,7 +139,8 @@ export async function scorePassages(
   let order = 0;
   for (const unit of units) {
     const { list, bags, whole, capitals, wholeCapitals } = unitWords(unit.text);
-    // A name the question writes matches the name, not the common word ("Netherfield Park", not "the park").
+    // A name the question writes matches the name, not the common word ("Netherfield Park", not "the park"):
+    // met in lower case it counts a little, so a question in Title Case still finds its verbs.
     const bagsOf = (g: TermGroup) => (g.name ? capitals : bags);
     const edge = question.position ? along(bags, groups, question.position) : undefined;
     for (const [i, sentence] of list.entries()) {
@@ -155,7 +158,7 @@ export async function scorePassages(
       let held = 0;
       for (const g of groups) {
         const sentences = bagsOf(g);
-        const here = matchIn(g.name ? sentences[i] : bag, g);
+        const here = g.name ? Math.max(matchIn(sentences[i], g), LOWER * matchIn(bag, g)) : matchIn(bag, g);
         const around = here > 0 ? 0 : Math.max(matchIn(sentences[i - 1], g), matchIn(sentences[i + 1], g));
         // A term elsewhere on the page: the page is about it, the sentence may answer it in other words
         // ("He was an old Wellfleet oysterman…" then, lines on, "I am eighty-eight year old.").
