@@ -12,7 +12,7 @@
  * it; a name sharing a word with the question's ("Nell Pell", "Pell Lodge") still answers; "how many
  * lamps" counts "nine brass lamps"; a name the question writes matches a name, not a common word ("the
  * park"); "what is the river to the author?" is answered by what the text says the river is; a broad
- * answer says "in the City" where the text does.
+ * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -270,5 +270,15 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("article", text, "What is this story about?", "global");
     expect(opening).toContain("in the City");
     expect(opening).not.toMatch(/\bin City\b/);
+  });
+
+  test("a quoted question with its attribution is still a question, not the answer", async () => {
+    const text = [
+      "'What did you sell at Fenwick market, Pell?' asked Nell.",
+      "Pell sold salt and wool at Fenwick market every Saturday.",
+      "Nell kept the accounts.",
+    ].join(" ");
+    const { opening } = await ask("asked", text, "What did Pell sell at Fenwick market?");
+    expect(opening).toStartWith("Pell sold salt and wool");
   });
 });

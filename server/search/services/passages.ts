@@ -233,10 +233,15 @@ function matchIn(bag: Set<string> | undefined, g: TermGroup): number {
   return best * g.weight;
 }
 
+/** A question, or a quoted question with its attribution ("'What is his name?' asked Mr. Bennet."). */
+function asks(text: string): boolean {
+  return /\?["'’”)_]*$/.test(text) || /\?["'’”)]+\s+\p{Ll}[^"'“‘’”?!.]*\.?$/u.test(text);
+}
+
 /** A complete, readable sentence states a fact better than a question, a heading or a page-long list. */
 function form(text: string): number {
   let score = 0;
-  if (/\?["'’”)_]*$/.test(text)) score -= 0.5;
+  if (asks(text)) score -= 0.5;
   else if (!/[.!;]["'’”)_]*$/.test(text)) score -= 0.4;
   // "said Bob, with a sudden declension…": the tail of a quotation.
   if (/^[a-z]/.test(text)) score -= 0.2;
@@ -260,7 +265,7 @@ async function addCandidates(passages: Raw[], question: Question, typesOf: NameT
   const rel = relationStems(question);
   for (const p of passages) {
     let found = finder(p.text);
-    if (!found && p.next && /\?["'’”)_]*$/.test(p.text)) {
+    if (!found && p.next && asks(p.text)) {
       found = finder(p.next);
       if (found) p.text = `${p.text} ${p.next}`;
     }
