@@ -190,6 +190,8 @@ describe("the offline answerer's rules", () => {
   test("what X thinks of Y: what X says of it, not a sentence that only names both", async () => {
     const text = [
       "Old Pell kept the mill at Fenwick, and every autumn the harvest fair came to the green below it.",
+      "'The harvest fair is the best week of the year!' said Pell's niece, and ran down to the fair.",
+      "'I am going to bed,' said Pell, who felt the cold in his bones that autumn.",
       "Pell sat at his window above the harvest fair and counted the sacks going by.",
       '"A fair is a week of idle hands and broken fences," said Pell, "and the harvest would be the better without it."',
       "Nell loved the fair, and danced at it every year until the fiddlers went home.",

@@ -74,8 +74,12 @@ describe("global search offline answers broad questions from the top-level commu
     const opening = body.response.split("\n")[0] as string;
     expect(opening).toContain("Scrooge");
     expect(opening).toMatch(/Christmas/);
-    // The sentence is the book's, cited to the source that holds it, beside the reports on its subject.
-    const source = opening.match(/\[Data: Sources \((\d+)[\d, +more]*\); Reports \([\d, +more]+\)\]$/)?.[1];
+    // What Scrooge says of it, not his nephew ("'Christmas a humbug, uncle!' said Scrooge's nephew.").
+    expect(opening).toMatch(/said Scrooge(?!['’]s)\b/);
+    // The sentence is the book's, cited to the source that holds it (and to any report that repeats it).
+    const source = opening.match(
+      /\[Data: Sources \((\d+)[\d, +more]*\)(?:; Reports \([\d, +more]+\))?\]$/,
+    )?.[1];
     const held = (body.context_data.sources ?? []).find((s) => s.id === source);
     expect(String(held?.text).replace(/\s+/g, " ")).toContain(
       opening.replace(/ \[Data:.*$/, "").slice(0, 60),

@@ -83,7 +83,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q, identity !== undefined),
+    terms: contentTerms(text, q, identity !== undefined, asksOpinion(q)),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
@@ -242,14 +242,16 @@ function relatedTerms(terms: string[]): Map<string, string[]> {
  * The words a passage is matched on: not the words that frame the question ("name", "kind"), nor those
  * that mean the material itself ("the story", "the author": the book says "I"), nor the words of a
  * position cue ("by the end of the story"), nor the titles before names ("Mr."), nor, in a question
- * asking who someone is, its framing words ("related", "job").
+ * asking who someone is, its framing words ("related", "job"), nor, in one asking what someone thinks,
+ * its own ("feel", "believe": "How does Scrooge feel about the poor?" is not answered by "felt").
  */
-function contentTerms(text: string, q: string, identity: boolean): string[] {
+function contentTerms(text: string, q: string, identity: boolean, opinion: boolean): string[] {
   const cue = q.match(POSITION)?.[0] ?? "";
   const dropped = new Set([
     ...(cue.match(/[a-z]+/g) ?? []),
     ...titlesIn(text),
     ...(identity ? IDENTITY_WORDS : []),
+    ...(opinion ? OPINION_WORDS : []),
   ]);
   return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
 }
@@ -257,6 +259,9 @@ function contentTerms(text: string, q: string, identity: boolean): string[] {
 /** Words for the material and its writer. */
 const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales essay narrative narrator
   author author's writer's novella chapter`);
+
+/** The words that frame a question asking what someone thinks of something. */
+const OPINION_WORDS = words("feel feels felt believe believes believed feelings feeling attitude views");
 
 /** The words that frame a question asking who or what someone is ("How is X related to Y?"). */
 const IDENTITY_WORDS = words(

@@ -18,7 +18,9 @@ import { stem } from "./terms.ts";
 export function speakerTest(question: Question): ((text: string) => boolean) | undefined {
   if (!question.opinion || question.names.length === 0) return undefined;
   const names = new Set(question.names.map(stem));
-  const isName = (word: string | undefined) => word !== undefined && names.has(stem(word.toLowerCase()));
+  // "said Scrooge's nephew" is the nephew speaking, not Scrooge.
+  const isName = (word: string | undefined) =>
+    word !== undefined && !/['’]s$/i.test(word) && names.has(stem(word.toLowerCase()));
   return (text) => {
     const list = text.match(/[\p{L}’'-]+/gu) ?? [];
     for (const [i, word] of list.entries()) {
