@@ -12,7 +12,9 @@
  * it; a name sharing a word with the question's ("Nell Pell", "Pell Lodge") still answers; "how many
  * lamps" counts "nine brass lamps"; a name the question writes matches a name, not a common word ("the
  * park"); "what is the river to the author?" is answered by what the text says the river is; a broad
- * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still.
+ * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still;
+ * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
+ * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -282,5 +284,28 @@ describe("the offline answerer's rules", () => {
     ].join(" ");
     const { opening } = await ask("asked", text, "What did Pell sell at Fenwick market?");
     expect(opening).toStartWith("Pell sold salt and wool");
+  });
+
+  test("whose name a question asks decides its type, and 'Nell, Pell's niece' states the relation", async () => {
+    const text = [
+      "Old Pell and Harrow went up to the Fenwick fair, and Pell's niece went with them.",
+      "At the fair Harrow bought a horse, and Pell's niece laughed at him.",
+      "Nell, Pell's niece, kept the accounts of the mill.",
+      "'Come home,' said Nell at dusk.",
+    ].join(" ");
+    for (const query of ["What is Pell's niece's name?", "Who is Pell's niece?"]) {
+      const { opening } = await ask(`niece-${query.length}`, text, query);
+      expect(opening).toContain("Nell, Pell's niece");
+    }
+  });
+
+  test("who is X, in a list of characters: 'Tim Pell (\"Little Tim\"), a miller's boy'", async () => {
+    const text = [
+      "Little Tim ran to the fair with Harrow and Nell every autumn.",
+      "Harrow carried Little Tim home on his shoulder when the fair was done.",
+      'Tim Pell ("Little Tim"), a miller\'s boy, son of old Pell.',
+    ].join("\n\n");
+    const { opening } = await ask("alias", text, "Who is Little Tim?");
+    expect(opening).toContain("a miller's boy");
   });
 });

@@ -65,5 +65,10 @@ function definer(subject: string): (text: string) => boolean {
   const escaped = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
   const copula = new RegExp(`${CLAUSE_START}(?:the\\s+)?${TITLE}${escaped}${COPULA}`, "iu");
   const apposition = new RegExp(`^["'“‘_]?(?:the\\s+)?${TITLE}${escaped}${APPOSITION}`, "iu");
-  return (text) => copula.test(text) || apposition.test(text);
+  // A list of characters: 'Tim Cratchit ("Tiny Tim"), a cripple, youngest son of Bob Cratchit.'
+  const alias = new RegExp(
+    `^[\\p{Lu}][\\p{L}’'. -]{0,40}\\(\\s*["“'‘]?(?:the\\s+)?${escaped}["”'’]?\\s*\\)${APPOSITION}`,
+    "iu",
+  );
+  return (text) => copula.test(text) || apposition.test(text) || alias.test(text);
 }

@@ -286,6 +286,9 @@ function answerType(q: string, focus: string | undefined): AnswerType {
     if (DATE_NOUNS.has(focus)) return "date";
     if (NUMBER_NOUNS.has(focus)) return "number";
   }
+  // "What is Scrooge's nephew's name?", "what was the captain's name?": whose name it is decides.
+  const owner = q.match(/\b([a-z]+)['’]s (?:first |christian |last |sur)?name\b/)?.[1];
+  if (owner && (PERSON_NOUNS.has(owner) || PLACE_NOUNS.has(owner))) return typeOfNoun(owner);
   // "What is Lady Catherine's residence?", "what did he call his house?": the noun asked about decides.
   const asked = askedNoun(q);
   if (asked) return typeOfNoun(asked);

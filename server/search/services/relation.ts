@@ -31,7 +31,7 @@ export function relationStems(question: Question): Set<string> {
 
 /**
  * Whether `text` states a relation of the question between `candidate` and a name the question gives:
- * "C, the REL of N", "C is the REL of N", "N's REL, C", "the REL of N, C".
+ * "C, the REL of N", "C is the REL of N", "C, N's REL", "N's REL, C", "the REL of N, C".
  */
 export function statesRelation(
   text: string,
@@ -56,6 +56,8 @@ export function statesRelation(
   let j = end + 1;
   while (j < stems.length && j <= end + 3 && LINK.has(words[j] as string)) j++;
   if (rel.has(stems[j] as string) && OF.has(words[j + 1] as string) && nameWithin(j + 2, 3) >= 0) return true;
+  // Forward: C, N's REL ("Fred, Scrooge's nephew").
+  if (isName(j) && /['’]s$/.test(words[j] as string) && rel.has(stems[j + 1] as string)) return true;
   // Backward: N's REL, C and the REL of N, C.
   for (let i = Math.max(0, start - 7); i < start; i++) {
     if (!rel.has(stems[i] as string)) continue;
