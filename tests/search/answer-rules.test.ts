@@ -308,4 +308,14 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("alias", text, "Who is Little Tim?");
     expect(opening).toContain("a miller's boy");
   });
+
+  test("whose opinion: 'What does Pell think of Harrow?' is answered by Pell's words, not Harrow's", async () => {
+    const text = [
+      "'Pell will want his salt by Saturday,' said Harrow, and whipped up the horse.",
+      "'Harrow is the laziest carter in the county,' said Pell to the vicar.",
+      "The vicar laughed.",
+    ].join(" ");
+    const { opening } = await ask("holder", text, "What does Pell think of Harrow?");
+    expect(opening).toContain("the laziest carter");
+  });
 });

@@ -40,8 +40,11 @@ export interface Question {
   identity?: string;
   /** "How is Fred related to Scrooge?": the other name (scrooge), which the answering sentence names. */
   counterpart?: string;
-  /** "What does Scrooge think of Christmas?": what a named person says or thinks answers (speaker.ts). */
-  opinion: boolean;
+  /**
+   * "What does Scrooge think of Christmas?": the names of those whose opinion is asked (scrooge, not
+   * christmas); what they say or think answers (speaker.ts). Undefined for other questions.
+   */
+  opinion?: string[];
 }
 
 const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
@@ -83,7 +86,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q, identity !== undefined, asksOpinion(q)),
+    terms: contentTerms(text, q, identity !== undefined, OPINION.test(q)),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
@@ -93,7 +96,7 @@ export function analyseQuestion(text: string): Question {
     related: relatedTerms(queryTerms(text)),
     identity,
     counterpart,
-    opinion: asksOpinion(q),
+    opinion: opinionHolders(text),
   };
 }
 
@@ -125,9 +128,10 @@ const IDENTITY = [
 const OPINION =
   /\b(?:think|thinks|thought|feel|feels|felt|believe|believes|believed)\s+(?:of|about|on|towards?|regarding)\b|\b(?:opinion|view|views|feelings?|attitude)\s+(?:of|on|about|towards?)\b/i;
 
-/** Whether the question asks what someone thinks or feels of something (answered in speaker.ts). */
-function asksOpinion(text: string): boolean {
-  return OPINION.test(text);
+/** Whose opinion a question asks: the names it writes before "think of", "feel about", "opinion of". */
+function opinionHolders(text: string): string[] | undefined {
+  const at = text.search(OPINION);
+  return at < 0 ? undefined : namesIn(text.slice(0, at));
 }
 
 /** The name a question asks about, and the one it asks in relation to ("how is Fred related to Scrooge"). */

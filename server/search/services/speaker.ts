@@ -11,13 +11,13 @@ import type { Question } from "./question.ts";
 import { stem } from "./terms.ts";
 
 /**
- * For a question asking someone's opinion, a test of whether a sentence has one of the question's names
- * speak or think ("said Scrooge", "Scrooge returned", "thought the old gentleman" does not count: only the
- * names); undefined for other questions.
+ * For a question asking someone's opinion, a test of whether a sentence has that someone speak or think
+ * ("said Scrooge", "Scrooge returned"; for "What does Darcy think of Elizabeth?" not "Elizabeth thought":
+ * only the names the question writes before its opinion word); undefined for other questions.
  */
 export function speakerTest(question: Question): ((text: string) => boolean) | undefined {
-  if (!question.opinion || question.names.length === 0) return undefined;
-  const names = new Set(question.names.map(stem));
+  if (!question.opinion?.length) return undefined;
+  const names = new Set(question.opinion.map(stem));
   // "said Scrooge's nephew" is the nephew speaking, not Scrooge.
   const isName = (word: string | undefined) =>
     word !== undefined && !/['’]s$/i.test(word) && names.has(stem(word.toLowerCase()));
