@@ -157,9 +157,9 @@ export async function scorePassages(
       let far = 0;
       let held = 0;
       for (const g of groups) {
-        const sentences = bagsOf(g);
-        const here = g.name ? Math.max(matchIn(sentences[i], g), LOWER * matchIn(bag, g)) : matchIn(bag, g);
-        const around = here > 0 ? 0 : Math.max(matchIn(sentences[i - 1], g), matchIn(sentences[i + 1], g));
+        const cased = bagsOf(g);
+        const here = g.name ? Math.max(matchIn(cased[i], g), LOWER * matchIn(bag, g)) : matchIn(bag, g);
+        const around = here > 0 ? 0 : Math.max(matchIn(cased[i - 1], g), matchIn(cased[i + 1], g));
         // A term elsewhere on the page: the page is about it, the sentence may answer it in other words
         // ("He was an old Wellfleet oysterman…" then, lines on, "I am eighty-eight year old.").
         const page = here > 0 || around > 0 ? 0 : matchIn(g.name ? wholeCapitals : whole, g);
@@ -378,7 +378,7 @@ async function candidateFinder(
 
 function fits(wanted: Question["type"], typed: string): boolean {
   // A named house, inn or college is a place as well as an institution ("Lucas Lodge", "the University of
-  // Ingolstadt"), as a town is the seat of one.
+  // Ingolstadt"), as a question for an organisation takes a place.
   if (wanted === "place") return typed === "geo" || typed === "organization";
   if (wanted === "organization") return typed === "organization" || typed === "geo";
   if (wanted === "thing") return typed !== "person";
