@@ -14,7 +14,8 @@
  * park"); "what is the river to the author?" is answered by what the text says the river is; a broad
  * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still;
  * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
- * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is.
+ * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
+ * when said of X.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -317,5 +318,19 @@ describe("the offline answerer's rules", () => {
     ].join(" ");
     const { opening } = await ask("holder", text, "What does Pell think of Harrow?");
     expect(opening).toContain("the laziest carter");
+  });
+
+  test("how old is X: an age said of someone else is no answer; one X says of himself is", async () => {
+    const text = [
+      "Old Pell kept the mill at Fenwick, and the mill kept Pell.",
+      "Past the mill every morning went a grey-haired carter, nearly seventy years of age.",
+      "'Fenwick has not changed in my time,' said Harrow, 'and I am sixty years old.'",
+      "Harrow sold his salt to Pell every Saturday.",
+    ].join(" ");
+    const pell = await ask("age-pell", text, "How old is Pell?");
+    expect(pell.opening).toStartWith("The text does not say this directly");
+    const harrow = await ask("age-harrow", text, "How old is Harrow?");
+    expect(harrow.opening).toContain("sixty years old");
+    expect(harrow.opening).not.toStartWith("The text does not say");
   });
 });

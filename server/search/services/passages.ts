@@ -22,7 +22,7 @@ import { definitionTest } from "./definition.ts";
 import type { Question } from "./question.ts";
 import { relationStems, statesRelation } from "./relation.ts";
 import { speakerTest } from "./speaker.ts";
-import { stem } from "./terms.ts";
+import { stem, wordsOf } from "./terms.ts";
 import { poolCases, unitWords } from "./unit-words.ts";
 
 export interface PassageUnit {
@@ -288,11 +288,20 @@ async function candidateFinder(
   passages: Raw[],
 ): Promise<Finder> {
   const type = question.type;
+  const askedNames = new Set(question.names.map(stem));
+  const saidOf = (text: string) => {
+    if (wordsOf(text).some((w) => askedNames.has(stem(w)))) return true;
+    // "I am eighty-eight year old", unless someone else is named saying it ("…,' said Harrow, 'and I am…").
+    const others = (text.match(/(?<=\S\s+)\p{Lu}[\p{L}’']*/gu) ?? []).filter((w) => w !== "I");
+    return /\bI(?: am|'m|’m)\b/.test(text) && others.length === 0;
+  };
   if (type === "number" && /^how old\b|\bwhat age\b/i.test(question.text))
     // An age is said as one ("eighty-eight year old", "aged forty"); "twenty years ago" is no age.
     return (text) => {
       const age = ageIn(text);
-      if (age) return { name: age, strong: true };
+      // Said of the one asked about: the sentence names them, or they say it ("I am eighty-eight year
+      // old"); "a grey-haired rascal, nearly seventy years of age" is no answer to "How old is Scrooge?".
+      if (age) return { name: age, strong: question.names.length === 0 || saidOf(text) };
       const first = numbersIn(text)[0];
       return first ? { name: first, strong: false } : undefined;
     };
