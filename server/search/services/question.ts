@@ -280,6 +280,8 @@ const QUESTION_WORDS = words(
 function answerType(q: string, focus: string | undefined): AnswerType {
   if (/^how (many|much|old|long|far|tall|high|big|large|often|deep|wide|heavy)\b/.test(q)) return "number";
   if (/\b(what|which) (sum|amount|price|number)\b/.test(q)) return "number";
+  // "What is Mr. Bennet's estate worth a year?": a value, whatever is valued.
+  if (/^what (?:is|was|are|were) .+ worth\b/.test(q)) return "number";
   if (/^(when|at what time)\b|\bin what year\b/.test(q)) return "date";
   if (/^(where|whence|whither)\b|\bwhere (does|did|is|was|do|were|are)\b/.test(q)) return "place";
   if (/^(who|whom|whose)\b|\b(by|from|to|with|for) whom\b|\bwhose\b/.test(q)) return "person";
