@@ -15,7 +15,7 @@
  * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still;
  * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
  * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
- * when said of X.
+ * when said of X; "what is X's estate worth" asks a sum.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -332,5 +332,15 @@ describe("the offline answerer's rules", () => {
     const harrow = await ask("age-harrow", text, "How old is Harrow?");
     expect(harrow.opening).toContain("sixty years old");
     expect(harrow.opening).not.toStartWith("The text does not say");
+  });
+
+  test("what X's estate is worth: a sum, not a place", async () => {
+    const text = [
+      "Pell's estate in the valley was called Fenwick Park, and Pell's estate lay by the river for a mile.",
+      "It was worth two thousand a year to him, and would go to a cousin when he died.",
+      "Harrow farmed the land next to it.",
+    ].join(" ");
+    const { opening } = await ask("worth", text, "What is Pell's estate worth a year?");
+    expect(opening).toContain("two thousand a year");
   });
 });
