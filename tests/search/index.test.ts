@@ -43,8 +43,8 @@ describe("indexing the fixture corpus offline", () => {
       expect({ name, type: entities.get(name)?.type }).toEqual({ name, type: "person" });
     }
     // Not only people: "Parliament" (said twice) is an organisation. The slice says each place once ("The
-    // City clocks", "the City of London"), and offline a name said once is no entity: places are typed on
-    // the whole book (answers.test.ts, the hand-labelled set).
+    // City clocks", "the City of London"), and offline a name said once is no entity: answers.test.ts
+    // types places on a text of its own ("head words and cues type what a name names").
     expect(entities.get("Parliament")?.type).toBe("organization");
     expect(entities.get("Tiny Tim")?.description).toContain("Tiny Tim");
     // Ordinary words capitalised at a sentence start are not names.
