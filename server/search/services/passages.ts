@@ -288,23 +288,18 @@ async function candidateFinder(
   passages: Raw[],
 ): Promise<Finder> {
   const type = question.type;
-  const askedNames = new Set(question.names.map(stem));
-  const saidOf = (text: string) => {
-    if (wordsOf(text).some((w) => askedNames.has(stem(w)))) return true;
-    // "I am eighty-eight year old", unless someone else is named saying it ("…,' said Harrow, 'and I am…").
-    const others = (text.match(/(?<=\S\s+)\p{Lu}[\p{L}’']*/gu) ?? []).filter((w) => w !== "I");
-    return /\bI(?: am|'m|’m)\b/.test(text) && others.length === 0;
-  };
-  if (type === "number" && /^how old\b|\bwhat age\b/i.test(question.text))
+  if (type === "number" && /^how old\b|\bwhat age\b/i.test(question.text)) {
+    const names = new Set(question.names.map(stem));
     // An age is said as one ("eighty-eight year old", "aged forty"); "twenty years ago" is no age.
     return (text) => {
       const age = ageIn(text);
       // Said of the one asked about: the sentence names them, or they say it ("I am eighty-eight year
       // old"); "a grey-haired rascal, nearly seventy years of age" is no answer to "How old is Scrooge?".
-      if (age) return { name: age, strong: question.names.length === 0 || saidOf(text) };
+      if (age) return { name: age, strong: names.size === 0 || saidOf(text, names) };
       const first = numbersIn(text)[0];
       return first ? { name: first, strong: false } : undefined;
     };
+  }
   if (type === "number")
     return (text) => {
       const found = numbersIn(text).filter((n) => !asked.has(stem(n.split(/[\s-]/)[0] ?? "")));
@@ -383,6 +378,13 @@ async function candidateFinder(
     }
     return weak ? { name: weak, strong: false } : undefined;
   };
+}
+
+/** A sentence names one of `names` (stems), or says "I am…" with no one else named ("…,' said Harrow, 'and I am…"). */
+function saidOf(text: string, names: Set<string>): boolean {
+  if (wordsOf(text).some((w) => names.has(stem(w)))) return true;
+  const others = (text.match(/(?<=\S\s+)\p{Lu}[\p{L}’']*/gu) ?? []).filter((w) => w !== "I");
+  return /\bI(?: am|'m|’m)\b/.test(text) && others.length === 0;
 }
 
 function fits(wanted: Question["type"], typed: string): boolean {

@@ -78,6 +78,7 @@ export function analyseQuestion(text: string): Question {
   const q = text.trim().toLowerCase().replace(/\s+/g, " ");
   const [identity, counterpart] = identityOf(text.trim());
   const focus = focusNoun(q);
+  const opinion = opinionHolders(text);
   const wantsName =
     identity === undefined &&
     (/\b(?:name[ds]?|call|calls|called|christened)\b/.test(q) ||
@@ -86,7 +87,7 @@ export function analyseQuestion(text: string): Question {
   return {
     text,
     type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q, identity !== undefined, OPINION.test(q)),
+    terms: contentTerms(text, q, identity !== undefined, opinion !== undefined),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
@@ -96,7 +97,7 @@ export function analyseQuestion(text: string): Question {
     related: relatedTerms(queryTerms(text)),
     identity,
     counterpart,
-    opinion: opinionHolders(text),
+    opinion,
   };
 }
 
