@@ -46,6 +46,38 @@ afterEach(() => {
 });
 
 const outsideNames = () => readdirSync(outside).sort();
+
+/**
+ * The attacker in the jail: `mv NAME x; ln -s TARGET NAME; rm NAME; mv x NAME` in a loop, as plain
+ * system calls in a process of its own (a shell's loop forks for each step and leaves the window shut
+ * most of the time), putting the folder back even when the server made a new one by its name meanwhile
+ * (else the loop sticks, and the old code could go 50,000 writes on a busy machine without losing).
+ */
+const swapping = (folder: string, name: string, target: string) =>
+  Bun.spawn(
+    [
+      process.execPath,
+      "-e",
+      `const fs = require("node:fs");
+       const [folder, name, target] = process.argv.slice(-3);
+       process.chdir(folder);
+       const quiet = (step) => { try { step(); } catch {} };
+       for (;;) {
+         quiet(() => fs.renameSync(name, name + ".x"));
+         quiet(() => fs.symlinkSync(target, name));
+         quiet(() => fs.unlinkSync(name));
+         quiet(() => {
+           // The server may have made a new folder by that name meanwhile: it goes, the old one comes back.
+           if (fs.existsSync(name + ".x")) fs.rmSync(name, { recursive: true, force: true });
+           fs.renameSync(name + ".x", name);
+         });
+       }`,
+      folder,
+      name,
+      target,
+    ],
+    { stdout: "ignore", stderr: "ignore" },
+  );
 const code = (use: () => unknown) => {
   try {
     use();
@@ -194,27 +226,13 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     });
   }
 
-  /** The attacker in the jail: `mv docs x; ln -s outside docs; rm docs; mv x docs`, as fast as a shell can. */
-  const racing = (base: string) =>
-    Bun.spawn(
-      [
-        "sh",
-        "-c",
-        `cd "$1" && while :; do mv docs d.x 2>/dev/null; ln -s "$2" docs 2>/dev/null; rm -f docs 2>/dev/null; mv d.x docs 2>/dev/null; done`,
-        "racer",
-        base,
-        outside,
-      ],
-      { stdout: "ignore", stderr: "ignore" },
-    );
-
   test("the old checked path loses that race within a bounded number of writes", async () => {
     forceBeneathFallback(true);
     const dataDir = join(dir.path, "data");
     const files = new TurnWorkspaceFiles(dataDir, "local", 1 << 20);
     const base = ownerFolders(dataDir, "local").files;
     mkdirSync(join(base, "docs"), { recursive: true });
-    const racer = racing(base);
+    const racer = swapping(base, "docs", outside);
     let tries = 0;
     try {
       for (; tries < 50_000 && outsideNames().length === 1; tries++) {
@@ -236,7 +254,7 @@ describe("a folder swapped for a symlink between the check and the use", () => {
     const base = ownerFolders(dataDir, "local").files;
     mkdirSync(join(base, "docs"), { recursive: true });
     writeFileSync(join(outside, "note.txt"), "outside note");
-    const racer = racing(base);
+    const racer = swapping(base, "docs", outside);
     let refused = 0;
     let done = 0;
     let readOutside = 0;
@@ -277,17 +295,7 @@ test("the workspace index and tree never read or list a host folder swapped in d
   writeFileSync(join(root, "memory", "note.md"), "inside words");
   writeFileSync(join(outside, "note.md"), "hostmarker words");
   writeFileSync(join(outside, "host-only-name"), "");
-  const racer = Bun.spawn(
-    [
-      "sh",
-      "-c",
-      `cd "$1" && while :; do mv memory m.x 2>/dev/null; ln -s "$2" memory 2>/dev/null; rm -f memory 2>/dev/null; mv m.x memory 2>/dev/null; done`,
-      "racer",
-      root,
-      outside,
-    ],
-    { stdout: "ignore", stderr: "ignore" },
-  );
+  const racer = swapping(root, "memory", outside);
   let leaked = 0;
   let listed = 0;
   try {
@@ -333,17 +341,7 @@ test("the index database is only read and written beneath the folder: a symlinke
   expect(withAgentWorkspace(root, (aw) => search(aw, "inside")).length).toBe(1);
   expect(readdirSync(target)).toEqual([]);
   // Then a jail-like loop swapping the folder while the server rebuilds and reads the index.
-  const racer = Bun.spawn(
-    [
-      "sh",
-      "-c",
-      `cd "$1" && while :; do mv indexes i.x 2>/dev/null; ln -s "$2" indexes 2>/dev/null; rm -f indexes 2>/dev/null; mv i.x indexes 2>/dev/null; done`,
-      "racer",
-      root,
-      target,
-    ],
-    { stdout: "ignore", stderr: "ignore" },
-  );
+  const racer = swapping(root, "indexes", target);
   let rounds = 0;
   try {
     // The racer needs a moment to start; then at least three seconds and over 100 rounds of rebuilds and
