@@ -9,11 +9,12 @@
  * The test half is FROZEN and the default: report only its figures; tune on `--half dev`, whose answers
  * `--verbose` prints one per line (the test half is only ever printed in aggregate); validate on
  * `--half dev2`, a second set written later, by its aggregate (its answers print only with `--verbose`);
- * `--half dev3`, a third set nobody tunes on, is the lead's held-out check, read by its aggregate alike.
+ * `--half dev3`, a third set nobody tunes on, is the lead's held-out check, read by its aggregate alike;
+ * `--half dev4`, a fourth set written from the books alone, is for tuning the fact path (`--verbose` freely).
  * Aims on the test half: offline local names the fact >= 80%, global >= 70%, never below the baseline;
  * retrieval recall >= 95%.
  *
- *   bun bench/search-qa.ts [--half test|dev|dev2|dev3|both] [--model provider/model|offline] [--verbose]
+ *   bun bench/search-qa.ts [--half test|dev|dev2|dev3|dev4|both] [--model provider/model|offline] [--verbose]
  */
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
@@ -37,7 +38,8 @@ const { values } = parseArgs({
   },
 });
 const halves: QaSet[] = values.half === "both" ? ["test", "dev"] : [values.half as QaSet];
-if (!halves.every((h) => QA_SETS.includes(h))) throw new Error("--half is test, dev, dev2, dev3 or both");
+if (!halves.every((h) => QA_SETS.includes(h)))
+  throw new Error("--half is test, dev, dev2, dev3, dev4 or both");
 
 /** The model path: the model named, else the configured default the server would use; none offline. */
 async function modelPath(): Promise<ModelChoice | undefined> {
@@ -84,7 +86,7 @@ try {
     if (model)
       systems.push({ name: "model", outcomes: await runAll(questions, (q) => askSearch(indexed, q, model)) });
     console.log(
-      `\n## ${half}${half === "dev2" ? " (validation set)" : half === "dev3" ? " (held-out set)" : " half"}${half === "test" ? " (frozen)" : ""}: ${questions.length} questions; offline answers in ${fmt(offlineMs, 0)} ms\n`,
+      `\n## ${half}${half === "dev2" ? " (validation set)" : half === "dev3" ? " (held-out set)" : half === "dev4" ? " (tuning set)" : " half"}${half === "test" ? " (frozen)" : ""}: ${questions.length} questions; offline answers in ${fmt(offlineMs, 0)} ms\n`,
     );
     console.log(formatTable(systems));
     console.log(`\n${aims(offline, plain)}`);
