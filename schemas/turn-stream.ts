@@ -5,7 +5,7 @@
  */
 import type { TProperties } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
-import { Integer, SandboxReport } from "./common.ts";
+import { Integer } from "./common.ts";
 
 const Str = t.String();
 const Int = Integer();
