@@ -1,4 +1,5 @@
 /** The entity a question is about: the matched entity whose name the question spells out most fully. */
+import { HONORIFICS } from "../indexing/names.ts";
 import type { EntityRow } from "../types.ts";
 
 /** The entity the question is about: the matched entity whose name the query spells out most fully. */
@@ -29,9 +30,10 @@ export function subjectOf(entities: EntityRow[], query: string): EntityRow | und
   return best;
 }
 
-const TITLES = new Set(["mr", "mrs", "miss", "ms", "dr", "sir", "master"]);
+/** The titles a name may carry ("Mr.", "Lady", "Captain"): the extractor's own list. */
+const TITLES = new Set(HONORIFICS.keys());
 
-export function nameWords(name: string): string[] {
+function nameWords(name: string): string[] {
   return words(name).filter((w) => !TITLES.has(w) && w !== "of" && w !== "the");
 }
 
