@@ -128,5 +128,5 @@ describe("the CPU (policy sandbox.cpu_weight, cpu_cores)", () => {
     } finally {
       pool.close();
     }
-  });
+  }, 60_000);
 });

@@ -173,7 +173,7 @@ describe("turns' interpreters", () => {
     } finally {
       pool.close();
     }
-  });
+  }, 60_000);
 });
 
 describe("search's document readers", () => {

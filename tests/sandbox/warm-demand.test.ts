@@ -39,4 +39,4 @@ test("one warm interpreter per recent active owner, up to the ceiling, stopped a
   // Quiet: once no owner counts as active, the pool falls back to none.
   await waitFor(() => pool.stats().live === 0, { ...settle, what: "the surplus stopped" });
   expect(pool.stats()).toMatchObject({ live: 0, idle: 0 });
-});
+}, 180_000);

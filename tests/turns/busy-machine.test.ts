@@ -66,4 +66,4 @@ test("20 turns from 4 owners all complete while every core is busy", async () =>
     for (const busy of load) busy.kill("SIGKILL");
     await t.close();
   }
-});
+}, 60_000);

@@ -97,7 +97,7 @@ describe("sandbox", () => {
     } finally {
       pool.release(py);
     }
-  });
+  }, 60_000);
 
   test("an infinite loop is killed at the step limit", async () => {
     const py = await pool.acquire();
@@ -115,7 +115,7 @@ describe("sandbox", () => {
     const error = await py.run(flood, { timeoutMs: 60_000 }).catch((e) => e);
     expect(error).toBeInstanceOf(SandboxKilled);
     pool.release(py);
-  });
+  }, 90_000);
 
   test("Python reaches nothing of the host", async () => {
     expect(pool.isolation).toBe("bubblewrap");
