@@ -20,8 +20,13 @@ import { poolCases } from "./unit-words.ts";
 /** Looks up the types the index gave these names (entity names as stored). */
 export type NameTypes = (names: string[]) => Promise<Map<string, string>>;
 
+/** A sentence's candidate: its name as written, and whether it surely fits (else only a guess). */
 export type Finder = (text: string) => { name: string; strong: boolean } | undefined;
 
+/**
+ * The finder for one question over one pool: the names the passages (and the sentences after them)
+ * mention are typed once, in one lookup, before any sentence is read.
+ */
 export async function candidateFinder(
   question: Question,
   asked: Set<string>,
