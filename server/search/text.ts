@@ -1,4 +1,7 @@
-/** Small text helpers of the query services: sentence splitting, citation id lists, a token estimate. */
+/**
+ * Small text helpers of the query services: sentence splitting, citation id lists, a token estimate, a
+ * regular expression that matches a text literally.
+ */
 
 /**
  * Sentences of a text; paragraphs (blank lines) always end one, so lists and headings stay apart. A
@@ -66,4 +69,9 @@ export function idList(ids: (string | number)[], max = 5): string {
  */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+/** A text as a regular expression matching it literally ("Mr. Collins" → "Mr\. Collins"). */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

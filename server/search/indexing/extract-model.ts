@@ -7,6 +7,7 @@
 import type { Context } from "@mariozechner/pi-ai";
 import { replyFailed, replyText } from "../../models/reply.ts";
 import { type ModelChoice, ModelFailedError, userMessage } from "../model-calls.ts";
+import { escapeRegExp } from "../text.ts";
 import { ENTITY_TYPES, type Extraction } from "../types.ts";
 
 export const TUPLE = "<|>";
@@ -75,10 +76,6 @@ export function parseRecords(output: string): Extraction {
 
 function clean(name: string): string {
   return name.replace(/\s+/g, " ").trim().toUpperCase();
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export interface ModelExtractorOptions extends ModelChoice {

@@ -8,6 +8,7 @@
  * says they are, which a sentence says in apposition too ("Mr. Fezziwig, a kind-hearted, jovial old
  * merchant").
  */
+import { escapeRegExp } from "../text.ts";
 import type { Question } from "./question.ts";
 
 const DESCRIBING =
@@ -62,7 +63,7 @@ const TITLE = String.raw`(?:(?:mr|mrs|miss|ms|dr|sir|old|young)\.?\s+)?`;
  * merchant."). Made once per question: it is asked of every sentence of the pool.
  */
 function definer(subject: string): (text: string) => boolean {
-  const escaped = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
+  const escaped = escapeRegExp(subject).replace(/\s+/g, "\\s+");
   const copula = new RegExp(`${CLAUSE_START}(?:the\\s+)?${TITLE}${escaped}${COPULA}`, "iu");
   const apposition = new RegExp(`^["'“‘_]?(?:the\\s+)?${TITLE}${escaped}${APPOSITION}`, "iu");
   // A list of characters: 'Tim Cratchit ("Tiny Tim"), a cripple, youngest son of Bob Cratchit.'

@@ -13,7 +13,7 @@
  * left for an index with nothing that relates to the question at all.
  */
 import type { SearchGraphStore } from "../stores/graph-store.ts";
-import { estimateTokens, firstSentence, idList } from "../text.ts";
+import { escapeRegExp, estimateTokens, firstSentence, idList } from "../text.ts";
 import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { fact, type OfflinePoint, specificGlobal } from "./global-specific.ts";
@@ -192,8 +192,7 @@ function recurring(reports: ReportRow[]): string[] {
 
 /** "the City", "the Cape": a place written after "the" in its own description keeps it. */
 function withArticle(e: EntityRow): { name: string } {
-  const escaped = e.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`\\bthe ${escaped}\\b`).test(e.description) ? { name: `the ${e.name}` } : e;
+  return new RegExp(`\\bthe ${escapeRegExp(e.name)}\\b`).test(e.description) ? { name: `the ${e.name}` } : e;
 }
 
 function names(entities: { name: string }[]): string {
