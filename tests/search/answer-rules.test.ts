@@ -265,7 +265,7 @@ describe("the offline answerer's rules", () => {
     }
   });
 
-  test("a broad answer names a place as the text does: 'in the City', not 'in City'", async () => {
+  test("a broad answer names a place as the text does ('in the City', not 'in City') and says it once", async () => {
     const text = [
       "Old Pell kept a counting-house in the City, and Nell Pell kept his books.",
       '"The City is cold tonight," said Nell Pell to Harrow.',
@@ -275,6 +275,22 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("article", text, "What is this story about?", "global");
     expect(opening).toContain("in the City");
     expect(opening).not.toMatch(/\bin City\b/);
+
+    // The place's description is the sentence that first names it, here opening with "The City".
+    const opening2 = await ask(
+      "article-opening",
+      [
+        "The City clocks had gone three when Pell shut the counting-house, and Nell Pell kept his books.",
+        "The City was cold that night, and Harrow drove the cart to Fenwick, and Pell paid him.",
+        "Pell and Harrow quarrelled at Fenwick over the price of salt, and Nell made the peace.",
+      ].join(" "),
+      "What is this story about?",
+      "global",
+    );
+    expect(opening2.opening).toContain("in the City");
+    expect(opening2.opening).not.toMatch(/\bin City\b/);
+    // Its community's point is the place's description and its first finding: one sentence, said once.
+    expect(opening2.response.split("The City clocks had gone three").length - 1).toBe(1);
   });
 
   test("a quoted question with its attribution is still a question, not the answer", async () => {

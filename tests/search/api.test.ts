@@ -151,6 +151,9 @@ describe("follow-up questions", () => {
     expect(new Set(body.questions).size).toBe(5);
     for (const q of body.questions) expect(q.endsWith("?")).toBe(true);
     expect(body.questions.some((q) => q.includes("Bob Cratchit"))).toBe(true);
+    // The family in the plural is asked about as a family, not as one person called "Cratchits".
+    expect(body.questions.some((q) => q.includes("the Cratchits"))).toBe(true);
+    for (const q of body.questions) expect(q).not.toMatch(/\b(does|are) Cratchits\b|, Cratchits\b/);
   });
 });
 

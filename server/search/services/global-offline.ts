@@ -87,7 +87,10 @@ function broadPoints(reports: ReportRow[]): OfflinePoint[] {
       .replace(/^This community has [^.]*\.\s*/, "")
       .replace(/\s*Recurring words: [^.]*\./, "")
       .trim();
-    const description = `${r.title}: ${summary}${first ? ` ${fact(first).description}` : ""}`.trim();
+    // The lead fact is often the finding's own sentence: said once.
+    const finding = first ? fact(first) : undefined;
+    const adds = finding && !summary.includes(finding.key);
+    const description = `${r.title}: ${summary}${adds ? ` ${finding.description}` : ""}`.trim();
     points.push({
       description,
       score: Math.max(1, Math.round((100 * r.rating) / top)),
@@ -190,9 +193,11 @@ function recurring(reports: ReportRow[]): string[] {
     .map(([w]) => w);
 }
 
-/** "the City", "the Cape": a place written after "the" in its own description keeps it. */
+/** "the City", "the Cape": a place written after "the" (or a sentence's "The") in its description keeps it. */
 function withArticle(e: EntityRow): { name: string } {
-  return new RegExp(`\\bthe ${escapeRegExp(e.name)}\\b`).test(e.description) ? { name: `the ${e.name}` } : e;
+  return new RegExp(`\\b[Tt]he ${escapeRegExp(e.name)}\\b`).test(e.description)
+    ? { name: `the ${e.name}` }
+    : e;
 }
 
 function names(entities: { name: string }[]): string {

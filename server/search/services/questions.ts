@@ -34,13 +34,27 @@ export function offlineQuestions(context: LocalContext, query: string): string[]
     if (out.length < QUESTION_COUNT && !out.includes(q) && q.toLowerCase() !== query.trim().toLowerCase())
       out.push(q);
   };
+  const name = familyNames(context);
+  const role = (e: { name: string }) =>
+    name(e.name) === e.name ? `What role does ${e.name} play?` : `What role do ${name(e.name)} play?`;
   const [first, second] = context.entities;
-  for (const r of context.relationships.slice(0, 2)) add(`How are ${r.source} and ${r.target} connected?`);
+  const tie = (r: { source: string; target: string }) =>
+    `How are ${name(r.source)} and ${name(r.target)} connected?`;
+  for (const r of context.relationships.slice(0, 2)) add(tie(r));
   for (const e of context.entities.slice(0, 3))
-    add(e.type === "geo" ? `What happens in ${e.name}?` : `What role does ${e.name} play?`);
-  if (first) add(`Who else is closely connected to ${first.name}?`);
-  if (first && second) add(`What do ${first.name} and ${second.name} have in common?`);
-  for (const r of context.relationships.slice(2)) add(`How are ${r.source} and ${r.target} connected?`);
-  for (const e of context.entities.slice(3)) add(`What role does ${e.name} play?`);
+    add(e.type === "geo" ? `What happens in ${e.name}?` : role(e));
+  if (first) add(`Who else is closely connected to ${name(first.name)}?`);
+  if (first && second) add(`What do ${name(first.name)} and ${name(second.name)} have in common?`);
+  for (const r of context.relationships.slice(2)) add(tie(r));
+  for (const e of context.entities.slice(3)) add(role(e));
   return out;
+}
+
+/**
+ * A family named in the plural ("Cratchits" beside "Bob Cratchit") is "the Cratchits" in a question; every
+ * other name is as it is.
+ */
+function familyNames(context: LocalContext): (name: string) => string {
+  const surnames = new Set(context.entities.map((e) => e.name.split(" ").at(-1)));
+  return (name) => (/^\p{Lu}\p{Ll}+s$/u.test(name) && surnames.has(name.slice(0, -1)) ? `the ${name}` : name);
 }
