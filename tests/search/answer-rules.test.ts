@@ -293,6 +293,26 @@ describe("the offline answerer's rules", () => {
     expect(opening2.response.split("The City clocks had gone three").length - 1).toBe(1);
   });
 
+  test("a time written with a curly apostrophe ('nine o’clock') answers 'at what time', as a straight one does", async () => {
+    for (const [name, apostrophe] of [
+      ["clock-curly", "’"],
+      ["clock-straight", "'"],
+    ]) {
+      const text = [
+        "Pell set out for Fenwick market on the Saturday with a cart of salt.",
+        `Pell reached Fenwick market at nine o${apostrophe}clock, wet through from the ford.`,
+        "Nell Pell kept the accounts at home and waited for news of the market.",
+        "Harrow said that Pell would reach Fenwick market before the rain, and Pell laughed at him.",
+      ].join(" ");
+      const { opening } = await ask(name, text, "At what time did Pell reach Fenwick market?");
+      expect({ name, opening }).toEqual({
+        name,
+        opening: expect.stringContaining(`nine o${apostrophe}clock`),
+      });
+      expect(opening).not.toContain("does not say");
+    }
+  });
+
   test("a quoted question with its attribution is still a question, not the answer", async () => {
     const text = [
       "'What did you sell at Fenwick market, Pell?' asked Nell.",
