@@ -21,8 +21,10 @@ export const BOOKS = [
  * that the figures hold on a book outside the five (a different author and genre: detective stories).
  */
 export const HELD_OUT_BOOK = "the_adventures_of_sherlock_holmes";
-export type Book = (typeof BOOKS)[number] | typeof HELD_OUT_BOOK;
-export const ALL_BOOKS: readonly Book[] = [...BOOKS, HELD_OUT_BOOK];
+/** A seventh book, dev6's only one: for tuning on a book outside the five (adventure, told by a boy). */
+export const TUNING_BOOK = "treasure_island";
+export type Book = (typeof BOOKS)[number] | typeof HELD_OUT_BOOK | typeof TUNING_BOOK;
+export const ALL_BOOKS: readonly Book[] = [...BOOKS, HELD_OUT_BOOK, TUNING_BOOK];
 
 export const KINDS = ["fact", "multi-hop", "theme", "unanswerable"] as const;
 export type Kind = (typeof KINDS)[number];
@@ -34,11 +36,12 @@ export type Half = "dev" | "test";
  * show whether they carry over before anyone runs the frozen half; and `dev3`, a third set written from the
  * books alone by someone who never ran the answerer, that nobody tunes on: the lead's held-out check,
  * read in aggregate only; and `dev4`, a fourth set written from the books alone for tuning the fact path,
- * whose answers may be read one per line (`--verbose`) freely; and `dev5`, over HELD_OUT_BOOK alone,
- * written from that book by someone who never ran the answerer: read in aggregate only, like dev3.
+ * whose answers may be read one per line (`--verbose`) freely; `dev5`, over HELD_OUT_BOOK alone,
+ * written from that book by someone who never ran the answerer: read in aggregate only; and `dev6`, over
+ * TUNING_BOOK alone, written the same way, to tune on a book outside the five (`--verbose` freely).
  */
-export type QaSet = Half | "dev2" | "dev3" | "dev4" | "dev5";
-export const QA_SETS: readonly QaSet[] = ["test", "dev", "dev2", "dev3", "dev4", "dev5"];
+export type QaSet = Half | "dev2" | "dev3" | "dev4" | "dev5" | "dev6";
+export const QA_SETS: readonly QaSet[] = ["test", "dev", "dev2", "dev3", "dev4", "dev5", "dev6"];
 
 export interface Question {
   id: string;

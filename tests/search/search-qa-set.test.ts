@@ -3,7 +3,7 @@
  * books and kinds, each fact and quote really in its book, two disjoint halves made by the split rule,
  * and the test half unchanged since it was frozen; the second tuning set (dev2), the held-out set (dev3)
  * and the fact-path tuning set (dev4) held to the same checks and their mix per book, each new against the
- * files before it; dev5, over a sixth book no other file asks about, to the same checks and its own mix.
+ * files before it; dev5 and dev6, each over a book no other file asks about, to the same checks and their mix.
  * Then the bench's scoring on small cases worked by hand.
  */
 import { describe, expect, test } from "bun:test";
@@ -31,6 +31,7 @@ import {
   normalise,
   type Question,
   splitHalves,
+  TUNING_BOOK,
 } from "../../bench/lib/qa-set.ts";
 
 /** Pinned when the test half was frozen (issue 31, before the answerer changed): never edit test.json. */
@@ -42,9 +43,10 @@ const dev2 = loadHalf("dev2");
 const dev3 = loadHalf("dev3");
 const dev4 = loadHalf("dev4");
 const dev5 = loadHalf("dev5");
+const dev6 = loadHalf("dev6");
 const all = [...testHalf, ...dev];
 /** Every question of every file: each check of a record holds for all of them. */
-const every = [...all, ...dev2, ...dev3, ...dev4, ...dev5];
+const every = [...all, ...dev2, ...dev3, ...dev4, ...dev5, ...dev6];
 
 /**
  * The questions of `mine` that are not new against `others`: one repeats a question word for word, shares
@@ -167,6 +169,16 @@ describe("the question set", () => {
     const counts = Object.fromEntries(KINDS.map((k) => [k, dev5.filter((q) => q.kind === k).length]));
     expect(counts).toEqual({ fact: 16, "multi-hop": 4, theme: 6, unanswerable: 6 });
     expect(dev5.filter((q) => q.kind === "unanswerable" && q.mode === "global").length).toBe(3);
+  });
+
+  test("dev6 asks about the seventh book alone, which no other file asks about: 24 facts, 6 multi-hop, 5 themes, 5 unanswerable (2 global)", () => {
+    const file = JSON.parse(readFileSync(halfPath("dev6"), "utf8"));
+    expect({ half: file.half, frozen: file.frozen }).toEqual({ half: "dev6", frozen: false });
+    expect(dev6.filter((q) => q.book !== TUNING_BOOK).map((q) => q.id)).toEqual([]);
+    expect(every.filter((q) => q.book === TUNING_BOOK).length).toBe(dev6.length);
+    const counts = Object.fromEntries(KINDS.map((k) => [k, dev6.filter((q) => q.kind === k).length]));
+    expect(counts).toEqual({ fact: 24, "multi-hop": 6, theme: 5, unanswerable: 5 });
+    expect(dev6.filter((q) => q.kind === "unanswerable" && q.mode === "global").length).toBe(2);
   });
 
   test("a set's novelty check catches a repeated question, a shared answer and overlapping evidence", () => {
