@@ -313,6 +313,39 @@ describe("the offline answerer's rules", () => {
     }
   });
 
+  test("a time of day said in words ('half past one', 'noon') answers 'at what time'", async () => {
+    for (const [name, time] of [
+      ["time-half", "half past one"],
+      ["time-quarter", "a quarter to eight"],
+      ["time-noon", "noon"],
+      ["time-digits", "10:30"],
+    ]) {
+      const text = [
+        "Pell set out for Fenwick market on the Saturday with a cart of salt.",
+        `Pell reached Fenwick market at ${time}, wet through from the ford.`,
+        "Nell Pell kept the accounts at home and waited for news of the market.",
+        "Harrow said that Pell would reach Fenwick market before the rain, and Pell laughed at him.",
+      ].join(" ");
+      const { opening } = await ask(name, text, "At what time did Pell reach Fenwick market?");
+      expect({ name, opening }).toEqual({ name, opening: expect.stringContaining(time) });
+      expect(opening).not.toContain("does not say");
+    }
+  });
+
+  test("a near miss is given with the sentence after it, where the answer often is", async () => {
+    const text = [
+      "The mate fell dead on the rocks below the harbour wall, shot from the cliff above.",
+      "It was Harrow who had fired, from behind the gorse, and he ran before anyone saw his face.",
+      "Nell Pell kept the accounts at home and waited for news of the market.",
+      "Pell sold salt at Fenwick market and bought wool for the winter.",
+    ].join(" ");
+    const { opening, response } = await ask("near-miss", text, "Who shot the mate on the rocks?");
+    expect(opening).toContain("The nearest passage is: The mate fell dead on the rocks");
+    expect(opening).toContain("It was Harrow who had fired");
+    // Said once: the sentence the opening reads on to is not a supporting passage as well.
+    expect(response.split("It was Harrow who had fired").length - 1).toBe(1);
+  });
+
   test("a quoted question with its attribution is still a question, not the answer", async () => {
     const text = [
       "'What did you sell at Fenwick market, Pell?' asked Nell.",

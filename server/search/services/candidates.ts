@@ -181,7 +181,7 @@ const YEAR = /(?<![\p{N},.])1[0-9]{3}(?![\p{N}])/u;
 
 const MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December";
 const DATE = new RegExp(
-  `\\b(?:(?:\\d{1,2}(?:st|nd|rd|th)? )?(?:${MONTHS})\\b(?: \\d{1,2}(?:st|nd|rd|th)?)?(?:,? \\d{4})?|\\d{4}\\b|(?:Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday)|(?:spring|summer|autumn|winter)\\b|\\w+ o['’]clock|(?:${NUMBER_WORD}(?:[- ]${NUMBER_WORD})*) (?:years?|months?|weeks?|days?) (?:ago|before|after|later))`,
+  `\\b(?:(?:\\d{1,2}(?:st|nd|rd|th)? )?(?:${MONTHS})\\b(?: \\d{1,2}(?:st|nd|rd|th)?)?(?:,? \\d{4})?|\\d{4}\\b|(?:Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday)|(?:spring|summer|autumn|winter)\\b|\\w+ o['’]clock|(?:half|a quarter) (?:past|to) \\w+|\\d{1,2}:\\d{2}\\b|\\b(?:noon|midday|midnight|dawn|daybreak|sunrise|sunset|dusk|nightfall)\\b|(?:${NUMBER_WORD}(?:[- ]${NUMBER_WORD})*) (?:years?|months?|weeks?|days?) (?:ago|before|after|later))`,
   "i",
 );
 
