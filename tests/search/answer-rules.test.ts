@@ -346,6 +346,25 @@ describe("the offline answerer's rules", () => {
     expect(response.split("It was Harrow who had fired").length - 1).toBe(1);
   });
 
+  test("a broad question's near miss is given with the sentence after it, said once", async () => {
+    const text = [
+      "Pell sold salt at Fenwick market and bought wool for the winter.",
+      "“For thirty years,” said Harrow to Pell, “I have worked the river in flood and in drought.”",
+      "“I never saw good come of kindness yet; strike first, that is my rule.”",
+      "Nell Pell kept the accounts at home and waited for news of the market.",
+      "Harrow drove the cart to Fenwick every morning, and Pell paid him on Saturdays.",
+    ].join(" ");
+    const { opening, response } = await ask(
+      "near-miss-global",
+      text,
+      "What hard lesson does Harrow say his years on the river have taught him?",
+      "global",
+    );
+    expect(opening).toContain("The nearest passage is: “For thirty years,” said Harrow");
+    expect(opening).toContain("strike first, that is my rule");
+    expect(response.split("strike first, that is my rule").length - 1).toBe(1);
+  });
+
   test("a quoted question with its attribution is still a question, not the answer", async () => {
     const text = [
       "'What did you sell at Fenwick market, Pell?' asked Nell.",
