@@ -75,6 +75,33 @@ describe("the offline answerer's rules", () => {
     expect(response).toContain("opened his granary to the whole valley");
   });
 
+  test("by the end of a story told in the first person: its last page, which never names the teller", async () => {
+    const chapter = (n: number) =>
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          `“Row harder, Jim,” said the captain on the ${n}th morning, day ${i + 1}, and I rowed the boat along the reef.`,
+      ).join(" ");
+    // The last pages: the teller at home, in the first person, never named.
+    const home = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `Years later, on day ${i + 1} of the winter, I kept the inn with my mother and spoke of the voyage to no one.`,
+    ).join(" ");
+    const story = `${chapter(1)}\n\n${chapter(2)}\n\n${chapter(3)}\n\n${home} Nothing would bring me back to that cursed island; the worst dreams I have are of its surf.`;
+    const licence = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `Section ${i + 1}. This electronic work is distributed free of charge under the terms of the licence; you may copy it, give it away or reuse it under those terms.`,
+    ).join(" ");
+    const { response } = await ask(
+      "ending-told",
+      `${story}\n\n${licence}`,
+      "How does Jim feel about the island at the end of the story?",
+    );
+    expect(response).toContain("Nothing would bring me back to that cursed island");
+  });
+
   test("a question asking how something is described is answered by the sentence saying what it is", async () => {
     const shapes = Array.from(
       { length: 8 },

@@ -1,8 +1,8 @@
 /**
  * "By the end of the story", "at the beginning": the pages at a document's edge that are about what the
  * question names. A downloaded book often ends with a licence or begins with a publisher's front matter,
- * so the last (or first) pages are not the story's; the edge is the last (or first) pages that name the
- * question's names (or, when it names none, hold one of its terms), read from a few more pages in.
+ * so the last (or first) pages are not the story's; the edge is the last (or first) pages that hold one of
+ * the question's terms (its names among them), read from a few more pages in.
  */
 import type { SearchStore } from "../stores/search-store.ts";
 import type { IndexRow, UnitRow } from "../types.ts";
@@ -22,7 +22,9 @@ export async function edgeUnitsAbout(
   const position = question.position;
   if (!position) return [];
   const ids = await search.edgeUnits(index, documentId, position, EDGE_SCAN);
-  const wanted = new Set((question.names.length > 0 ? question.names : question.terms).map(stem));
+  // Its names or its other words: a story told in the first person never names its teller ("Jim") on the
+  // last page, whose "accursed island" is what "how does Jim feel about the island at the end" asks for.
+  const wanted = new Set(question.terms.map(stem));
   const rows = new Map((await search.units(index, ids)).map((u) => [u.id, u]));
   // In the edge's order (nearest the edge first), the pages read.
   const read = ids.flatMap((id) => rows.get(id) ?? []);
