@@ -18,7 +18,6 @@ import { NO_DATA_ANSWER } from "./prompts.ts";
 import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
 import { ftsMatch, queryTerms, termOverlap } from "./terms.ts";
-import { unitWords } from "./unit-words.ts";
 import { type SourceText, sourceTexts } from "./windows.ts";
 
 /**
@@ -122,8 +121,7 @@ export async function specificGlobal(
   if (!lead) return fixedAnswer(data, NO_DATA_ANSWER);
   const confident = best !== undefined && flat(best.text) === lead.key && answers(best, question);
   // A near miss is given as a passage, its next sentence with it (as local search gives one), said once.
-  const after =
-    !confident && best && flat(best.text) === lead.key ? sentenceAfter(retrieved, best) : undefined;
+  const after = !confident && best?.next && flat(best.text) === lead.key ? flat(best.next) : undefined;
   const nearest = after ? `${lead.description} ${after}` : lead.description;
   const opening = !confident
     ? `The text does not say this directly. The nearest passage is: ${nearest} ${cite(lead)}`
@@ -137,15 +135,6 @@ export async function specificGlobal(
     data,
     lines.length > 0 ? `${opening}\n\nAlso relevant:\n\n${lines.join("\n")}` : opening,
   );
-}
-
-/** The sentence after a passage in its unit, if there is one. */
-function sentenceAfter(retrieved: { units: Map<number, { text: string }> }, p: Passage): string | undefined {
-  const unit = retrieved.units.get(p.unit);
-  if (!unit) return undefined;
-  const list = unitWords(unit.text).list.map((s) => s.replace(/\s+/g, " ").trim());
-  const i = list.indexOf(p.text.replace(/\s+/g, " ").trim());
-  return i >= 0 ? list[i + 1] : undefined;
 }
 
 /**

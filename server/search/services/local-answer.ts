@@ -14,7 +14,6 @@ import type { LocalContext } from "./local-context.ts";
 import { answers, leadPassage, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { subjectOf } from "./subject.ts";
-import { unitWords } from "./unit-words.ts";
 
 const SUPPORTING = 3;
 const MAX_TIES = 3;
@@ -53,7 +52,7 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
   if (!confident) {
     // A near miss is given as a passage, not a sentence: the answer is often the sentence after it
     // ("…slimy monsters…" then "I have understood since that they were sea lions").
-    const after = nextSentence(context, lead);
+    const after = lead.next;
     if (after) used.add(after);
     const text = after ? `${first.text} ${after}` : first.text;
     parts.push(`The text does not say this directly. The nearest passage is: ${text} ${cite(first)}`);
@@ -95,13 +94,4 @@ function cite(s: Scored): string {
 
 function list(names: string[]): string {
   return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : (names[0] ?? "");
-}
-
-/** The sentence after a passage in its source, if the source holds one. */
-function nextSentence(context: LocalContext, p: Passage): string | undefined {
-  const source = context.sources.find((s) => s.id === p.unit);
-  if (!source) return undefined;
-  const list = unitWords(source.text).list.map((s) => s.trim());
-  const i = list.indexOf(p.text);
-  return i >= 0 ? list[i + 1] : undefined;
 }

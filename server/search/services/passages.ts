@@ -38,6 +38,8 @@ export interface Passage {
   /** The sentence or a neighbour names someone or something the question names. */
   named: boolean;
   order: number;
+  /** The sentence after it in its unit, if any (a near miss is given with it). */
+  next?: string;
 }
 
 /**
@@ -191,10 +193,10 @@ export async function scorePassages(
   top.sort((a, b) => b.score - a.score || a.order - b.order);
   // `further` beyond the first `limit` (the same either way): the sentences a context gives as windows.
   const kept = [...top, ...raw.slice(limit * 2, limit + further)];
-  return kept.slice(0, limit + further).map(({ next: _n, ...p }) => p);
+  return kept.slice(0, limit + further);
 }
 
-type Raw = Passage & { next?: string };
+type Raw = Passage;
 
 /**
  * Within a page at the edge, how near the story's edge a sentence is (0.5 to 1): the story ends with the
@@ -257,7 +259,10 @@ async function addCandidates(passages: Raw[], question: Question, typesOf: NameT
     let found = finder(p.text);
     if (!found && p.next && asks(p.text)) {
       found = finder(p.next);
-      if (found) p.text = `${p.text} ${p.next}`;
+      if (found) {
+        p.text = `${p.text} ${p.next}`;
+        p.next = undefined;
+      }
     }
     if (!found) continue;
     p.candidate = found.name;
