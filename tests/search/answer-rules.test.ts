@@ -40,6 +40,17 @@ const ask = async (name: string, text: string, query: string, mode: "local" | "g
   return { response: body.response, opening: body.response.split("\n\n")[0] as string };
 };
 
+/** `count` sentences, the nth made by `line(n)`, as one text. */
+const lines = (count: number, line: (n: number) => string) =>
+  Array.from({ length: count }, (_, i) => line(i + 1)).join(" ");
+
+/** A licence printed after a downloaded book: long, and sharing no word with the stories asked about. */
+const LICENCE = lines(
+  120,
+  (n) =>
+    `Section ${n}. This electronic work is distributed free of charge under the terms of the licence; you may copy it, give it away or reuse it under those terms.`,
+);
+
 describe("the offline answerer's rules", () => {
   test("the sentence stating the asked relation answers, not one where the names only meet", async () => {
     const text = [
@@ -56,20 +67,15 @@ describe("the offline answerer's rules", () => {
 
   test("by the end of the story: the last pages naming the subject, not a licence after them", async () => {
     const chapter = (n: number) =>
-      Array.from(
-        { length: 40 },
-        (_, i) =>
-          `In the ${n}th winter, day ${i + 1}, the miller Pell counted his sacks by the fire, and the valley went hungry.`,
-      ).join(" ");
+      lines(
+        40,
+        (day) =>
+          `In the ${n}th winter, day ${day}, the miller Pell counted his sacks by the fire, and the valley went hungry.`,
+      );
     const story = `Pell said that he had never changed and never would. ${chapter(1)}\n\n${chapter(2)}\n\n${chapter(3)}\n\nAt the last Pell opened his granary to the whole valley, and he was the kindest man in it until he died.`;
-    const licence = Array.from(
-      { length: 120 },
-      (_, i) =>
-        `Section ${i + 1}. This electronic work is distributed free of charge under the terms of the licence; you may copy it, give it away or reuse it under those terms.`,
-    ).join(" ");
     const { response } = await ask(
       "ending",
-      `${story}\n\n${licence}`,
+      `${story}\n\n${LICENCE}`,
       "How has Pell changed by the end of the story?",
     );
     expect(response).toContain("opened his granary to the whole valley");
@@ -77,26 +83,21 @@ describe("the offline answerer's rules", () => {
 
   test("by the end of a story told in the first person: its last page, which never names the teller", async () => {
     const chapter = (n: number) =>
-      Array.from(
-        { length: 40 },
-        (_, i) =>
-          `“Row harder, Jim,” said the captain on the ${n}th morning, day ${i + 1}, and I rowed the boat along the reef.`,
-      ).join(" ");
+      lines(
+        40,
+        (day) =>
+          `“Row harder, Jim,” said the captain on the ${n}th morning, day ${day}, and I rowed the boat along the reef.`,
+      );
     // The last pages: the teller at home, in the first person, never named.
-    const home = Array.from(
-      { length: 60 },
-      (_, i) =>
-        `Years later, on day ${i + 1} of the winter, I kept the inn with my mother and spoke of the voyage to no one.`,
-    ).join(" ");
+    const home = lines(
+      60,
+      (day) =>
+        `Years later, on day ${day} of the winter, I kept the inn with my mother and spoke of the voyage to no one.`,
+    );
     const story = `${chapter(1)}\n\n${chapter(2)}\n\n${chapter(3)}\n\n${home} Nothing would bring me back to that cursed island; the worst dreams I have are of its surf.`;
-    const licence = Array.from(
-      { length: 120 },
-      (_, i) =>
-        `Section ${i + 1}. This electronic work is distributed free of charge under the terms of the licence; you may copy it, give it away or reuse it under those terms.`,
-    ).join(" ");
     const { response } = await ask(
       "ending-told",
-      `${story}\n\n${licence}`,
+      `${story}\n\n${LICENCE}`,
       "How does Jim feel about the island at the end of the story?",
     );
     expect(response).toContain("Nothing would bring me back to that cursed island");
@@ -320,28 +321,10 @@ describe("the offline answerer's rules", () => {
     expect(opening2.response.split("The City clocks had gone three").length - 1).toBe(1);
   });
 
-  test("a time written with a curly apostrophe ('nine o’clock') answers 'at what time', as a straight one does", async () => {
-    for (const [name, apostrophe] of [
-      ["clock-curly", "’"],
-      ["clock-straight", "'"],
-    ]) {
-      const text = [
-        "Pell set out for Fenwick market on the Saturday with a cart of salt.",
-        `Pell reached Fenwick market at nine o${apostrophe}clock, wet through from the ford.`,
-        "Nell Pell kept the accounts at home and waited for news of the market.",
-        "Harrow said that Pell would reach Fenwick market before the rain, and Pell laughed at him.",
-      ].join(" ");
-      const { opening } = await ask(name, text, "At what time did Pell reach Fenwick market?");
-      expect({ name, opening }).toEqual({
-        name,
-        opening: expect.stringContaining(`nine o${apostrophe}clock`),
-      });
-      expect(opening).not.toContain("does not say");
-    }
-  });
-
-  test("a time of day said in words ('half past one', 'noon') answers 'at what time'", async () => {
+  test("a time of day answers 'at what time' however it is written: o’clock with a curly apostrophe, in words, in digits", async () => {
     for (const [name, time] of [
+      ["clock-curly", "nine o’clock"],
+      ["clock-straight", "nine o'clock"],
       ["time-half", "half past one"],
       ["time-quarter", "a quarter to eight"],
       ["time-noon", "noon"],
