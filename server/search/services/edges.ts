@@ -1,6 +1,6 @@
 /**
  * "By the end of the story", "at the beginning": the pages at a document's edge that are about what the
- * question names. A downloaded book often ends with a licence or begins with a publisher's front matter,
+ * question asks. A downloaded book often ends with a licence or begins with a publisher's front matter,
  * so the last (or first) pages are not the story's; the edge is the last (or first) pages that hold one of
  * the question's terms (its names among them), read from a few more pages in.
  */

@@ -126,7 +126,7 @@ export async function scorePassages(
   const total = content.reduce((sum, g) => sum + g.weight, 0) || 1;
   const definition = definitionTest(question);
   const speaks = speakerTest(question);
-  const raw: Raw[] = [];
+  const raw: Passage[] = [];
   const seen = new Set<string>();
   let order = 0;
   for (const unit of units) {
@@ -196,8 +196,6 @@ export async function scorePassages(
   return kept.slice(0, limit + further);
 }
 
-type Raw = Passage;
-
 /**
  * Within a page at the edge, how near the story's edge a sentence is (0.5 to 1): the story ends with the
  * page's last sentence about the question (its names, else its terms), not with a licence printed after.
@@ -249,7 +247,12 @@ function form(text: string): number {
  * sentence that asks ("Have you had many brothers, Spirit?") may be answered by the next one ("More than
  * eighteen hundred," said the Ghost): then the passage is both.
  */
-async function addCandidates(passages: Raw[], question: Question, typesOf: NameTypes, units: PassageUnit[]) {
+async function addCandidates(
+  passages: Passage[],
+  question: Question,
+  typesOf: NameTypes,
+  units: PassageUnit[],
+) {
   const type = question.type;
   if (type === "thing" && !question.wantsName) return;
   const asked = new Set(question.terms.map(stem));
