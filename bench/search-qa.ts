@@ -4,7 +4,8 @@
  * offline answerer (local or global per question) and of a plain BM25-sentence baseline in the same run,
  * and, when a model is configured (a provider key, or OLLAMA_BASE_URL with a pulled model), of the model
  * path over the same index. Prints, per mode and kind: how often the answer names the expected fact,
- * citation precision, correct and false refusals, and retrieval recall (the fact in the context given).
+ * citation precision, correct and false refusals, hedged answers (the fact named after an opening that
+ * says the text does not say it), and retrieval recall (the fact in the context given).
  *
  * The test half is FROZEN and the default: report only its figures; tune on `--half dev`, whose answers
  * `--verbose` prints one per line (the test half is only ever printed in aggregate); validate on

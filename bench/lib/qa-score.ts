@@ -96,6 +96,8 @@ export interface Outcome {
   /** Named in the first paragraph. */
   namedFirst: boolean;
   refused: boolean;
+  /** Names the fact, but opens by saying the text does not say it (a near miss that was right). */
+  hedged: boolean;
   /** Rows cited, and of those the ones that hold the fact (answerable questions only). */
   cited: number;
   citedHolding: number;
@@ -126,6 +128,7 @@ export function scoreAnswer(
     namedFirst: names(opening(text)),
     // An answer that names the fact while hedging ("the text does not say more, but…") answered.
     refused: isRefusal(text, options.book) && !named,
+    hedged: named && isRefusal(text, options.book),
     cited: rows.length,
     citedHolding: rows.filter((row) => row !== undefined && holdsFact(rowText(row), q)).length,
     recalled: answerable && contextRows(context, q.mode).some((row) => holdsFact(rowText(row), q)),
@@ -141,6 +144,7 @@ export interface Tally {
   unanswerable: number;
   correctRefusals: number;
   falseRefusals: number;
+  hedged: number;
   cited: number;
   citedHolding: number;
   recalled: number;
@@ -156,6 +160,7 @@ export function tally(outcomes: Outcome[]): Tally {
     unanswerable: unanswerable.length,
     correctRefusals: unanswerable.filter((o) => o.refused).length,
     falseRefusals: answerable.filter((o) => o.refused).length,
+    hedged: answerable.filter((o) => o.hedged).length,
     cited: answerable.reduce((sum, o) => sum + o.cited, 0),
     citedHolding: answerable.reduce((sum, o) => sum + o.citedHolding, 0),
     recalled: answerable.filter((o) => o.recalled).length,
@@ -178,8 +183,8 @@ const frac = (x: number, n: number) => (n === 0 ? "-" : `${x}/${n} ${pct(x, n)}`
 /** A Markdown table: per group (all, each mode, each kind), one line per system, the systems side by side. */
 export function formatTable(systems: { name: string; outcomes: Outcome[] }[]): string {
   const lines = [
-    "| group | answerer | names the fact | in the opening | citation precision | correct refusals | false refusals | retrieval recall |",
-    "|---|---|---|---|---|---|---|---|",
+    "| group | answerer | names the fact | in the opening | citation precision | correct refusals | false refusals | hedged | retrieval recall |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   const grouped = systems.map((s) => ({ name: s.name, groups: new Map(groups(s.outcomes)) }));
   for (const [group] of groups(systems[0]?.outcomes ?? []))
@@ -193,6 +198,7 @@ export function formatTable(systems: { name: string; outcomes: Outcome[] }[]): s
         t.cited === 0 ? "-" : `${pct(t.citedHolding, t.cited)} of ${t.cited}`,
         frac(t.correctRefusals, t.unanswerable),
         frac(t.falseRefusals, t.answerable),
+        frac(t.hedged, t.answerable),
         frac(t.recalled, t.answerable),
       ];
       lines.push(`| ${cells.join(" | ")} |`);

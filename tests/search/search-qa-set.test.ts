@@ -304,23 +304,26 @@ describe("the bench's scoring", () => {
       scoreAnswer(q, "Dick Wilkins. [Data: Sources (1)]", { sources: [{ id: "1", text: "Dick Wilkins" }] }),
       scoreAnswer(q, "I am unable to answer.", {}),
       scoreAnswer(none, "I am unable to answer.", {}),
+      // Right, but opening as a refusal: named, hedged, no false refusal.
+      scoreAnswer(q, "The text does not say this directly. The nearest passage is: Dick Wilkins.", {}),
     ];
     expect(tally(outcomes)).toEqual({
-      answerable: 2,
-      named: 1,
-      namedFirst: 1,
+      answerable: 3,
+      named: 2,
+      namedFirst: 2,
       unanswerable: 1,
       correctRefusals: 1,
       falseRefusals: 1,
+      hedged: 1,
       cited: 1,
       citedHolding: 1,
       recalled: 1,
     });
     const table = formatTable([{ name: "offline", outcomes }]);
     expect(table).toContain(
-      "| all | offline | 1/2 50% | 1/2 50% | 100% of 1 | 1/1 100% | 1/2 50% | 1/2 50% |",
+      "| all | offline | 2/3 67% | 2/3 67% | 100% of 1 | 1/1 100% | 1/3 33% | 1/3 33% | 1/3 33% |",
     );
-    expect(table).toContain("| global | offline | - | - | - | 1/1 100% | - | - |");
+    expect(table).toContain("| global | offline | - | - | - | 1/1 100% | - | - | - |");
   });
 
   test("the baseline answers with the best BM25 sentence, and refuses when nothing matches", () => {
