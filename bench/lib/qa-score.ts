@@ -118,6 +118,7 @@ export function scoreAnswer(
   const answerable = q.kind !== "unanswerable";
   const names = (t: string) => answerable && q.expected.some((e) => holdsNormalised(normalise(t), e));
   const named = names(stripCitations(text));
+  const refusal = isRefusal(text, options.book);
   const rows = answerable ? parseCitations(text).map((c) => resolve(c, context)) : [];
   return {
     id: q.id,
@@ -127,8 +128,8 @@ export function scoreAnswer(
     named,
     namedFirst: names(opening(text)),
     // An answer that names the fact while hedging ("the text does not say more, but…") answered.
-    refused: isRefusal(text, options.book) && !named,
-    hedged: named && isRefusal(text, options.book),
+    refused: refusal && !named,
+    hedged: refusal && named,
     cited: rows.length,
     citedHolding: rows.filter((row) => row !== undefined && holdsFact(rowText(row), q)).length,
     recalled: answerable && contextRows(context, q.mode).some((row) => holdsFact(rowText(row), q)),

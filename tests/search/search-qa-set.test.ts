@@ -160,26 +160,21 @@ describe("the question set", () => {
       expect(repeats(set, before)).toEqual([]);
     });
 
-  test("dev5 asks about the held-out sixth book alone, which no other file asks about: 16 facts, 4 multi-hop, 6 themes, 6 unanswerable (3 global)", () => {
-    const file = JSON.parse(readFileSync(halfPath("dev5"), "utf8"));
-    expect({ half: file.half, frozen: file.frozen }).toEqual({ half: "dev5", frozen: false });
-    expect(dev5.filter((q) => q.book !== HELD_OUT_BOOK).map((q) => q.id)).toEqual([]);
-    expect(every.filter((q) => q.book === HELD_OUT_BOOK).length).toBe(dev5.length);
-    expect((BOOKS as readonly string[]).includes(HELD_OUT_BOOK)).toBe(false);
-    const counts = Object.fromEntries(KINDS.map((k) => [k, dev5.filter((q) => q.kind === k).length]));
-    expect(counts).toEqual({ fact: 16, "multi-hop": 4, theme: 6, unanswerable: 6 });
-    expect(dev5.filter((q) => q.kind === "unanswerable" && q.mode === "global").length).toBe(3);
-  });
-
-  test("dev6 asks about the seventh book alone, which no other file asks about: 24 facts, 6 multi-hop, 5 themes, 5 unanswerable (2 global)", () => {
-    const file = JSON.parse(readFileSync(halfPath("dev6"), "utf8"));
-    expect({ half: file.half, frozen: file.frozen }).toEqual({ half: "dev6", frozen: false });
-    expect(dev6.filter((q) => q.book !== TUNING_BOOK).map((q) => q.id)).toEqual([]);
-    expect(every.filter((q) => q.book === TUNING_BOOK).length).toBe(dev6.length);
-    const counts = Object.fromEntries(KINDS.map((k) => [k, dev6.filter((q) => q.kind === k).length]));
-    expect(counts).toEqual({ fact: 24, "multi-hop": 6, theme: 5, unanswerable: 5 });
-    expect(dev6.filter((q) => q.kind === "unanswerable" && q.mode === "global").length).toBe(2);
-  });
+  // dev5 (held out) and dev6 (to tune on) each ask about one book outside the five, and nothing else does.
+  for (const [name, set, book, want, globalRefusals] of [
+    ["dev5", dev5, HELD_OUT_BOOK, { fact: 16, "multi-hop": 4, theme: 6, unanswerable: 6 }, 3],
+    ["dev6", dev6, TUNING_BOOK, { fact: 24, "multi-hop": 6, theme: 5, unanswerable: 5 }, 2],
+  ] as const)
+    test(`${name} asks about ${book} alone, which no other file asks about: ${want.fact} facts, ${want["multi-hop"]} multi-hop, ${want.theme} themes, ${want.unanswerable} unanswerable (${globalRefusals} global)`, () => {
+      const file = JSON.parse(readFileSync(halfPath(name), "utf8"));
+      expect({ half: file.half, frozen: file.frozen }).toEqual({ half: name, frozen: false });
+      expect(set.filter((q) => q.book !== book).map((q) => q.id)).toEqual([]);
+      expect(every.filter((q) => q.book === book).length).toBe(set.length);
+      expect((BOOKS as readonly string[]).includes(book)).toBe(false);
+      const counts = Object.fromEntries(KINDS.map((k) => [k, set.filter((q) => q.kind === k).length]));
+      expect(counts).toEqual(want);
+      expect(set.filter((q) => q.kind === "unanswerable" && q.mode === "global").length).toBe(globalRefusals);
+    });
 
   test("a set's novelty check catches a repeated question, a shared answer and overlapping evidence", () => {
     const [mine] = dev3;
