@@ -88,14 +88,42 @@ describe("reading a folder by file type", () => {
     mkdirSync(root);
     writeFileSync(join(root, "broken.pdf"), "%PDF-1.4 this is not a PDF");
     writeFileSync(join(root, "blank.html"), "<html><script>x()</script></html>");
-    writeFileSync(join(root, "latin1.txt"), new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0xe9, 0xe9]));
+    writeFileSync(join(root, "garbled.txt"), new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x81, 0x1b]));
     const { documents, skipped, warnings } = await readDocuments([root], { reader });
     expect(documents).toEqual([]);
     const reasons = Object.fromEntries(skipped.map((s) => [s.path, s.reason]));
     expect(reasons["broken.pdf"]).toStartWith("unreadable PDF");
     expect(reasons["blank.html"]).toBe("HTML with no visible text");
-    expect(reasons["latin1.txt"]).toBe("not valid UTF-8 text");
+    expect(reasons["garbled.txt"]).toBe("not valid UTF-8 or Windows-1252 text");
     expect(warnings).toHaveLength(3);
+  });
+
+  test("a file saved as Latin-1 (Project Gutenberg's older -8.txt files) or as Windows-1252 HTML is read as its letters", async () => {
+    const root = join(dir.path, "latin1");
+    mkdirSync(root);
+    // "Café Müller", in Latin-1; a page whose curly quotes are Windows-1252's 0x93 and 0x94.
+    writeFileSync(
+      join(root, "cafe-8.txt"),
+      new Uint8Array([...Buffer.from("Caf"), 0xe9, 0x20, 0x4d, 0xfc, ...Buffer.from("ller")]),
+    );
+    writeFileSync(
+      join(root, "page.html"),
+      new Uint8Array([
+        ...Buffer.from("<p>"),
+        0x93,
+        ...Buffer.from("Se"),
+        0xf1,
+        ...Buffer.from("or"),
+        0x94,
+        ...Buffer.from("</p>"),
+      ]),
+    );
+    const { documents, skipped } = await readDocuments([root], { reader });
+    expect(skipped).toEqual([]);
+    expect(Object.fromEntries(documents.map((d) => [d.title, d.text]))).toEqual({
+      "cafe-8.txt": "Café Müller",
+      "page.html": "“Señor”",
+    });
   });
 
   test("HTML text keeps block structure as lines", async () => {

@@ -1,7 +1,7 @@
 /**
  * `POST /search/index/upload`: files as multipart, read on the server like the `index` command reads
  * them (a real PDF's text, HTML stripped, Markdown), unknown types listed as skipped with the reason, the
- * same SSE as the JSON route; a file over the upload limit and a request over the body limit are 413; a
+ * same SSE as the JSON route; text in Latin-1, Windows-1252 or UTF-16 read as its letters; a file over the upload limit and a request over the body limit are 413; a
  * foreign page's Origin is refused; preflight-free types other than multipart are 415; the route is in OpenAPI.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -79,6 +79,54 @@ test("a PDF, HTML and Markdown are read on the server; other types are skipped w
   const sources = JSON.stringify(answer.body.context_data);
   expect(sources).toContain("Analytical Engine");
   expect(sources).not.toContain("evil()");
+});
+
+/** A string's bytes in Windows-1252 (Latin-1 and the curly quotes), as an older text file holds them. */
+function windows1252(text: string): Uint8Array<ArrayBuffer> {
+  const curly: Record<string, number> = { "\u201c": 0x93, "\u201d": 0x94, "\u2019": 0x92 };
+  return new Uint8Array([...text].map((c) => curly[c] ?? (c.charCodeAt(0) < 256 ? c.charCodeAt(0) : 0x3f)));
+}
+/** UTF-16 little-endian with its byte-order mark, as Windows Notepad saves "Unicode". */
+function utf16le(text: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(2 + 2 * text.length);
+  bytes.set([0xff, 0xfe]);
+  for (let i = 0; i < text.length; i++)
+    new DataView(bytes.buffer).setUint16(2 + 2 * i, text.charCodeAt(i), true);
+  return bytes;
+}
+
+test("text saved as Latin-1, Windows-1252 or UTF-16 is read as its text; bytes that are no text are skipped", async () => {
+  const response = await upload(
+    form("encodings", [
+      new File([windows1252("“Hélène Dubois,” said the clerk, “lived in Genève.”")], "gutenberg-8.txt"),
+      new File([windows1252("<p>Zoë Martín wrote about Málaga’s harbour.</p>")], "page.html"),
+      new File([utf16le("# Notes\n\nGrete Müller sailed from Lübeck.")], "notepad.md"),
+      new File([new Uint8Array([0x41, 0x81, 0xc3, 0x28, 0x1b, 0x42])], "garbled.txt"),
+      new File([new Uint8Array([0xff, 0xfe, 0x41])], "odd.txt"),
+    ]),
+  );
+  expect(response.status).toBe(200);
+  const summary = JSON.parse((await readFrames(response)).at(-1)?.data ?? "{}");
+  expect(summary).toMatchObject({ index: "encodings", documents: 3, documents_indexed: 3 });
+  expect(summary.skipped).toEqual([
+    { path: "garbled.txt", reason: "not valid UTF-8 or Windows-1252 text" },
+    { path: "odd.txt", reason: "not valid UTF-16 text" },
+  ]);
+  const ask = async (query: string) => {
+    const { status, body } = await t.json<{ context_data: unknown }>("/search/local", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query, index: "encodings" }),
+    });
+    expect(status).toBe(200);
+    return JSON.stringify(body.context_data);
+  };
+  // Each file's letters, quotes included, as written: no replacement characters, no mojibake.
+  expect(await ask("Where did Hélène Dubois live?")).toContain(
+    "“Hélène Dubois,” said the clerk, “lived in Genève.”",
+  );
+  expect(await ask("What did Zoë Martín write about?")).toContain("Zoë Martín wrote about Málaga’s harbour.");
+  expect(await ask("Where did Grete Müller sail from?")).toContain("Grete Müller sailed from Lübeck.");
 });
 
 test("no readable file is 422 with every reason; a file name's folders are dropped", async () => {

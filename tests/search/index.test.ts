@@ -159,7 +159,20 @@ describe("indexing the fixture corpus offline", () => {
       "blob.bin: skipped, binary content (NUL bytes)",
       "empty.txt: skipped, empty",
     ]);
-    expect(decodeText(new Uint8Array([0xff, 0xfe, 0x41]))).toEqual({ reason: "not valid UTF-8 text" });
+    // A byte-order mark says UTF-16, and a half character is no UTF-16; bytes neither UTF-8 nor
+    // Windows-1252 text (an undefined byte, a control character) are no text.
+    expect(decodeText(new Uint8Array([0xff, 0xfe, 0x41]))).toEqual({ reason: "not valid UTF-16 text" });
+    expect(decodeText(new Uint8Array([0x41, 0x81, 0x42]))).toEqual({
+      reason: "not valid UTF-8 or Windows-1252 text",
+    });
+    expect(decodeText(new Uint8Array([0x41, 0xe9, 0x1b]))).toEqual({
+      reason: "not valid UTF-8 or Windows-1252 text",
+    });
+    // UTF-8 is read first, its byte-order mark dropped; control characters in UTF-8 stay as they were.
+    expect(decodeText(new Uint8Array([0xef, 0xbb, 0xbf, 0x63, 0xc3, 0xa9, 0x1b]))).toEqual({
+      text: "cé\u001b",
+    });
+    expect(decodeText(new Uint8Array([0xfe, 0xff, 0x00, 0xe9]))).toEqual({ text: "é" });
   });
 
   test("indexes are per owner", async () => {

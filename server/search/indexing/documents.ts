@@ -37,15 +37,51 @@ export function rejectReason(text: string): string | undefined {
   return undefined;
 }
 
-/** Decodes bytes as UTF-8 text, or explains why not. */
+/**
+ * Decodes a file's bytes as text, or explains why not: UTF-16 when it opens with a byte-order mark (as
+ * Windows Notepad saves "Unicode"), else UTF-8, else Windows-1252, which covers Latin-1 (Project
+ * Gutenberg's older "-8.txt" files, and text saved on Windows). Bytes that read as none of these, or
+ * that Windows-1252 reads with control characters, are no text.
+ */
 export function decodeText(bytes: Uint8Array): { text: string } | { reason: string } {
-  if (bytes.includes(0)) return { reason: "binary content (NUL bytes)" };
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return { reason: "not valid UTF-8 text" };
+  const bom =
+    bytes[0] === 0xff && bytes[1] === 0xfe
+      ? "utf-16le"
+      : bytes[0] === 0xfe && bytes[1] === 0xff
+        ? "utf-16be"
+        : undefined;
+  if (bom) {
+    const text = strictDecode(bom, bytes);
+    return text === undefined ? { reason: "not valid UTF-16 text" } : checked(text);
   }
+  if (bytes.includes(0)) return { reason: "binary content (NUL bytes)" };
+  const utf8 = strictDecode("utf-8", bytes);
+  if (utf8 !== undefined) return checked(utf8);
+  // Windows-1252 maps nearly every byte to something: control characters are what tell bytes from text.
+  const text = strictDecode("windows-1252", bytes);
+  if (text === undefined || hasControls(text)) return { reason: "not valid UTF-8 or Windows-1252 text" };
+  return checked(text);
+}
+
+/** C0 controls other than tab, line feed, vertical tab, form feed and carriage return; DEL; the C1 ones. */
+function hasControls(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 8 || (c >= 14 && c <= 31) || (c >= 127 && c <= 159)) return true;
+  }
+  return false;
+}
+
+function strictDecode(encoding: string, bytes: Uint8Array): string | undefined {
+  try {
+    // The byte-order mark is dropped (TextDecoder's default), as a reader of the file expects.
+    return new TextDecoder(encoding, { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function checked(text: string): { text: string } | { reason: string } {
   const reason = rejectReason(text);
   return reason ? { reason } : { text };
 }
@@ -66,7 +102,8 @@ export async function fileText(
   }
   const decoded = decodeText(bytes);
   if ("reason" in decoded || kind === "text") return decoded;
-  const read = await reader.parse("html", bytes);
+  // The parser reads UTF-8: a page decoded otherwise is given to it as UTF-8.
+  const read = await reader.parse("html", new TextEncoder().encode(decoded.text));
   if ("reason" in read) return read;
   return read.text ? read : { reason: "HTML with no visible text" };
 }
