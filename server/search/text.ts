@@ -40,6 +40,22 @@ export function firstSentence(text: string): string {
   return sentences(text)[0] ?? text.trim();
 }
 
+/**
+ * The sentences of a description that say something of the one it names: more than the name (a line of
+ * dialogue that is only the name, '"Dermott McDermott."', says nothing about him); all of them if none do.
+ */
+export function sentencesAbout(description: string, name: string): string[] {
+  const all = sentences(description);
+  const beyond = (s: string) => s.replaceAll(name, " ").match(/\p{L}+/gu)?.length ?? 0;
+  const telling = all.filter((s) => beyond(s) >= 3);
+  return telling.length > 0 ? telling : all.length > 0 ? all : [description.trim()];
+}
+
+/** The first sentence of a description that says something of the one it names. */
+export function sentenceAbout(description: string, name: string): string {
+  return sentencesAbout(description, name)[0] as string;
+}
+
 /** Digitised books repeat sentences as picture captions ("[Illustration: _..._]"): one copy is enough. */
 export function stripCaptions(text: string): string {
   return text.replace(/\[Illustration[^\]]{0,2000}\]/g, " ");

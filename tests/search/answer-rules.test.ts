@@ -321,6 +321,27 @@ describe("the offline answerer's rules", () => {
     expect(opening2.response.split("The City clocks had gone three").length - 1).toBe(1);
   });
 
+  test("a broad answer says what the story is around, not a day or a month; a character's line says more than the name", async () => {
+    const text = [
+      "On Saturday Old Pell drove to the Harvest Fair at Fenwick with Nell Pell, as he did every Saturday in October.",
+      '"Dermot Harrow." That was all the stranger said at the Harvest Fair on Saturday.',
+      "Dermot Harrow, a drover from the hills, bought Pell's grey mare at the Harvest Fair in October.",
+      "Every Saturday in October, Nell Pell sold eggs at Fenwick, and on Saturday Harrow came back.",
+      "On Saturday Pell and Harrow quarrelled over the mare, and Nell Pell made the peace on Monday.",
+    ].join(" ");
+    const { opening, response } = await ask("dates", text, "What is this story about?", "global");
+    expect(opening).toContain("Harvest Fair");
+    expect(opening).not.toMatch(/around[^.[]*\b(Saturday|Monday|October)\b/);
+    const { response: people } = await ask("dates", text, "Who are the main characters?", "global");
+    expect(people).toMatch(/- Dermot Harrow: [^\n]*\w+ \w+ \w+/);
+    // Each sentence once: one that names two characters, or that a community line quotes, is not said again.
+    for (const sentence of people
+      .split("\n")
+      .flatMap((l) => l.match(/^- [^:]+: (.*) \[Data: Entities/)?.[1] ?? []))
+      expect({ sentence, times: people.split(sentence).length - 1 }).toEqual({ sentence, times: 1 });
+    expect(`${response}\n${people}`).not.toContain(': "Dermot Harrow." [Data');
+  });
+
   test("a time of day answers 'at what time' however it is written: o’clock with a curly apostrophe, in words, in digits", async () => {
     for (const [name, time] of [
       ["clock-curly", "nine o’clock"],

@@ -177,4 +177,21 @@ describe("entities offline", () => {
     expect(types.get("FRANKLIN")).toBe("person");
     expect(types.get("MR. DENHAM")).toBe("person");
   });
+
+  test("a form of address said alone is no one, and a day or month before a name is not part of it", () => {
+    // Our own sentences: "Sir" and "Madame" as a speaker says them; days and months opening a sentence.
+    const text = [
+      '"Sir," said Walter Pell, "I will not sell the mare." "Sir, you must," said Harrow.',
+      '"Madame, the carriage," said Josef. "Thank you, Madame," said Nora Lennox.',
+      "On Saturday Pell drove to Fenwick. In October Nora Lennox sold the farm to Harrow.",
+      "On Saturday Harrow came back, and on Monday Walter Pell paid him at Easter Monday's fair.",
+      "Sir Thomas Lennox, her father, said Harrow was honest. Christmas Eve found them all at Fenwick.",
+    ].join(" ");
+    const { types } = profileDocument(text);
+    for (const word of ["SIR", "MADAME", "SATURDAY PELL", "OCTOBER NORA LENNOX"])
+      expect(types.has(word)).toBe(false);
+    expect(types.get("SIR THOMAS LENNOX")).toBe("person");
+    expect(types.get("NORA LENNOX")).toBe("person");
+    expect(types.get("CHRISTMAS EVE")).toBe("event");
+  });
 });

@@ -51,11 +51,21 @@ export const GAZETTEER = words(
    Carolina Massachusetts Connecticut Canada Mexico Dublin Edinburgh Camden Cornhill Westminster Thames
    Greenwich Oxford Cambridge Bristol Liverpool Manchester Lisbon Madrid Vienna Berlin Amsterdam`,
 );
-export const EVENT_WORDS = words(
-  `Christmas Easter Whitsun Michaelmas Eve Day Sunday Monday Tuesday Wednesday Thursday Friday Saturday
-   January February March April May June July August September October November December Year War Battle
-   Festival Feast Revolution Fair Carnival Coronation`,
+/** Days and months: typed as events (a date is when something happens), though no story is about one. */
+export const DATE_WORDS = words(
+  `Sunday Monday Tuesday Wednesday Thursday Friday Saturday January February March April May June July
+   August September October November December`,
 );
+/** The days and months that are no given name too ("May", "June", "April", "August" are). */
+const DATE_PREFIXES = words(
+  "Sunday Monday Tuesday Wednesday Thursday Friday Saturday January February July September October November December",
+);
+export const EVENT_WORDS = new Set([
+  ...DATE_WORDS,
+  ...words(
+    "Christmas Easter Whitsun Michaelmas Eve Day Year War Battle Festival Feast Revolution Fair Carnival Coronation",
+  ),
+]);
 /** Personified figures: characters though they take an article ("the Ghost", "the Spirit"). */
 export const FIGURE_WORDS = words("Ghost Spirit Phantom Spectre Spectres Spirits Ghosts Apparition");
 /** Heads after which "of" continues a name ("Ghost of Christmas Past", "Bank of England"). */
@@ -73,6 +83,8 @@ export const NOT_NAMES = words(
    Jewish Roman Greek Latin Oh Ah Ha Hallo Halloa Yes No Well Why God Heaven Heavens Amen Alas Hurrah Bah Humbug Ho Eh Aye
    Nay Hey Lo Pshaw Whoop Yo Thankee The A An And But Or If It I`,
 );
+/** Forms of address, which alone name nobody (a title said alone may: "the Captain", "Uncle"). */
+const ADDRESSES = words("Sir Madam Madame Mister Monsieur Mademoiselle Signor Signora");
 export const SPEECH_VERBS = words(
   `said says say cried cries returned replied replies asked asks exclaimed observed answered repeated
    rejoined muttered whispered continued added pursued resumed inquired enquired demanded urged thought
@@ -296,6 +308,17 @@ function nameOf(
   // "Old Jacob Marley", "Whereat Scrooge": leading words the document mostly writes in lower case are not
   // part of the name; nor is a sentence's first word unless the document capitalises it elsewhere too.
   while (core.length > 1 && !honorific && notPartOfName(core[0] as string, atStart, stats)) core.shift();
+  // "On Saturday Pell drove…", "in October Nell sold…": a day or month before a name is no part of it
+  // ("Christmas Eve", "Easter Monday" and "May Bartram" keep theirs).
+  while (
+    core.length > 1 &&
+    !honorific &&
+    DATE_PREFIXES.has(core[0] as string) &&
+    !EVENT_WORDS.has(core[1] as string)
+  )
+    core.shift();
+  // "Sir," "Madame": a form of address said alone names nobody.
+  if (core.length === 1 && !honorific && ADDRESSES.has(core[0] as string)) return undefined;
   // Contractions ("I'll") and lower-case compounds ("Christmas-time") are words, not names.
   if (
     core.length === 0 ||

@@ -7,7 +7,7 @@
  */
 import { replyFailed, replyText } from "../../models/reply.ts";
 import { jsonIn, type ModelChoice, userMessage } from "../model-calls.ts";
-import { firstSentence } from "../text.ts";
+import { firstSentence, sentenceAbout } from "../text.ts";
 import type { Finding, Report } from "../types.ts";
 
 export interface ReportEntity {
@@ -46,7 +46,9 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
   );
   const summary =
     `This community has ${entities.length} entities and ${relationships.length} relationships. ` +
-    (lead ? `${lead.name} (${lead.type}) is the most connected: ${firstSentence(lead.description)}` : "") +
+    (lead
+      ? `${lead.name} (${lead.type}) is the most connected: ${sentenceAbout(lead.description, lead.name)}`
+      : "") +
     (words.length > 0 ? ` Recurring words: ${words.join(", ")}.` : "");
   const findings: Finding[] = heavy.slice(0, MAX_FINDINGS).map((r) => ({
     summary: `${r.source} and ${r.target}`,
@@ -56,7 +58,7 @@ export function offlineReport({ entities, relationships }: ReportInput): Report 
     for (const e of people.slice(0, MAX_FINDINGS - findings.length)) {
       findings.push({
         summary: e.name,
-        explanation: `${firstSentence(e.description)} [Data: Entities (${e.human_id})]`,
+        explanation: `${sentenceAbout(e.description, e.name)} [Data: Entities (${e.human_id})]`,
       });
     }
   }

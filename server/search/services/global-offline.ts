@@ -12,8 +12,9 @@
  * question maps over the reports that match it (BM25) at the requested level. "Unable to answer" is
  * left for an index with nothing that relates to the question at all.
  */
+import { DATE_WORDS } from "../indexing/names.ts";
 import type { SearchGraphStore } from "../stores/graph-store.ts";
-import { escapeRegExp, estimateTokens, firstSentence, idList } from "../text.ts";
+import { escapeRegExp, estimateTokens, idList, sentencesAbout } from "../text.ts";
 import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { fact, type OfflinePoint, specificGlobal } from "./global-specific.ts";
@@ -70,7 +71,8 @@ export async function offlineGlobal(
     points: chosen.map((p) => ({ description: p.description, score: p.score })),
   };
   if (chosen.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
-  const opening = await broadOpening(graph, index, broad, reports, cited);
+  const said = chosen.map((p) => p.description);
+  const opening = await broadOpening(graph, index, broad, reports, cited, said);
   const lines = chosen.map((p) => `- ${p.description} [Data: Reports (${idList(p.reports)})]`);
   const heading = "What the material says, community by community:";
   return fixedAnswer(data, lines.length > 0 ? `${opening}\n\n${heading}\n\n${lines.join("\n")}` : opening);
@@ -130,10 +132,14 @@ async function broadOpening(
   broad: Broad,
   reports: ReportRow[],
   cited: Set<number>,
+  said: string[],
 ): Promise<string> {
   const people = await graph.leadingEntities(index, "person", LEADING);
   const places = await graph.leadingEntities(index, "geo", 3);
-  const events = await graph.leadingEntities(index, "event", 2);
+  // "Around Saturday and October" says nothing: a bare day or month is a date, not what a story is about.
+  const events = (await graph.leadingEntities(index, "event", LEADING))
+    .filter((e) => !e.name.split(/\s+/).every((w) => DATE_WORDS.has(w)))
+    .slice(0, 2);
   const cite = (entities: EntityRow[]) => {
     const ids = reportsOf(entities, reports);
     for (const id of ids) cited.add(id);
@@ -143,7 +149,7 @@ async function broadOpening(
   };
   const subjects = recurring(reports);
   if (broad === "people" && people.length > 0)
-    return `The main characters are ${names(people)} ${cite(people)}.${describe(people.slice(0, 3))}`;
+    return `The main characters are ${names(people)} ${cite(people)}.${describe(people.slice(0, 3), said)}`;
   if (broad === "places" && places.length > 0) return `The main places are ${names(places)} ${cite(places)}.`;
   const parts: string[] = [];
   if (people.length > 0) parts.push(`centres on ${names(people.slice(0, 4))}`);
@@ -158,11 +164,19 @@ async function broadOpening(
   return `${about}${themes}`.trim() || "The material's communities, most important first:";
 }
 
-/** One sentence about each leading character, from its description. */
-function describe(entities: EntityRow[]): string {
-  const lines = entities.map((e) => {
-    return `- ${e.name}: ${firstSentence(e.description)} [Data: Entities (${e.human_id})]`;
-  });
+/**
+ * One sentence about each leading character, from its description, each sentence once: not one the
+ * answer says already (`said`), nor one given for a character before (one sentence often names two).
+ */
+function describe(entities: EntityRow[], said: string[]): string {
+  const used = [...said];
+  const lines: string[] = [];
+  for (const e of entities) {
+    const sentence = sentencesAbout(e.description, e.name).find((s) => !used.some((u) => u.includes(s)));
+    if (!sentence) continue;
+    used.push(sentence);
+    lines.push(`- ${e.name}: ${sentence} [Data: Entities (${e.human_id})]`);
+  }
   return lines.length > 0 ? `\n\n${lines.join("\n")}` : "";
 }
 
