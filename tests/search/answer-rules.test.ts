@@ -15,7 +15,8 @@
  * answer says "in the City" where the text does; "'What did you sell?' asked Nell." is a question still;
  * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
  * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
- * when said of X; "what is X's estate worth" asks a sum.
+ * when said of X; "what is X's estate worth" asks a sum; "how does the story end?" is answered by its last
+ * sentences.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -340,6 +341,42 @@ describe("the offline answerer's rules", () => {
       .flatMap((l) => l.match(/^- [^:]+: (.*) \[Data: Entities/)?.[1] ?? []))
       expect({ sentence, times: people.split(sentence).length - 1 }).toEqual({ sentence, times: 1 });
     expect(`${response}\n${people}`).not.toContain(': "Dermot Harrow." [Data');
+  });
+
+  test("'How does the story end?' is answered by its last sentences, not by a licence, a closing line or a note", async () => {
+    const chapter = (n: number) =>
+      lines(
+        30,
+        (day) =>
+          `On day ${day} of the ${n}th winter the miller Pell counted his sacks, and the valley went hungry.`,
+      );
+    const story = [
+      "The Project Gutenberg EBook of The Miller, by A. Writer",
+      "Title: The Miller",
+      "*** START OF THIS PROJECT GUTENBERG EBOOK THE MILLER ***",
+      chapter(1),
+      chapter(2),
+      "At the last Pell opened his granary to the whole valley. Nell rang the bell, and the valley ate bread that night.",
+      "THE END",
+      "+--------------------------------------------------+\n|Transcriber's note: spelling has been kept as printed.|\n+--------------------------------------------------+",
+      "End of the Project Gutenberg EBook of The Miller, by A. Writer",
+      "*** END OF THIS PROJECT GUTENBERG EBOOK THE MILLER ***",
+      LICENCE,
+    ].join("\n\n");
+    for (const [mode, query] of [
+      ["local", "How does the story end?"],
+      ["global", "What happens at the end?"],
+      ["local", "How did it end?"],
+      ["global", "What is the ending of the book?"],
+    ] as const) {
+      const { opening, response } = await ask(`ending-${query.length}`, story, query, mode);
+      expect({ query, opening }).toEqual({
+        query,
+        opening: expect.stringContaining("the valley ate bread that night"),
+      });
+      for (const never of ["Project Gutenberg", "Transcriber", "Section", "day 1 of"])
+        expect({ query, never, said: response.includes(never) }).toEqual({ query, never, said: false });
+    }
   });
 
   test("a time of day answers 'at what time' however it is written: o’clock with a curly apostrophe, in words, in digits", async () => {

@@ -165,7 +165,8 @@ export async function scorePassages(
       const named = groups.some(
         (g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(capitals[i + d], g) > 0),
       );
-      if (own === 0) continue;
+      // "How does the story end?" has no terms: at the story's edge every sentence is about it.
+      if (own === 0 && !(groups.length === 0 && question.position && unit.position !== undefined)) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.
       const defines = definition?.(text) === true;
@@ -180,7 +181,8 @@ export async function scorePassages(
         text,
         unit: unit.id,
         score,
-        coverage: defines ? 1 : covered / total,
+        // A question with no terms asks nothing a sentence could cover only in part.
+        coverage: defines || groups.length === 0 ? 1 : covered / total,
         order: order++,
         named,
         next: list[i + 1]?.trim(),
@@ -201,6 +203,11 @@ export async function scorePassages(
  * page's last sentence about the question (its names, else its terms), not with a licence printed after.
  */
 function along(bags: Set<string>[], groups: TermGroup[], position: "start" | "end"): (i: number) => number {
+  // "How does the story end?" asks for its last sentences: each sentence further from the edge a little less.
+  if (groups.length === 0) {
+    const last = bags.length - 1;
+    return (i) => Math.max(0.5, 1 - SENTENCE_STEP * (position === "end" ? last - i : i));
+  }
   const key = groups.some((g) => g.name) ? groups.filter((g) => g.name) : groups;
   const about = bags.flatMap((bag, k) => (key.some((g) => matchIn(bag, g) > 0) ? [k] : []));
   const first = about[0] ?? 0;
@@ -209,6 +216,8 @@ function along(bags: Set<string>[], groups: TermGroup[], position: "start" | "en
   const span = bags.length - 1 - first;
   return (i) => (i < first ? 0.5 : 0.5 + 0.5 * (span > 0 ? (bags.length - 1 - i) / span : 1));
 }
+
+const SENTENCE_STEP = 0.02;
 
 /** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
 function edgeBonus(position: number): number {
@@ -237,6 +246,8 @@ function form(text: string): number {
   if (/^[a-z]/.test(text)) score -= 0.2;
   // "Alphonse Frankenstein.", "The Wellfleet Oysterman VI.": a signature or a heading, every word capitalised.
   else if ((text.match(/\p{L}+/gu) ?? []).every((word) => /^\p{Lu}/u.test(word))) score -= 0.4;
+  // "+-----+ |Transcriber's note: …": a table's rules around a line are no sentence of the book.
+  if ((text.match(/\p{L}/gu)?.length ?? 0) < 0.6 * text.replace(/\s/g, "").length) score -= 0.5;
   if (text.length > 350) score -= 0.2;
   if (text.length > 600) score -= 0.3;
   return score;

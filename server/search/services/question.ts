@@ -254,12 +254,17 @@ function contentTerms(text: string, q: string, identity: boolean, opinion: boole
   const cue = q.match(POSITION)?.[0] ?? "";
   const dropped = new Set([
     ...(cue.match(/[a-z]+/g) ?? []),
+    // "What happens at the end?": what happens there is what is asked, not the word "happen".
+    ...(cue ? HAPPENING_WORDS : []),
     ...titlesIn(text),
     ...(identity ? IDENTITY_WORDS : []),
     ...(opinion ? OPINION_WORDS : []),
   ]);
   return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
 }
+
+/** Verbs that ask what takes place, said with where in the story: the whole of the place is the answer. */
+const HAPPENING_WORDS = words("happen happens happened happening occur occurs occurred");
 
 /** Words for the material and its writer. */
 const MATERIAL_WORDS = words(`story stories novel novels book's text tale tales essay narrative narrator
@@ -385,7 +390,7 @@ const AUXILIARIES = words(`is was are were do does did has have had will would c
   may might must he she it they we you i his her their its the a an of this that these those`);
 
 const END =
-  /\b(?:by|at|towards?|near) the (?:very )?end\b(?: of (?:the|this) \w+)?|\bin the end\b|\bfinally\b|\bultimately\b/;
+  /\b(?:by|at|towards?|near) the (?:very )?end\b(?: of (?:the|this) \w+)?|\bin the end\b|\bfinally\b|\bultimately\b|\bhow (?:does|did|do) (?:(?:the|this) \w+|it) (?:end|finish|close|conclude)\b|\bthe ending\b(?: of (?:the|this) \w+)?|\bthe conclusion of (?:the|this) (?:story|book|novel|tale)\b/;
 const START = /\b(?:at|in) the (?:very )?(?:beginning|start|opening)\b(?: of (?:the|this) \w+)?|\bat first\b/;
 const POSITION = new RegExp(`${END.source}|${START.source}`);
 

@@ -31,6 +31,10 @@ const PASSAGES = 40;
 const WINDOW_PASSAGES = 160;
 /** Units read at a document's end (or start) when the question says where. */
 const EDGE_UNITS = 2;
+/** How much less at the edge each edge page further in is (the story's last page before the one before it). */
+const EDGE_STEP = 0.01;
+/** Documents whose end (or start) is read. */
+const EDGE_DOCUMENTS = 3;
 
 /** The search family's SQL stores, as the retrieval and context builders read them. */
 export interface SearchStores {
@@ -85,14 +89,17 @@ export async function retrievePassages(
   );
   let ids = [...new Set([...bm25, ...phrased, ...extraUnits])].slice(0, options.poolLimit ?? 40);
   let rows = await search.units(index, ids);
-  // The pages at the story's edge (a licence or front matter aside) count as its very end or start.
-  const edges: number[] = [];
+  // The pages at the story's edge (a licence or front matter aside) count as its very end or start, the
+  // nearest the edge the most: each by its place among its document's edge pages (0 nearest).
+  const edges = new Map<number, number>();
   if (question.position) {
-    // "By the end of the story": the first documents' last (or first) pages about the question join the pool.
-    const documents = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
-    for (const d of documents.slice(0, 3))
-      for (const u of await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)) {
-        edges.push(u.id);
+    // "By the end of the story": the first documents' last (or first) pages about the question join the pool;
+    // "How does the story end?" names nothing to find them by: then the longest documents are the story.
+    const found = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
+    const documents = terms.length > 0 ? found : await search.longestDocuments(index, EDGE_DOCUMENTS);
+    for (const d of documents.slice(0, EDGE_DOCUMENTS))
+      for (const [k, u] of (await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)).entries()) {
+        edges.set(u.id, k);
         if (ids.includes(u.id)) continue;
         ids = [...ids, u.id];
         rows = [...rows, u];
@@ -104,7 +111,9 @@ export async function retrievePassages(
     const u = units.get(id);
     if (!u) return [];
     const n = sizes.get(u.document_id) ?? 1;
-    const edge = edges.includes(id) ? (question.position === "end" ? 1 : 0) : undefined;
+    const k = edges.get(id);
+    const edge =
+      k === undefined ? undefined : question.position === "end" ? 1 - EDGE_STEP * k : EDGE_STEP * k;
     return [{ id, text: u.text, position: edge ?? (n > 1 ? u.ordinal / (n - 1) : 0.5) }];
   });
   const scored = await scorePassages(

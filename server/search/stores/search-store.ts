@@ -116,6 +116,15 @@ export class SearchStore {
     );
   }
 
+  /** The ids of the index's longest documents, longest first: "the story" of a question that names nothing. */
+  async longestDocuments(index: IndexRow, limit: number): Promise<number[]> {
+    const rows = await this.q.all<{ id: number }>(
+      "SELECT id FROM search_documents WHERE index_id = ? AND owner_id = ? ORDER BY chars DESC, id LIMIT ?",
+      [index.id, index.owner_id, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** The tokens of every unit of the index (how much text it holds). */
   async countTokens(index: IndexRow): Promise<number> {
     const row = await this.q.get<{ n: number | null }>(
