@@ -304,6 +304,14 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("article", text, "What is this story about?", "global");
     expect(opening).toContain("in the City");
     expect(opening).not.toMatch(/\bin City\b/);
+    // Where the story takes place (or is set) is asked of the whole: its main places, as the text writes them.
+    for (const query of ["Where does the story take place?", "Where is the novel set?"]) {
+      const places = await ask("article", text, query, "global");
+      expect({ query, opening: places.opening }).toEqual({
+        query,
+        opening: expect.stringMatching(/^The main places are the City\b/),
+      });
+    }
 
     // The place's description is the sentence that first names it, here opening with "The City".
     const opening2 = await ask(

@@ -29,7 +29,7 @@ const BROAD_WORDS = new Set(
    plot summary summarise summarize overview gist characters character people persons figures places
    setting settings happen happens happened idea ideas message point points lesson lessons moral novel novels
    novella essay essays tale tales narrative narratives work works poem poems play plays piece account
-   author authors writer`.split(/\s+/),
+   author authors writer place take takes set located action`.split(/\s+/),
 );
 const BROAD_REPORTS = 30;
 const LEADING = 6;
@@ -42,6 +42,8 @@ export function broadQuestion(query: string): Broad | undefined {
   if (!terms.every((t) => BROAD_WORDS.has(t))) return undefined;
   const q = query.toLowerCase();
   if (/\b(who|characters?|people|persons|figures)\b/.test(q)) return "people";
+  // "When does the story take place?" asks for a time: what the material centres on says its events.
+  if (/\bwhen\b/.test(q)) return "themes";
   if (/\b(where|places?|settings?)\b/.test(q)) return "places";
   return "themes";
 }
@@ -150,7 +152,8 @@ async function broadOpening(
   const subjects = recurring(reports);
   if (broad === "people" && people.length > 0)
     return `The main characters are ${names(people)} ${cite(people)}.${describe(people.slice(0, 3), said)}`;
-  if (broad === "places" && places.length > 0) return `The main places are ${names(places)} ${cite(places)}.`;
+  if (broad === "places" && places.length > 0)
+    return `The main places are ${names(places.map(withArticle))} ${cite(places)}.`;
   const parts: string[] = [];
   if (people.length > 0) parts.push(`centres on ${names(people.slice(0, 4))}`);
   if (events.length > 0) parts.push(`around ${names(events)}`);
