@@ -16,7 +16,7 @@
  * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
  * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
  * when said of X; "what is X's estate worth" asks a sum; "how does the story end?" is answered by its last
- * sentences.
+ * sentences; "who wrote this book?" by the front matter's credit.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -385,6 +385,44 @@ describe("the offline answerer's rules", () => {
       for (const never of ["Project Gutenberg", "Transcriber", "Section", "day 1 of"])
         expect({ query, never, said: response.includes(never) }).toEqual({ query, never, said: false });
     }
+  });
+
+  test("'Who wrote this book?' is answered by the front matter's credit, not by a writer in the story", async () => {
+    const story = lines(
+      12,
+      (n) =>
+        `In the ${n}th winter the miller Pell read the letter that Harrow wrote to him, and a grave author praised the mill.`,
+    );
+    const books: [string, string][] = [
+      [
+        "catalogue",
+        `Title: The Miller\n\nAuthor: Agnes Pell Lennox\n\nRelease Date: May 1, 2004\n\n${story}`,
+      ],
+      [
+        "title-page",
+        `THE MILLER\n\n[Illustration]\n\nBY\n\nAGNES PELL LENNOX\n\nILLUSTRATED BY TOM HARROW\n\n${story}`,
+      ],
+      ["by-line", `The Miller\n\nby Agnes Pell Lennox\n\n${story}`],
+    ];
+    for (const [name, text] of books)
+      for (const [mode, query] of [
+        ["local", "Who wrote this book?"],
+        ["global", "Who is the author?"],
+        ["local", "What is the author's name?"],
+        ["local", "Who wrote The Miller?"],
+      ] as const) {
+        const { opening } = await ask(`credit-${name}`, text, query, mode);
+        expect({ name, query, opening }).toEqual({
+          name,
+          query,
+          opening: expect.stringMatching(/^\*\*Agnes Pell Lennox\*\*: /),
+        });
+      }
+    // A letter in the story is the story's; a book with no credit says it does not say who wrote it.
+    const letter = await ask("credit-letter", story, "Who wrote the letter?");
+    expect(letter.opening).toContain("Harrow");
+    const none = await ask("credit-none", story, "Who wrote this book?");
+    expect(none.opening).toStartWith("The text does not say this directly.");
   });
 
   test("a time of day answers 'at what time' however it is written: o’clock with a curly apostrophe, in words, in digits", async () => {

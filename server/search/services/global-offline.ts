@@ -17,6 +17,7 @@ import type { SearchGraphStore } from "../stores/graph-store.ts";
 import { escapeRegExp, estimateTokens, idList, sentencesAbout } from "../text.ts";
 import type { EntityRow, Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
+import { asksAuthorship } from "./credits.ts";
 import { fact, type OfflinePoint, specificGlobal } from "./global-specific.ts";
 import type { SearchStores } from "./local-context.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
@@ -38,6 +39,8 @@ export type Broad = "people" | "places" | "themes";
 
 /** Whether a question is broad, and what it asks about; undefined for a specific question. */
 export function broadQuestion(query: string): Broad | undefined {
+  // "Who is the author?" names one person, whom the front matter credits (credits.ts).
+  if (asksAuthorship(query)) return undefined;
   const terms = queryTerms(query);
   if (!terms.every((t) => BROAD_WORDS.has(t))) return undefined;
   const q = query.toLowerCase();

@@ -125,7 +125,7 @@ export async function specificGlobal(
   const nearest = after ? `${lead.description} ${after}` : lead.description;
   const opening = !confident
     ? `The text does not say this directly. The nearest passage is: ${nearest} ${cite(lead)}`
-    : lead.candidate && lead.description.length > LONG_SENTENCE
+    : lead.candidate && (lead.description.length > LONG_SENTENCE || best?.credit)
       ? `**${lead.candidate}**: ${lead.description} ${cite(lead)}`
       : `${lead.description} ${cite(lead)}`;
   const lines = rest

@@ -56,7 +56,7 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
     if (after) used.add(after);
     const text = after ? `${first.text} ${after}` : first.text;
     parts.push(`The text does not say this directly. The nearest passage is: ${text} ${cite(first)}`);
-  } else if (lead.candidate && lead.text.length > LONG_SENTENCE)
+  } else if (lead.candidate && (lead.text.length > LONG_SENTENCE || lead.credit))
     parts.push(`**${lead.candidate}**: ${first.text} ${cite(first)}`);
   else parts.push(`${first.text} ${cite(first)}`);
 

@@ -11,6 +11,7 @@
  * answerers use to tell an answer from a near miss.
  */
 import { candidateFinder, type NameTypes } from "./candidates.ts";
+import { creditsIn } from "./credits.ts";
 import { definitionTest } from "./definition.ts";
 import type { Question } from "./question.ts";
 import { relationStems, statesRelation } from "./relation.ts";
@@ -40,6 +41,8 @@ export interface Passage {
   order: number;
   /** The sentence after it in its unit, if any (a near miss is given with it). */
   next?: string;
+  /** A line of credit ("Author: …", "by …") answering "Who wrote this book?": its candidate is the author. */
+  credit?: boolean;
 }
 
 /**
@@ -83,6 +86,8 @@ export function answers(p: Passage, question: Question): boolean {
   return (
     p.coverage >= CONFIDENT_COVERAGE &&
     (!typed || (p.candidate !== undefined && !p.weak)) &&
+    // "Who wrote this book?" is answered by a line of credit, not by an author the story mentions.
+    (!question.authorship || p.credit === true) &&
     (question.names.length === 0 || p.named)
   );
 }
@@ -97,7 +102,11 @@ export function leadPassage(passages: Passage[], question: Question): Passage | 
   if (!best) return undefined;
   // A heading or a list of captions is no answer, however many fitting names it holds.
   const said = (p: Passage) => /[.!?]["'’”)_]*$/.test(p.text);
-  return passages.find((p) => p.score >= LEAD_MARGIN * best.score && said(p) && answers(p, question)) ?? best;
+  return (
+    passages.find(
+      (p) => p.score >= LEAD_MARGIN * best.score && (said(p) || p.credit === true) && answers(p, question),
+    ) ?? best
+  );
 }
 
 /** A passage that answers may open the answer when it scores at least this share of the best. */
@@ -109,6 +118,7 @@ const TYPE_BONUS = 0.6;
 const WEAK_BONUS = 0.3;
 const RELATION_BONUS = 0.6;
 const DEFINITION_BONUS = 1;
+const CREDIT_BONUS = 2;
 const SPEAKER_BONUS = 0.6;
 /** A name the question writes, met in lower case ("the park" for "Netherfield Park"): a common word, mostly. */
 const LOWER = 0.3;
@@ -127,17 +137,22 @@ export async function scorePassages(
   const definition = definitionTest(question);
   const speaks = speakerTest(question);
   const raw: Passage[] = [];
+  const credits = new Map<Passage, string>();
   const seen = new Set<string>();
   let order = 0;
   for (const unit of units) {
     const { list, bags, whole, capitals, wholeCapitals } = unitWords(unit.text);
+    const credited = question.authorship ? creditsIn(unit.text) : [];
     // A name the question writes matches the name, not the common word ("Netherfield Park", not "the park"):
     // met in lower case it counts a little, so a question in Title Case still finds its verbs.
     const bagsOf = (g: TermGroup) => (g.name ? capitals : bags);
     const edge = question.position ? along(bags, groups, question.position) : undefined;
     for (const [i, sentence] of list.entries()) {
       const text = sentence.trim();
-      if (text.length < MIN_CHARS || seen.has(text)) continue;
+      // "Who wrote this book?": a line of credit ("Author: …", "by …") answers, whatever its words and length.
+      const flat = question.authorship ? text.replace(/\s+/g, " ") : "";
+      const credit = credited.find((c) => flat.includes(c.line))?.name;
+      if ((text.length < MIN_CHARS && !credit) || seen.has(text)) continue;
       // A unit cut at a line of a hard-wrapped book opens with a sentence's tail ("nothing ever happened
       // on this globe…"), whose head is in the unit before: no passage to quote.
       if (i === 0 && unit.position !== 0 && /^\p{Ll}/u.test(text)) continue;
@@ -166,11 +181,13 @@ export async function scorePassages(
         (g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(capitals[i + d], g) > 0),
       );
       // "How does the story end?" has no terms: at the story's edge every sentence is about it.
-      if (own === 0 && !(groups.length === 0 && question.position && unit.position !== undefined)) continue;
+      const ending = groups.length === 0 && question.position !== undefined && unit.position !== undefined;
+      if (own === 0 && !ending && !credit) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.
       const defines = definition?.(text) === true;
       if (defines) score += DEFINITION_BONUS;
+      if (credit) score += CREDIT_BONUS;
       // "What does Scrooge think of Christmas?": what Scrooge says of it ("…,' said Scrooge"), not
       // whatever he says ("'I do,' said Scrooge": the speaker's is the only term it holds).
       if (held > 1 && speaks?.(text)) score += SPEAKER_BONUS;
@@ -182,16 +199,19 @@ export async function scorePassages(
         unit: unit.id,
         score,
         // A question with no terms asks nothing a sentence could cover only in part.
-        coverage: defines || groups.length === 0 ? 1 : covered / total,
+        coverage: defines || credit || groups.length === 0 ? 1 : covered / total,
         order: order++,
         named,
         next: list[i + 1]?.trim(),
       });
+      if (credit) credits.set(raw.at(-1) as Passage, credit);
     }
   }
   raw.sort((a, b) => b.score - a.score || a.order - b.order);
   const top = raw.slice(0, limit * 2);
   await addCandidates(top, question, typesOf, units);
+  // A line of credit's name is the answer, whatever else the line holds.
+  for (const [p, name] of credits) Object.assign(p, { candidate: name, weak: false, credit: true });
   top.sort((a, b) => b.score - a.score || a.order - b.order);
   // `further` beyond the first `limit` (the same either way): the sentences a context gives as windows.
   const kept = [...top, ...raw.slice(limit * 2, limit + further)];

@@ -8,6 +8,7 @@
  * the question's content words, stemmed for matching; how rare each is in the index is weighed later.
  */
 import { HONORIFICS } from "../indexing/names.ts";
+import { asksAuthorship } from "./credits.ts";
 import { queryTerms, stem } from "./terms.ts";
 
 export type AnswerType = "person" | "place" | "organization" | "date" | "number" | "thing";
@@ -45,6 +46,8 @@ export interface Question {
    * christmas); what they say or think answers (speaker.ts). Undefined for other questions.
    */
   opinion?: string[];
+  /** "Who wrote this book?": answered by a line of credit in the front matter (credits.ts). */
+  authorship?: boolean;
 }
 
 const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
@@ -84,17 +87,22 @@ export function analyseQuestion(text: string): Question {
     (/\b(?:name[ds]?|call|calls|called|christened)\b/.test(q) ||
       (focus !== undefined && NAMED_THINGS.has(focus)) ||
       /^(who|whom)\b/.test(q));
+  // "Who wrote this book?": the front matter says so ("Author: …", "by …"), in the author's own word.
+  const authorship = asksAuthorship(text);
   return {
     text,
-    type: identity ? "thing" : answerType(q, focus),
-    terms: contentTerms(text, q, identity !== undefined, opinion !== undefined),
+    type: authorship ? "person" : identity ? "thing" : answerType(q, focus),
+    terms: authorship
+      ? ["author", ...namesIn(text).filter((n) => n !== "author")]
+      : contentTerms(text, q, identity !== undefined, opinion !== undefined),
     focus,
     wantsName,
     title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
-    position: positionCue(q),
+    position: authorship ? "start" : positionCue(q),
     names: namesIn(text),
     measures: measuresOf(q),
     related: relatedTerms(queryTerms(text)),
+    authorship,
     identity,
     counterpart,
     opinion,

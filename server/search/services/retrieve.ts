@@ -94,9 +94,10 @@ export async function retrievePassages(
   const edges = new Map<number, number>();
   if (question.position) {
     // "By the end of the story": the first documents' last (or first) pages about the question join the pool;
-    // "How does the story end?" names nothing to find them by: then the longest documents are the story.
+    // "How does the story end?" names nothing to find them by (nor does "Who wrote this book?" when no
+    // page says "author"): then the longest documents are the story.
     const found = [...new Set(bm25.flatMap((id) => rows.find((u) => u.id === id)?.document_id ?? []))];
-    const documents = terms.length > 0 ? found : await search.longestDocuments(index, EDGE_DOCUMENTS);
+    const documents = found.length > 0 ? found : await search.longestDocuments(index, EDGE_DOCUMENTS);
     for (const d of documents.slice(0, EDGE_DOCUMENTS))
       for (const [k, u] of (await edgeUnitsAbout(search, index, d, question, EDGE_UNITS)).entries()) {
         edges.set(u.id, k);
