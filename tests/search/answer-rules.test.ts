@@ -16,7 +16,8 @@
  * "What is Pell's niece's name?" wants a person and "Nell, Pell's niece" states it; a list of characters
  * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
  * when said of X; "what is X's estate worth" asks a sum; "how does the story end?" is answered by its last
- * sentences; "who wrote this book?" by the front matter's credit.
+ * sentences; "who wrote this book?" by the front matter's credit; "tell me about X" is "who is X?"; "list
+ * the characters" and "give me a summary" are broad questions.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { subjectOf } from "../../server/search/services/subject.ts";
@@ -155,14 +156,32 @@ describe("the offline answerer's rules", () => {
     const { response, opening } = await ask("identity", text, "Who is Pell?");
     // What the text says Pell is, plainly, not hedged and not another person named first.
     expect(opening).toStartWith("Mr. Pell, a miller of Fenwick");
-    // What Pell does is asked the same way.
-    for (const query of ["What was Pell's trade?", "What did Pell do for a living?"]) {
+    // What Pell does is asked the same way, and so is a request to describe him.
+    for (const query of [
+      "What was Pell's trade?",
+      "What did Pell do for a living?",
+      "Tell me about Pell.",
+      "Describe Pell",
+      "What do we know about Pell?",
+    ]) {
       const { body } = await t.json<{ response: string }>(
         "/search/local",
         postJson({ index: "identity", query }),
       );
       expect(body.response).toStartWith("Mr. Pell, a miller of Fenwick");
     }
+    // One who says who he is answers too: "'I'm poor Harrow, I am,' said the carter, …"
+    const carter = await ask(
+      "identity-self",
+      [
+        "Harrow drove his cart along the valley road past the mill every morning.",
+        "Harrow stopped at the mill, and Harrow shouted for Pell.",
+        '"I\'m poor Harrow, I am," said the carter, who had carried salt over the hills for forty years.',
+        "Harrow drove on to Ludlow and Harrow sold his salt.",
+      ].join(" "),
+      "Who is Harrow?",
+    );
+    expect(carter.opening).toStartWith('"I\'m poor Harrow, I am," said the carter');
     // The subject is Pell, not the entity that only contains the name.
     expect(response).toMatch(/^Pell \(person\) \[Data: Entities \(\d+\)\]/m);
     expect(response).not.toMatch(/^Mrs\. Pell \(person\)/m);
@@ -349,6 +368,12 @@ describe("the offline answerer's rules", () => {
       .flatMap((l) => l.match(/^- [^:]+: (.*) \[Data: Entities/)?.[1] ?? []))
       expect({ sentence, times: people.split(sentence).length - 1 }).toEqual({ sentence, times: 1 });
     expect(`${response}\n${people}`).not.toContain(': "Dermot Harrow." [Data');
+    // Asked as requests, the same broad questions.
+    expect((await ask("dates", text, "List the characters.", "global")).opening).toStartWith(
+      "The main characters are",
+    );
+    const summary = await ask("dates", text, "Give me a summary of the story", "global");
+    expect(summary.opening).toStartWith("The material centres on");
   });
 
   test("'How does the story end?' is answered by its last sentences, not by a licence, a closing line or a note", async () => {

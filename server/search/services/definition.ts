@@ -71,5 +71,10 @@ function definer(subject: string): (text: string) => boolean {
     `^[\\p{Lu}][\\p{L}’'. -]{0,40}\\(\\s*["“'‘]?(?:the\\s+)?${escaped}["”'’]?\\s*\\)${APPOSITION}`,
     "iu",
   );
-  return (text) => copula.test(text) || apposition.test(text) || alias.test(text);
+  // Said by the subject: "I'm poor Ben Gunn, I am; and I haven't spoke with a Christian these three years."
+  const introduces = new RegExp(
+    `\\b(?:I\\s+am|I['’]m|[Mm]y\\s+name\\s+is|(?:they|men|people)\\s+call\\s+me)\\s+(?:poor\\s+|old\\s+|young\\s+|only\\s+)?${TITLE}${escaped}\\b`,
+    "iu",
+  );
+  return (text) => copula.test(text) || apposition.test(text) || alias.test(text) || introduces.test(text);
 }

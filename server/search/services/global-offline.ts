@@ -30,7 +30,8 @@ const BROAD_WORDS = new Set(
    plot summary summarise summarize overview gist characters character people persons figures places
    setting settings happen happens happened idea ideas message point points lesson lessons moral novel novels
    novella essay essays tale tales narrative narratives work works poem poems play plays piece account
-   author authors writer place take takes set located action`.split(/\s+/),
+   author authors writer place take takes set located action give tell list describe explain summarise
+   summarize sum`.split(/\s+/),
 );
 const BROAD_REPORTS = 30;
 const LEADING = 6;

@@ -113,6 +113,11 @@ export function analyseQuestion(text: string): Question {
 const NAME = String.raw`(?:the\s+)?([\p{Lu}][\p{L}’'.-]*(?:\s+(?:of\s+|the\s+)*[\p{Lu}][\p{L}’'.-]*)*)`;
 const IDENTITY = [
   new RegExp(String.raw`^(?:[Ww]ho|[Ww]hat)\s+(?:is|was|are|were)\s+${NAME}\s*\?*$`, "u"),
+  // Asked as a request: "Tell me about Ben Gunn.", "Describe Fezziwig", "What do we know about Marley?"
+  new RegExp(
+    String.raw`^(?:(?:[Pp]lease\s+)?(?:[Tt]ell\s+me\s+(?:about|of)|[Dd]escribe|[Ii]ntroduce)|[Ww]hat\s+(?:do\s+we|does\s+the\s+(?:text|book|story)\s+(?:say|tell\s+us))\s+(?:know\s+)?about)\s+${NAME}\s*[?.!]*$`,
+    "u",
+  ),
   // What someone does: said of them the same way ("Bob Cratchit, clerk to Ebenezer Scrooge").
   new RegExp(
     String.raw`^[Ww]hat\s+(?:is|was)\s+${NAME}['’]s\s+(?:job|occupation|profession|trade|calling|position)\s*\?*$`,
@@ -147,7 +152,9 @@ function opinionHolders(text: string): string[] | undefined {
 function identityOf(text: string): [string?, string?] {
   for (const pattern of IDENTITY) {
     const m = text.match(pattern);
-    if (m?.[1]) return [m[1].toLowerCase(), m[2]?.toLowerCase()];
+    // "Tell me about Pell.": the request's full stop is no part of the name.
+    const name = (n: string | undefined) => n?.replace(/\.+$/, "").toLowerCase();
+    if (m?.[1]) return [name(m[1]), name(m[2])];
   }
   return [];
 }
@@ -283,7 +290,7 @@ const OPINION_WORDS = words("feel feels felt believe believes believed feelings 
 
 /** The words that frame a question asking who or what someone is ("How is X related to Y?"). */
 const IDENTITY_WORDS = words(
-  "related relationship relation connected connection job occupation profession trade calling position living",
+  "related relationship relation connected connection job occupation profession trade calling position living tell describe know",
 );
 
 /** Words that frame a question rather than say what it is about. */
