@@ -20,8 +20,10 @@
  * the characters" and "give me a summary" are broad questions.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { recurringWords } from "../../server/search/indexing/reports.ts";
+import { recurring } from "../../server/search/services/global-offline.ts";
 import { subjectOf } from "../../server/search/services/subject.ts";
-import type { EntityRow } from "../../server/search/types.ts";
+import type { EntityRow, ReportRow } from "../../server/search/types.ts";
 import { createTestApp, postJson, type TestApp } from "../helpers/app.ts";
 
 type Row = Record<string, string | number | boolean>;
@@ -323,6 +325,19 @@ describe("the offline answerer's rules", () => {
     const { opening } = await ask("article", text, "What is this story about?", "global");
     expect(opening).toContain("in the City");
     expect(opening).not.toMatch(/\bin City\b/);
+    // A place the text mostly writes bare keeps no article for one "the London road".
+    const london = await ask(
+      "article-london",
+      [
+        "Old Pell kept a counting-house in London, and Nell Pell kept his books in London.",
+        "Harrow drove the cart along the London road to Fenwick every morning, and Pell paid him.",
+        "Pell and Harrow quarrelled in London over the price of salt, and Nell made the peace in London.",
+      ].join(" "),
+      "What is this story about?",
+      "global",
+    );
+    expect(london.opening).toMatch(/\bin London\b/);
+    expect(london.opening).not.toContain("the London");
     // Where the story takes place (or is set) is asked of the whole: its main places, as the text writes them.
     for (const query of ["Where does the story take place?", "Where is the novel set?"]) {
       const places = await ask("article", text, query, "global");
@@ -448,6 +463,24 @@ describe("the offline answerer's rules", () => {
     expect(letter.opening).toContain("Harrow");
     const none = await ask("credit-none", story, "Who wrote this book?");
     expect(none.opening).toStartWith("The text does not say this directly.");
+  });
+
+  test("a broad answer's recurring subjects are the book's words, not its people's names or its verbs", () => {
+    // Each community lists its own recurring words; a name of another community's people is no subject.
+    const report = (title: string, words: string): ReportRow =>
+      ({ title, summary: `This community has 3 entities. Recurring words: ${words}.` }) as ReportRow;
+    const reports = [
+      report("Elizabeth, Darcy and Jane", "letters, brother, ball"),
+      report("Wickham, Lydia and Brighton", "elizabeth, letters, brother, ball"),
+      report("Collins and Charlotte", "elizabeth, letters, parsonage"),
+    ];
+    expect(recurring(reports)).toEqual(["letters", "ball", "brother"]);
+    // A description's common verbs and adverbs recur in every community: they are no subject either.
+    const texts = [
+      "He found the letter along the road and called it a ruin.",
+      "She found a letter and called it a ruin along the way.",
+    ];
+    expect(recurringWords(texts, [])).toEqual(["letter", "ruin"]);
   });
 
   test("a time of day answers 'at what time' however it is written: o’clock with a curly apostrophe, in words, in digits", async () => {

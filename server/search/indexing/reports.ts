@@ -84,7 +84,10 @@ const PLAIN_WORDS = new Set(
    than that their theirs them themselves then there these they thing things think this those though
    through thus till together too took toward towards under until upon very want was were what whatever
    when where whether which while whom whose why will with within without would yet you your yours
-   yourself again upon cried replied returned asked answered back away sir yes well even dear`.split(/\s+/),
+   yourself again upon cried replied returned asked answered back away sir yes well even dear along
+   across part name named call called appeared found felt heard held kept left seen stood told turned went
+   became began brought tried whole half side almost enough perhaps already indeed certainly another
+   shall mean meant means often soon sometimes seem seems began every`.split(/\s+/),
 );
 
 /** The content words a community's text repeats most: what its part of the material is about. */

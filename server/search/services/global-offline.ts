@@ -199,12 +199,14 @@ function reportsOf(entities: EntityRow[], reports: ReportRow[]): number[] {
   return [...ids];
 }
 
-/** The words the reports list as recurring, by how many reports repeat them. */
-function recurring(reports: ReportRow[]): string[] {
+/** The words the reports list as recurring, by how many reports repeat them; no word of a name. */
+export function recurring(reports: ReportRow[]): string[] {
+  // A community's title is its leading names: "elizabeth" recurs because Elizabeth does.
+  const named = new Set(reports.flatMap((r) => r.title.toLowerCase().match(/\p{L}+/gu) ?? []));
   const counts = new Map<string, number>();
   for (const r of reports) {
     const words = r.summary.match(/Recurring words: ([^.]*)\./)?.[1]?.split(", ") ?? [];
-    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+    for (const w of words) if (!named.has(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
   }
   // A subject of the whole is one that several communities repeat.
   return [...counts.entries()]
@@ -214,11 +216,16 @@ function recurring(reports: ReportRow[]): string[] {
     .map(([w]) => w);
 }
 
-/** "the City", "the Cape": a place written after "the" (or a sentence's "The") in its description keeps it. */
+/**
+ * "the City", "the Cape": a place its description mostly writes after "the" (or a sentence's "The")
+ * keeps it; "London", though "the London road" is there too, does not.
+ */
 function withArticle(e: EntityRow): { name: string } {
-  return new RegExp(`\\b[Tt]he ${escapeRegExp(e.name)}\\b`).test(e.description)
-    ? { name: `the ${e.name}` }
-    : e;
+  // The name itself, not part of a longer one ("Cape" in "Cape Cod", "Bay" in "Massachusetts Bay").
+  const name = `${escapeRegExp(e.name)}\\b(?!\\s+\\p{Lu})`;
+  const all = e.description.match(new RegExp(`(?<!\\p{Lu}[\\p{L}'’]*\\s)\\b${name}`, "gu"))?.length ?? 0;
+  const after = e.description.match(new RegExp(`\\b[Tt]he ${name}`, "gu"))?.length ?? 0;
+  return after * 2 > all ? { name: `the ${e.name}` } : e;
 }
 
 function names(entities: { name: string }[]): string {
