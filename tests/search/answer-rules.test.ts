@@ -389,6 +389,12 @@ describe("the offline answerer's rules", () => {
     );
     const summary = await ask("dates", text, "Give me a summary of the story", "global");
     expect(summary.opening).toStartWith("The material centres on");
+    // Asked of local search (the view's default), a question about the whole gets the same answer.
+    for (const [query, start] of [
+      ["What is this story about?", "The material centres on"],
+      ["Who are the main characters?", "The main characters are"],
+    ] as const)
+      expect((await ask("dates", text, query, "local")).opening).toStartWith(start);
   });
 
   test("'How does the story end?' is answered by its last sentences, not by a licence, a closing line or a note", async () => {

@@ -1,13 +1,20 @@
 /**
  * Local search: the mixed context of local-context.ts answered by the model, or offline by the sentence
- * that best answers the question, the subject's strongest ties and supporting sentences (local-answer.ts).
+ * that best answers the question, the subject's strongest ties and supporting sentences (local-answer.ts);
+ * offline, a question about the whole is answered as global search answers it.
  */
 import type { ModelChoice } from "../model-calls.ts";
 import type { IndexRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer, modelAnswer } from "./answer.ts";
+import { defaultLevel } from "./global.ts";
+import { broadQuestion, offlineGlobal } from "./global-offline.ts";
 import { extractiveAnswer } from "./local-answer.ts";
 import { buildLocalContext, type LocalContextOptions, type SearchStores } from "./local-context.ts";
 import { localSystemPrompt, NO_DATA_ANSWER } from "./prompts.ts";
+
+/** A broad question's answer, as global search gives it by default. */
+const BROAD_TOKENS = 8000;
+const BROAD_POINTS = 8;
 
 export async function localSearch(
   stores: SearchStores,
@@ -16,6 +23,12 @@ export async function localSearch(
   model?: ModelChoice,
   options?: LocalContextOptions,
 ): Promise<Answer> {
+  // "What is this book about?", "Who are the main characters?" ask about the whole and name nothing to
+  // start from (local search's "main" found the main-sail): offline, they get global search's answer.
+  if (!model && broadQuestion(query)) {
+    const level = await defaultLevel(stores.graph, index);
+    return offlineGlobal(stores, index, query, level, BROAD_TOKENS, BROAD_POINTS);
+  }
   const context = await buildLocalContext(stores, index, query, options);
   const data = context.tables as unknown as ContextData;
   if (context.sources.length === 0 && context.entities.length === 0) return fixedAnswer(data, NO_DATA_ANSWER);
