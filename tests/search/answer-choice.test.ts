@@ -3,8 +3,8 @@
  * (indexed over HTTP, or as scored passages where only the choice among them is tested): the question's
  * everyday equivalents find a page that never uses its words ("tall":
  * "height"), an age is said as one ("seventy-two years old", not "twenty years ago"), a title is set in
- * italics and is no person, a sentence that answers opens the answer over a closer match that does not,
- * a heading of captions never does, a term elsewhere on the page counts for the sentence that answers,
+ * italics (or small capitals: "the HISPANIOLA") and is no person, a sentence that answers opens the
+ * answer over a closer match that does not, a heading of captions never does, a term elsewhere on the page counts for the sentence that answers,
  * and after a near miss the sentences that name a candidate of the kind asked come first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -86,6 +86,25 @@ describe("the offline local answer's opening", () => {
     );
     expect(opening).toContain("Robinson Crusoe");
     expect(opening).not.toMatch(/^The text does not say/);
+  });
+
+  test("a ship's name set in small capitals answers 'the name of the ship', the one near the question's words", async () => {
+    const text = `${filler("harbour", 2)} The squire bought a fine schooner at the harbour, and before noon the MARIGOLD had begun her voyage south. ${filler("quay", 2)} Old Pell spoke all evening of the CORMORANT, that took him to Lisbon and back in the year of the great storm, and of the old PETREL, Harrow's old ship, that sank off Ushant with all her cargo of salt and wine.`;
+    const ship = await ask(
+      "capitals",
+      [{ name: "ships.txt", text }],
+      "What is the name of the ship the squire bought?",
+    );
+    expect(ship.opening).toStartWith(
+      "The squire bought a fine schooner at the harbour, and before noon the MARIGOLD",
+    );
+    // A long sentence names its answer first: the ship beside "Harrow's old ship", not the first there.
+    const harrow = await ask(
+      "capitals",
+      [{ name: "ships.txt", text }],
+      "What was the name of Harrow's ship?",
+    );
+    expect(harrow.opening).toStartWith("**Petrel**");
   });
 
   test("a heading of captions never opens the answer, however many places it names", () => {

@@ -113,8 +113,10 @@ export async function candidateFinder(
     let weak: string | undefined;
     if (question.title) {
       // Plain-text books set titles and ships' names in italics: "_Paradise Lost_", "the brig _St. John_".
-      const italic = text.match(/(?<![\p{L}_])_([\p{Lu}][^_]{0,60}?)_(?![\p{L}_])/u)?.[1];
-      if (italic) return { name: italic.trim(), strong: true };
+      // Or in small capitals, which plain text writes in capitals: "the HISPANIOLA", "the old WALRUS".
+      // Of several, the one nearest the question's words ("the old WALRUS, Flint's old ship").
+      const titled = titlesIn(text);
+      if (titled.length > 0) return { name: nearest(titled, text, asked), strong: true };
     }
     for (const m of mentionsOf(text)) {
       const typed = known.get(m.name) ?? known.get(m.core.join(" ")) ?? cueType(m);
@@ -125,6 +127,37 @@ export async function candidateFinder(
     }
     return weak ? { name: weak, strong: false } : undefined;
   };
+}
+
+const ITALIC = /(?<![\p{L}_])_([\p{Lu}][^_]{0,60}?)_(?![\p{L}_])/gu;
+/** Capitals inside a sentence that is not in capitals: one to three words after a lower-case word. */
+const SMALL_CAPITALS = /(?<=\p{Ll}[,;:]?\s)(\p{Lu}{3,}(?:[\s-]\p{Lu}{2,}){0,2})(?![\p{L}])/gu;
+
+/** The titles a sentence sets apart, in italics or small capitals, each with where it stands. */
+function titlesIn(text: string): { name: string; at: number }[] {
+  const found: { name: string; at: number }[] = [];
+  for (const m of text.matchAll(ITALIC))
+    found.push({ name: (m[1] ?? "").trim().replace(/[,;:.]+$/, ""), at: m.index ?? 0 });
+  for (const m of text.matchAll(SMALL_CAPITALS)) {
+    const caps = m[1] ?? "";
+    // A Roman numeral is a chapter's number, not a name.
+    if (/^[IVXLCDM]+$/.test(caps)) continue;
+    const name = caps
+      .toLowerCase()
+      .replace(/(^|[\s-])(\p{L})/gu, (_, gap: string, c: string) => gap + c.toUpperCase());
+    found.push({ name, at: m.index ?? 0 });
+  }
+  return found.filter((t) => t.name !== "");
+}
+
+/** Of a sentence's titles, the one nearest a word of the question (the first when none is there). */
+function nearest(titles: { name: string; at: number }[], text: string, asked: Set<string>): string {
+  const spots = [...text.matchAll(/\p{L}+/gu)]
+    .filter((m) => asked.has(stem(m[0].toLowerCase())))
+    .map((m) => m.index ?? 0);
+  if (spots.length === 0) return (titles.sort((a, b) => a.at - b.at)[0] as { name: string }).name;
+  const distance = (t: { at: number }) => Math.min(...spots.map((s) => Math.abs(s - t.at)));
+  return (titles.sort((a, b) => distance(a) - distance(b) || a.at - b.at)[0] as { name: string }).name;
 }
 
 /** A sentence names one of `names` (stems), or says "I am…" with no one else named ("…,' said Harrow, 'and I am…"). */

@@ -73,7 +73,8 @@ const DATE_NOUNS = words(`year years month months day days date dates time seaso
 const NUMBER_NOUNS = words(`number sum amount price cost height length distance age size weight count
   income fortune salary wage wages value worth`);
 /** Nouns whose answer is a title or a name ("which books", "what ship", "which newspaper"). */
-const NAMED_THINGS = words(`book books title titles name names ship ships vessel vessels newspaper
+const NAMED_THINGS = words(`book books title titles name names ship ships vessel vessels schooner brig yacht
+  frigate sloop barque steamer newspaper
   journal play plays poem poems work works song songs`);
 
 /** Analyses a question: its answer type, its terms, its focus noun. */
@@ -97,7 +98,12 @@ export function analyseQuestion(text: string): Question {
       : contentTerms(text, q, identity !== undefined, opinion !== undefined),
     focus,
     wantsName,
-    title: focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus),
+    title:
+      (focus !== undefined && NAMED_THINGS.has(focus) && !/^names?$/.test(focus)) ||
+      // "What is the name of the ship?", "…of Flint's ship?": a name asked of a thing that bears a title.
+      NAMED_THINGS.has(
+        q.match(/\bname of (?:the |a |an |his |her |their |its |[\p{L}.]+['’]s )?(\p{L}+)/u)?.[1] ?? "",
+      ),
     position: authorship ? "start" : positionCue(q),
     names: namesIn(text),
     measures: measuresOf(q),
