@@ -165,6 +165,8 @@ describe("the offline answerer's rules", () => {
       "Tell me about Pell.",
       "Describe Pell",
       "What do we know about Pell?",
+      // As the suggested follow-ups ask it (questions.ts).
+      "What role does Pell play?",
     ]) {
       const { body } = await t.json<{ response: string }>(
         "/search/local",

@@ -130,6 +130,11 @@ const IDENTITY = [
     "u",
   ),
   new RegExp(String.raw`^[Ww]hat\s+(?:does|did)\s+${NAME}\s+do(?:\s+for\s+a\s+living)?\s*\?*$`, "u"),
+  // "What role does Katrine play?" (as the suggested questions ask): what the text says she is.
+  new RegExp(
+    String.raw`^[Ww]hat\s+(?:role|part)\s+(?:does|did|do)\s+${NAME}\s+play(?:\s+in\s+(?:the|this)\s+\w+)?\s*\?*$`,
+    "u",
+  ),
   // How two are related: what the first is to the second.
   new RegExp(
     String.raw`^[Hh]ow\s+(?:is|was|are|were)\s+${NAME}\s+(?:related|connected)\s+to\s+${NAME}\s*\?*$`,
@@ -296,7 +301,7 @@ const OPINION_WORDS = words("feel feels felt believe believes believed feelings 
 
 /** The words that frame a question asking who or what someone is ("How is X related to Y?"). */
 const IDENTITY_WORDS = words(
-  "related relationship relation connected connection job occupation profession trade calling position living tell describe know",
+  "related relationship relation connected connection job occupation profession trade calling position living tell describe know role part play",
 );
 
 /** Words that frame a question rather than say what it is about. */
