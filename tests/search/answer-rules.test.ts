@@ -395,6 +395,7 @@ describe("the offline answerer's rules", () => {
     for (const [query, start] of [
       ["What is this story about?", "The material centres on"],
       ["Who are the main characters?", "The main characters are"],
+      ["Who is the main character?", "The character the text names most is Dermot Harrow"],
     ] as const)
       expect((await ask("dates", text, query, "local")).opening).toStartWith(start);
   });

@@ -31,12 +31,13 @@ const BROAD_WORDS = new Set(
    setting settings happen happens happened idea ideas message point points lesson lessons moral novel novels
    novella essay essays tale tales narrative narratives work works poem poems play plays piece account
    author authors writer place take takes set located action give tell list describe explain summarise
-   summarize sum`.split(/\s+/),
+   summarize sum protagonist protagonists`.split(/\s+/),
 );
 const BROAD_REPORTS = 30;
 const LEADING = 6;
 
-export type Broad = "people" | "places" | "themes";
+/** "lead": one main character asked for ("Who is the main character?", "Who is the protagonist?"). */
+export type Broad = "lead" | "people" | "places" | "themes";
 
 /** Whether a question is broad, and what it asks about; undefined for a specific question. */
 export function broadQuestion(query: string): Broad | undefined {
@@ -45,6 +46,7 @@ export function broadQuestion(query: string): Broad | undefined {
   const terms = queryTerms(query);
   if (!terms.every((t) => BROAD_WORDS.has(t))) return undefined;
   const q = query.toLowerCase();
+  if (/\b(?:(?:main|central|principal|chief|leading) character|protagonist)\b(?!s)/.test(q)) return "lead";
   if (/\b(who|characters?|people|persons|figures)\b/.test(q)) return "people";
   // "When does the story take place?" asks for a time: what the material centres on says its events.
   if (/\bwhen\b/.test(q)) return "themes";
@@ -154,6 +156,12 @@ async function broadOpening(
     return `[Data: ${refs.join("; ")}]`;
   };
   const subjects = recurring(reports);
+  const [lead, ...others] = people;
+  if (broad === "lead" && lead) {
+    // Said as what it is: the most mentioned (a teller who says "I" is seldom named, so may not be it).
+    const rest = others.length > 0 ? `, then ${names(others)} ${cite(others)}` : "";
+    return `The character the text names most is ${lead.name} ${cite([lead])}${rest}.${describe([lead], said)}`;
+  }
   if (broad === "people" && people.length > 0)
     return `The main characters are ${names(people)} ${cite(people)}.${describe(people.slice(0, 3), said)}`;
   if (broad === "places" && places.length > 0)
