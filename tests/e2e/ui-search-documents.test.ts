@@ -1,8 +1,8 @@
 /**
  * The search view's document list in real Chromium against a real listening server (issue 31, items 3
  * and 4): a note too small to make a graph says so under the build summary; the chosen index lists its
- * documents, Remove takes one out (the list and the counts follow) and Replace indexes a picked file under
- * the same name; the view passes axe with no serious or critical violation.
+ * documents, Remove takes one out (the list and the counts follow) and Replace uploads a picked file (here
+ * one saved as Latin-1) under the same name; the view passes axe with no serious or critical violation.
  */
 import { afterAll, beforeAll, expect } from "bun:test";
 import type { Browser } from "playwright";
@@ -78,7 +78,11 @@ browserTest(
         .setInputFiles({
           name: "new-ada.txt",
           mimeType: "text/plain",
-          buffer: Buffer.from(story("Isaac Newton", "Edmond Halley", "Cambridge")),
+          // Saved as Latin-1, as an older Project Gutenberg file is: read on the server, its letters kept.
+          buffer: Buffer.from(
+            `${story("Isaac Newton", "Edmond Halley", "Cambridge")}\n\nThey met at the Café Müller.`,
+            "latin1",
+          ),
         });
       await status.getByText(/^Replaced ada\.txt: 1 document, 3 entities/).waitFor();
       const names = (
@@ -87,6 +91,8 @@ browserTest(
       expect(names).toEqual(["ada.txt"]);
       const entities = await t.ctx.database.all<{ name: string }>("SELECT name FROM search_entities");
       expect(entities.map((e) => e.name)).toContain("Isaac Newton");
+      const units = await t.ctx.database.all<{ text: string }>("SELECT text FROM search_units");
+      expect(units.some((u) => u.text.includes("They met at the Café Müller."))).toBe(true);
       expect(await seriousViolations(page)).toEqual([]);
     });
   },

@@ -1,12 +1,13 @@
 /**
  * The documents of the chosen index, each with Remove (DELETE …/documents/{name}: its units and what only
- * it supported go, without a rebuild) and Replace (a text file picked is indexed under the same name, so
- * only it is re-extracted). The summary of the last change is shown, with its warnings.
+ * it supported go, without a rebuild) and Replace (a file picked is uploaded under the same name and read
+ * on the server as a build reads it, so only it is re-extracted). The summary of the last change is
+ * shown, with its warnings.
  */
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { count } from "../../../common/words.ts";
-import { api } from "../../lib/api.ts";
+import { api, readSse, request } from "../../lib/api.ts";
 import { ErrorLine, useLoad } from "../common.tsx";
 
 interface DocumentInfo {
@@ -51,12 +52,28 @@ export function IndexDocuments(props: { index: string; onChanged: () => void }):
       api<ChangeSummary>(`${path}/${encodeURIComponent(name)}`, { method: "DELETE" }),
     );
   const replace = (name: string, file: File) =>
-    change(name, "Replaced", async () =>
-      api<ChangeSummary>("/search/index", {
+    change(name, "Replaced", async () => {
+      // A name with folders (given by the `index` command) is sent as text: an upload's name has none.
+      if (/[\\/]/.test(name))
+        return api<ChangeSummary>("/search/index", {
+          method: "POST",
+          body: { name: props.index, documents: [{ name, text: await file.text() }] },
+        });
+      // Otherwise the file goes as it is, read on the server as a build reads it (PDF, HTML, Latin-1).
+      const form = new FormData();
+      form.set("name", props.index);
+      form.append("files", file, name);
+      const response = await request("/search/index/upload", {
         method: "POST",
-        body: { name: props.index, documents: [{ name, text: await file.text() }] },
-      }),
-    );
+        body: form,
+        headers: { accept: "text/event-stream" },
+      });
+      for await (const frame of readSse(response)) {
+        if (frame.event === "error") throw new Error(JSON.parse(frame.data).detail);
+        if (frame.event === "done") return JSON.parse(frame.data) as ChangeSummary;
+      }
+      throw new Error("The server ended the upload without a summary.");
+    });
 
   const list = docs.data?.documents ?? [];
   return (
@@ -98,7 +115,7 @@ export function IndexDocuments(props: { index: string; onChanged: () => void }):
                         <input
                           type="file"
                           class="sr-only"
-                          accept=".txt,.md,.markdown,.html,.htm"
+                          accept=".txt,.text,.md,.markdown,.html,.htm,.xhtml,.pdf"
                           disabled={busy !== undefined}
                           onChange={(e) => {
                             const file = e.currentTarget.files?.[0];
