@@ -436,6 +436,22 @@ describe("the offline answerer's rules", () => {
     }
   });
 
+  test("'What happened in Fenwick?' is answered about Fenwick, not by a sentence that says 'happened'", async () => {
+    const text = [
+      "Harrow said that nothing ever happened on the valley road, and that nothing had happened there for years.",
+      "In Fenwick the miller Pell opened his granary to the whole valley in the hungry winter.",
+      "Harrow drove his cart to Ludlow every morning and sold his salt there.",
+      "Nell Pell kept the mill's books by the fire and rang the bell at noon.",
+    ].join(" ");
+    for (const query of ["What happened in Fenwick?", "What happens in Fenwick?"]) {
+      const { opening } = await ask(`happened-${query.length}`, text, query);
+      expect({ query, opening }).toEqual({
+        query,
+        opening: expect.stringContaining("In Fenwick the miller Pell"),
+      });
+    }
+  });
+
   test("'Who wrote this book?' is answered by the front matter's credit, not by a writer in the story", async () => {
     const story = lines(
       12,

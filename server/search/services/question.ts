@@ -280,8 +280,9 @@ function contentTerms(text: string, q: string, identity: boolean, opinion: boole
   const cue = q.match(POSITION)?.[0] ?? "";
   const dropped = new Set([
     ...(cue.match(/[a-z]+/g) ?? []),
-    // "What happens at the end?": what happens there is what is asked, not the word "happen".
-    ...(cue ? HAPPENING_WORDS : []),
+    // "What happens at the end?", "What happened in Bristol?": what happens there is what is asked, not
+    // the word "happen" (a page that says it is no nearer).
+    ...HAPPENING_WORDS,
     ...titlesIn(text),
     ...(identity ? IDENTITY_WORDS : []),
     ...(opinion ? OPINION_WORDS : []),
@@ -289,7 +290,7 @@ function contentTerms(text: string, q: string, identity: boolean, opinion: boole
   return queryTerms(text).filter((t) => !QUESTION_WORDS.has(t) && !MATERIAL_WORDS.has(t) && !dropped.has(t));
 }
 
-/** Verbs that ask what takes place, said with where in the story: the whole of the place is the answer. */
+/** Verbs that ask what takes place: the place or the moment named is what the answer is about. */
 const HAPPENING_WORDS = words("happen happens happened happening occur occurs occurred");
 
 /** Words for the material and its writer. */
