@@ -17,7 +17,8 @@
  * ('Tim Pell ("Little Tim"), a miller's boy') says who Little Tim is; an age answers "how old is X" only
  * when said of X; "what is X's estate worth" asks a sum; "how does the story end?" is answered by its last
  * sentences; "who wrote this book?" by the front matter's credit; "tell me about X" is "who is X?"; "list
- * the characters" and "give me a summary" are broad questions.
+ * the characters" and "give me a summary" are broad questions; "who is the narrator?" is the one addressed
+ * by name whom the first-person narration never names.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { recurringWords } from "../../server/search/indexing/reports.ts";
@@ -450,6 +451,37 @@ describe("the offline answerer's rules", () => {
         opening: expect.stringContaining("In Fenwick the miller Pell"),
       });
     }
+  });
+
+  test("'Who is the narrator?': the one the others address by name and the narration never names", async () => {
+    const firstPerson = lines(
+      6,
+      (n) =>
+        `On the ${n}th night I walked to the mill with my lantern, and I heard Harrow's cart on the road. "Tom," said my father, "fetch the lantern." I fetched it, and I sat by the fire while Harrow talked. "You are a good lad, Tom," said Harrow.`,
+    );
+    for (const [mode, query] of [
+      ["local", "Who is the narrator?"],
+      ["global", "Who tells the story?"],
+    ] as const) {
+      const { opening } = await ask(`narrator-${mode}`, firstPerson, query, mode);
+      expect(opening).toStartWith("The story is told in the first person by **Tom**");
+      expect(opening).toContain('"Tom," said my father');
+    }
+    // Told by no one: the narration never says "I"; told by someone nobody names.
+    const thirdPerson = lines(
+      8,
+      (n) => `On the ${n}th night Harrow walked to the mill. "Tom," said Harrow, "fetch the lantern."`,
+    );
+    expect((await ask("narrator-third", thirdPerson, "Who is the narrator?")).opening).toStartWith(
+      "The story is told in the third person",
+    );
+    const unnamed = lines(
+      8,
+      (n) => `On the ${n}th night I walked to the mill, and I heard the cart; I fetched my lantern.`,
+    );
+    expect((await ask("narrator-unnamed", unnamed, "Who is the narrator?")).opening).toStartWith(
+      "The story is told in the first person by a narrator it never names",
+    );
   });
 
   test("'Who wrote this book?' is answered by the front matter's credit, not by a writer in the story", async () => {

@@ -6,17 +6,17 @@
  */
 
 /** What a question calls the material ("this book", "the story", "it"), or a title it writes ("Katrine"). */
-const MATERIAL = String.raw`(?:it|this|that|(?:this|the) (?:book|story|novel|novella|text|essay|tale|poem|play|work|document|piece|article|pamphlet)|(?<title>[^?]+))`;
+const MATERIAL = `(?:it|this|that|(?:this|the) (?:book|story|novel|novella|text|essay|tale|poem|play|work|document|piece|article|pamphlet)|(?<title>[^?]+))`;
 /**
  * "Who wrote this book?", "Who is the author (of Katrine)?", "What is the author's name?", "By whom was it
  * written?", "Who is the story by?" ("Who wrote the letter?" asks about the story, not its author.)
  */
 const AUTHORSHIP = [
-  String.raw`^who (?:wrote|authored|penned) ${MATERIAL}$`,
-  String.raw`^(?:who|what)(?:'s|’s| is| was) the (?:name of the )?(?:author|writer)(?: of ${MATERIAL})?$`,
-  String.raw`^what(?:'s|’s| is| was) the (?:author|writer)(?:'s|’s) name$`,
-  String.raw`^by whom (?:was|is) ${MATERIAL} written$`,
-  String.raw`^who (?:is|was) ${MATERIAL} (?:written )?by$`,
+  `^who (?:wrote|authored|penned) ${MATERIAL}$`,
+  `^(?:who|what)(?:'s|’s| is| was) the (?:name of the )?(?:author|writer)(?: of ${MATERIAL})?$`,
+  `^what(?:'s|’s| is| was) the (?:author|writer)(?:'s|’s) name$`,
+  `^by whom (?:was|is) ${MATERIAL} written$`,
+  `^who (?:is|was) ${MATERIAL} (?:written )?by$`,
 ].map((source) => new RegExp(source, "u"));
 
 /** Whether a question asks who wrote the material itself; a title it names must be written capitalised. */
@@ -42,7 +42,7 @@ const WORD = String.raw`(?:\(?[\p{Lu}][\p{L}.'’-]*\)?|de|van|von|la|le)`;
 const NAME = String.raw`(${WORD}(?:\s+${WORD}){1,5})`;
 const CATALOGUE = new RegExp(String.raw`^(?:Author|Authors|Written by|Writer)\s*:\s*${NAME}$`, "u");
 const BY_LINE = new RegExp(String.raw`^(?:by|BY|By)\s+(?:Dr\.\s+|Mrs?\.\s+)?${NAME}[.,]?$`, "u");
-const NAME_LINE = new RegExp(String.raw`^${NAME}[.,]?$`, "u");
+const NAME_LINE = new RegExp(`^${NAME}[.,]?$`, "u");
 
 export interface Credit {
   /** The line as the page writes it, its spaces made single. */

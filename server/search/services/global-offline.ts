@@ -20,6 +20,7 @@ import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { asksAuthorship } from "./credits.ts";
 import { fact, type OfflinePoint, specificGlobal } from "./global-specific.ts";
 import type { SearchStores } from "./local-context.ts";
+import { asksNarrator, narratorAnswer } from "./narrator.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { queryTerms } from "./terms.ts";
 
@@ -62,6 +63,10 @@ export async function offlineGlobal(
   maxTokens: number,
   maxPoints: number,
 ): Promise<Answer> {
+  if (asksNarrator(query)) {
+    const told = await narratorAnswer(stores, index);
+    if (told) return told;
+  }
   const broad = broadQuestion(query);
   if (!broad) return specificGlobal(stores, index, query, level, maxTokens, maxPoints);
   const { graph } = stores;

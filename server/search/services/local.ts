@@ -10,6 +10,7 @@ import { defaultLevel } from "./global.ts";
 import { broadQuestion, offlineGlobal } from "./global-offline.ts";
 import { extractiveAnswer } from "./local-answer.ts";
 import { buildLocalContext, type LocalContextOptions, type SearchStores } from "./local-context.ts";
+import { asksNarrator, narratorAnswer } from "./narrator.ts";
 import { localSystemPrompt, NO_DATA_ANSWER } from "./prompts.ts";
 
 /** A broad question's answer, as global search gives it by default. */
@@ -25,6 +26,10 @@ export async function localSearch(
 ): Promise<Answer> {
   // "What is this book about?", "Who are the main characters?" ask about the whole and name nothing to
   // start from (local search's "main" found the main-sail): offline, they get global search's answer.
+  if (!model && asksNarrator(query)) {
+    const told = await narratorAnswer(stores, index);
+    if (told) return told;
+  }
   if (!model && broadQuestion(query)) {
     const level = await defaultLevel(stores.graph, index);
     return offlineGlobal(stores, index, query, level, BROAD_TOKENS, BROAD_POINTS);
