@@ -24,12 +24,13 @@ export async function localSearch(
   model?: ModelChoice,
   options?: LocalContextOptions,
 ): Promise<Answer> {
-  // "What is this book about?", "Who are the main characters?" ask about the whole and name nothing to
-  // start from (local search's "main" found the main-sail): offline, they get global search's answer.
+  // "Who is the narrator?": the teller is found in the whole story (narrator.ts), not around a name.
   if (!model && asksNarrator(query)) {
     const told = await narratorAnswer(stores, index);
     if (told) return told;
   }
+  // "What is this book about?", "Who are the main characters?" ask about the whole and name nothing to
+  // start from (local search's "main" found the main-sail): offline, they get global search's answer.
   if (!model && broadQuestion(query)) {
     const level = await defaultLevel(stores.graph, index);
     return offlineGlobal(stores, index, query, level, BROAD_TOKENS, BROAD_POINTS);

@@ -180,8 +180,13 @@ export async function scorePassages(
       const named = groups.some(
         (g) => g.name && [-2, -1, 0, 1, 2].some((d) => matchIn(capitals[i + d], g) > 0),
       );
-      // "How does the story end?" has no terms: at the story's edge every sentence is about it.
-      const ending = groups.length === 0 && question.position !== undefined && unit.position !== undefined;
+      // "How does the story end?" has no terms: on the story's last (or first) pages every sentence is about it.
+      const ending =
+        groups.length === 0 &&
+        unit.position !== undefined &&
+        (question.position === "end"
+          ? unit.position >= EDGE
+          : question.position === "start" && unit.position <= 1 - EDGE);
       if (own === 0 && !ending && !credit) continue;
       let score = own + NEIGHBOUR * near + PAGE * far + form(text);
       // "How does the author describe X?": the sentence saying what X is answers it in its own words.
@@ -239,9 +244,12 @@ function along(bags: Set<string>[], groups: TermGroup[], position: "start" | "en
 
 const SENTENCE_STEP = 0.02;
 
+/** Where a document's last tenth starts. */
+const EDGE = 0.9;
+
 /** "By the end of the story": the last tenth of a document, the closer to its edge the more. */
 function edgeBonus(position: number): number {
-  return position < 0.9 ? 0 : (position - 0.9) * 10;
+  return position < EDGE ? 0 : (position - EDGE) * 10;
 }
 
 /** The weight a term group earns in a bag of stems: its best stem's. */
@@ -267,7 +275,7 @@ function form(text: string): number {
   // "Alphonse Frankenstein.", "The Wellfleet Oysterman VI.": a signature or a heading, every word capitalised.
   else if ((text.match(/\p{L}+/gu) ?? []).every((word) => /^\p{Lu}/u.test(word))) score -= 0.4;
   // "+-----+ |Transcriber's note: …": a table's rules around a line are no sentence of the book.
-  if ((text.match(/\p{L}/gu)?.length ?? 0) < 0.6 * text.replace(/\s/g, "").length) score -= 0.5;
+  if (/[-=_*~+]{5,}/.test(text)) score -= 0.5;
   if (text.length > 350) score -= 0.2;
   if (text.length > 600) score -= 0.3;
   return score;
