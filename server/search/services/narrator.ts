@@ -52,7 +52,7 @@ export async function narratorAnswer(stores: SearchStores, index: IndexRow): Pro
     );
   let best: { name: string; addressed: number; unit: number; line: string } | undefined;
   for (const person of await graph.leadingEntities(index, "person", CHARACTERS)) {
-    // The name as speech says it to someone: its last word ("Jim" of "Jim Hawkins"), or the name.
+    // The name as speech says it to someone: its first word ("Jim" of "Jim Hawkins"), or the whole name.
     const called = person.name.replace(/^(?:Mr|Mrs|Miss|Dr)\.?\s+/, "").split(/\s+/);
     for (const name of new Set([called[0] as string, called.join(" ")])) {
       const said = new RegExp(`(?<![\\p{L}])${escapeRegExp(name)}(?![\\p{L}])`, "gu");
@@ -67,8 +67,8 @@ export async function narratorAnswer(stores: SearchStores, index: IndexRow): Pro
               count++;
               // Quoted as the sentence that says it ("'Jim,' said he, 'you're a good boy.'").
               if (!where) {
-                const said = sentences(paragraph.replace(/\s+/g, " ")).find((s) => addressed.test(s));
-                where = { unit: u.id, line: said ?? speech.replace(/\s+/g, " ").trim() };
+                const line = sentences(paragraph.replace(/\s+/g, " ")).find((s) => addressed.test(s));
+                where = { unit: u.id, line: line ?? speech.replace(/\s+/g, " ").trim() };
               }
             }
       const inNarration = narration.match(said)?.length ?? 0;
