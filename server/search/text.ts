@@ -91,3 +91,10 @@ export function estimateTokens(text: string): number {
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/** Words in capitals said as a name is written: "ELINOR MACARTNEY LANE" → "Elinor Macartney Lane". */
+export function titleCased(capitals: string): string {
+  return capitals
+    .toLowerCase()
+    .replace(/(^|[\s('’-])(\p{L})/gu, (_, gap: string, c: string) => gap + c.toUpperCase());
+}

@@ -13,6 +13,7 @@ import {
   ORGANIZATION_WORDS,
   PLACE_WORDS,
 } from "../indexing/names.ts";
+import { titleCased } from "../text.ts";
 import type { Question } from "./question.ts";
 import { stem, wordsOf } from "./terms.ts";
 import { poolCases } from "./unit-words.ts";
@@ -142,10 +143,7 @@ function titlesIn(text: string): { name: string; at: number }[] {
     const caps = m[1] ?? "";
     // A Roman numeral is a chapter's number, not a name.
     if (/^[IVXLCDM]+$/.test(caps)) continue;
-    const name = caps
-      .toLowerCase()
-      .replace(/(^|[\s-])(\p{L})/gu, (_, gap: string, c: string) => gap + c.toUpperCase());
-    found.push({ name, at: m.index ?? 0 });
+    found.push({ name: titleCased(caps), at: m.index ?? 0 });
   }
   return found.filter((t) => t.name !== "");
 }

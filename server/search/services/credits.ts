@@ -4,6 +4,7 @@
  * header keeps it) or a title page's "by …" line ("By Jane Austen", "BY" over "CHARLES DICKENS"). The
  * passage scorer finds a page's lines of credit, and a sentence holding one answers with its name.
  */
+import { titleCased } from "../text.ts";
 
 /** What a question calls the material ("this book", "the story", "it"), or a title it writes ("Katrine"). */
 const MATERIAL = `(?:it|this|that|(?:this|the) (?:book|story|novel|novella|text|essay|tale|poem|play|work|document|piece|article|pamphlet)|(?<title>[^?]+))`;
@@ -69,8 +70,5 @@ export function creditsIn(page: string): Credit[] {
 
 /** "ELINOR MACARTNEY LANE" on a title page, said as a name is written. */
 function softened(name: string): string {
-  if (name !== name.toUpperCase()) return name;
-  return name
-    .toLowerCase()
-    .replace(/(^|[\s('’-])(\p{L})/gu, (_, gap: string, c: string) => gap + c.toUpperCase());
+  return name === name.toUpperCase() ? titleCased(name) : name;
 }
