@@ -561,38 +561,43 @@ describe("the offline answerer's rules", () => {
     }
   });
 
-  test("a near miss is given with the sentence after it, where the answer often is", async () => {
-    const text = [
-      "The mate fell dead on the rocks below the harbour wall, shot from the cliff above.",
-      "It was Harrow who had fired, from behind the gorse, and he ran before anyone saw his face.",
-      "Nell Pell kept the accounts at home and waited for news of the market.",
-      "Pell sold salt at Fenwick market and bought wool for the winter.",
-    ].join(" ");
-    const { opening, response } = await ask("near-miss", text, "Who shot the mate on the rocks?");
-    expect(opening).toContain("The nearest passage is: The mate fell dead on the rocks");
-    expect(opening).toContain("It was Harrow who had fired");
-    // Said once: the sentence the opening reads on to is not a supporting passage as well.
-    expect(response.split("It was Harrow who had fired").length - 1).toBe(1);
-  });
-
-  test("a broad question's near miss is given with the sentence after it, said once", async () => {
-    const text = [
-      "Pell sold salt at Fenwick market and bought wool for the winter.",
-      "“For thirty years,” said Harrow to Pell, “I have worked the river in flood and in drought.”",
-      "“I never saw good come of kindness yet; strike first, that is my rule.”",
-      "Nell Pell kept the accounts at home and waited for news of the market.",
-      "Harrow drove the cart to Fenwick every morning, and Pell paid him on Saturdays.",
-    ].join(" ");
-    const { opening, response } = await ask(
-      "near-miss-global",
-      text,
-      "What hard lesson does Harrow say his years on the river have taught him?",
+  // Local and global alike: the nearest passage, then the sentence after it, said once.
+  for (const [mode, name, sentences, query, nearest, after] of [
+    [
+      "local",
+      "near-miss",
+      [
+        "The mate fell dead on the rocks below the harbour wall, shot from the cliff above.",
+        "It was Harrow who had fired, from behind the gorse, and he ran before anyone saw his face.",
+        "Nell Pell kept the accounts at home and waited for news of the market.",
+        "Pell sold salt at Fenwick market and bought wool for the winter.",
+      ],
+      "Who shot the mate on the rocks?",
+      "The nearest passage is: The mate fell dead on the rocks",
+      "It was Harrow who had fired",
+    ],
+    [
       "global",
-    );
-    expect(opening).toContain("The nearest passage is: “For thirty years,” said Harrow");
-    expect(opening).toContain("strike first, that is my rule");
-    expect(response.split("strike first, that is my rule").length - 1).toBe(1);
-  });
+      "near-miss-global",
+      [
+        "Pell sold salt at Fenwick market and bought wool for the winter.",
+        "“For thirty years,” said Harrow to Pell, “I have worked the river in flood and in drought.”",
+        "“I never saw good come of kindness yet; strike first, that is my rule.”",
+        "Nell Pell kept the accounts at home and waited for news of the market.",
+        "Harrow drove the cart to Fenwick every morning, and Pell paid him on Saturdays.",
+      ],
+      "What hard lesson does Harrow say his years on the river have taught him?",
+      "The nearest passage is: “For thirty years,” said Harrow",
+      "strike first, that is my rule",
+    ],
+  ] as const)
+    test(`a ${mode} near miss is given with the sentence after it, where the answer often is, said once`, async () => {
+      const { opening, response } = await ask(name, sentences.join(" "), query, mode);
+      expect(opening).toContain(nearest);
+      expect(opening).toContain(after);
+      // Said once: the sentence the opening reads on to is not a supporting passage as well.
+      expect(response.split(after).length - 1).toBe(1);
+    });
 
   test("a quoted question with its attribution is still a question, not the answer", async () => {
     const text = [

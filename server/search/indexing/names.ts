@@ -56,10 +56,8 @@ export const DATE_WORDS = words(
   `Sunday Monday Tuesday Wednesday Thursday Friday Saturday January February March April May June July
    August September October November December`,
 );
-/** The days and months that are no given name too ("May", "June", "April", "August" are). */
-const DATE_PREFIXES = words(
-  "Sunday Monday Tuesday Wednesday Thursday Friday Saturday January February July September October November December",
-);
+/** The days and months that are no given name or common word too ("May", "June", "March" are). */
+const DATE_PREFIXES = new Set([...DATE_WORDS].filter((w) => !/^(?:March|April|May|June|August)$/.test(w)));
 export const EVENT_WORDS = new Set([
   ...DATE_WORDS,
   ...words(

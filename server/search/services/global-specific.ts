@@ -13,7 +13,7 @@ import type { Finding, IndexRow, ReportRow } from "../types.ts";
 import { type Answer, type ContextData, fixedAnswer } from "./answer.ts";
 import { statements } from "./global-statements.ts";
 import type { SearchStores } from "./local-context.ts";
-import { answers, leadPassage, type Passage } from "./passages.ts";
+import { answers, leadPassage, namesCandidateFirst, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { analyseQuestion } from "./question.ts";
 import { retrievePassages } from "./retrieve.ts";
@@ -32,8 +32,6 @@ const SPECIFIC_REPORTS = 60;
 const WHOLE_SHARE = 0.5;
 /** A term in more than this share of the reports is too common to rank them by. */
 const COMMON_SHARE = 0.3;
-/** Longer than this, the opening names the candidate before quoting the sentence. */
-const LONG_SENTENCE = 160;
 
 export async function specificGlobal(
   stores: SearchStores,
@@ -125,7 +123,7 @@ export async function specificGlobal(
   const nearest = after ? `${lead.description} ${after}` : lead.description;
   const opening = !confident
     ? `The text does not say this directly. The nearest passage is: ${nearest} ${cite(lead)}`
-    : lead.candidate && (lead.description.length > LONG_SENTENCE || best?.credit)
+    : lead.candidate && best && namesCandidateFirst(best, lead.description)
       ? `**${lead.candidate}**: ${lead.description} ${cite(lead)}`
       : `${lead.description} ${cite(lead)}`;
   const lines = rest

@@ -11,15 +11,12 @@
 
 import { idList } from "../text.ts";
 import type { LocalContext } from "./local-context.ts";
-import { answers, leadPassage, type Passage } from "./passages.ts";
+import { answers, leadPassage, namesCandidateFirst, type Passage } from "./passages.ts";
 import { NO_DATA_ANSWER } from "./prompts.ts";
 import { subjectOf } from "./subject.ts";
 
 const SUPPORTING = 3;
 const MAX_TIES = 3;
-/** Longer than this, the opening names the candidate before quoting the sentence. */
-const LONG_SENTENCE = 160;
-
 interface Scored {
   text: string;
   source: number;
@@ -56,8 +53,7 @@ export function extractiveAnswer(context: LocalContext, query: string): string {
     if (after) used.add(after);
     const text = after ? `${first.text} ${after}` : first.text;
     parts.push(`The text does not say this directly. The nearest passage is: ${text} ${cite(first)}`);
-  } else if (lead.candidate && (lead.text.length > LONG_SENTENCE || lead.credit))
-    parts.push(`**${lead.candidate}**: ${first.text} ${cite(first)}`);
+  } else if (namesCandidateFirst(lead)) parts.push(`**${lead.candidate}**: ${first.text} ${cite(first)}`);
   else parts.push(`${first.text} ${cite(first)}`);
 
   if (subject) {

@@ -109,6 +109,18 @@ export function leadPassage(passages: Passage[], question: Question): Passage | 
   );
 }
 
+/**
+ * Whether an answer opening with this passage (quoted as `quoted`) names its candidate first ("**Walrus**:
+ * So it was…"): when the sentence is long, or is a line of credit, whose name is the answer whatever else
+ * it says.
+ */
+export function namesCandidateFirst(p: Passage, quoted = p.text): boolean {
+  return p.candidate !== undefined && (quoted.length > LONG_SENTENCE || p.credit === true);
+}
+
+/** Longer than this, the opening names the candidate before quoting the sentence. */
+const LONG_SENTENCE = 160;
+
 /** A passage that answers may open the answer when it scores at least this share of the best. */
 const LEAD_MARGIN = 0.5;
 
